@@ -1,0 +1,1 @@
+"""The rule pack: one module per rule, found by `torchlint.registry`."""

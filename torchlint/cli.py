@@ -1,0 +1,167 @@
+"""The `torchlint` command: parses flags, runs the engine, hands results to a formatter.
+
+Every failure a user can cause (bad flags, config, paths) ends in one line on stderr and
+exit 2; tracebacks never reach the user.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from torchlint import __version__
+from torchlint.config import ConfigError, Settings, load_settings
+from torchlint.diagnostics import Diagnostic
+from torchlint.engine.lint import INTERNAL_ERROR
+from torchlint.engine.run import RunResult, check_paths
+from torchlint.output import FORMATS, HUMAN_FORMATS, render
+from torchlint.registry import all_rules, find_rule
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def selection_options(command):
+    """The rule-selection and config flags that check, fix and verify share."""
+    for decorator in reversed(
+        [
+            click.option("--select", multiple=True, help="Rules to enable (codes, prefixes or names), replacing the config."),
+            click.option("--ignore", multiple=True, help="Rules to disable."),
+            click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection."),
+            click.option("--config", "config_path", type=click.Path(path_type=Path), help="Use this config file."),
+            click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+            click.option("--target-torch-version", metavar="X.Y", help="The torch version the code must run on."),
+        ]
+    ):
+        command = decorator(command)
+    return command
+
+
+def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **overrides) -> Settings:
+    """Settings for this run, or exit 2 with a one-line message."""
+    start = Path(paths[0]) if paths and Path(paths[0]).exists() else Path.cwd()
+    try:
+        settings = load_settings(config_path, start=start, isolated=isolated)
+        return settings.merged(
+            select=_split(overrides.get("select", ())),
+            ignore=_split(overrides.get("ignore", ())),
+            extend_select=_split(overrides.get("extend_select", ())),
+            target_torch_version=overrides.get("target_torch_version"),
+            unsafe_fixes=overrides.get("unsafe_fixes", False),
+        )
+    except ConfigError as error:
+        fail(str(error))
+
+
+def fail(message: str) -> None:
+    click.echo(f"torchlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="torchlint")
+def main() -> None:
+    """Find what makes PyTorch training slow, fix it, and prove the fix."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@selection_options
+@click.option(
+    "--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True, help="How to print findings."
+)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the findings here.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, **selection) -> None:
+    """Report slow PyTorch patterns in PATHS (default: the current directory)."""
+    paths = paths or (".",)
+    settings = load(paths, config_path, isolated, **selection)
+    result = check_paths(list(paths), settings)
+    for name in result.missing:
+        click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
+    diagnostics = result.diagnostics
+    text = _statistics(diagnostics) if statistics else render(output_format, diagnostics)
+    if output_format in HUMAN_FORMATS and not quiet and not statistics:
+        text += _summary(result)
+    _emit(text, output_file)
+    sys.exit(exit_code(result, exit_zero))
+
+
+def exit_code(result: RunResult, exit_zero: bool) -> int:
+    if result.missing or any(d.code == INTERNAL_ERROR[0] for d in result.diagnostics):
+        return EXIT_ERROR
+    if result.diagnostics and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _emit(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"{output_file}: cannot write: {error.strerror}")
+
+
+def _summary(result: RunResult) -> str:
+    diagnostics = result.diagnostics
+    if not diagnostics:
+        return f"All checks passed ({len(result.files)} files checked).\n"
+    files = len({d.path for d in diagnostics})
+    fixable = sum(1 for d in diagnostics if d.fixable)
+    noun = "finding" if len(diagnostics) == 1 else "findings"
+    where = "file" if files == 1 else "files"
+    return f"Found {len(diagnostics)} {noun} in {files} {where} ({fixable} fixable).\n"
+
+
+def _statistics(diagnostics: list[Diagnostic]) -> str:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fixable)
+    lines = [
+        f"{count:>5}  {code:<6} {name}{'  [*]' if fixable[code] else ''}"
+        for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(output_format: str) -> None:
+    """List every rule: code, name, default state, fix availability, summary."""
+    rows = [
+        {
+            "code": r.code,
+            "name": r.name,
+            "default": "on" if r.default_enabled else "opt-in",
+            "fix": r.fix_availability,
+            "summary": r.summary,
+        }
+        for r in all_rules()
+    ]
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['code']}  {row['name']:<32} {row['default']:<7} {row['fix']:<13} {row['summary']}")
+
+
+@main.command("rule")
+@click.argument("code_or_name")
+def rule_command(code_or_name: str) -> None:
+    """Print one rule's documentation."""
+    rule = find_rule(code_or_name)
+    if rule is None:
+        fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
+    state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
+    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.\n{rule.docs}")

@@ -1,0 +1,61 @@
+"""The objects every room after the engine reads: findings, fixes and text edits.
+
+Fixes are text edits rather than CST swaps because the fixer, JSON, SARIF and LSP code
+actions all speak in text ranges, and one fix often needs two edits (an import and a wrap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Applicability(str, Enum):
+    SAFE = "safe"  # keeps behaviour
+    UNSAFE = "unsafe"  # may change behaviour; the rule's docs say when
+    DISPLAY_ONLY = "display-only"  # shown, never applied
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """1-based row and 1-based column counted in code points."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+    cell: int | None = None
+    url: str | None = None
+    source_line: str = field(default="", compare=False)
+    # Rows whose suppression comments apply: the finding's row and its statement's first row.
+    anchor_rows: tuple[int, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)

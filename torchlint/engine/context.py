@@ -1,0 +1,121 @@
+"""Per-file state handed to every rule: the tree, the import table, parents, positions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from torchlint.analysis.symbols import ImportTable
+from torchlint.diagnostics import Diagnostic, Edit, Fix, Position
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
+
+F = TypeVar("F")
+
+
+class FileContext:
+    def __init__(self, path: str, source: str, module: cst.Module, target_torch_version: tuple[int, int]) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.target_torch_version = target_torch_version
+        self.symbols = ImportTable()
+        # Filled by the traversal: every node's parent, and the ancestors of the current node.
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.stack: list[cst.CSTNode] = []
+        self.diagnostics: list[Diagnostic] = []
+        self._positions: Any = None
+        self._facts: dict[type, Any] = {}
+        self._lines: list[str] | None = None
+
+    # -- shared facts ------------------------------------------------------------------
+    def fact(self, kind: Callable[[FileContext], F]) -> F:
+        """The analysis fact `kind` for this file, built on first use and then shared."""
+        found = self._facts.get(kind)  # type: ignore[arg-type]
+        if found is None:
+            found = self._facts[kind] = kind(self)  # type: ignore[index]
+        return found
+
+    def ancestors(self, node: cst.CSTNode):
+        """Parents of `node`, innermost first (complete once the traversal has passed it)."""
+        parent = self.parents.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(parent)
+
+    # -- positions and text ------------------------------------------------------------
+    def range(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            # Only files with findings pay for positions; the tree is not copied, so the
+            # nodes rules hold are the keys of the metadata.
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions[node]
+
+    def start(self, node: cst.CSTNode) -> Position:
+        pos = self.range(node).start
+        return Position(pos.line, pos.column + 1)
+
+    def end(self, node: cst.CSTNode) -> Position:
+        pos = self.range(node).end
+        return Position(pos.line, pos.column + 1)
+
+    def line(self, row: int) -> str:
+        if self._lines is None:
+            self._lines = self.source.splitlines()
+        return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    # -- edits -------------------------------------------------------------------------
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
+        text = new if isinstance(new, str) else self.code(new)
+        return Edit(self.start(node), self.end(node), text)
+
+    def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
+        at = self.start(node)
+        return Edit(at, at, text)
+
+    def insert_after(self, node: cst.CSTNode, text: str) -> Edit:
+        at = self.end(node)
+        return Edit(at, at, text)
+
+    def torch_alias(self) -> tuple[str, Edit | None]:
+        """The file's own name for `torch`, with the edit that imports it when it is missing."""
+        alias = self.symbols.alias_for("torch")
+        if alias is not None:
+            return alias, None
+        return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
+
+    def _import_position(self) -> Position:
+        """Below the docstring, `__future__` imports and the leading import block."""
+        row = 1
+        body = self.module.body
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                break
+            first = stmt.body[0]
+            is_doc = i == 0 and isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString)
+            if not (is_doc or isinstance(first, cst.Import | cst.ImportFrom)):
+                break
+            row = self.end(stmt).row + 1
+        return Position(row, 1)
+
+    # -- reporting ---------------------------------------------------------------------
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        start, end = self.start(node), self.end(node)
+        anchors = (start.row, self._statement_row(node))
+        self.diagnostics.append(
+            Diagnostic(rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors)
+        )
+
+    def _statement_row(self, node: cst.CSTNode) -> int:
+        """First row of the statement holding `node`, where a multi-line statement's noqa goes."""
+        for candidate in (node, *self.ancestors(node)):
+            if isinstance(candidate, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                return self.start(candidate).row
+        return self.start(node).row

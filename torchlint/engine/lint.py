@@ -1,0 +1,83 @@
+"""Lint one file's text: decode, prefilter, parse once, traverse once, filter suppressions."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.config import Settings
+from torchlint.diagnostics import Diagnostic, Position
+from torchlint.engine.context import FileContext
+from torchlint.engine.traversal import run_rules
+from torchlint.registry import matches
+from torchlint.rule import Rule
+from torchlint.suppressions import scan
+
+SYNTAX_ERROR = ("TL000", "syntax-error")
+IO_ERROR = ("TL998", "io-error")
+INTERNAL_ERROR = ("TL999", "internal-error")
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def has_internal_error(self) -> bool:
+        return any(d.code == INTERNAL_ERROR[0] for d in self.diagnostics)
+
+
+def builtin(kind: tuple[str, str], path: str, message: str, row: int = 1, column: int = 1, line: str = "") -> Diagnostic:
+    at = Position(row, column)
+    return Diagnostic(kind[0], kind[1], message, path, at, at, source_line=line)
+
+
+def decode(data: bytes) -> str:
+    """Text of a Python source, honouring a BOM or coding cookie (PEP 263)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+    """Findings of `rules` in `text`, suppressions applied, sorted by position."""
+    if not _may_match(text, rules):
+        return []
+    if "\x00" in text:
+        return [builtin(SYNTAX_ERROR, path, "source contains a null byte")]
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        line = text.splitlines()[error.raw_line - 1] if 0 < error.raw_line <= len(text.splitlines()) else ""
+        return [builtin(SYNTAX_ERROR, path, f"invalid syntax: {error.message}", error.raw_line, error.raw_column + 1, line)]
+    except RecursionError:
+        return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
+    ctx = FileContext(path, text, module, settings.torch_version)
+    instances = [rule(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
+    try:
+        failed = run_rules(ctx, instances)
+    except RecursionError:
+        return [builtin(SYNTAX_ERROR, path, "too deeply nested to analyse")]
+    found = ctx.diagnostics
+    for rule, error in failed.items():
+        found = [d for d in found if d.code != rule.code]
+        found.append(builtin(INTERNAL_ERROR, path, f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"))
+    suppressions = scan(text)
+    kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
+    return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _may_match(text: str, rules: list[type[Rule]]) -> bool:
+    """The exact prefilter: a rule needs one of its tokens in the text to fire at all."""
+    return any(token in text for rule in rules for token in rule.tokens)
+
+
+def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+    ignored = settings.ignored_for(path_rel)
+    if not ignored:
+        return rules
+    return [r for r in rules if not any(matches(r, s) for s in ignored)]

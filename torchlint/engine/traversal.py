@@ -1,0 +1,91 @@
+"""One pass over the tree that runs every enabled rule's visitor methods.
+
+Dispatch tables are built once per rule class. Each rule method runs under its own guard,
+so a bug in one rule becomes a TL999 finding for that rule and file while the others go on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+from typing import Callable
+
+import libcst as cst
+
+from torchlint.engine.context import FileContext
+from torchlint.rule import Rule
+
+
+class RuleCrash(Exception):
+    def __init__(self, rule: Rule, error: BaseException) -> None:
+        super().__init__(f"{rule.code} {rule.name}: {type(error).__name__}: {error}")
+        self.rule = rule
+        self.error = error
+
+
+@cache
+def _hooks(rule_class: type[Rule]) -> tuple[tuple[str, str], ...]:
+    """(kind, node type name) for every visit_X/leave_X method the rule defines."""
+    hooks = []
+    for attr in dir(rule_class):
+        kind, _, node_type = attr.partition("_")
+        if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
+            hooks.append((kind, node_type))
+    return tuple(hooks)
+
+
+class _Dispatcher(cst.CSTVisitor):
+    def __init__(self, ctx: FileContext, rules: list[Rule]) -> None:
+        self.ctx = ctx
+        self.failed: dict[Rule, BaseException] = {}
+        self.visits: dict[str, list[tuple[Rule, Callable]]] = defaultdict(list)
+        self.leaves: dict[str, list[tuple[Rule, Callable]]] = defaultdict(list)
+        for rule in rules:
+            for kind, node_type in _hooks(type(rule)):
+                table = self.visits if kind == "visit" else self.leaves
+                table[node_type].append((rule, getattr(rule, f"{kind}_{node_type}")))
+
+    def _run(self, methods: list[tuple[Rule, Callable]], node: cst.CSTNode) -> None:
+        for rule, method in methods:
+            if rule in self.failed:
+                continue
+            try:
+                method(node)
+            except RecursionError:
+                raise
+            except Exception as error:  # noqa: BLE001 - one rule's bug must not stop the others
+                self.failed[rule] = error
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        if ctx.stack:
+            ctx.parents[node] = ctx.stack[-1]
+        if isinstance(node, cst.Import | cst.ImportFrom):
+            ctx.symbols.add(node)
+        methods = self.visits.get(type(node).__name__)
+        if methods:
+            self._run(methods, node)
+        ctx.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.ctx.stack.pop()
+        methods = self.leaves.get(type(original_node).__name__)
+        if methods:
+            self._run(methods, original_node)
+
+
+def run_rules(ctx: FileContext, rules: list[Rule]) -> dict[Rule, BaseException]:
+    """Run `rules` over `ctx.module`; returns the rules that raised, with their error."""
+    dispatcher = _Dispatcher(ctx, rules)
+    ctx.module.visit(dispatcher)
+    for rule in rules:
+        if rule in dispatcher.failed:
+            continue
+        try:
+            rule.finish()
+        except RecursionError:
+            raise
+        except Exception as error:  # noqa: BLE001
+            dispatcher.failed[rule] = error
+    return dispatcher.failed

@@ -1,0 +1,44 @@
+"""`json` and `json-lines`: the contract scripts, CI and editors depend on (see DESIGN.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from torchlint.diagnostics import Diagnostic, Position
+
+
+def _position(at: Position) -> dict[str, int]:
+    return {"row": at.row, "column": at.column}
+
+
+def as_dict(d: Diagnostic) -> dict[str, Any]:
+    fix = None
+    if d.fix is not None:
+        fix = {
+            "applicability": d.fix.applicability.value,
+            "message": d.fix.message,
+            "edits": [
+                {"content": e.content, "location": _position(e.start), "end_location": _position(e.end)}
+                for e in d.fix.edits
+            ],
+        }
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "filename": d.path,
+        "cell": d.cell,
+        "location": _position(d.start),
+        "end_location": _position(d.end),
+        "fix": fix,
+        "url": d.url,
+    }
+
+
+def render_json(diagnostics: list[Diagnostic]) -> str:
+    return json.dumps([as_dict(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json_lines(diagnostics: list[Diagnostic]) -> str:
+    return "".join(json.dumps(as_dict(d), ensure_ascii=False) + "\n" for d in diagnostics)

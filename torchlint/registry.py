@@ -1,0 +1,38 @@
+"""Finds the rules: every `Rule` subclass defined in a module of the `torchlint.rules` package."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from torchlint.rule import Rule
+
+
+@cache
+def all_rules() -> tuple[type[Rule], ...]:
+    import torchlint.rules as package
+
+    found: list[type[Rule]] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__:
+                found.append(value)
+    return tuple(sorted(found, key=lambda r: r.code))
+
+
+def find_rule(code_or_name: str) -> type[Rule] | None:
+    wanted = code_or_name.strip()
+    for rule in all_rules():
+        if wanted.upper() == rule.code or wanted.lower() == rule.name:
+            return rule
+    return None
+
+
+def matches(rule: type[Rule], selector: str) -> bool:
+    """A selector is `ALL`, a code prefix (`TL0`, `TL004`) or a rule name."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return True
+    return rule.code.startswith(selector.upper()) or rule.name == selector.lower()
