@@ -1,0 +1,1 @@
+"""`torchlint lsp`: the language server for editors."""
