@@ -1,0 +1,34 @@
+"""Shared test helpers: the installed `torchlint` command, run in a subprocess."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def torchlint_executable() -> str:
+    candidate = Path(sys.executable).parent / "torchlint"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("torchlint")
+    assert found, "the torchlint command is not installed"
+    return found
+
+
+def run_torchlint(*args: str, cwd: Path | str | None = None, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the installed command; the result has .returncode, .stdout and .stderr as text."""
+    return subprocess.run(
+        [torchlint_executable(), *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture
+def torchlint():
+    return run_torchlint
