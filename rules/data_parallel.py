@@ -19,6 +19,7 @@ class DataParallel(Rule):
     name = "data-parallel"
     summary = "`nn.DataParallel` is slower than `DistributedDataParallel`, even on one machine"
     fix_availability = "display-only"
+    tokens = ("DataParallel",)
     docs = """
 ## What it does
 Flags constructions of `torch.nn.DataParallel`, under any import alias.

@@ -7,6 +7,7 @@ exit 2; tracebacks never reach the user.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ import click
 from torchlint import __version__
 from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, fail, load, selection_options
 from torchlint.diagnostics import Diagnostic
+from torchlint.engine.cache import CACHE_DIR
 from torchlint.engine.lint import INTERNAL_ERROR
 from torchlint.engine.run import RunResult, check_paths
 from torchlint.output import FORMATS, HUMAN_FORMATS, render
@@ -37,11 +39,13 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, **selection) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to lint with (default: all cores).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, jobs, no_cache, **selection) -> None:
     """Report slow PyTorch patterns in PATHS (default: the current directory)."""
     paths = paths or (".",)
     settings = load(paths, config_path, isolated, **selection)
-    result = check_paths(list(paths), settings)
+    result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
     for name in result.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     diagnostics = result.diagnostics
@@ -89,6 +93,17 @@ def _statistics(diagnostics: list[Diagnostic]) -> str:
         for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+def clean(paths) -> None:
+    """Remove the result cache of the project at PATHS (default: the current directory)."""
+    settings = load(paths or (".",), None, False)
+    directory = settings.root / CACHE_DIR
+    if directory.is_dir():
+        shutil.rmtree(directory, ignore_errors=True)
+        click.echo(f"Removed {directory}")
 
 
 @main.command("rules")

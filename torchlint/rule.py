@@ -47,7 +47,8 @@ class Rule:
     docs: ClassVar[str]
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}
-    # The rule cannot fire on a file whose text contains none of these (the prefilter).
+    # The rule cannot fire on a file whose text contains none of these (the prefilter):
+    # a file no enabled rule may match is not even parsed. Override `may_match` for more.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)
     valid: ClassVar[list[str | Valid]] = []
     invalid: ClassVar[list[str | Invalid]] = []
@@ -55,6 +56,11 @@ class Rule:
     def __init__(self, ctx: FileContext, options: dict[str, Any]) -> None:
         self.ctx = ctx
         self.opts = {**self.options, **options}
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """False only when the rule certainly cannot fire on `text`; must never hide a finding."""
+        return any(token in text for token in cls.tokens)
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.ctx.report(self, node, message, fix)

@@ -45,7 +45,8 @@ def decode(data: bytes) -> str:
 
 def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
-    if not _may_match(text, rules):
+    rules = [rule for rule in rules if rule.may_match(text)]
+    if not rules:
         return []
     if "\x00" in text:
         return [builtin(SYNTAX_ERROR, path, "source contains a null byte")]
@@ -69,11 +70,6 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     suppressions = scan(text)
     kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
     return sorted(kept, key=Diagnostic.sort_key)
-
-
-def _may_match(text: str, rules: list[type[Rule]]) -> bool:
-    """The exact prefilter: a rule needs one of its tokens in the text to fire at all."""
-    return any(token in text for rule in rules for token in rule.tokens)
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
+from torchlint.engine.cache import ResultCache, settings_fingerprint
 from torchlint.engine.files import discover
-from torchlint.engine.lint import IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
+from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
 from torchlint.rule import Rule
+
+# Below this many files a pool costs more to start than it saves.
+MIN_FILES_FOR_POOL = 8
 
 
 @dataclass
@@ -30,29 +37,39 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def read_source(path: Path) -> tuple[str | None, Diagnostic | None]:
-    """The decoded text of a file, or the one-line finding that says why it cannot be read."""
-    shown = display_path(path)
+def _read(path: Path, shown: str) -> tuple[bytes | None, Diagnostic | None]:
     try:
         if not path.is_file():
             return None, builtin(IO_ERROR, shown, "not a regular file")
-        data = path.read_bytes()
+        return path.read_bytes(), None
     except OSError as error:
         return None, builtin(IO_ERROR, shown, f"cannot read file: {error.strerror or error}")
+
+
+def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     try:
-        return decode(data), None
+        text = decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return None, builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")
+        return [builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")]
+    return lint_text(shown, text, rules, settings)
 
 
-def lint_file(path: Path, rules: list[type[Rule]], settings: Settings) -> FileResult:
+def lint_file(path: Path, rules: list[type[Rule]], settings: Settings, cache: ResultCache | None = None) -> FileResult:
     shown = display_path(path)
-    text, problem = read_source(path)
+    data, problem = _read(path, shown)
     if problem is not None:
         return FileResult(shown, [problem])
-    relative = _relative_to_root(path, settings.root)
-    return FileResult(shown, lint_text(shown, text, rules_for(relative, rules, settings), settings))
+    file_rules = rules_for(_relative_to_root(path, settings.root), rules, settings)
+    if cache is None:
+        return FileResult(shown, lint_bytes(shown, data, file_rules, settings))
+    key = cache.key(settings_fingerprint(settings, file_rules), shown, data)
+    found = cache.get(key)
+    if found is None:
+        found = lint_bytes(shown, data, file_rules, settings)
+        if not any(d.code == INTERNAL_ERROR[0] for d in found):
+            cache.put(key, found)
+    return FileResult(shown, found)
 
 
 def _relative_to_root(path: Path, root: Path) -> str:
@@ -62,8 +79,31 @@ def _relative_to_root(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def check_paths(paths: list[str], settings: Settings) -> RunResult:
+# -- the process pool --------------------------------------------------------------------
+_worker_state: tuple[list[type[Rule]], Settings, ResultCache | None] | None = None
+
+
+def _start_worker(rules: list[type[Rule]], settings: Settings, cache: ResultCache | None) -> None:
+    global _worker_state
+    _worker_state = (rules, settings, cache)
+
+
+def _work(path: Path) -> FileResult:
+    rules, settings, cache = _worker_state  # type: ignore[misc]
+    return lint_file(path, rules, settings, cache)
+
+
+def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, use_cache: bool = True) -> RunResult:
+    """Lint every file under `paths`; results come in discovery order whatever `jobs` is."""
     discovery = discover(paths, settings)
     rules = settings.enabled_rules()
-    results = [lint_file(path, rules, settings) for path in discovery.files]
+    cache = ResultCache(settings.root) if use_cache else None
+    files = discovery.files
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
+    if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
+        return RunResult([lint_file(path, rules, settings, cache) for path in files], discovery.missing)
+    chunk = max(1, len(files) // (jobs * 8))
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(rules, settings, cache)) as pool:
+        results = list(pool.map(_work, files, chunksize=chunk))
     return RunResult(results, discovery.missing)

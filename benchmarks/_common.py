@@ -1,0 +1,52 @@
+"""Shared helpers for the benchmark scripts: file sets, timing of commands, ratios."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import libcst as cst
+
+
+def torch_source() -> Path:
+    """The installed torch package's source tree (importing only its location)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        sys.exit("benchmarks need torch installed: pip install torch==2.13.0")
+    return Path(spec.origin).parent
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
+def count_lines(files: list[Path]) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in files)
+
+
+def bare_parse_seconds(files: list[Path]) -> float:
+    """libcst's parse of every file, single process: the floor of any libcst linter."""
+    start = time.perf_counter()
+    for path in files:
+        try:
+            cst.parse_module(path.read_bytes().decode("utf-8"))
+        except Exception:  # noqa: BLE001 - unparsable files cost what they cost
+            pass
+    return time.perf_counter() - start
+
+
+def timed(command: list[str], cwd: Path | None = None) -> tuple[float, int]:
+    """Wall seconds of a command and the peak RSS (KiB) of the largest child so far."""
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    elapsed = time.perf_counter() - start
+    return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def torchlint_command() -> list[str]:
+    return [str(Path(sys.executable).parent / "torchlint")]

@@ -1,0 +1,66 @@
+"""`torchlint check` over the installed torch package against libcst's bare parse, TorchFix,
+all cores, and a warm cache, timed in one run. Prints ratios.
+
+    python benchmarks/check_speed.py [--subset DIR_UNDER_TORCH] [--no-torchfix]
+
+TorchFix needs libcst<1.6, so it is installed in its own virtualenv under
+benchmarks/.torchfix-venv on first use (pip install torchfix==0.7.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import bare_parse_seconds, count_lines, python_files, timed, torch_source, torchlint_command
+
+TORCHFIX_VENV = Path(__file__).parent / ".torchfix-venv"
+
+
+def torchfix() -> list[str]:
+    executable = TORCHFIX_VENV / "bin" / "torchfix"
+    if not executable.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(TORCHFIX_VENV)], check=True)
+        subprocess.run([str(TORCHFIX_VENV / "bin" / "pip"), "install", "-q", "torchfix==0.7.0"], check=True)
+    return [str(executable)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--subset", help="only this folder of the torch package, e.g. nn")
+    parser.add_argument("--no-torchfix", action="store_true")
+    args = parser.parse_args()
+
+    source = torch_source() / args.subset if args.subset else torch_source()
+    # A private copy, so the cache (written at the project root) stays out of site-packages.
+    work = Path(tempfile.mkdtemp(prefix="torchlint-bench-"))
+    tree = work / "torch"
+    shutil.copytree(source, tree, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyi", "*.h"))
+    files = python_files(tree)
+    cores = os.cpu_count() or 1
+    print(f"{len(files)} files, {count_lines(files):,} lines, {cores} cores")
+
+    parse = bare_parse_seconds(files)
+    print(f"libcst bare parse, 1 process:        {parse:8.1f} s   1.00x")
+    command = torchlint_command() + ["check", "--isolated", "--exit-zero", "-q", "--statistics"]
+    cold1, rss1 = timed(command + ["--no-cache", "--jobs", "1", str(tree)], cwd=work)
+    print(f"torchlint check, cold, 1 process:     {cold1:8.1f} s   {cold1 / parse:.2f}x parse")
+    coldn, _ = timed(command + ["--no-cache", "--jobs", str(cores), str(tree)], cwd=work)
+    print(f"torchlint check, cold, {cores} processes:    {coldn:8.1f} s   {cold1 / coldn:.2f}x faster than 1 process")
+    timed(command + [str(tree)], cwd=work)  # fills the cache
+    warm, _ = timed(command + [str(tree)], cwd=work)
+    print(f"torchlint check, warm cache:          {warm:8.1f} s   {100 * warm / coldn:.1f}% of cold ({cores} processes)")
+    print(f"peak RSS of a single-process run:     {rss1 / 1024:8.0f} MiB")
+    if not args.no_torchfix:
+        tf, _ = timed(torchfix() + ["--jobs", str(cores), str(tree)], cwd=work)
+        print(f"TorchFix 0.7.0, {cores} processes:        {tf:8.1f} s   torchlint is {tf / coldn:.1f}x faster")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

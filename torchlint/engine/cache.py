@@ -1,0 +1,106 @@
+"""Result cache: a file's findings keyed by its content, its path, torchlint and the config.
+
+One small JSON file per entry, written to a temporary name and renamed into place, so two
+runs sharing the cache never see half an entry. A cache that cannot be read or written is
+simply not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import torchlint
+from torchlint.config import Settings
+from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from torchlint.rule import Rule
+
+CACHE_DIR = ".torchlint_cache"
+
+
+@cache
+def _code_fingerprint() -> str:
+    """torchlint's version plus the size and mtime of its modules, so edited rules invalidate."""
+    package = Path(torchlint.__file__).parent
+    import torchlint.rules as rules
+
+    parts = [torchlint.__version__]
+    for directory in (package, *(Path(p) for p in rules.__path__)):
+        for path in sorted(directory.rglob("*.py")):
+            stat = path.stat()
+            parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def settings_fingerprint(settings: Settings, rules: list[type[Rule]]) -> str:
+    described = json.dumps(
+        [_code_fingerprint(), [r.code for r in rules], settings.rule_options, settings.torch_version],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        self.directory = root / CACHE_DIR
+
+    def key(self, fingerprint: str, path: str, data: bytes) -> str:
+        digest = hashlib.sha256(fingerprint.encode())
+        digest.update(path.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def get(self, key: str) -> list[Diagnostic] | None:
+        try:
+            raw = (self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8")
+            return [_diagnostic(item) for item in json.loads(raw)]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
+        folder = self.directory / key[:2]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_tag(self.directory)
+            fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump([_record(d) for d in diagnostics], handle)
+            os.replace(temporary, folder / f"{key}.json")
+        except OSError:
+            return
+
+
+def _write_tag(directory: Path) -> None:
+    tag = directory / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# torchlint's result cache\n", encoding="utf-8")
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+
+
+def _pos(at: Position) -> list[int]:
+    return [at.row, at.column]
+
+
+def _record(d: Diagnostic) -> dict:
+    fix = None
+    if d.fix is not None:
+        fix = [d.fix.message, d.fix.applicability.value, [[_pos(e.start), _pos(e.end), e.content] for e in d.fix.edits]]
+    return {"c": d.code, "n": d.name, "m": d.message, "p": d.path, "s": _pos(d.start), "e": _pos(d.end),
+            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line}
+
+
+def _diagnostic(item: dict) -> Diagnostic:
+    fix = None
+    if item["f"] is not None:
+        message, applicability, edits = item["f"]
+        fix = Fix(message, Applicability(applicability), tuple(Edit(Position(*a), Position(*b), c) for a, b, c in edits))
+    return Diagnostic(item["c"], item["n"], item["m"], item["p"], Position(*item["s"]), Position(*item["e"]), fix,
+                      item["cell"], item["u"], item["l"])
