@@ -31,6 +31,13 @@ class FileContext:
         self._facts: dict[type, Any] = {}
         self._lines: list[str] | None = None
 
+    def close(self) -> None:
+        """Drop what the rules and facts built, breaking reference cycles through this context."""
+        self._facts.clear()
+        self.parents.clear()
+        self.stack.clear()
+        self._positions = None
+
     # -- shared facts ------------------------------------------------------------------
     def fact(self, kind: Callable[[FileContext], F]) -> F:
         """The analysis fact `kind` for this file, built on first use and then shared."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import tokenize
 from dataclasses import dataclass, field
@@ -50,10 +51,25 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
         return []
     if "\x00" in text:
         return [builtin(SYNTAX_ERROR, path, "source contains a null byte")]
+    collecting = gc.isenabled()
+    # libcst trees are large and acyclic: generational GC scans would cost more than the lint.
+    gc.disable()
+    try:
+        found = _lint_parsed(path, text, rules, settings)
+    finally:
+        if collecting:
+            gc.enable()
+    suppressions = scan(text)
+    kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
+    return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        line = text.splitlines()[error.raw_line - 1] if 0 < error.raw_line <= len(text.splitlines()) else ""
+        lines = text.splitlines()
+        line = lines[error.raw_line - 1] if 0 < error.raw_line <= len(lines) else ""
         return [builtin(SYNTAX_ERROR, path, f"invalid syntax: {error.message}", error.raw_line, error.raw_column + 1, line)]
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
@@ -63,13 +79,13 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
         failed = run_rules(ctx, instances)
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to analyse")]
+    finally:
+        ctx.close()
     found = ctx.diagnostics
     for rule, error in failed.items():
         found = [d for d in found if d.code != rule.code]
         found.append(builtin(INTERNAL_ERROR, path, f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"))
-    suppressions = scan(text)
-    kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
-    return sorted(kept, key=Diagnostic.sort_key)
+    return found
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
