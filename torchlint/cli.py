@@ -41,7 +41,8 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to lint with (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, jobs, no_cache, **selection) -> None:
+@click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors (for bug reports).")
+def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, jobs, no_cache, show_traceback, **selection) -> None:
     """Report slow PyTorch patterns in PATHS (default: the current directory)."""
     paths = paths or (".",)
     settings = load(paths, config_path, isolated, **selection)
@@ -49,6 +50,10 @@ def check(paths, config_path, isolated, output_format, output_file, statistics, 
     for name in result.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     diagnostics = result.diagnostics
+    if show_traceback:
+        for d in diagnostics:
+            if d.detail:
+                click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
     text = _statistics(diagnostics) if statistics else render(output_format, diagnostics)
     if output_format in HUMAN_FORMATS and not quiet and not statistics:
         text += _summary(result)
@@ -139,3 +144,12 @@ def rule_command(code_or_name: str) -> None:
 
 
 # Subcommands that live in their own rooms register here.
+from torchlint.lsp.command import lsp  # noqa: E402  (pygls itself loads only when `lsp` runs)
+
+main.add_command(lsp)
+from torchlint.fixes.command import fix  # noqa: E402
+
+main.add_command(fix)
+from torchlint.verify.command import verify  # noqa: E402
+
+main.add_command(verify)

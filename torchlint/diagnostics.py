@@ -52,6 +52,8 @@ class Diagnostic:
     source_line: str = field(default="", compare=False)
     # Rows whose suppression comments apply: the finding's row and its statement's first row.
     anchor_rows: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    # For internal errors: the traceback, printed with --show-traceback for bug reports.
+    detail: str = field(default="", compare=False, repr=False)
 
     @property
     def fixable(self) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 import io
 import tokenize
-from dataclasses import dataclass, field
+import traceback
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -84,7 +85,9 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     found = ctx.diagnostics
     for rule, error in failed.items():
         found = [d for d in found if d.code != rule.code]
-        found.append(builtin(INTERNAL_ERROR, path, f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"))
+        message = f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"
+        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
 
 
