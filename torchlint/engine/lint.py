@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import gc
 import io
 import tokenize
@@ -11,8 +12,9 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from torchlint.config import Settings
-from torchlint.diagnostics import Diagnostic, Position
+from torchlint.diagnostics import Diagnostic, Position, source_lines
 from torchlint.engine.context import FileContext
+from torchlint.engine.stack import on_big_stack
 from torchlint.engine.traversal import run_rules
 from torchlint.registry import matches
 from torchlint.rule import Rule
@@ -56,10 +58,12 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     # libcst trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
     try:
-        found = _lint_parsed(path, text, rules, settings)
+        found = on_big_stack(_lint_parsed, path, text, rules, settings)
     finally:
         if collecting:
             gc.enable()
+    if not found:
+        return []
     suppressions = scan(text)
     kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
     return sorted(kept, key=Diagnostic.sort_key)
@@ -69,9 +73,7 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        lines = text.splitlines()
-        line = lines[error.raw_line - 1] if 0 < error.raw_line <= len(lines) else ""
-        return [builtin(SYNTAX_ERROR, path, f"invalid syntax: {error.message}", error.raw_line, error.raw_column + 1, line)]
+        return [_syntax_error(path, text, error)]
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
@@ -89,6 +91,23 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
+
+
+def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    """The finding for a file libcst cannot parse, with CPython's message and location when
+    CPython agrees: libcst points at the token after the error, often on the next line."""
+    row, column, message = error.raw_line, error.raw_column + 1, f"invalid syntax: {error.message}"
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python:
+        if python.lineno:
+            row, column = python.lineno, max(1, python.offset or 1)
+            message = python.msg if python.msg.startswith("invalid syntax") else f"invalid syntax: {python.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    lines = source_lines(text)
+    line = lines[row - 1] if 0 < row <= len(lines) else ""
+    return builtin(SYNTAX_ERROR, path, message, row, column, line)
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:

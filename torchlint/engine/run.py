@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,11 @@ from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, settings_fingerprint
 from torchlint.engine.files import discover
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
+from torchlint.notebook import NotebookError, parse_bytes
 from torchlint.rule import Rule
 
+# Parsing takes minutes beyond this; such files are generated data, not training code.
+MAX_FILE_BYTES = 8 * 2**20
 # Below this many files a pool costs more to start than it saves.
 MIN_FILES_FOR_POOL = 8
 
@@ -39,14 +43,20 @@ def display_path(path: Path) -> str:
 
 def _read(path: Path, shown: str) -> tuple[bytes | None, Diagnostic | None]:
     try:
-        if not path.is_file():
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
             return None, builtin(IO_ERROR, shown, "not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            size = info.st_size / 2**20
+            return None, builtin(IO_ERROR, shown, f"file too large to analyse ({size:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)")
         return path.read_bytes(), None
     except OSError as error:
         return None, builtin(IO_ERROR, shown, f"cannot read file: {error.strerror or error}")
 
 
 def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+    if shown.endswith(".ipynb"):
+        return lint_notebook(shown, data, rules, settings)
     try:
         text = decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
@@ -70,6 +80,20 @@ def lint_file(path: Path, rules: list[type[Rule]], settings: Settings, cache: Re
         if not any(d.code == INTERNAL_ERROR[0] for d in found):
             cache.put(key, found)
     return FileResult(shown, found)
+
+
+def lint_notebook(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+    """A notebook's code cells linted as one module; findings carry their cell."""
+    try:
+        notebook = parse_bytes(data)
+    except NotebookError as error:
+        return [builtin(SYNTAX_ERROR, shown, str(error))]
+    return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
+
+
+def file_rules(path: Path, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+    """The rules that apply to `path` once per-file-ignores are taken off."""
+    return rules_for(_relative_to_root(path, settings.root), rules, settings)
 
 
 def _relative_to_root(path: Path, root: Path) -> str:
