@@ -49,6 +49,8 @@ def check(paths, config_path, isolated, output_format, output_file, statistics, 
     result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
     for name in result.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
+    if not result.files and not result.missing:
+        click.echo(f"torchlint: warning: no Python files found under {' '.join(paths)}", err=True)
     diagnostics = result.diagnostics
     if show_traceback:
         for d in diagnostics:
@@ -56,7 +58,7 @@ def check(paths, config_path, isolated, output_format, output_file, statistics, 
                 click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
     text = _statistics(diagnostics) if statistics else render(output_format, diagnostics)
     if output_format in HUMAN_FORMATS and not quiet and not statistics:
-        text += _summary(result)
+        text += ("\n" if output_format in ("full", "grouped") and diagnostics else "") + _summary(result)
     _emit(text, output_file)
     sys.exit(exit_code(result, exit_zero))
 
@@ -81,8 +83,11 @@ def _emit(text: str, output_file: Path | None) -> None:
 
 def _summary(result: RunResult) -> str:
     diagnostics = result.diagnostics
+    if not diagnostics and result.missing:
+        return ""  # the error lines said what went wrong; "all checks passed" would mislead
     if not diagnostics:
-        return f"All checks passed ({len(result.files)} files checked).\n"
+        checked = len(result.files)
+        return f"All checks passed ({checked} {'file' if checked == 1 else 'files'} checked).\n"
     files = len({d.path for d in diagnostics})
     fixable = sum(1 for d in diagnostics if d.fixable)
     noun = "finding" if len(diagnostics) == 1 else "findings"

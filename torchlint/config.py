@@ -32,6 +32,21 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class Selection:
+    """One layer of rule selection; a later layer (the command line) overrides an earlier one."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def apply(self, rules: tuple[type[Rule], ...], chosen: list[type[Rule]]) -> list[type[Rule]]:
+        if self.select is not None:
+            chosen = [r for r in rules if any(matches(r, s) for s in self.select)]
+        chosen = chosen + [r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)]
+        return [r for r in chosen if not any(matches(r, s) for s in self.ignore)]
+
+
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
@@ -44,6 +59,7 @@ class Settings:
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None  # the config file these settings came from
+    overrides: tuple[Selection, ...] = ()  # command-line selections, applied after the config's
 
     @property
     def torch_version(self) -> tuple[int, int]:
@@ -51,12 +67,10 @@ class Settings:
 
     def enabled_rules(self) -> list[type[Rule]]:
         rules = all_rules()
-        if self.select is None:
-            chosen = [r for r in rules if r.default_enabled]
-        else:
-            chosen = [r for r in rules if any(matches(r, s) for s in self.select)]
-        chosen += [r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)]
-        return [r for r in chosen if not any(matches(r, s) for s in self.ignore)]
+        chosen = [r for r in rules if r.default_enabled]
+        for layer in (Selection(self.select, self.extend_select, self.ignore), *self.overrides):
+            chosen = layer.apply(rules, chosen)
+        return chosen
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
         """Selectors that per-file-ignores switches off for a path relative to the root."""
@@ -67,21 +81,24 @@ class Settings:
         return tuple(found)
 
     def merged(self, **overrides: Any) -> Settings:
-        """Command-line values over config values: select replaces, ignore/extend-select add."""
+        """Command-line values over config values, as in ruff: `--select` starts the selection
+        afresh (the config's ignore no longer applies), `--extend-select` can re-enable a rule
+        the config ignores, `--ignore` takes rules off the result."""
         changes: dict[str, Any] = {}
-        if overrides.get("select"):
-            changes["select"] = tuple(overrides["select"])
-        if overrides.get("ignore"):
-            changes["ignore"] = self.ignore + tuple(overrides["ignore"])
-        if overrides.get("extend_select"):
-            changes["extend_select"] = self.extend_select + tuple(overrides["extend_select"])
+        for name in ("select", "ignore", "extend_select"):
+            for selector in overrides.get(name) or ():
+                _check_selector(selector, f"--{name.replace('_', '-')}")
+        if overrides.get("select") or overrides.get("ignore") or overrides.get("extend_select"):
+            layer = Selection(
+                tuple(overrides["select"]) if overrides.get("select") else None,
+                tuple(overrides.get("extend_select") or ()),
+                tuple(overrides.get("ignore") or ()),
+            )
+            changes["overrides"] = self.overrides + (layer,)
         if overrides.get("target_torch_version"):
             changes["target_torch_version"] = parse_version(overrides["target_torch_version"], "--target-torch-version")
         if overrides.get("unsafe_fixes"):
             changes["unsafe_fixes"] = True
-        for name in ("select", "ignore", "extend_select"):
-            for selector in changes.get(name, ()):
-                _check_selector(selector, f"--{name.replace('_', '-')}")
         return replace(self, **changes)
 
 
@@ -105,7 +122,7 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "tool" in _read_toml(candidate) and "torchlint" in _read_toml(candidate)["tool"]:
+        if candidate.is_file() and _torchlint_table(_read_toml(candidate), candidate):
             return candidate
     return None
 
@@ -130,11 +147,18 @@ def load_settings(config: Path | None = None, *, start: Path | None = None, isol
             return Settings(root=root if root.is_dir() else root.parent)
     elif not config.is_file():
         raise ConfigError(f"{config}: config file not found")
-    data = _read_toml(config)
-    table = data if config.name != "pyproject.toml" else data.get("tool", {}).get("torchlint", {})
-    if config.name == "torchlint.toml" and "tool" in table and "torchlint" in table["tool"]:
-        table = table["tool"]["torchlint"]
-    return _settings_from_table(table, config)
+    return _settings_from_table(_torchlint_table(_read_toml(config), config), config)
+
+
+def _torchlint_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The file's [tool.torchlint] table; a file other than pyproject.toml may also be the table itself."""
+    tool = data.get("tool")
+    nested = tool.get("torchlint") if isinstance(tool, dict) else None
+    if nested is None:
+        return {} if path.name == "pyproject.toml" else data
+    if not isinstance(nested, dict):
+        raise ConfigError(f"{path}: [tool.torchlint] must be a table")
+    return nested
 
 
 def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:

@@ -6,8 +6,11 @@ actions all speak in text ranges, and one fix often needs two edits (an import a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Applicability(str, Enum):
@@ -22,6 +25,13 @@ class Position:
 
     row: int
     column: int
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines that rows count, broken where Python's tokenizer and libcst break them: at
+    \\n, \\r\\n and \\r only. `str.splitlines` also breaks at form feeds and Unicode line
+    separators, which would shift every row after one."""
+    return _LINE_BREAK.split(text)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,18 @@
 """`# noqa`, `# torchlint: ignore[...]` and file-wide `# torchlint: noqa` comments.
 
-Comments are found with a line scan rather than tokenize: only lines with a `#` are looked
-at, so the cost is proportional to the comments, not to the file.
+A line scan finds candidate comments cheaply; only a file that has some is tokenized, so
+that text inside a string which looks like a comment suppresses nothing.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
-from torchlint.diagnostics import Diagnostic
+from torchlint.diagnostics import Diagnostic, source_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_-]+(?:[\s,]+[A-Za-z0-9_-]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*torchlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -40,21 +43,50 @@ def _codes(text: str | None) -> frozenset[str]:
 
 
 def scan(source: str) -> Suppressions:
-    found = Suppressions()
     if "#" not in source:
+        return Suppressions()
+    found = _collect(_line_comments(source))
+    if not (found.whole_file or found.rows):
         return found
-    for row, line in enumerate(source.splitlines(), start=1):
-        if "#" not in line:
-            continue
-        if _FILE_NOQA.match(line):
+    try:
+        return _collect(_token_comments(source))
+    except (tokenize.TokenError, SyntaxError):  # libcst accepts a little more than tokenize
+        return found
+
+
+# (row, comment text from its `#`, whether the comment is alone on its line)
+Comment = tuple[int, str, bool]
+
+
+def _line_comments(source: str) -> Iterator[Comment]:
+    for row, line in enumerate(source_lines(source), start=1):
+        at = line.find("#")
+        if at >= 0:
+            yield row, line[at:], not line[:at].strip()
+
+
+def _token_comments(source: str) -> Iterator[Comment]:
+    # newline=None: rows break at \r too, as libcst's positions do.
+    for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            yield row, token.string, not token.line[:column].strip()
+
+
+def _collect(comments: Iterable[Comment]) -> Suppressions:
+    found = Suppressions()
+
+    def add(row: int, codes: frozenset[str]) -> None:
+        found.rows[row] = found.rows.get(row, frozenset()) | codes
+
+    for row, comment, alone in comments:
+        if alone and _FILE_NOQA.match(comment):
             found.whole_file = True
             return found
-        comment = line[line.index("#"):]
         if match := _NOQA.search(comment):
-            found.rows[row] = found.rows.get(row, frozenset()) | _codes(match.group("codes"))
+            add(row, _codes(match.group("codes")))
         if match := _IGNORE.search(comment):
-            codes = _codes(match.group("codes"))
-            found.rows[row] = found.rows.get(row, frozenset()) | codes
-            if not line[: line.index("#")].strip():  # on its own line: applies to the next line
-                found.rows[row + 1] = found.rows.get(row + 1, frozenset()) | codes
+            add(row, _codes(match.group("codes")))
+            if alone:  # on its own line: applies to the next line
+                add(row + 1, _codes(match.group("codes")))
     return found

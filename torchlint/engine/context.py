@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis.symbols import ImportTable
-from torchlint.diagnostics import Diagnostic, Edit, Fix, Position
+from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
@@ -72,7 +72,7 @@ class FileContext:
 
     def line(self, row: int) -> str:
         if self._lines is None:
-            self._lines = self.source.splitlines()
+            self._lines = source_lines(self.source)
         return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
 
     def code(self, node: cst.CSTNode) -> str:

@@ -1,4 +1,4 @@
-"""Which files a run looks at: Python files under the given paths, less excluded ones.
+"""Which files a run looks at: Python files and Jupyter notebooks under the given paths, less excluded ones.
 
 Paths named on the command line are always checked; exclusions and .gitignore apply to
 what a directory walk finds, as in ruff.
@@ -19,7 +19,7 @@ DEFAULT_EXCLUDE = (
     ".pytest_cache", ".ruff_cache", ".svn", ".tox", ".venv", ".torchlint_cache", "__pypackages__",
     "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
 )
-SUFFIXES = (".py",)
+SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,16 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
     return Discovery(files, missing)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, top: Path) -> str:
+    """The path as exclusion patterns see it: below the project root, else below the walked
+    folder, so the folders above a path the user named never exclude it."""
     try:
         return path.resolve().relative_to(root).as_posix()
     except (ValueError, OSError, RuntimeError):
+        pass
+    try:
+        return path.relative_to(top).as_posix()
+    except ValueError:
         return path.as_posix()
 
 
@@ -82,7 +88,7 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec) -> list[Path]:
         ignores[directory] = active
 
         def skipped(path: Path, is_dir: bool) -> bool:
-            rel = _relative(path, root) + ("/" if is_dir else "")
+            rel = _relative(path, root, top) + ("/" if is_dir else "")
             if exclude.match_file(rel) or exclude.match_file(path.name + ("/" if is_dir else "")):
                 return True
             for base, spec in active:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 import gc
 import io
+import re
 import tokenize
 import traceback
+from array import array
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 import libcst as cst
 
@@ -19,6 +22,10 @@ from torchlint.engine.traversal import run_rules
 from torchlint.registry import matches
 from torchlint.rule import Rule
 from torchlint.suppressions import scan
+
+MAX_NESTING = 200  # CPython's tokenizer limit on open brackets ("too many nested parentheses")
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_BRACKET_STEP = str.maketrans({"(": "\x01", "[": "\x01", "{": "\x01", ")": "\xff", "]": "\xff", "}": "\xff"})
 
 SYNTAX_ERROR = ("TL000", "syntax-error")
 IO_ERROR = ("TL998", "io-error")
@@ -54,6 +61,8 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
         return []
     if "\x00" in text:
         return [builtin(SYNTAX_ERROR, path, "source contains a null byte")]
+    if (too_deep := _nesting_error(path, text)) is not None:
+        return [too_deep]
     collecting = gc.isenabled()
     # libcst trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
@@ -91,6 +100,28 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
+
+
+def _nesting_error(path: str, text: str) -> Diagnostic | None:
+    """CPython refuses brackets nested deeper than 200; libcst parses them in super-linear
+    time (a 3,000-deep list takes most of a minute), so such files are reported as Python
+    reports them, unparsed. The bracket count ignores strings, so CPython confirms."""
+    brackets = _NOT_BRACKET.sub("", text)
+    if len(brackets) <= MAX_NESTING:
+        return None
+    depths = accumulate(array("b", brackets.translate(_BRACKET_STEP).encode("latin-1")))
+    if max(depths) <= MAX_NESTING:
+        return None
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python:
+        if python.msg == "too many nested parentheses" and python.lineno:
+            lines = source_lines(text)
+            line = lines[python.lineno - 1] if python.lineno <= len(lines) else ""
+            return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", python.lineno, max(1, python.offset or 1), line)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return None
 
 
 def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError) -> Diagnostic:

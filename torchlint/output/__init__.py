@@ -1,20 +1,29 @@
-"""One formatter per output format, all reading the same Diagnostic objects."""
+"""One formatter per output format, all reading the same Diagnostic objects.
+
+A formatter takes the run's diagnostics (sorted by file and position) and returns the text
+to print; adding a format is one module here and one entry in FORMATS.
+"""
 
 from __future__ import annotations
 
 from typing import Callable
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.output import json_format, text
+from torchlint.output import github, json_format, junit, sarif, text
 
 Formatter = Callable[[list[Diagnostic]], str]
 
 FORMATS: dict[str, Formatter] = {
     "full": text.full,
     "concise": text.concise,
+    "grouped": text.grouped,
     "json": json_format.render_json,
     "json-lines": json_format.render_json_lines,
+    "github": github.github,
+    "sarif": sarif.render_sarif,
+    "junit": junit.render_junit,
 }
+# Formats read by people, which end with a one-line summary.
 HUMAN_FORMATS = frozenset({"full", "concise", "grouped"})
 
 

@@ -1,0 +1,531 @@
+"""TL005 bias-before-batchnorm."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.provenance import Bindings
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule
+
+# Layers with a per-output-channel bias, and the positional index of their `bias` parameter.
+_BIAS_AT = {
+    **dict.fromkeys(("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"), 7),
+    **dict.fromkeys(("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"), 6),
+    "Linear": 2,
+    "LazyLinear": 1,
+}
+_NORMS = frozenset(
+    {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"}
+)
+_MODULES = frozenset(
+    {"torch.nn", "torch.nn.modules", "torch.nn.modules.conv", "torch.nn.modules.linear", "torch.nn.modules.batchnorm"}
+)
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.Sequential", "torch.nn.modules.container.Sequential"})
+# Reading these from the layer is harmless; anything else (`.bias`, passing the layer on) is not.
+# `ModelForConvBNFusion`, `test_fuse_conv_bn_eval`: fixtures for folding a BatchNorm into the layer.
+_BN_FUSION = re.compile(r"(?i)fus.*(bn|batch_?norm)|(bn|batch_?norm).*fus")
+_HARMLESS_ATTRS = frozenset(
+    "weight in_channels out_channels in_features out_features kernel_size stride padding dilation groups".split()
+)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    kind: str  # "Conv2d", "BatchNorm2d", ...
+    call: cst.Call  # the constructor call
+
+
+class BiasBeforeBatchnorm(Rule):
+    code = "TL005"
+    name = "bias-before-batchnorm"
+    summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
+    fix_availability = "unsafe"
+    tokens = ("BatchNorm",)
+    docs = """
+## What it does
+Flags a `Conv1d`/`Conv2d`/`Conv3d` (also `ConvTranspose*d` and the lazy variants) or a `Linear`
+whose bias is on (the default) when its output goes straight into a `BatchNorm1d`/`2d`/`3d` or
+`SyncBatchNorm`. The order is read from:
+- the arguments of `nn.Sequential(...)`, positional or an `OrderedDict`, including
+  `super().__init__(...)` in a subclass of `nn.Sequential` and a list built with literals,
+  `+=`, `.append` and `.extend` that is passed as `nn.Sequential(*layers)`;
+- the data flow of a custom module, where both layers are `self.` attributes of the same class:
+  `self.bn(self.conv(x))`, or `x = self.conv(x)` followed by `x = self.bn(x)`.
+
+Not flagged: a layer with `bias=False` (or a bias that is not a literal); anything between the
+two layers (an activation, a dropout, a reshape); a conditional BatchNorm; `GroupNorm`,
+`LayerNorm` and `InstanceNorm`, which normalise other axes; a layer whose output is also used
+elsewhere, or whose `.bias` the code reads; a `Linear` whose `out_features` is not written the
+same way as the BatchNorm's `num_features`; a class or function whose name speaks of fusion
+(`ModelForConvBNFusion`, `test_fuse_conv_bn`) together with BatchNorm, whose bias is there to
+test that folding the BatchNorm into the layer keeps it.
+
+## Why is this bad?
+BatchNorm subtracts the per-channel mean of its input, so a constant per-channel bias added just
+before it is cancelled exactly: in training (batch statistics) its gradient is zero, and in
+evaluation it only shifts the running mean by the same amount. The bias is wasted parameters,
+memory and a wasted kernel (or a fused epilogue) on every forward and backward pass. This holds
+with `affine=False` too, because the mean is subtracted either way; the BatchNorm's own `beta`,
+when it has one, already provides the learnable shift.
+
+## Example
+```python
+model = nn.Sequential(
+    nn.Conv2d(3, 64, kernel_size=3, padding=1),
+    nn.BatchNorm2d(64),
+    nn.ReLU(),
+)
+```
+
+## Use instead
+```python
+model = nn.Sequential(
+    nn.Conv2d(3, 64, kernel_size=3, padding=1, bias=False),
+    nn.BatchNorm2d(64),
+    nn.ReLU(),
+)
+```
+
+## Fix safety
+Unsafe. Without a bias the layer's `state_dict` has no `<layer>.bias` key, so loading a
+checkpoint saved before the change with `load_state_dict(..., strict=True)` fails on the
+unexpected key (load with `strict=False`, or drop the key, after checking the model). The
+outputs stay the same up to the running mean, which a model trained from scratch relearns.
+Code that touches the layer's bias, such as an initialisation loop calling
+`nn.init.zeros_(m.bias)` without an `if m.bias is not None` guard, must handle `None`.
+
+## References
+- [BatchNorm2d](https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html)
+- [Conv2d `bias` parameter](https://pytorch.org/docs/stable/generated/torch.nn.Conv2d.html)
+- [PyTorch Performance Tuning Guide: disable bias for convolutions directly followed by a batch norm](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#disable-bias-for-convolutions-directly-followed-by-a-batch-norm)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): turn off bias before BatchNorm](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8))\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.BatchNorm2d(8))\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(4, 8))\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32))\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=use_bias), nn.BatchNorm2d(8))\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(seq_len))\n",
+        "from torch import nn\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
+        "    def forward(self, x):\n        y = self.conv(x)\n        return self.bn(y) + y\n",
+        "from torch import nn\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
+        "    def forward(self, x):\n        x = self.conv(x)\n        if self.use_bn:\n            x = self.bn(x)\n        return x\n",
+        "from torch import nn\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
+        "    def forward(self, x):\n        return self.bn(self.conv(x)) + self.conv(x)\n",
+        "import torch.nn as nn\n\ndef make(cfg, batch_norm):\n    layers = []\n    conv = nn.Conv2d(3, 8, 3)\n"
+        "    if batch_norm:\n        layers += [conv, nn.BatchNorm2d(8)]\n    else:\n        layers += [conv, nn.ReLU()]\n"
+        "    return nn.Sequential(*layers)\n",
+        "import torch.nn as nn\n\nclass LinearBNFusionModel(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.block = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\n",
+        "class Sequential:\n    pass\nclass Conv2d:\n    pass\nclass BatchNorm2d:\n    pass\nm = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))\n",
+    ]
+    invalid = [
+        Invalid(
+            "from torch import nn\n\nclass Down(nn.Module):\n    def __init__(self, c, project):\n        super().__init__()\n"
+            "        if project:\n            self.conv = nn.LazyConv2d(c, 1)\n            self.bn = nn.LazyBatchNorm2d()\n"
+            "        else:\n            self.conv = None\n\n    def forward(self, x):\n        if self.conv:\n"
+            "            x = self.bn(self.conv(x))\n        return x\n",
+            fixed="from torch import nn\n\nclass Down(nn.Module):\n    def __init__(self, c, project):\n        super().__init__()\n"
+            "        if project:\n            self.conv = nn.LazyConv2d(c, 1, bias=False)\n            self.bn = nn.LazyBatchNorm2d()\n"
+            "        else:\n            self.conv = None\n\n    def forward(self, x):\n        if self.conv:\n"
+            "            x = self.bn(self.conv(x))\n        return x\n",
+        ),
+        Invalid(
+            "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())\n",
+            fixed="import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU())\n",
+        ),
+        Invalid(
+            "import torch\nm = torch.nn.Sequential(\n    torch.nn.Linear(16, 32, bias=True),\n    torch.nn.BatchNorm1d(32, affine=False),\n)\n",
+            fixed="import torch\nm = torch.nn.Sequential(\n    torch.nn.Linear(16, 32, bias=False),\n    torch.nn.BatchNorm1d(32, affine=False),\n)\n",
+        ),
+        Invalid(
+            "from collections import OrderedDict\nfrom torch import nn\n"
+            "m = nn.Sequential(OrderedDict([\n    ('conv', nn.Conv3d(\n        1,\n        4,\n        3,\n    )),\n    ('bn', nn.SyncBatchNorm(4)),\n]))\n",
+            fixed="from collections import OrderedDict\nfrom torch import nn\n"
+            "m = nn.Sequential(OrderedDict([\n    ('conv', nn.Conv3d(\n        1,\n        4,\n        3,\n        bias=False,\n    )),\n    ('bn', nn.SyncBatchNorm(4)),\n]))\n",
+        ),
+        Invalid(
+            "from torch import nn\n\nclass Block(nn.Module):\n"
+            "    def __init__(self, c):\n        super().__init__()\n        self.conv = nn.Conv2d(c, c, 3, padding=1)\n"
+            "        self.bn = nn.BatchNorm2d(c)\n        self.act = nn.ReLU()\n\n"
+            "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return self.act(x)\n",
+            fixed="from torch import nn\n\nclass Block(nn.Module):\n"
+            "    def __init__(self, c):\n        super().__init__()\n        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)\n"
+            "        self.bn = nn.BatchNorm2d(c)\n        self.act = nn.ReLU()\n\n"
+            "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return self.act(x)\n",
+        ),
+        Invalid(
+            "import torch.nn as tnn\n\nclass Head(tnn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = tnn.Linear(64, 10)\n        self.norm = tnn.BatchNorm1d(10)\n\n"
+            "    def forward(self, x):\n        return tnn.functional.relu(self.norm(self.fc(x)))\n",
+            fixed="import torch.nn as tnn\n\nclass Head(tnn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = tnn.Linear(64, 10, bias=False)\n        self.norm = tnn.BatchNorm1d(10)\n\n"
+            "    def forward(self, x):\n        return tnn.functional.relu(self.norm(self.fc(x)))\n",
+        ),
+        Invalid(
+            "import torch.nn as nn\n\ndef make(channels):\n    layers = []\n    for c in channels:\n"
+            "        layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, True))\n        layers.append(nn.BatchNorm2d(c))\n"
+            "    return nn.Sequential(*layers)\n",
+            fixed="import torch.nn as nn\n\ndef make(channels):\n    layers = []\n    for c in channels:\n"
+            "        layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, False))\n        layers.append(nn.BatchNorm2d(c))\n"
+            "    return nn.Sequential(*layers)\n",
+        ),
+        Invalid(
+            "from torch import nn\n\nclass ConvBN(nn.Sequential):\n    def __init__(self, cin, cout, device=None, dtype=None):\n"
+            "        dd = {'device': device, 'dtype': dtype}\n        conv = nn.Conv2d(cin, cout, 1, **dd)\n"
+            "        super().__init__(conv, nn.BatchNorm2d(cout, **dd))\n",
+            fixed="from torch import nn\n\nclass ConvBN(nn.Sequential):\n    def __init__(self, cin, cout, device=None, dtype=None):\n"
+            "        dd = {'device': device, 'dtype': dtype}\n        conv = nn.Conv2d(cin, cout, 1, **dd, bias=False)\n"
+            "        super().__init__(conv, nn.BatchNorm2d(cout, **dd))\n",
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.calls: list[cst.Call] = []
+        self.classes: list[cst.ClassDef] = []
+        self.reported: set[cst.Call] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+
+    def finish(self) -> None:
+        if not any((layer := self._layer(c)) and layer.kind in _NORMS for c in self.calls):
+            return
+        self.b = self.ctx.fact(Bindings)
+        for call in self.calls:
+            elements = self._sequential_elements(call)
+            if elements is not None:
+                self._check_run(elements)
+        for run in self._list_runs():
+            self._check_run(run)
+        for owner in self.classes:
+            self._check_class(owner)
+
+    # -- layers ------------------------------------------------------------------------
+    def _layer(self, call: cst.CSTNode) -> _Layer | None:
+        if not isinstance(call, cst.Call):
+            return None
+        qualname = self.ctx.symbols.qualname(call.func) or ""
+        module, _, kind = qualname.rpartition(".")
+        if module not in _MODULES or (kind not in _BIAS_AT and kind not in _NORMS):
+            return None
+        return _Layer(kind, call)
+
+    def _constructed(self, expr: cst.BaseExpression | None) -> _Layer | None:
+        """The layer `expr` constructs, directly or through a name used only here."""
+        if isinstance(expr, cst.Name):
+            uses = self.b.uses(self.b.scope(expr), expr.value)
+            if sum(1 for u in uses if not self._is_store(u)) != 1:
+                return None  # the same layer object also goes somewhere else
+            expr = self.b.value_of(expr)
+        return self._layer(expr) if isinstance(expr, cst.Call) else None
+
+    def _is_store(self, name: cst.Name) -> bool:
+        parent = self.b.parent.get(name)
+        return isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign | cst.For) and parent.target is name)
+
+    # -- nn.Sequential -----------------------------------------------------------------
+    def _sequential_elements(self, call: cst.Call) -> list[cst.BaseExpression | None] | None:
+        """The modules in order, None for an element whose content is unknown (`*rest`)."""
+        if not self._is_sequential_call(call):
+            return None
+        if len(call.args) == 1 and not call.args[0].star:
+            ordered = self._ordered_dict_values(call.args[0].value)
+            if ordered is not None:
+                return ordered
+        return [None if arg.star or arg.keyword else arg.value for arg in call.args if arg.value is not None]
+
+    def _is_sequential_call(self, call: cst.Call) -> bool:
+        if self.ctx.symbols.qualname(call.func) in _SEQUENTIAL:
+            return True
+        if not m.matches(call.func, m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))):
+            return False
+        owner = next((a for a in self.ctx.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+        return owner is not None and any(self.ctx.symbols.qualname(base.value) in _SEQUENTIAL for base in owner.bases)
+
+    def _ordered_dict_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression | None] | None:
+        if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+            return None
+        if self.ctx.symbols.qualname(expr.func) != "collections.OrderedDict" and not m.matches(expr.func, m.Name("OrderedDict")):
+            return None
+        items = expr.args[0].value
+        if isinstance(items, cst.Dict):
+            return [e.value if isinstance(e, cst.DictElement) else None for e in items.elements]
+        if not isinstance(items, cst.List | cst.Tuple):
+            return None
+        pairs = [e.value for e in items.elements]
+        return [p.elements[1].value if isinstance(p, cst.Tuple) and len(p.elements) == 2 else None for p in pairs]
+
+    # -- lists passed as nn.Sequential(*layers) ----------------------------------------
+    def _list_runs(self) -> list[list[cst.BaseExpression | None]]:
+        """Runs of modules added in order to a list that only grows and goes into a Sequential."""
+        runs: list[list[cst.BaseExpression | None]] = []
+        for call in self.calls:
+            if not self._is_sequential_call(call):
+                continue
+            for arg in call.args:
+                if arg.star == "*" and isinstance(arg.value, cst.Name):
+                    runs.extend(self._runs_of(arg.value))
+        return runs
+
+    def _runs_of(self, name: cst.Name) -> list[list[cst.BaseExpression | None]]:
+        scope = self.b.scope(name)
+        statements: list[cst.SimpleStatementLine] = []
+        for use in self.b.uses(scope, name.value):
+            if use is name:
+                continue
+            statement = self._growing_statement(use)
+            if statement is None:
+                return []  # the list is used in some other way: order unknown
+            statements.append(statement)
+        runs: list[list[cst.BaseExpression | None]] = []
+        previous: cst.SimpleStatementLine | None = None
+        for statement in statements:
+            items, resets = self._added(statement)
+            if resets or previous is None or not self._next_sibling(previous, statement):
+                runs.append([])
+            runs[-1].extend(items)
+            previous = statement
+        return runs
+
+    def _growing_statement(self, use: cst.Name) -> cst.SimpleStatementLine | None:
+        """The one-statement line that grows the list `use` names, or None for any other use."""
+        line = self.b.parent.get(self.b.parent.get(use))
+        while line is not None and not isinstance(line, cst.SimpleStatementLine):
+            line = self.b.parent.get(line)
+        if line is None or len(line.body) != 1:
+            return None
+        statement = line.body[0]
+        grows = (
+            m.matches(statement, m.Assign(targets=[m.AssignTarget(target=m.Name(use.value))], value=m.List()))
+            or m.matches(statement, m.AugAssign(target=m.Name(use.value), operator=m.AddAssign(), value=m.List()))
+            or m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=m.Name(use.value), attr=m.Name("append") | m.Name("extend")))))
+        )
+        return line if grows else None
+
+    @staticmethod
+    def _added(line: cst.SimpleStatementLine) -> tuple[list[cst.BaseExpression | None], bool]:
+        """The modules a growing statement adds, and whether it starts the list afresh."""
+        statement = line.body[0]
+        if isinstance(statement, cst.Assign | cst.AugAssign):
+            values = [None if isinstance(e, cst.StarredElement) else e.value for e in statement.value.elements]  # type: ignore[union-attr]
+            return values, isinstance(statement, cst.Assign)
+        call = statement.value  # type: ignore[union-attr]
+        arg = call.args[0].value if len(call.args) == 1 and not call.args[0].star else None
+        if call.func.attr.value == "append":
+            return [arg], False
+        return ([None if isinstance(e, cst.StarredElement) else e.value for e in arg.elements] if isinstance(arg, cst.List) else [None]), False
+
+    def _next_sibling(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        parent = self.b.parent.get(first)
+        if parent is None or parent is not self.b.parent.get(second) or not hasattr(parent, "body"):
+            return False
+        body = list(parent.body)
+        return body.index(first) + 1 == body.index(second) if first in body and second in body else False
+
+    # -- a run of modules in order ------------------------------------------------------
+    def _check_run(self, elements: list[cst.BaseExpression | None]) -> None:
+        for first, second in zip(elements, elements[1:]):
+            if first is None or second is None:
+                continue
+            layer, norm = self._constructed(first), self._constructed(second)
+            if layer and norm and layer.kind in _BIAS_AT and norm.kind in _NORMS:
+                self._report(layer, norm)
+
+    # -- custom modules: forward data flow ---------------------------------------------
+    def _check_class(self, owner: cst.ClassDef) -> None:
+        feeds: dict[str, list[cst.Call]] = {}  # conv attribute -> its calls that feed a BatchNorm
+        norms: dict[str, _Layer] = {}
+        for node in self.b.walk(owner.body):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+                continue
+            norm = self._attribute_layer(owner, node.func)
+            if norm is None or norm.kind not in _NORMS:
+                continue
+            fed = self._fed_call(owner, node)
+            if fed is not None:
+                feeds.setdefault(fed.func.attr.value, []).append(fed)  # type: ignore[union-attr]
+                norms[fed.func.attr.value] = norm  # type: ignore[union-attr]
+        for attr, calls in feeds.items():
+            layer = self._held_layer(owner, attr)
+            if layer is not None and self._only_feeds(owner, attr, calls):
+                self._report(layer, norms[attr])
+
+    def _attribute_layer(self, owner: cst.ClassDef, attribute: cst.Attribute) -> _Layer | None:
+        """The layer behind `self.<attr>` in a method of `owner`."""
+        return self._held_layer(owner, attribute.attr.value) if self.b.self_class(attribute) is owner else None
+
+    def _held_layer(self, owner: cst.ClassDef, attr: str) -> _Layer | None:
+        """The layer `self.<attr>` holds when the class assigns it one constructor (or None)."""
+        values = [v for v in self.b.attribute_values(owner, attr) if not m.matches(v, m.Name("None"))]
+        if len(values) != 1 or values[0] is None:
+            return None  # `self.conv = None` in another branch is fine: the layer is then absent
+        return self._layer(values[0])
+
+    def _fed_call(self, owner: cst.ClassDef, norm_call: cst.Call) -> cst.Call | None:
+        """The `self.<layer>(...)` call whose output is the BatchNorm call's input, if straight."""
+        if len(norm_call.args) != 1 or norm_call.args[0].keyword or norm_call.args[0].star:
+            return None
+        value = norm_call.args[0].value
+        if isinstance(value, cst.Call):
+            return self._layer_call(owner, value)
+        if isinstance(value, cst.Name):
+            return self._through_name(owner, value)
+        return None
+
+    def _layer_call(self, owner: cst.ClassDef, call: cst.Call) -> cst.Call | None:
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        layer = self._attribute_layer(owner, call.func)
+        return call if layer is not None and layer.kind in _BIAS_AT else None
+
+    def _through_name(self, owner: cst.ClassDef, arg: cst.Name) -> cst.Call | None:
+        """`y = self.conv(x)` then `... self.bn(y) ...` on the next line that mentions `y`."""
+        reaching = self.b.reaching(arg)
+        if not reaching or len(reaching) != 1 or not isinstance(reaching[0].node, cst.Assign):
+            return None
+        assign = reaching[0].node
+        if len(assign.targets) != 1 or not isinstance(reaching[0].value, cst.Call):
+            return None
+        fed = self._layer_call(owner, reaching[0].value)
+        first, second = self.b.parent.get(assign), self._line(arg)
+        if fed is None or first is None or second is None:
+            return None
+        if not self._next_mention(first, second, arg.value):
+            return None
+        uses = [u for u in self.b.uses(self.b.scope(arg), arg.value) if u is not arg and not self._is_store(u)]
+        in_second = [u for u in uses if self.b.is_ancestor(second, u)]
+        rebinds = m.matches(second.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(arg.value))])) or isinstance(second.body[0], cst.Return)
+        if in_second or (uses and not rebinds):
+            return None  # the layer's output is also read elsewhere, where its bias matters
+        return fed
+
+    def _line(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, cst.SimpleStatementLine):
+                return ancestor if len(ancestor.body) == 1 else None
+            if isinstance(ancestor, cst.BaseCompoundStatement):
+                return None
+        return None
+
+    def _next_mention(self, first: cst.CSTNode, second: cst.CSTNode, name: str) -> bool:
+        """`second` comes after `first` in the same block, with no mention of `name` between."""
+        parent = self.b.parent.get(first)
+        if parent is None or parent is not self.b.parent.get(second):
+            return False
+        body = list(parent.body)  # type: ignore[attr-defined]
+        start, end = body.index(first), body.index(second)
+        if end <= start:
+            return False
+        between = body[start + 1 : end]
+        return not any(isinstance(n, cst.Name) and n.value == name for s in between for n in self.b.walk(s))
+
+    def _only_feeds(self, owner: cst.ClassDef, attr: str, calls: list[cst.Call]) -> bool:
+        """Every use of `self.<attr>` in the class is one of `calls`, or a harmless attribute read."""
+        fed = {c.func for c in calls}
+        for node in self.b.walk(owner.body):
+            if not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr))) or self.b.self_class(node) is not owner:
+                continue
+            parent = self.b.parent.get(node)
+            if node in fed or isinstance(parent, cst.AssignTarget):
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _HARMLESS_ATTRS:
+                continue
+            if (isinstance(parent, cst.If) and parent.test is node) or m.matches(parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])):
+                continue  # `if self.conv:` / `self.conv is not None`: whether the layer exists
+            return False
+        return True
+
+    # -- reporting and the fix ---------------------------------------------------------
+    def _report(self, layer: _Layer, norm: _Layer) -> None:
+        if layer.call in self.reported or not self._bias_on(layer) or not self._same_features(layer, norm):
+            return
+        if self._fusion_fixture(layer.call):
+            return
+        self.reported.add(layer.call)
+        new = self._without_bias(layer)
+        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new)) if new else None
+        line = self.ctx.start(norm.call).row
+        self.report(
+            layer.call,
+            f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias; pass `bias=False`",
+            fix,
+        )
+
+    def _fusion_fixture(self, node: cst.CSTNode) -> bool:
+        """Inside a class or function named for BatchNorm fusion, where the bias is what is tested."""
+        return any(isinstance(a, cst.ClassDef | cst.FunctionDef) and _BN_FUSION.search(a.name.value) for a in self.ctx.ancestors(node))
+
+    def _bias_arg(self, layer: _Layer) -> cst.Arg | None:
+        positional = [a for a in layer.call.args if not a.keyword and not a.star]
+        keyword = next((a for a in layer.call.args if a.keyword and a.keyword.value == "bias"), None)
+        at = _BIAS_AT[layer.kind]
+        return keyword or (positional[at] if len(positional) > at else None)
+
+    def _bias_on(self, layer: _Layer) -> bool:
+        arg = self._bias_arg(layer)
+        if arg is not None:
+            return m.matches(arg.value, m.Name("True"))
+        if any(a.star == "*" for a in layer.call.args):
+            return False
+        return all(self._no_bias_key(a.value) for a in layer.call.args if a.star == "**")
+
+    def _no_bias_key(self, expr: cst.BaseExpression) -> bool:
+        """Whether `**expr` evidently holds no `bias` key: a dict literal or `dict(...)` bound here."""
+        value = self.b.value_of(expr) if isinstance(expr, cst.Name) else expr
+        if isinstance(value, cst.Dict):
+            keys = [e.key for e in value.elements if isinstance(e, cst.DictElement)]
+            return len(keys) == len(value.elements) and all(isinstance(k, cst.SimpleString) and k.evaluated_value != "bias" for k in keys)
+        if isinstance(value, cst.Call) and m.matches(value.func, m.Name("dict")):
+            return all(a.keyword is not None and a.keyword.value != "bias" for a in value.args)
+        return False
+
+    def _same_features(self, layer: _Layer, norm: _Layer) -> bool:
+        """A BatchNorm after a Linear normalises dim 1, which is the Linear's output only for 2-d input."""
+        out = self._arg_text(layer.call, 0 if layer.kind.startswith("Lazy") else 1, "out_channels", "out_features")
+        features = self._arg_text(norm.call, 0, "num_features")
+        if layer.kind.endswith("Linear"):
+            return out is not None and out == features
+        return not (out and features and out.isdigit() and features.isdigit() and out != features)
+
+    def _arg_text(self, call: cst.Call, at: int, *keywords: str) -> str | None:
+        keyword = next((a for a in call.args if a.keyword and a.keyword.value in keywords), None)
+        positional = [a for a in call.args if not a.keyword and not a.star]
+        arg = keyword or (positional[at] if len(positional) > at else None)
+        return "".join(self.ctx.code(arg.value).split()) if arg is not None else None
+
+    def _without_bias(self, layer: _Layer) -> cst.Call | None:
+        arg = self._bias_arg(layer)
+        if arg is not None:
+            args = [a.with_changes(value=cst.Name("False")) if a is arg else a for a in layer.call.args]
+            return layer.call.with_changes(args=args)
+        args = list(layer.call.args)
+        new = cst.Arg(
+            keyword=cst.Name("bias"),
+            value=cst.Name("False"),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        )
+        if not args:
+            return layer.call.with_changes(args=[new])
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):  # trailing comma: keep the one-argument-per-line layout
+            separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else last.comma
+            args[-1] = last.with_changes(comma=separator)
+            args.append(new.with_changes(comma=last.comma))
+        else:
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
+            args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+        return layer.call.with_changes(args=args)

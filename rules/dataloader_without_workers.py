@@ -1,0 +1,217 @@
+"""TL101 dataloader-without-workers."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule
+
+WORKERS = 4
+_TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
+
+
+class DataloaderWithoutWorkers(Rule):
+    code = "TL101"
+    name = "dataloader-without-workers"
+    summary = "`DataLoader` feeding a GPU training loop loads batches in the main process or without pinned memory"
+    fix_availability = "unsafe"
+    tokens = ("DataLoader",)
+    docs = f"""
+## What it does
+Flags a `torch.utils.data.DataLoader` (under any import alias) built in the file and iterated
+by a loop of the same file that moves its batches to a device (`.to(device)`, `.cuda()`), when
+`num_workers` is missing or `0`, or `pin_memory` is missing. The loop may be in another
+function of the file that receives the loader as an argument.
+
+Not flagged: `num_workers` given as a variable or expression, or `pin_memory` given at all
+(either way: those are choices); loaders never iterated in the file (handed to a trainer
+object); loops that never move their batches to a device (the data already lives there);
+calls with `*args`/`**kwargs`; datasets built from tensors already on the device; unit tests.
+
+## Why is this bad?
+With `num_workers=0` the training process itself loads, decodes, augments and collates every
+batch, and the GPU waits for it: nothing overlaps. Worker processes prepare the next batches
+while the current one trains. Without `pin_memory=True`, each batch sits in pageable host
+memory, which the GPU cannot read directly: the copy goes through a staging buffer and cannot
+run asynchronously (`non_blocking=True` has no effect). Pinned batches copy faster and let the
+copy overlap with compute.
+
+## Example
+```python
+loader = DataLoader(dataset, batch_size=64, shuffle=True)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    ...
+```
+
+## Use instead
+```python
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers={WORKERS}, pin_memory=True)
+for x, y in loader:
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    ...
+```
+
+## Fix safety
+Unsafe. The fix adds `num_workers={WORKERS}` (or replaces `num_workers=0`) and `pin_memory=True`.
+{WORKERS} is a starting point, not a tuned value: measure, and keep it at or below the number of CPU
+cores (each worker is a process holding its own copy of the dataset object, so memory grows
+with it; consider `persistent_workers=True` too, so workers are not restarted every epoch).
+Workers change behaviour in ways a codemod cannot check:
+
+- the dataset (and `collate_fn`, sampler) must be picklable, and on platforms that start
+  processes with *spawn* (Windows, macOS) the script must build and iterate the loader under an
+  `if __name__ == "__main__":` guard. Where the file runs its work at module level without such
+  a guard, the fix adds only `pin_memory=True` and the finding says to add the guard first;
+- each worker has its own random state: augmentation that draws from Python's or NumPy's
+  global RNG needs a `worker_init_fn` (torch's own RNG is seeded per worker);
+- an `IterableDataset` yields its data once per worker unless it shards by `get_worker_info()`;
+- CUDA cannot be used inside forked workers.
+
+`pin_memory=True` only changes where batches live on the host; on a machine without an
+accelerator PyTorch warns and ignores it.
+
+## References
+- [torch.utils.data: single- and multi-process data loading, memory pinning](https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading)
+- [A guide on good usage of `non_blocking` and `pin_memory()` in PyTorch](https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html)
+- [PyTorch Performance Tuning Guide: asynchronous data loading and augmentation](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-asynchronous-data-loading-and-augmentation)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): `num_workers` and `pin_memory`](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    _HEAD = "import torch\nfrom torch.utils.data import DataLoader\n\n"
+    _LOOP = "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    model(x).sum().backward()\n"
+    valid = [
+        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)\n" + _LOOP,
+        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=args.workers, pin_memory=False)\n" + _LOOP,
+        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=cfg.workers, pin_memory=cfg.pin)\n" + _LOOP,
+        # never iterated here: handed to a trainer object
+        _HEAD + "loader = DataLoader(ds, batch_size=32)\ntrainer.fit(model, loader)\n",
+        # batches never moved: the data or the model stays on the CPU
+        _HEAD + "loader = DataLoader(ds, batch_size=32)\nfor x, y in loader:\n    model(x).sum().backward()\n",
+        _HEAD + "loader = DataLoader(ds, batch_size=32, **loader_kwargs)\n" + _LOOP,
+        # a dataset of tensors already on the GPU: pinning them fails, workers cannot touch CUDA
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
+        "for (x,) in loader:\n    model(x.to(device)).sum().backward()\n",
+        # not torch's DataLoader
+        "from torch_geometric.loader import DataLoader\n\nloader = DataLoader(ds, batch_size=32)\n" + _LOOP,
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
+            "    loader = DataLoader(ds, batch_size=32, shuffle=True)\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
+            f"    loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers={WORKERS}, pin_memory=True)\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
+        ),
+        # explicit 0 workers, pin_memory chosen: the workers are replaced, multi-line layout kept
+        Invalid(
+            "import torch.utils.data as tud\n\n\nclass Model:\n    def predict(self, x):\n"
+            "        loader = tud.DataLoader(\n            x,\n            batch_size=256,\n            num_workers=0,\n            pin_memory=False,\n        )\n"
+            "        return [self.net(b.to(self.device)) for b in loader]\n\n"
+            "    def fit(self, ds):\n        for b in tud.DataLoader(ds, num_workers=2):\n            self.step(b.cuda())\n",
+            fixed="import torch.utils.data as tud\n\n\nclass Model:\n    def predict(self, x):\n"
+            f"        loader = tud.DataLoader(\n            x,\n            batch_size=256,\n            num_workers={WORKERS},\n            pin_memory=False,\n        )\n"
+            "        return [self.net(b.to(self.device)) for b in loader]\n\n"
+            "    def fit(self, ds):\n        for b in tud.DataLoader(ds, num_workers=2, pin_memory=True):\n            self.step(b.cuda())\n",
+            count=2,
+        ),
+        # the loop is in another function, reached through the argument
+        Invalid(
+            "from torch.utils.data import DataLoader\n\n\ndef train(model, data):\n    for i, batch in enumerate(data):\n"
+            "        inputs = {k: v.to(DEVICE) for k, v in batch.items()}\n        model(**inputs).loss.backward()\n\n\n"
+            "def main():\n    train(model, DataLoader(ds, batch_size=8, pin_memory=True))\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
+            fixed="from torch.utils.data import DataLoader\n\n\ndef train(model, data):\n    for i, batch in enumerate(data):\n"
+            "        inputs = {k: v.to(DEVICE) for k, v in batch.items()}\n        model(**inputs).loss.backward()\n\n\n"
+            f"def main():\n    train(model, DataLoader(ds, batch_size=8, pin_memory=True, num_workers={WORKERS}))\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
+        ),
+        # module-level script without a __main__ guard: only pin_memory is added
+        Invalid(
+            _HEAD + "loader = DataLoader(ds, batch_size=32)\n" + _LOOP,
+            fixed=_HEAD + "loader = DataLoader(ds, batch_size=32, pin_memory=True)\n" + _LOOP,
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if is_dataloader(self.ctx, node):
+            self.candidates.append(node)
+
+    def finish(self) -> None:
+        if not self.candidates or self.ctx.fact(Training).is_test_file:
+            return
+        loaders = self.ctx.fact(DataLoaders)
+        for call in self.candidates:
+            args = loaders.constructions.get(call)
+            if args is None or args.has_star or not self._moved_to_device(loaders, call):
+                continue
+            workers = args.num_workers is None or (isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0)
+            if not workers and args.pin_memory is not None:
+                continue
+            if self._dataset_on_device(args):
+                continue
+            self._report(call, workers, args.pin_memory is None)
+
+    def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        return any(loaders.moves.get(loop) for loop in loaders.loops_of(call))
+
+    def _dataset_on_device(self, args: LoaderArgs) -> bool:
+        """`TensorDataset(x, y)` of tensors evidently moved to the device: nothing to load or pin."""
+        dataset = args.dataset
+        if isinstance(dataset, cst.Name):
+            bindings = self.ctx.fact(Scopes).reaching(dataset)
+            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if not isinstance(dataset, cst.Call) or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET:
+            return False
+        tensors = self.ctx.fact(TensorFacts)
+        return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+
+    def _report(self, call: cst.Call, workers: bool, pin: bool) -> None:
+        guarded = self._spawn_safe(call)
+        missing = []
+        if workers:
+            missing.append("no worker processes (`num_workers`)")
+        if pin:
+            missing.append("no pinned memory (`pin_memory`)")
+        message = f"`DataLoader` feeding a loop that moves batches to the device, with {' and '.join(missing)}"
+        values = {}
+        if workers and guarded:
+            values["num_workers"] = str(WORKERS)
+        if pin:
+            values["pin_memory"] = "True"
+        if workers and not guarded:
+            message += "; guard the script with `if __name__ == \"__main__\":` before adding workers"
+        fix = None
+        if values:
+            added = " and ".join(f"`{name}={value}`" for name, value in values.items())
+            fix = self.make_fix(f"Pass {added}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values))
+        self.report(call, message, fix)
+
+    def _spawn_safe(self, call: cst.Call) -> bool:
+        """Whether worker processes that re-import this file (spawn) would not re-run its work:
+        the loader is built in a function and nothing at module level, outside a `__main__`
+        guard, calls a function of the file or loops."""
+        scopes = self.ctx.fact(Scopes)
+        if scopes.function_of(call) is None:
+            return False
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.For | cst.While | cst.With):
+                return False
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
+                    if isinstance(value, cst.Call) and scopes.callees.get(value):
+                        return False
+        return True

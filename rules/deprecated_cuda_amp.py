@@ -1,0 +1,247 @@
+"""TL106 deprecated-cuda-amp."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.analysis.symbols import dotted
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule, Valid
+
+# torch.cuda.amp.* warns (FutureWarning) from torch 2.4, the release that added the last of the
+# device-generic replacements (torch.amp.custom_fwd/custom_bwd; GradScaler came in 2.3).
+_DEPRECATED_SINCE = (2, 4)
+_AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
+_SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
+_CUSTOM = {
+    "torch.cuda.amp.custom_fwd": "custom_fwd",
+    "torch.cuda.amp.autocast_mode.custom_fwd": "custom_fwd",
+    "torch.cuda.amp.custom_bwd": "custom_bwd",
+    "torch.cuda.amp.autocast_mode.custom_bwd": "custom_bwd",
+}
+# torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
+# torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
+_AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
+
+
+# A test that picks an API by torch version or feature: `if TORCH_2_4:`, `if hasattr(torch, "amp")`.
+_VERSION_TEST = re.compile(r"version|torch_?\d|hasattr|getattr", re.IGNORECASE)
+
+
+def _short(qualname: str) -> str:
+    return qualname.replace(".autocast_mode.", ".").replace(".grad_scaler.", ".")
+
+
+def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return cst.Arg(value, keyword=cst.Name(name), equal=equal)
+
+
+def _with_comma(arg: cst.Arg) -> cst.Arg:
+    if arg.comma is cst.MaybeSentinel.DEFAULT:
+        return arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return arg
+
+
+class DeprecatedCudaAmp(Rule):
+    code = "TL106"
+    name = "deprecated-cuda-amp"
+    summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
+    fix_availability = "safe"
+    # Every spelling the import table resolves to torch.cuda.amp: `torch.cuda.amp.X`,
+    # `from torch.cuda import amp`, `import torch.cuda as tc; tc.amp.X`.
+    tokens = ("cuda.amp", "torch.cuda import", ".amp.")
+    docs = """
+## What it does
+Flags uses of the CUDA-specific mixed-precision API, under any import alias
+(`from torch.cuda.amp import autocast, GradScaler`, `from torch.cuda import amp`):
+
+- `torch.cuda.amp.autocast(...)`, as a context manager or a decorator;
+- `torch.cuda.amp.GradScaler(...)`;
+- `torch.cuda.amp.custom_fwd` and `torch.cuda.amp.custom_bwd` (bare or called).
+
+Not flagged: fallbacks for older torch releases, that is uses in an `except` handler
+(`try: torch.amp.GradScaler("cuda") except AttributeError: ...`) or in a branch of an `if`
+or conditional expression that tests the torch version or a feature (`if TORCH_2_4:`,
+`hasattr(torch, "amp")`) or that uses the `torch.amp` form in its other branch, and names
+imported from `torch.cuda.amp` in such a fallback (`except ImportError: from torch.cuda.amp
+import GradScaler`).
+
+Only when the target torch version is 2.4 or newer: that release deprecated these names and
+has every replacement (`torch.amp.GradScaler` exists since 2.3, `torch.amp.custom_fwd` and
+`custom_bwd` since 2.4). Before 2.4 the `torch.cuda.amp` names are the documented API and are
+not flagged. Imports and references that are not calls (`isinstance(s, GradScaler)`) are not
+flagged either.
+
+## Why is this bad?
+Since torch 2.4 every construction emits a `FutureWarning`, and the CUDA-specific names are
+slated for removal. The device-generic `torch.amp` API does the same thing given
+`"cuda"` as the device, and makes it a one-word change to run the same code on another
+accelerator (`"xpu"`, `"mps"`, `"cpu"`).
+
+## Example
+```python
+scaler = torch.cuda.amp.GradScaler(enabled=use_amp)
+for x, y in loader:
+    with torch.cuda.amp.autocast(enabled=use_amp):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+```
+
+## Use instead
+```python
+scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+for x, y in loader:
+    with torch.amp.autocast("cuda", enabled=use_amp):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+```
+`@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)` becomes
+`@torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)`.
+
+## Fix safety
+Safe: torch implements each deprecated name as the generic one with `"cuda"` filled in.
+Positional arguments of `autocast` (`enabled`, `dtype`, `cache_enabled`) become keyword
+arguments, because `torch.amp.autocast` orders its parameters differently. The fix rewrites
+the call site and spells the new name through the file's own `torch` import (adding
+`import torch` when there is none); a `from torch.cuda.amp import ...` line is left in place.
+A call that unpacks `*args` into `autocast` is reported without a fix.
+
+## References
+- [Automatic Mixed Precision package: torch.amp](https://pytorch.org/docs/stable/amp.html)
+- [torch.amp.autocast](https://pytorch.org/docs/stable/amp.html#torch.autocast)
+- [torch.amp.GradScaler](https://pytorch.org/docs/stable/amp.html#gradient-scaling)
+- [Automatic Mixed Precision recipe](https://pytorch.org/tutorials/recipes/recipes/amp_recipe.html)
+- [PyTorch Performance Tuning Guide: use mixed precision and AMP](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): use automatic mixed precision](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.amp.autocast('cuda'):\n    y = model(x)\n",
+        Valid("import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = model(x)\n", target_torch_version="2.3"),
+        Valid("from torch.cuda.amp import autocast\nwith autocast(dtype=torch.bfloat16):\n    y = model(x)\n", target_torch_version="1.10"),
+        "from torch.cuda.amp import GradScaler\nassert isinstance(scaler, GradScaler)\n",
+        "import torch\nwith torch.autocast(device_type='cuda', dtype=torch.float16):\n    y = model(x)\n",
+        "import apex\nfrom apex import amp\nmodel, opt = amp.initialize(model, opt)\nwith amp.scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",
+        "def autocast(enabled=True):\n    pass\n\nwith autocast():\n    pass\n",
+        "import torch\ntry:\n    scaler = torch.amp.GradScaler('cuda')\nexcept AttributeError:\n    scaler = torch.cuda.amp.GradScaler()\n",
+        "import torch\nctx = torch.amp.autocast('cuda') if TORCH_2_4 else torch.cuda.amp.autocast()\n",
+        "try:\n    from torch.amp import GradScaler\nexcept ImportError:\n    from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
+        "import torch\nif hasattr(torch, 'amp'):\n    ctx = torch.amp.autocast(device_type='cuda')\nelse:\n    ctx = torch.cuda.amp.autocast()\n",
+    ]
+    invalid = [
+        Invalid(
+            "import torch\n\nscaler = torch.cuda.amp.GradScaler(enabled=use_amp)\nwith torch.cuda.amp.autocast(enabled=use_amp):\n    loss = model(x)\n",
+            fixed="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\nwith torch.amp.autocast(\"cuda\", enabled=use_amp):\n    loss = model(x)\n",
+            count=2,
+        ),
+        Invalid(
+            "import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = GradScaler(2.0**10)\n\n\n@autocast()\ndef forward(x):\n    return net(x)\n",
+            fixed="import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = T.amp.GradScaler(\"cuda\", 2.0**10)\n\n\n@T.amp.autocast(\"cuda\")\ndef forward(x):\n    return net(x)\n",
+            count=2,
+        ),
+        Invalid(
+            "from torch.cuda import amp\n\nwith amp.autocast(False, torch.bfloat16):\n    y = model(x)\n",
+            fixed="from torch.cuda import amp\nimport torch\n\nwith torch.amp.autocast(\"cuda\", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n",
+        ),
+        Invalid(
+            "import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
+            "    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.cuda.amp.custom_bwd\n    def backward(ctx, g):\n        return g\n",
+            fixed="import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n"
+            "    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.amp.custom_bwd(device_type=\"cuda\")\n    def backward(ctx, g):\n        return g\n",
+            count=2,
+        ),
+        Invalid(
+            "import torch\nctx = torch.cuda.amp.autocast(**amp_kwargs)\n",
+            fixed="import torch\nctx = torch.amp.autocast(\"cuda\", **amp_kwargs)\n",
+            target_torch_version="2.4",
+        ),
+        Invalid("import torch\nctx = torch.cuda.amp.autocast(*flags)\n"),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.compat_names: set[str] = set()  # imported from torch.cuda.amp as a fallback
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """`try: from torch.amp import GradScaler / except ImportError: from torch.cuda.amp import GradScaler`."""
+        module = dotted(node.module) if node.module is not None else None
+        if module in ("torch.cuda.amp", "torch.cuda") and not isinstance(node.names, cst.ImportStar) and self._fallback():
+            self.compat_names.update(dotted(a.asname.name if a.asname else a.name) or "" for a in node.names)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.target_torch_version < _DEPRECATED_SINCE or self._fallback() or self._compat(node.func):
+            return
+        qualname = self.ctx.symbols.qualname(node.func)
+        if qualname in _AUTOCAST:
+            self._report(node, qualname, "autocast", self._autocast_args(node.args))
+        elif qualname in _SCALER:
+            self._report(node, qualname, "GradScaler", [cst.Arg(cst.SimpleString('"cuda"')), *node.args])
+        elif qualname in _CUSTOM:
+            self._report(node, qualname, _CUSTOM[qualname], self._custom_args(node.args))
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        """Bare `@torch.cuda.amp.custom_fwd` / `@custom_bwd`, which become calls with a device."""
+        if self.ctx.target_torch_version < _DEPRECATED_SINCE or isinstance(node.decorator, cst.Call) or self._fallback():
+            return
+        qualname = self.ctx.symbols.qualname(node.decorator)
+        if qualname in _CUSTOM and not self._compat(node.decorator):
+            self._report(node.decorator, qualname, _CUSTOM[qualname], self._custom_args([]))
+
+    def _fallback(self) -> bool:
+        """Whether the node being visited is the old-torch branch of a version or feature switch."""
+        for parent in self.ctx.stack:
+            if isinstance(parent, cst.ExceptHandler):
+                return True
+            if isinstance(parent, cst.If | cst.IfExp):
+                if _VERSION_TEST.search(self.ctx.code(parent.test)) or self._uses_generic_amp(parent):
+                    return True
+        return False
+
+    def _compat(self, func: cst.BaseExpression) -> bool:
+        return (dotted(func) or "").split(".")[0] in self.compat_names
+
+    def _uses_generic_amp(self, root: cst.CSTNode) -> bool:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and (self.ctx.symbols.qualname(node) or "").startswith(("torch.amp.", "torch.autocast", "torch.GradScaler")):
+                return True
+            stack.extend(node.children)
+        return False
+
+    def _report(self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None) -> None:
+        message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}` with the \"cuda\" device"
+        if args is None:
+            self.report(node, message)
+            return
+        alias, import_edit = self.ctx.torch_alias()
+        func = cst.parse_expression(f"{alias}.amp.{new}")
+        call = node.with_changes(func=func, args=_commas(args)) if isinstance(node, cst.Call) else cst.Call(func, _commas(args))
+        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call))
+        self.report(node, message, fix)
+
+    @staticmethod
+    def _autocast_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg] | None:
+        """`"cuda"` first, then the old positional arguments as keywords; None when `*args` hides them."""
+        new = [cst.Arg(cst.SimpleString('"cuda"'))]
+        for i, arg in enumerate(args):
+            if arg.star == "*":
+                return None
+            if arg.keyword is None and arg.star == "" and i < len(_AUTOCAST_POSITIONAL):
+                arg = _keyword(_AUTOCAST_POSITIONAL[i], arg.value).with_changes(comma=arg.comma)
+            new.append(arg)
+        return new
+
+    @staticmethod
+    def _custom_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg]:
+        """The old arguments with `device_type="cuda"` after the positional ones (the decorated function)."""
+        positional = [a for a in args if a.keyword is None and a.star == ""]
+        rest = [a for a in args if a not in positional]
+        return [*positional, _keyword("device_type", cst.SimpleString('"cuda"')), *rest]
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Every argument but the last followed by a comma; the last keeps what it had."""
+    return [_with_comma(a) if i < len(args) - 1 else a for i, a in enumerate(args)]

@@ -1,0 +1,324 @@
+"""TL001 eval-without-no-grad."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.diagnostics import Applicability, Edit, Fix, Position
+from torchlint.rule import Invalid, Rule
+
+_TRAIN_AND_VALIDATE = """\
+import torch
+from torch import nn
+
+def fit(model, opt, train_loader, val_loader):
+    model.train()
+    for x, y in train_loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    correct = 0
+    # validation
+    for x, y in val_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+"""
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TL001"
+    name = "eval-without-no-grad"
+    summary = "A forward pass for evaluation or inference runs with autograd recording"
+    fix_availability = "unsafe"
+    docs = """
+## What it does
+Flags a model's forward pass (`model(x)`, `self.net(x)`, `model.forward(x)`) that runs for
+evaluation, validation, testing or inference while autograd is on. Evaluation is recognised
+from `model.eval()` earlier in the same function, a function named like evaluation (`validate`,
+`evaluate`, `test`, `predict`, `infer`, `generate`...), or a loop over a validation or test
+loader (`for x, y in val_loader`). A call counts as a forward pass when the callee is a module
+built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
+`encoder`, `backbone`...).
+
+It stays quiet when the forward already runs under `torch.no_grad()`,
+`torch.inference_mode()`, `torch.set_grad_enabled(False)` or a decorator of those; when the
+enclosing function is only called from such code in the same file; when grad is switched
+explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`); when the evaluation code needs
+gradients (it calls `backward()`, `torch.autograd.grad`, sets `requires_grad`, steps an
+optimizer, or its result feeds a `backward()`); when the module's parameters are frozen with
+`requires_grad_(False)`; in unit-test modules; in Lightning's `validation_step`/`test_step`/
+`predict_step`, which the trainer already runs without grad; for wrappers that disable grad
+themselves (ultralytics `YOLO`, transformers `pipeline`); and in code whose grad mode its
+callers own: a module's `forward` and the methods it calls, helpers called only from other
+evaluation functions, overrides that delegate to `super()`, and shape-probing forwards in
+`__init__`. It reports once per
+evaluation scope (function, loop or block), at the first forward pass.
+
+## Why is this bad?
+With grad on, every operation of the forward records a node of the autograd graph and keeps
+the activations the backward pass would need, although no backward pass ever comes. That
+costs time and, above all, memory: an evaluation batch then needs roughly the activation
+memory of a training batch, which limits the evaluation batch size and can run out of memory
+where the same batch under `torch.no_grad()` fits easily. `model.eval()` does not turn
+autograd off: it only switches dropout and batch norm to their evaluation behaviour.
+
+## Example
+```python
+model.eval()
+for x, y in val_loader:
+    correct += (model(x).argmax(1) == y).sum().item()
+```
+
+## Use instead
+```python
+model.eval()
+with torch.no_grad():
+    for x, y in val_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+```
+or decorate an evaluation function with `@torch.no_grad()`. `torch.inference_mode()` is
+faster still, but its tensors can never enter autograd later, so the fix uses `no_grad`.
+
+## Fix safety
+The fix wraps the evaluation loop or block in `with torch.no_grad():` (re-indenting it), or
+decorates an evaluation function with `@torch.no_grad()`, and adds `import torch` when the
+file has none. It is unsafe: tensors produced in the wrapped code no longer have
+`requires_grad`, so anything that later needs their gradients fails — a caller in another file
+that calls `backward()` on what a decorated function returns, an attack or saliency method
+reached through a function defined elsewhere, or a tensor cached for later training. Check
+that nothing downstream differentiates through the result. No fix is offered for `async`
+functions or code that yields or awaits inside the block, where a context manager would leak
+the grad mode to other code.
+
+## References
+- [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+- [torch.inference_mode](https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)
+- [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+- [PyTorch Performance Tuning Guide: disable gradient calculation for inference](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): turn off gradient computation for validation](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+
+    valid = [
+        # already under no_grad / inference_mode / set_grad_enabled(False), any alias
+        "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, _ in loader:\n            model(x)\n",
+        "import torch as T\n\n@T.inference_mode()\ndef predict(model, x):\n    return model(x)\n",
+        "from torch import no_grad\n\n@no_grad()\ndef validate(net, x):\n    return net(x)\n",
+        "import torch\nmodel.eval()\nwith torch.set_grad_enabled(False):\n    for x in val_loader:\n        model(x)\n",
+        "import torch\nmodel.eval()\nwith torch.autocast('cuda'), torch.inference_mode():\n    out = model(x)\n",
+        # only called from a no_grad context in the same file
+        "import torch\n\ndef run_validation(model, loader):\n    return [model(x) for x, _ in loader]\n\n"
+        "def fit(model, loader):\n    with torch.no_grad():\n        run_validation(model, loader)\n",
+        # the scope needs gradients: fine-tuning, adversarial examples
+        "import torch\n\ndef evaluate(model, x, opt):\n    loss = model(x).entropy().mean()\n    loss.backward()\n    opt.step()\n",
+        "import torch\n\ndef evaluate_adversarial(model, x, y):\n    model.eval()\n    x.requires_grad_(True)\n"
+        "    loss = torch.nn.functional.cross_entropy(model(x), y)\n    grad, = torch.autograd.grad(loss, x)\n    return model(x + 0.1 * grad.sign())\n",
+        # fine-tuning with frozen batch norm: backward comes after the eval-mode forward
+        "import torch\n\ndef finetune(model, loader, opt):\n    for x, y in loader:\n        model.eval()\n        out = model(x)\n"
+        "        loss = (out - y).abs().mean()\n        loss.backward()\n        opt.step()\n",
+        # its result feeds a backward pass in the same file
+        "import torch\n\ndef predict(model, x):\n    return model(x)\n\nfor x, y in train_loader:\n"
+        "    loss = (predict(model, x) - y).pow(2).mean()\n    loss.backward()\n",
+        # grad switched explicitly
+        "import torch\n\ndef predict(model, x):\n    with torch.enable_grad():\n        return model(x)\n",
+        "import torch\nfor phase in ['train', 'val']:\n    for x, y in loaders[phase]:\n"
+        "        with torch.set_grad_enabled(phase == 'train'):\n            out = model(x)\n",
+        "import torch\ntorch.set_grad_enabled(False)\nmodel.eval()\nprint(model(x))\n",
+        # a context manager of the file's own that sets the grad mode
+        "import torch\n\nclass Runner:\n    def _mode(self, training):\n        return torch.set_grad_enabled(training)\n\n"
+        "    def predict(self, x):\n        with self._mode(False):\n            return self.model(x)\n",
+        # a step of a forward, an override delegating to its base
+        "import torch\nfrom torch import nn\n\nclass Block(nn.Module):\n    def predict(self, h):\n        return self.head_net(h)\n\n"
+        "    def forward(self, h):\n        return self.predict(h)\n",
+        "import torch\nfrom base import Generator\n\nclass Sampler(Generator):\n    def generate(self, ids):\n"
+        "        embeds = self.encoder(ids)\n        return super().generate(embeds)\n",
+        # wrappers that already run without grad; callables that are not modules
+        "import torch\nfrom ultralytics import YOLO\n\nmodel = YOLO('yolo.pt')\n\ndef predict(frame):\n    return model(frame)\n",
+        "import torch\nfrom transformers import AutoTokenizer\n\ntokenizer = AutoTokenizer.from_pretrained('t5')\nmodel.eval()\nids = tokenizer(text)\n",
+        "import torch\n\ndef evaluate(trainer, model):\n    trainer.wrap_model(model)\n    return solver.model()\n",
+        # frozen parameters record no graph
+        "import torch\nteacher.requires_grad_(False)\nteacher.eval()\nfor x in val_loader:\n    teacher(x)\n",
+        # training code, not evaluation
+        "import torch\n\ndef train(model, loader):\n    model.train()\n    for x, y in loader:\n        model(x)\n",
+        # not a forward pass: a method, a class, an imported function
+        "import torch\n\ndef evaluate(model, x):\n    return model.predict(x)\n",
+        "import torch\n\ndef predict(x):\n    return Model(x)\n",
+        "import torch\nfrom utils import model\n\ndef validate(x):\n    return model(x)\n",
+        # a dummy forward in a constructor, probing shapes
+        "import torch\nfrom torch import nn\n\nclass Det(nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
+        "        self.backbone = backbone\n        self.backbone.eval()\n        self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]\n",
+        # a Lightning hook: the trainer runs it without grad
+        "import torch\nimport pytorch_lightning as pl\n\nclass Lit(pl.LightningModule):\n    def validation_step(self, batch, i):\n        return self.model(batch)\n",
+        # unit tests
+        "import torch\nimport pytest\n\ndef test_forward():\n    model.eval()\n    assert model(torch.ones(1)).shape == (1,)\n",
+        # no torch at all
+        "def evaluate(model, x):\n    return model(x)\n",
+    ]
+    invalid = [
+        Invalid(
+            "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n",
+            fixed="import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n",
+        ),
+        Invalid(
+            "import torch as T\n\nclass Runner:\n    @staticmethod\n    def predict(net, x):\n        return net(x).softmax(-1)\n",
+            fixed="import torch as T\n\nclass Runner:\n    @staticmethod\n    @T.no_grad()\n    def predict(net, x):\n        return net(x).softmax(-1)\n",
+        ),
+        Invalid(
+            _TRAIN_AND_VALIDATE,
+            fixed=_TRAIN_AND_VALIDATE.replace(
+                "    # validation\n    for x, y in val_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n",
+                "    # validation\n    with torch.no_grad():\n        for x, y in val_loader:\n            correct += (model(x).argmax(1) == y).sum().item()\n",
+            ),
+        ),
+        # `from torch import nn` only: the fix imports torch; one finding for two forwards
+        Invalid(
+            "from torch import nn\n\nnet = nn.Sequential(nn.Linear(4, 2))\nnet.eval()\na = net(x1)\nb = net(x2)  # second\nprint(a, b)\n",
+            fixed="from torch import nn\nimport torch\n\nnet = nn.Sequential(nn.Linear(4, 2))\nnet.eval()\n"
+            "with torch.no_grad():\n    a = net(x1)\n    b = net(x2)  # second\nprint(a, b)\n",
+        ),
+        # a loop over a test loader, a module bound in the file under a neutral name
+        Invalid(
+            "import torch\n\nclass Net(torch.nn.Module):\n    pass\n\nclf = Net()\nfor xb, yb in test_dl:\n    preds = clf(xb)\n    total += (preds.argmax(1) == yb).sum()\n",
+            fixed="import torch\n\nclass Net(torch.nn.Module):\n    pass\n\nclf = Net()\nwith torch.no_grad():\n    for xb, yb in test_dl:\n"
+            "        preds = clf(xb)\n        total += (preds.argmax(1) == yb).sum()\n",
+        ),
+        # a method of a module that calls itself
+        Invalid(
+            "import torch.nn as nn\n\nclass Classifier(nn.Module):\n    def infer(self, x):\n        return self(x).argmax(-1)\n",
+            fixed="import torch.nn as nn\nimport torch\n\nclass Classifier(nn.Module):\n    @torch.no_grad()\n    def infer(self, x):\n        return self(x).argmax(-1)\n",
+        ),
+        # a with-block that is not about grad does not count; comments and strings keep their text
+        Invalid(
+            'import torch\nself.model.eval()\nwith open(path) as f:\n    for line in f:\n        """keep\n    this"""\n        # encode\n        out = self.model(encode(line))\n',
+            fixed='import torch\nself.model.eval()\nwith torch.no_grad():\n    with open(path) as f:\n        for line in f:\n            """keep\n    this"""\n'
+            "            # encode\n            out = self.model(encode(line))\n",
+        ),
+        # called both from no_grad code and without it: still a finding
+        Invalid(
+            "import torch\n\ndef generate(model, z):\n    return model(z)\n\nwith torch.no_grad():\n    generate(model, z)\nsamples = generate(model, z)\n",
+            fixed="import torch\n\n@torch.no_grad()\ndef generate(model, z):\n    return model(z)\n\nwith torch.no_grad():\n    generate(model, z)\nsamples = generate(model, z)\n",
+        ),
+        # a helper only called by evaluation code is covered by the caller's finding
+        Invalid(
+            "import torch\n\ndef predict(model, x):\n    return model(x)\n\ndef evaluate(model, xs):\n    first = model(xs[0])\n"
+            "    return [first] + [predict(model, x) for x in xs[1:]]\n",
+            fixed="import torch\n\ndef predict(model, x):\n    return model(x)\n\n@torch.no_grad()\ndef evaluate(model, xs):\n    first = model(xs[0])\n"
+            "    return [first] + [predict(model, x) for x in xs[1:]]\n",
+        ),
+        # `predict_step` outside Lightning is the file's own; `forward_*` methods are forward passes too
+        Invalid(
+            "import torch\n\nclass Seq2Seq(Base):\n    def predict_step(self, batch):\n        feats = self.encoder.forward_features(batch)\n"
+            "        return self.decoder(feats).argmax(-1)\n",
+            fixed="import torch\n\nclass Seq2Seq(Base):\n    @torch.no_grad()\n    def predict_step(self, batch):\n"
+            "        feats = self.encoder.forward_features(batch)\n        return self.decoder(feats).argmax(-1)\n",
+        ),
+        # an async function gets the finding but no fix
+        Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name | cst.Attribute):
+            self.calls.append(node)
+
+    def finish(self) -> None:
+        if not self.calls or not self.ctx.symbols.uses_torch:
+            return
+        evaluation = self.ctx.fact(Evaluation)
+        if evaluation.is_test_module():
+            return
+        groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
+        for call in self.calls:
+            scope = self._scope(call, evaluation)
+            if scope is not None:
+                groups.setdefault(scope.key, []).append((call, scope))
+        for members in groups.values():
+            self._check_scope(members)
+
+    def _scope(self, call: cst.Call, evaluation: Evaluation) -> EvalScope | None:
+        """The evaluation scope of `call` when it is a forward pass recording autograd."""
+        if not evaluation.is_forward(call):
+            return None
+        scope = evaluation.scope(call)
+        if scope is None:
+            return None
+        if evaluation.is_frozen(evaluation.callee(call) or ""):
+            return None
+        return scope if self.ctx.fact(Grad).mode(call) is GradMode.RECORDING else None
+
+    def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
+        grad = self.ctx.fact(Grad)
+        first, scope = members[0]
+        function = scope.function or self.ctx.fact(Evaluation).enclosing_function(first)
+        if scope.function is not None:
+            region: list[cst.CSTNode] = [scope.function.body]
+        else:
+            low, high = min(s.index for _, s in members), max(s.index for _, s in members)
+            region = list(scope.block.body[low : high + 1])
+        if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
+            return
+        if function is not None and grad.feeds_training(function):
+            return
+        callee = self.ctx.code(first.func)
+        fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
+        alias = self.ctx.torch_alias()[0]
+        where = f"decorate the function with `@{alias}.no_grad()`" if scope.function is not None else f"wrap it in `with {alias}.no_grad():`"
+        self.report(first, f"`{callee}(...)` runs for evaluation ({scope.reason}) while autograd records its graph; {where}", fix)
+
+    # -- fixes ----------------------------------------------------------------------------
+    def _decorate(self, function: cst.FunctionDef) -> Fix | None:
+        if function.asynchronous is not None:
+            return None
+        alias, import_edit = self.ctx.torch_alias()
+        at = self.ctx.start(function)
+        indent = self.ctx.line(at.row)[: at.column - 1]
+        edit = Edit(at, at, f"@{alias}.no_grad(){self.ctx.module.default_newline}{indent}")
+        return self.make_fix(f"Decorate `{function.name.value}` with `@{alias}.no_grad()`", Applicability.UNSAFE, import_edit, edit)
+
+    def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
+        if any(self._suspends(s) for s in statements):
+            return None
+        alias, import_edit = self.ctx.torch_alias()
+        first = statements[0]
+        wrapped = cst.With(
+            items=[cst.WithItem(cst.parse_expression(f"{alias}.no_grad()"))],
+            body=cst.IndentedBlock(body=[first.with_changes(leading_lines=()), *statements[1:]]),
+            leading_lines=first.leading_lines,
+        )
+        low = next(i for i, s in enumerate(block.body) if s is first)
+        body = [*block.body[:low], wrapped, *block.body[low + len(statements) :]]
+        module = self.ctx.module
+        new = module.with_changes(body=body) if block is module else module.deep_replace(block, block.with_changes(body=body))
+        edit = self._changed_text(new.code)
+        return self.make_fix(f"Wrap the evaluation code in `with {alias}.no_grad():`", Applicability.UNSAFE, import_edit, edit)
+
+    def _changed_text(self, new_code: str) -> Edit:
+        """The one edit turning the file's text into `new_code`: the span between their common ends."""
+        old = self.ctx.source
+        limit = min(len(old), len(new_code))
+        head = 0
+        while head < limit and old[head] == new_code[head]:
+            head += 1
+        tail = 0
+        while tail < limit - head and old[len(old) - 1 - tail] == new_code[len(new_code) - 1 - tail]:
+            tail += 1
+        return Edit(_position(old, head), _position(old, len(old) - tail), new_code[head : len(new_code) - tail])
+
+    def _suspends(self, statement: cst.CSTNode) -> bool:
+        """A yield or await outside nested functions: a with-block would leak the grad mode."""
+        found = m.findall(statement, m.Yield() | m.Await())
+        grad = self.ctx.fact(Grad)
+        owner = grad.enclosing_function(statement)
+        return any(grad.enclosing_function(node) is owner for node in found)
+
+
+def _position(text: str, at: int) -> Position:
+    """The 1-based row and column of offset `at` in `text`."""
+    line_start = text.rfind("\n", 0, at) + 1
+    return Position(text.count("\n", 0, at) + 1, at - line_start + 1)

@@ -1,0 +1,374 @@
+"""TL105 grad-accumulation-broken."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.analysis.accumulation import Backprop
+from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.loops import Loop, LoopFacts
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.symbols import dotted
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule
+
+# Between a call and its loop, these make the call run only on some iterations.
+_CONDITIONAL = (cst.If, cst.IfExp, cst.ExceptHandler, cst.BooleanOperation, cst.For, cst.While, cst.CompFor, cst.Lambda, cst.FunctionDef, cst.Else)
+_ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulated", "acc"})
+# In the stepping block, these rescale the accumulated gradients instead of the loss.
+_RESCALING = ("div", "mul", "scale", "normalize")
+
+
+@dataclass
+class _Group:
+    """The steps of one optimizer in one per-batch loop."""
+
+    loop: Loop
+    optimizer: str
+    guarded: list[tuple[cst.Call, cst.If]] = field(default_factory=list)
+    every_iteration: bool = False
+
+
+class GradAccumulationBroken(Rule):
+    code = "TL105"
+    name = "grad-accumulation-broken"
+    summary = "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
+    fix_availability = "display-only"
+    tokens = ("zero_grad", "backward")
+    docs = """
+## What it does
+Looks at per-batch loops that run `backward()` on every iteration but step an optimizer only
+every N iterations, under a guard such as `if (i + 1) % accum_steps == 0:` (a `%` test, or a
+test naming the accumulation). It flags:
+
+1. `optimizer.zero_grad()` (or `model.zero_grad()` when the loop steps a single optimizer) that
+   runs on every iteration of that loop, outside the guard: the gradients of the first N-1
+   micro-batches are wiped before the step, so each step uses one micro-batch and the
+   accumulation is silently defeated;
+2. otherwise, a loss backpropagated on every iteration that is not divided by the number of
+   accumulation steps: `loss.backward()` (or `scaler.scale(loss).backward()`) where `loss` is
+   directly the result of a torch loss (`F.cross_entropy(...)`, a `nn.*Loss()` module with the
+   default mean reduction) or a model's `.loss`, never rescaled in the loop.
+
+Only clear cases are flagged by the second check. Not flagged: losses divided anywhere in the
+loop (`loss = loss / accum_steps`, `(loss / n).backward()`, `loss *= weight`); losses built by
+a function of your own (it may scale); losses with `reduction="sum"` or another non-default
+reduction (the normalization is then a deliberate choice); loops whose stepping block rescales
+the gradients instead (`p.grad.div_(n)`, `scale_grads(...)`, `multiply_grads(...)`);
+`accelerator.backward(loss)` and other framework backward calls (accelerate and DeepSpeed
+divide by the accumulation steps themselves).
+
+## Why is this bad?
+Gradient accumulation emulates a batch N times larger by summing the gradients of N
+micro-batches before one optimizer step. Zeroing the gradients on every iteration throws all
+but the last micro-batch away: training silently uses an N times smaller batch with N times
+fewer updates, for the cost of the full computation. Without dividing the loss by N, the summed
+gradient is N times the mean gradient of the large batch: the effective learning rate is N
+times higher than configured (and gradient clipping thresholds mean something else).
+
+## Example
+```python
+for i, (x, y) in enumerate(loader):
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+```
+
+## Use instead
+```python
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / accum_steps
+    loss.backward()
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+```
+
+## Fix safety
+Display-only: moving `zero_grad()` under the step's guard or dividing the loss changes the
+training dynamics (batch size, effective learning rate), which other settings may have been
+tuned around.
+
+## References
+- [PyTorch FAQ and autograd mechanics: gradients accumulate into `.grad`](https://pytorch.org/docs/stable/notes/autograd.html)
+- [torch.optim.Optimizer.zero_grad](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
+- [Automatic mixed precision examples: gradient accumulation](https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation)
+- [PyTorch Performance Tuning Guide](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): use gradient accumulation](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        # The textbook form.
+        "import torch\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x), y) / accum_steps\n    loss.backward()\n"
+        "    if (i + 1) % accum_steps == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        # No accumulation: step and zero_grad on every iteration; a step skipped on NaN is no accumulation.
+        "import torch\nfor x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n",
+        "import torch\nfor x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n    loss.backward()\n"
+        "    if torch.isfinite(loss):\n        optimizer.step()\n",
+        # A periodic scheduler step is not an optimizer step; two optimizers, each zeroed with its own step.
+        "import torch\nfor i, (x, y) in enumerate(loader):\n    optimizer.zero_grad()\n    criterion(model(x), y).backward()\n"
+        "    optimizer.step()\n    if i % 100 == 0:\n        scheduler.step()\n",
+        "import torch\nfor i, (real, _) in enumerate(loader):\n    opt_d.zero_grad()\n    d_loss(real).backward()\n    opt_d.step()\n"
+        "    if i % n_critic == 0:\n        opt_g.zero_grad()\n        g_loss(real).backward()\n        opt_g.step()\n",
+        # The loss is rescaled, or summed on purpose, or gradients are rescaled at the step.
+        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.cross_entropy(model(x), y)\n"
+        "    (loss / accum).backward()\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        "import torch\nfrom torch import nn\ncriterion = nn.CrossEntropyLoss(reduction='sum')\nfor i, (x, y) in enumerate(loader):\n"
+        "    loss = criterion(model(x), y)\n    loss.backward()\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.mse_loss(model(x), y)\n"
+        "    loss.backward()\n    if (i + 1) % accum == 0:\n        for p in model.parameters():\n            p.grad.div_(accum)\n"
+        "        optimizer.step()\n        optimizer.zero_grad()\n",
+        # accelerate divides by the accumulation steps itself.
+        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.mse_loss(model(x), y)\n"
+        "    accelerator.backward(loss)\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        # zero_grad under a configuration switch, not on every iteration.
+        "import torch\nfor i, (x, y) in enumerate(loader):\n    if not args.accumulate:\n        optimizer.zero_grad()\n"
+        "    (criterion(model(x), y) / 4).backward()\n    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nfor i, (x, y) in enumerate(loader):\n    optimizer.zero_grad()\n    loss = criterion(model(x), y) / accum_steps\n"
+            "    loss.backward()\n    if (i + 1) % accum_steps == 0:\n        optimizer.step()\n"
+        ),
+        # zero_grad after the guarded step, on a model, with a GradScaler.
+        Invalid(
+            "import torch\ndef train(model, loader, optimizer, scaler, accum):\n    for step, batch in enumerate(loader):\n"
+            "        with torch.autocast('cuda'):\n            loss = model(**batch).loss / accum\n        scaler.scale(loss).backward()\n"
+            "        if step % accum == accum - 1 or step == len(loader) - 1:\n            scaler.step(optimizer)\n            scaler.update()\n"
+            "        model.zero_grad()\n"
+        ),
+        # The loss is summed over micro-batches without dividing it.
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.cross_entropy(model(x), y)\n"
+            "    loss.backward()\n    if (i + 1) % args.gradient_accumulation_steps == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n"
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\ncriterion = nn.MSELoss()\nfor i, (x, y) in enumerate(loader):\n    outputs = model(x)\n"
+            "    loss = criterion(outputs, y)\n    scaler.scale(loss).backward()\n    if i % 8 == 0:\n        scaler.step(optimizer)\n"
+            "        scaler.update()\n        optimizer.zero_grad(set_to_none=True)\n"
+        ),
+    ]
+
+    def finish(self) -> None:
+        training = self.ctx.fact(Training)
+        if not training.trains:
+            return
+        groups = self._groups()
+        for group in groups.values():
+            if not group.guarded or group.every_iteration or not self._backward_every_iteration(group.loop):
+                continue
+            single = sum(1 for loop, _ in groups if loop is group.loop) == 1
+            zeroing = self._zero_grads_every_iteration(group, single)
+            if zeroing:
+                for call in zeroing:
+                    self._report_zeroing(call, group)
+            else:
+                self._check_loss_scaling(group)
+
+    # -- optimizer steps, grouped by loop and optimizer -----------------------------------
+    def _groups(self) -> dict[tuple[Loop, str], _Group]:
+        loops = self.ctx.fact(LoopFacts)
+        groups: dict[tuple[Loop, str], _Group] = {}
+        for call in self.ctx.fact(Scopes).calls:
+            optimizer = self._stepped_optimizer(call)
+            if optimizer is None:
+                continue
+            loop = loops.per_batch_loop(call, every_iteration=False)
+            if loop is None or not self._direct(call, loop):
+                continue
+            group = groups.setdefault((loop, optimizer), _Group(loop, optimizer))
+            guard = self._accumulation_guard(call, loop)
+            if guard is not None:
+                group.guarded.append((call, guard))
+            elif loops.per_batch_loop(call) is loop:
+                group.every_iteration = True
+        return groups
+
+    def _stepped_optimizer(self, call: cst.Call) -> str | None:
+        """`optimizer` for `optimizer.step()` and `scaler.step(optimizer)`."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+            return None
+        owner = dotted(func.value)
+        if owner is None:
+            return None
+        if "scaler" in name_tokens(owner.rsplit(".", 1)[-1]):
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            return dotted(positional[0]) if positional else None
+        return owner if self.ctx.fact(Training).is_optimizer(func.value) else None
+
+    def _direct(self, node: cst.CSTNode, loop: Loop) -> bool:
+        """Whether `node` sits in the loop's own body, not in a function called from it."""
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if parent is loop:
+                return True
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+        return False
+
+    def _accumulation_guard(self, call: cst.Call, loop: Loop) -> cst.If | None:
+        """The `if (i + 1) % n == 0:`-like test that lets `call` run only every n-th iteration."""
+        loops = self.ctx.fact(LoopFacts)
+        child: cst.CSTNode = call
+        for parent in self.ctx.fact(Scopes).ancestors(call):
+            if parent is loop:
+                return None
+            if isinstance(parent, cst.If) and self._counts_accumulation(parent.test):
+                rare = loops.rare_branch(parent.test)
+                if (rare == "body" and child is parent.body) or (rare == "orelse" and child is parent.orelse):
+                    return parent
+            child = parent
+        return None
+
+    def _counts_accumulation(self, test: cst.BaseExpression) -> bool:
+        if _modulo(test) is not None:
+            return True
+        return any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in _identifiers(test))
+
+    def _backward_every_iteration(self, loop: Loop) -> bool:
+        loops = self.ctx.fact(LoopFacts)
+        return any(loops.per_batch_loop(call) is loop for call in self.ctx.fact(Backprop).backward_calls)
+
+    # -- 1. zero_grad on every iteration ---------------------------------------------------
+    def _zero_grads_every_iteration(self, group: _Group, single: bool) -> list[cst.Call]:
+        """`optimizer.zero_grad()` (or a module's, when the loop steps one optimizer) on every iteration."""
+        training = self.ctx.fact(Training)
+        loops = self.ctx.fact(LoopFacts)
+        found = []
+        for call in self._loop_calls(group.loop):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value != "zero_grad":
+                continue
+            owner = dotted(func.value)
+            if owner != group.optimizer and not (single and owner is not None and not training.is_optimizer(func.value)):
+                continue
+            if self._unconditional(call, group.loop) and loops.per_batch_loop(call) is group.loop:
+                found.append(call)
+        return found
+
+    def _loop_calls(self, loop: Loop) -> list[cst.Call]:
+        return [call for call in self.ctx.fact(Scopes).calls if self._direct(call, loop)]
+
+    def _unconditional(self, node: cst.CSTNode, loop: Loop) -> bool:
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if parent is loop:
+                return True
+            if isinstance(parent, _CONDITIONAL):
+                return False
+        return False
+
+    def _report_zeroing(self, call: cst.Call, group: _Group) -> None:
+        step, guard = group.guarded[0]
+        divisor = _modulo(guard.test)
+        every = f"every `{self.ctx.code(divisor)}` iterations" if divisor is not None else "only now and then"
+        fix = self.make_fix(f"Call `{self.ctx.code(call)}` under the same guard, right after `{self.ctx.code(step)}`", Applicability.DISPLAY_ONLY)
+        self.report(
+            call,
+            f"`{self.ctx.code(call)}` runs on every iteration but `{self.ctx.code(step)}` {every}: the gradients of the "
+            "other micro-batches are wiped before each step, defeating the accumulation",
+            fix,
+        )
+
+    # -- 2. an accumulated loss that is not divided --------------------------------------
+    def _check_loss_scaling(self, group: _Group) -> None:
+        _, guard = group.guarded[0]
+        divisor = _modulo(guard.test)
+        if divisor is None or self._rescales_gradients(guard):
+            return
+        backprop = self.ctx.fact(Backprop)
+        loops = self.ctx.fact(LoopFacts)
+        for call in backprop.backward_calls:
+            if not backprop.is_tensor_backward(call) or loops.per_batch_loop(call) is not group.loop or not self._direct(call, group.loop):
+                continue
+            loss = self._undivided_loss(call.func.value, group.loop)  # type: ignore[attr-defined]
+            if loss is None:
+                continue
+            fix = self.make_fix(f"Divide the loss by `{self.ctx.code(divisor)}` before `backward()`", Applicability.DISPLAY_ONLY)
+            self.report(
+                call,
+                f"`{self.ctx.code(loss)}` is backpropagated on every micro-batch but the optimizer steps every "
+                f"`{self.ctx.code(divisor)}` iterations and the loss is never divided by it: the summed gradient is "
+                f"`{self.ctx.code(divisor)}` times the mean",
+                fix,
+            )
+
+    def _undivided_loss(self, target: cst.BaseExpression, loop: Loop) -> cst.BaseExpression | None:
+        """The loss of `target.backward()` when it is a plain, mean-reduced torch loss, never rescaled."""
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "scale":
+            positional = [a.value for a in target.args if a.keyword is None and not a.star]
+            if len(positional) != 1:
+                return None
+            target = positional[0]
+        value = target
+        if isinstance(target, cst.Name):
+            bindings = self.ctx.fact(Scopes).reaching(target)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None  # rebound, or rescaled with `loss /= n`
+            if not any(parent is loop.body for parent in self.ctx.fact(Scopes).ancestors(bindings[0].node)):
+                return None
+            value = bindings[0].value
+        return target if self._plain_mean_loss(value) else None
+
+    def _plain_mean_loss(self, value: cst.BaseExpression) -> bool:
+        backprop = self.ctx.fact(Backprop)
+        if isinstance(value, cst.Attribute | cst.Subscript):
+            return backprop.is_loss_call(value)  # `model(x).loss`: the model's mean loss
+        if not isinstance(value, cst.Call):
+            return False
+        if _non_default_reduction(value):
+            return False
+        qualname = self.ctx.symbols.qualname(value.func) or ""
+        if qualname.startswith("torch.nn.functional."):
+            return backprop.is_loss_call(value)
+        module = backprop.loss_module(value.func)
+        return module is not None and not _non_default_reduction(module)
+
+    def _rescales_gradients(self, guard: cst.If) -> bool:
+        """Whether the stepping block divides the gradients itself (`p.grad.div_(n)`, `scale_grads(model, 1 / n)`)."""
+        stack: list[cst.CSTNode] = [guard.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+                return True
+            if isinstance(node, cst.Call):
+                name = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
+                if any(word in name for word in _RESCALING) and name != "update":
+                    return True
+            stack.extend(node.children)
+        return False
+
+
+def _modulo(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The divisor of the first `%` in a test: `accum_steps` in `(i + 1) % accum_steps == 0`."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+                return node.right
+        stack.extend(reversed(node.children))
+    return None
+
+
+def _identifiers(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current.value)
+        stack.extend(current.children)
+    return found
+
+
+def _non_default_reduction(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("reduction", "size_average", "reduce"):
+            value = arg.value
+            return not (isinstance(value, cst.SimpleString) and value.evaluated_value == "mean")
+    return False

@@ -1,0 +1,684 @@
+"""TL002 host-sync-in-loop."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.provenance import NumpyProvenance
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.rule import Invalid, Rule, Valid
+
+_METHODS = ("item", "cpu", "numpy", "tolist")
+_CONVERSIONS = ("float", "int", "bool")
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter", "all_to_all")
+_BACKEND = re.compile(r"mps|xla|tpu|\bcpu\b|DeviceCPU|\"cpu\"|'cpu'", re.IGNORECASE)
+_LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    kind: str  # "method", "conversion", "condition", "format"
+    node: cst.CSTNode  # the node reported
+    value: cst.BaseExpression  # the tensor the sync reads
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
+class HostSyncInLoop(Rule):
+    code = "TL002"
+    name = "host-sync-in-loop"
+    summary = "A host-device sync (`.item()`, `.cpu()`, `if tensor:`, ...) runs on every batch"
+    fix_availability = "unsafe"
+    # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing.
+    tokens = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
+    docs = """
+## What it does
+Flags host-device synchronisations that run on every iteration of a per-batch training or
+evaluation loop:
+
+- `.item()`, `.cpu()`, `.numpy()` and `.tolist()` of a tensor;
+- `float(t)`, `int(t)` and `bool(t)` of a tensor;
+- a tensor used as a condition: `if t:`, `while t:`, `x if t else y`;
+- printing a tensor, or formatting it into text (f-strings, `%`, `str.format`).
+
+A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
+`train_loader`, `loader`, `dataloader`, `batches`, also through `enumerate`/`tqdm`) or a loop
+whose own body runs `backward()` or an optimizer step. Code in a function called from such a
+loop in the same file counts too; a loop around another per-batch loop (over epochs, files or
+shards) does not.
+
+Not flagged:
+- code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
+  `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
+  (`if i == 0:`) and except handlers;
+- code after the loop, and per-epoch loops (`for epoch in range(...)`);
+- values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
+  known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
+  what a model computes from them), and conversions guarded by a type test
+  (`if torch.is_tensor(lr): lr = lr.item()`);
+- reads that are the point of the code: `assert`s and `self.assert*` checks, code in
+  `test_*` functions and `Test*` classes, values just agreed across ranks with a collective
+  (`all_reduce(done); if done.item(): break`), and branches for one backend
+  (`if isinstance(device, DeviceMPS):`);
+- files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
+  `device=` that can be a GPU, no `"cuda"` device string): there a sync costs nothing.
+
+## Why is this bad?
+CUDA work is queued asynchronously: the Python loop runs ahead of the GPU, preparing the next
+batch while earlier kernels still execute. Reading a tensor's value on the host makes the
+CPU wait until every queued kernel has finished and the value is copied back. Done once per
+batch, this drains the queue every step: the GPU idles while Python launches the next step's
+kernels, and the data loader's prefetching no longer hides behind computation. The cost grows
+with the number of steps and is largest for small, fast models.
+
+## Example
+```python
+running_loss = 0.0
+for inputs, labels in train_loader:
+    optimizer.zero_grad()
+    loss = criterion(model(inputs.to(device)), labels.to(device))
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.item()
+print(running_loss / len(train_loader))
+```
+
+## Use instead
+```python
+running_loss = 0.0
+for inputs, labels in train_loader:
+    optimizer.zero_grad()
+    loss = criterion(model(inputs.to(device)), labels.to(device))
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.detach()
+print(float(running_loss) / len(train_loader))
+```
+Values that are logged every step can be logged every N steps instead
+(`if step % log_every == 0: print(loss.item())`); predictions collected for metrics can stay
+on the device (`preds.append(out.argmax(1))`) and move once after the loop
+(`torch.cat(preds).cpu()`).
+
+## Fix safety
+Only `total += loss.item()` (or `float(loss)`, possibly scaled, as in
+`total += loss.item() * x.size(0)`) has a fix, and it is unsafe. It adds
+`loss.detach()` on the device instead (for counts such as `(pred == y).sum()`, the count
+itself, which has no autograd history) and wraps every read of `total` in `float(...)` (in
+`int(...)` for counts), so the value read keeps its Python type.
+Behaviour can still change:
+
+- the sum is kept in the tensor's dtype (float32, or float16/bfloat16 for a half-precision
+  loss) instead of Python's float64, so the result can differ in its last digits, and long
+  sums of half-precision values lose precision;
+- an error in the device work (a NaN check, a device-side assert) surfaces where `total` is
+  read, not at the batch that caused it;
+- while the loop runs, `total` is a device tensor, not a number.
+
+The fix is offered only when `total` is a local name initialised with a number literal, only
+ever updated with `+=`/`-=`, not used by nested functions, and read only outside the
+per-batch loop or under a periodic guard; otherwise each read would sync again, and the
+finding carries a display-only hint instead. Every other finding is display-only: the right
+rewrite (log every N steps, collect on the device, decide on the device with `torch.where`)
+depends on what the value is for.
+
+## References
+- [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+- [torch.cuda.set_sync_debug_mode](https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html): makes PyTorch warn or raise on synchronizing operations, to find them at run time
+- [CUDA semantics: asynchronous execution](https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution)
+- [PyTorch Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): beware of frequently transferring data between CPUs and GPUs](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        # Per-epoch loop, not per batch.
+        "import torch\ndevice = torch.device('cuda')\nfor epoch in range(10):\n    loss = train_one_epoch(model, loader)\n    print(loss.item())\n",
+        # Under a periodic guard.
+        (
+            "import torch\nmodel = model.cuda()\nfor step, (x, y) in enumerate(train_loader):\n"
+            "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    optimizer.step()\n"
+            "    if step % 100 == 0:\n        print(loss.item())\n"
+        ),
+        (
+            "import torch\nmodel.to(device)\nfor i, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
+            "    if (i + 1) % args.log_every == 0 and is_main:\n        print(f'loss {loss}')\n"
+        ),
+        (
+            "import torch\nmodel.to(device)\nfor i, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
+            "    if i % 10:\n        continue\n    print(loss.item())\n"
+        ),
+        # After the loop.
+        (
+            "import torch\nmodel.cuda()\ntotal = torch.zeros((), device='cuda')\nfor x, y in train_loader:\n"
+            "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    total += loss.detach()\n"
+            "print(total.item())\n"
+        ),
+        # Not a tensor.
+        (
+            "import torch\nimport numpy as np\nmodel.cuda()\nfor x, y in train_loader:\n    loss = criterion(model(x.cuda()), y.cuda())\n"
+            "    loss.backward()\n    scores = np.array(x.shape)\n    print(scores.tolist(), float(len(y)))\n"
+        ),
+        # A DataLoader batch that stays on the CPU.
+        (
+            "import torch\nmodel.cuda()\nfor x, y in train_loader:\n    out = model(x.cuda())\n    counts = y.tolist()\n"
+        ),
+        # The file never uses an accelerator.
+        "import torch\nfor x, y in train_loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    print(loss.item())\n",
+        # Not a per-batch loop.
+        "import torch\nmodel.cuda()\nfor name, p in model.named_parameters():\n    print(name, p.norm().item())\n",
+        # Once-only and exceptional paths.
+        (
+            "import torch\nmodel.cuda()\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x.cuda()), y.cuda())\n"
+            "    if i == 0:\n        print(loss.item())\n    try:\n        loss.backward()\n    except RuntimeError:\n"
+            "        print(loss.item())\n"
+        ),
+        # Flags set by a logging schedule, tests, values agreed across ranks, backend workarounds.
+        (
+            "import torch\nimport torch.distributed as dist\nmodel.cuda()\n"
+            "def test_training():\n    for x, y in loader:\n        loss = model(x.cuda()).sum()\n        loss.backward()\n"
+            "        assert loss.item() > 0\n"
+            "def train():\n    for x, y in loader:\n        loss = model(x.cuda()).sum()\n        loss.backward()\n"
+            "        if control.should_log:\n            print(loss.item())\n"
+            "        done = torch.zeros(1, device='cuda')\n        dist.all_reduce(done)\n        if done.item():\n            break\n"
+            "        if x.device.type == 'mps':\n            loss = loss.cpu()\n"
+        ),
+        Valid("import numpy as np\nfor batch in loader:\n    x = batch.cuda()\n    print(float(x))\n"),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\n"
+            "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+            "running_loss = 0.0\n"
+            "for inputs, labels in train_loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(inputs.to(device)), labels.to(device))\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    running_loss += loss.item()\n"
+            "print(f'loss {running_loss / len(train_loader):.3f}')\n",
+            fixed=(
+                "import torch\n"
+                "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                "running_loss = 0.0\n"
+                "for inputs, labels in train_loader:\n"
+                "    optimizer.zero_grad()\n"
+                "    loss = criterion(model(inputs.to(device)), labels.to(device))\n"
+                "    loss.backward()\n"
+                "    optimizer.step()\n"
+                "    running_loss += loss.detach()\n"
+                "print(f'loss {float(running_loss) / len(train_loader):.3f}')\n"
+            ),
+        ),
+        # Reads under a periodic guard are converted there; counts are read back with int().
+        Invalid(
+            "import torch as T\n"
+            "def train(model, loader, opt, device):\n"
+            "    running, correct = 0.0, 0\n"
+            "    for i, (x, y) in enumerate(loader):\n"
+            "        out = model(x.to(device))\n"
+            "        loss = T.nn.functional.cross_entropy(out, y.to(device))\n"
+            "        loss.backward()\n"
+            "        opt.step()\n"
+            "        running += loss.item() * x.size(0)\n"
+            "        correct += (out.argmax(1) == y.to(device)).sum().item()\n"
+            "        if i % 100 == 99:\n"
+            "            print(running / 100, correct)\n"
+            "            running = 0.0\n"
+            "    return correct\n",
+            fixed=(
+                "import torch as T\n"
+                "def train(model, loader, opt, device):\n"
+                "    running, correct = 0.0, 0\n"
+                "    for i, (x, y) in enumerate(loader):\n"
+                "        out = model(x.to(device))\n"
+                "        loss = T.nn.functional.cross_entropy(out, y.to(device))\n"
+                "        loss.backward()\n"
+                "        opt.step()\n"
+                "        running += loss.detach() * x.size(0)\n"
+                "        correct += (out.argmax(1) == y.to(device)).sum()\n"
+                "        if i % 100 == 99:\n"
+                "            print(float(running) / 100, int(correct))\n"
+                "            running = 0.0\n"
+                "    return int(correct)\n"
+            ),
+            count=2,
+        ),
+        # A read on every batch would sync again: a hint, no fix.
+        Invalid(
+            "import torch\n"
+            "model.cuda()\n"
+            "total = 0.0\n"
+            "for step, (x, y) in enumerate(tqdm(train_loader)):\n"
+            "    loss = criterion(model(x.cuda()), y.cuda())\n"
+            "    loss.backward()\n"
+            "    total += loss.item()\n"
+            "    pbar.set_postfix(loss=total / (step + 1))\n"
+        ),
+        # A loop that steps the optimizer is per-batch whatever it iterates; aliases resolve.
+        Invalid(
+            "import torch as T\n"
+            "from torch import optim\n"
+            "dev = T.device('cuda')\n"
+            "opt = optim.SGD(params, lr=0.1)\n"
+            "while step < max_steps:\n"
+            "    x, y = next(it)\n"
+            "    loss = loss_fn(net(x.to(dev)), y.to(dev))\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "    if T.isnan(loss):\n"
+            "        break\n"
+            "    print(f'step {step}: {loss}')\n"
+            "    history.append(loss.item())\n",
+            count=3,
+        ),
+        # A helper called on every batch of a loop in the same file.
+        Invalid(
+            "import torch\n"
+            "def accuracy(out, y):\n"
+            "    return float((out.argmax(1) == y).sum())\n"
+            "def train(model, loader, optimizer):\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.cuda(), y.cuda()\n"
+            "        out = model(x)\n"
+            "        acc = accuracy(out, y)\n"
+            "        preds = out.argmax(1).cpu().numpy()\n"
+        ,
+            count=2,
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[_Candidate] = []
+        self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
+
+    # -- collecting candidates during the traversal ------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+            if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
+                self.candidates.append(_Candidate("method", node, func.value))
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRINGS):
+            self.candidates.extend(_Candidate("format", a.value, a.value) for a in node.args)  # "{:.3f}".format(loss)
+            return
+        if not isinstance(func, cst.Name):
+            return
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        if func.value in _CONVERSIONS and len(positional) == 1 and len(node.args) == 1:
+            self.candidates.append(_Candidate("conversion", node, positional[0].value))
+        elif func.value == "print":
+            self.candidates.extend(_Candidate("format", a.value, a.value) for a in positional)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.has_loops = True
+
+    def visit_While(self, node: cst.While) -> None:
+        self.has_loops = True
+        self._condition(node.test)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._condition(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._condition(node.test)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """`"%.4g" % loss` and `"%s %s" % (step, *losses)` format their operands."""
+        if not isinstance(node.operator, cst.Modulo) or not _is_text(node.left):
+            return
+        operands = [e.value for e in node.right.elements] if isinstance(node.right, cst.Tuple) else [node.right]
+        self.candidates.extend(_Candidate("format", o, o) for o in operands)
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.candidates.append(_Candidate("format", node.expression, node.expression))
+
+    def _condition(self, test: cst.BaseExpression) -> None:
+        """Every operand that Python turns into a bool: `a and not b` tests `a` and `b`."""
+        todo = [test]
+        while todo:
+            current = todo.pop()
+            if isinstance(current, cst.BooleanOperation):
+                todo += [current.right, current.left]
+            elif isinstance(current, cst.UnaryOperation) and isinstance(current.operator, cst.Not):
+                todo.append(current.expression)
+            else:
+                self.candidates.append(_Candidate("condition", current, current))
+
+    # -- deciding, once the whole file is known ----------------------------------------
+    def finish(self) -> None:
+        if not self.candidates or not self.has_loops or not self.ctx.symbols.uses_torch:
+            return
+        loops = self.ctx.fact(LoopFacts)
+        if not loops.uses_accelerator:
+            return
+        tensors = self.ctx.fact(TensorFacts)
+        for candidate in self.candidates:
+            loop = loops.per_batch_loop(candidate.node)
+            if loop is None or not self._syncs(candidate, tensors):
+                continue
+            if self._deliberate(candidate):
+                continue
+            message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
+            self.report(candidate.node, message, fix)
+
+    def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
+        kind = tensors.kind(candidate.value)
+        if candidate.kind != "method" or kind is not Kind.UNKNOWN:
+            return kind is Kind.TENSOR
+        # Only tensors and numpy values have these methods: an unknown receiver is a tensor
+        # unless the file shows it is numpy, or the code converts whatever it is given
+        # (`if torch.is_tensor(lr): lr = lr.item()`).
+        if isinstance(candidate.value, cst.Name) and tensors.type_test(candidate.value) is not None:
+            return False
+        return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
+
+    def _deliberate(self, candidate: _Candidate) -> bool:
+        """Reads that are the point of the code: checks in tests, values agreed across ranks, backend workarounds."""
+        return (
+            self._asserted(candidate.node)
+            or self._in_test(candidate.node)
+            or self._reduced_across_ranks(candidate.value)
+            or self._backend_branch(candidate.node)
+        )
+
+    def _in_test(self, node: cst.CSTNode) -> bool:
+        """Inside a `test_*` function or a `Test*` class: tests read values to check them."""
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if isinstance(parent, cst.FunctionDef) and parent.name.value.startswith("test"):
+                return True
+            if isinstance(parent, cst.ClassDef) and parent.name.value.startswith("Test"):
+                return True
+        return False
+
+    def _backend_branch(self, node: cst.CSTNode) -> bool:
+        """Under `if isinstance(device, DeviceMPS):`-like tests: a workaround for one backend (MPS, XLA, CPU)."""
+        child = node
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+            if isinstance(parent, cst.If) and child is parent.body and self._names_backend(parent.test):
+                return True
+            child = parent
+        return False
+
+    def _names_backend(self, test: cst.BaseExpression) -> bool:
+        """A test that holds on one backend: `isinstance(d, DeviceMPS)`, `x.device.type == "cpu"` (not `not is_xla()`)."""
+        if isinstance(test, cst.BooleanOperation):
+            return self._names_backend(test.left) or self._names_backend(test.right)
+        if isinstance(test, cst.UnaryOperation) or (isinstance(test, cst.Comparison) and any(isinstance(c.operator, cst.NotEqual | cst.IsNot | cst.NotIn) for c in test.comparisons)):
+            return False
+        return bool(_BACKEND.search(self.ctx.code(test)))
+
+    def _reduced_across_ranks(self, value: cst.BaseExpression) -> bool:
+        """`dist.all_reduce(done); if done.item():` -- the host needs the agreed value to decide."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(Scopes)
+        scope = scopes.scope_of(value)
+        for load in scopes.loads[scope].get(value.value, []):
+            arg = scopes.parents.get(load)
+            call = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(call, cst.Call) and _last_name(call.func) in _COLLECTIVES:
+                return True
+        return False
+
+    def _element_wise(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """Whether an inner loop or comprehension inside the per-batch loop repeats the sync."""
+        child = node
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if parent is loop or isinstance(parent, cst.FunctionDef | cst.Lambda):
+                return False
+            if isinstance(parent, cst.For | cst.While) and (child is parent.body or child is getattr(parent, "test", None)):
+                return True
+            if isinstance(parent, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) and child is not parent.for_in:
+                return True
+            child = parent
+        return False
+
+    def _asserted(self, node: cst.CSTNode) -> bool:
+        """Checks in tests (`assert`, `self.assertEqual(x.item(), 1)`) read values on purpose."""
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if isinstance(parent, cst.Assert):
+                return True
+            if isinstance(parent, cst.Call):
+                name = _last_name(parent.func)
+                if name.startswith("assert"):
+                    return True
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+        return False
+
+    # -- messages and fixes ------------------------------------------------------------
+    def _advice(self, candidate: _Candidate, element_wise: bool) -> tuple[str, Fix]:
+        value = _short(self.ctx.code(candidate.value))
+        if element_wise and candidate.kind in ("method", "conversion"):
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` syncs with the device for every element, on every batch",
+                self._hint("Move the whole tensor to the host once per batch (`.tolist()` or `.cpu()`) before the inner loop, or keep the work on the device"),
+            )
+        if candidate.kind == "condition":
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` turns a tensor into a Python bool on every batch, a host-device sync",
+                self._hint("Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"),
+            )
+        if candidate.kind == "format":
+            return (
+                f"formatting tensor `{value}` for output copies it to the host on every batch, a host-device sync",
+                self._hint(f"Log it every N steps under `if step % log_every == 0:` (with `{value}.item()`)"),
+            )
+        call = candidate.node
+        assert isinstance(call, cst.Call)
+        shown = _short(self.ctx.code(call))
+        accumulator = self._accumulation(call)
+        if accumulator is not None:
+            fix = self._accumulate_fix(call, candidate.value, accumulator)
+            message = f"`{shown}` waits for the device on every batch to add to `{accumulator.value}`"
+            if fix is not None:
+                return message + "; accumulate on the device and convert once where it is read", fix
+            return message + "; accumulate on the device and convert once per log interval", self._hint(
+                f"Accumulate on the device (`{accumulator.value} += {value}.detach()`) and call `.item()` once per log interval or after the loop"
+            )
+        collection = self._collection(call)
+        moves = isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cpu", "numpy", "tolist")
+        if collection is not None:
+            return f"`{shown}` copies to the host on every batch, a host-device sync", self._hint(
+                f"Append `{value}.detach()` to `{collection}` on the device and convert once after the loop (`torch.cat`/`torch.stack`, then `.cpu()`/`.tolist()`)"
+            )
+        if self._logged(call):
+            return f"`{shown}` copies to the host on every batch to log it, a host-device sync", self._hint(
+                "Log it every N steps under `if step % log_every == 0:`"
+            )
+        if moves:
+            return f"`{shown}` copies to the host on every batch, a host-device sync", self._hint(
+                "Collect the values on the device and move them once after the loop (`torch.cat(outputs).cpu()`), or once per log interval"
+            )
+        return f"`{shown}` waits for the device on every batch, a host-device sync", self._hint(
+            "Keep the value on the device and call `.item()` once per log interval or after the loop"
+        )
+
+    def _hint(self, message: str) -> Fix:
+        return self.make_fix(message, Applicability.DISPLAY_ONLY)
+
+    def _accumulation(self, call: cst.Call) -> cst.Name | None:
+        """`total += <call>` or `total += <call> * n`: the accumulator."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value != "item":
+            return None
+        if isinstance(call.func, cst.Name) and call.func.value == "bool":
+            return None
+        scopes = self.ctx.fact(Scopes)
+        child: cst.CSTNode = call
+        for parent in scopes.ancestors(call):
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC):
+                child = parent
+                continue
+            if isinstance(parent, cst.AugAssign) and parent.value is child and isinstance(parent.target, cst.Name):
+                if isinstance(parent.operator, cst.AddAssign | cst.SubtractAssign):
+                    return parent.target
+            return None
+        return None
+
+    def _collection(self, call: cst.Call) -> str | None:
+        """`preds.append(<call>)`: the list's name."""
+        scopes = self.ctx.fact(Scopes)
+        arg = scopes.parents.get(call)
+        outer = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in ("append", "extend"):
+            return _short(self.ctx.code(outer.func.value))
+        return None
+
+    def _logged(self, call: cst.Call) -> bool:
+        """Whether the value goes straight into print/logging/a progress bar/an f-string."""
+        scopes = self.ctx.fact(Scopes)
+        for parent in scopes.ancestors(call):
+            if isinstance(parent, cst.FormattedStringExpression):
+                return True
+            if isinstance(parent, cst.Call):
+                name = _last_name(parent.func)
+                if name in _LOGGING_CALLS:
+                    return True
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+        return False
+
+    # -- the accumulation fix ----------------------------------------------------------
+    def _accumulate_fix(self, call: cst.Call, value: cst.BaseExpression, target: cst.Name) -> Fix | None:
+        """The unsafe rewrite, when it is correct: add on the device, convert at every read."""
+        tensors = self.ctx.fact(TensorFacts)
+        if tensors.kind(value) is not Kind.TENSOR:
+            return None
+        scopes = self.ctx.fact(Scopes)
+        scope = scopes.scope_of(target)
+        name = target.value
+        if name in scopes.declared[scope]:
+            return None
+        bindings = scopes.bindings[scope].get(name, [])
+        inits = [b.value for b in bindings if b.kind == "assign"]
+        if any(not _number(v) for v in inits) or not inits:
+            return None
+        if any(b.kind not in ("assign", "augment") for b in bindings):
+            return None
+        if any(isinstance(b.node, cst.AugAssign) and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign) for b in bindings):
+            return None
+        convert = self._conversion(inits, value)
+        if convert is None or self._read_elsewhere(name, scope):
+            return None
+        loops = self.ctx.fact(LoopFacts)
+        reads = scopes.loads[scope].get(name, [])
+        if any(loops.per_batch_loop(read) is not None for read in reads):
+            return None
+        edits = [self._detach_edit(call, value, self._integral(value))]
+        edits += [self.ctx.replace(read, f"{convert}({name})") for read in reads if not _converted(read, scopes)]
+        return self.make_fix(
+            f"Accumulate `{name}` on the device (`.detach()`) and convert it with `{convert}()` where it is read",
+            Applicability.UNSAFE,
+            *edits,
+        )
+
+    def _conversion(self, inits: list[cst.BaseExpression | None], value: cst.BaseExpression) -> str | None:
+        """`float` or `int`, so reads keep the Python type the loop used to produce."""
+        if any(isinstance(_unsigned(v), cst.Float) for v in inits):
+            return "float"
+        if self._integral(value):
+            return "int"
+        if _floating(value, self.ctx.fact(Scopes)):
+            return "float"
+        return None
+
+    def _integral(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A count: `(a == b).sum()`, `pred.eq(y).sum()`, `torch.sum(a == b)`, `.long()`."""
+        if depth > 3:
+            return False
+        if isinstance(node, cst.Comparison):
+            return not any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons)
+        if isinstance(node, cst.Name):
+            bindings = self.ctx.fact(Scopes).reaching(node)
+            single = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            return single is not None and self._integral(single, depth + 1)
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return False
+        method = node.func.attr.value
+        if method in ("long", "int", "count_nonzero", "eq", "ne", "lt", "gt", "le", "ge", "argmax", "argmin"):
+            return True
+        if method != "sum":
+            return False
+        if self.ctx.symbols.qualname(node.func) == "torch.sum":  # torch.sum(a == b)
+            return bool(node.args) and self._integral(node.args[0].value, depth + 1)
+        return self._integral(node.func.value, depth + 1)
+
+    def _read_elsewhere(self, name: str, scope: cst.CSTNode) -> bool:
+        """Whether a nested function, lambda or comprehension reads the accumulator."""
+        scopes = self.ctx.fact(Scopes)
+        for other, loads in scopes.loads.items():
+            if other is not scope and name in loads and scopes.resolve(name, other)[0] is scope:
+                return True
+        return False
+
+    def _detach_edit(self, call: cst.Call, value: cst.BaseExpression, integral: bool) -> Edit:
+        if isinstance(call.func, cst.Attribute):
+            if integral:  # (a == b).sum().item() -> (a == b).sum(): counts carry no autograd history
+                return self.ctx.replace(call, call.func.value)
+            return self.ctx.replace(call, call.with_changes(func=call.func.with_changes(attr=cst.Name("detach"))))
+        needs_parens = not isinstance(value, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not value.lpar
+        text = self.ctx.code(value)
+        return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
+
+
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string, or string arithmetic such as `("%11s" * 2 + "%11.4g" * 5)`."""
+    while isinstance(node, cst.BinaryOperation):
+        node = node.left
+    return isinstance(node, _STRINGS)
+
+
+def _last_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _unsigned(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return node.expression
+    return node
+
+
+def _number(node: cst.BaseExpression | None) -> bool:
+    return isinstance(_unsigned(node), cst.Integer | cst.Float)
+
+
+def _converted(read: cst.Name, scopes: Scopes) -> bool:
+    """A read that already is `float(total)` / `int(total)`."""
+    arg = scopes.parents.get(read)
+    call = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("float", "int") and len(call.args) == 1
+
+
+def _floating(node: cst.BaseExpression, scopes: Scopes, depth: int = 0) -> bool:
+    """A loss or a mean: the names and calls that carry floating-point values."""
+    if depth > 3:
+        return False
+    if isinstance(node, cst.Name | cst.Attribute):
+        last = node.value if isinstance(node, cst.Name) else node.attr.value
+        if "loss" in last.lower():
+            return True
+        if isinstance(node, cst.Name):
+            bindings = scopes.reaching(node)
+            return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and _floating(bindings[0].value, scopes, depth + 1)
+        return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("mean", "float", "double", "norm", "std", "var"):
+            return True
+        return node.func.attr.value in ("detach", "sum") and _floating(node.func.value, scopes, depth + 1)
+    return False

@@ -1,0 +1,407 @@
+"""TL104 loss-accumulated-with-graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.accumulation import Backprop
+from torchlint.analysis.grad import Grad, GradMode
+from torchlint.analysis.loops import Loop, LoopFacts
+from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.symbols import dotted
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule
+
+_ACCUMULATING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    node: cst.CSTNode  # the statement part reported: the AugAssign, Assign or append call
+    target: cst.BaseExpression  # the running variable (for append: the list)
+    value: cst.BaseExpression  # what is added
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "TL104"
+    name = "loss-accumulated-with-graph"
+    summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
+    fix_availability = "unsafe"
+    tokens = ("backward", "step")
+    docs = """
+## What it does
+Flags a running variable that collects a loss with its autograd history on every iteration of
+a per-batch loop:
+
+- `total_loss += loss` (also `total_loss = total_loss + loss`, `total += loss * x.size(0)`,
+  `totals["ce"] += loss`, `self.epoch_loss += loss`);
+- `losses.append(loss)` into a list created before the loop: every element keeps its step's
+  graph exactly as a running sum does.
+
+The value counts as a loss carrying a graph when the loop backpropagates it
+(`loss.backward()`, `scaler.scale(loss).backward()`, also as part of `(loss + reg).backward()`),
+or when it is the result of a loss (`criterion(out, y)`, `F.cross_entropy(...)`, an
+`nn.*Loss` module, `model(**batch).loss`) computed with grad on in a loop that trains. The
+running variable must outlive the iteration: bound before the loop, and not reset inside it
+except now and then (`if i % 100 == 99: running = 0.0` still lets 100 graphs pile up).
+
+Not flagged:
+- values already detached: `loss.item()`, `loss.detach()`, `float(loss)`, `loss.data`;
+- code under `torch.no_grad()`, `torch.inference_mode()` or `set_grad_enabled(False)`
+  (also through decorators and callers), where no graph is recorded;
+- accumulators that are themselves backpropagated later (`total.backward()`,
+  `(total / n).backward()`, `torch.stack(losses).mean().backward()`): accumulating the graph is
+  then the point (gradient accumulation over chunks, several loss terms);
+- per-step sums reset at the top of every iteration (`loss = ce; loss += reg; loss.backward()`).
+
+## Why is this bad?
+A loss that requires grad references the graph that produced it. Adding it to a running total
+makes the total require grad too, with a graph that links to every step's graph: nothing of
+those graphs can be freed until the total goes away, so memory grows with every batch (after
+`backward()` the saved activations are released, but the graph nodes of every step remain,
+and before it everything stays). The PyTorch FAQ names this as the first cause of "my model
+reports cuda runtime error(2): out of memory". A list of losses holds the same graphs.
+
+## Example
+```python
+total_loss = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss
+print(total_loss / len(loader))
+```
+
+## Use instead
+```python
+total_loss = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.detach()
+print(total_loss / len(loader))
+```
+`loss.detach()` keeps the sum on the device without a graph, so the loop does not wait for the
+GPU; `loss.item()` gives a Python float but synchronizes with the GPU on every batch (see
+TL002 host-sync-in-loop).
+
+## Fix safety
+Unsafe: the fix adds `.detach()` to the accumulated loss. The running variable then becomes a
+tensor without grad: code that later calls `backward()` on it (or uses it in a loss) would
+break, which is why such accumulators are not flagged; anything else reading it that needs
+its graph (an `autograd.grad` of it, a hook) would change too. The total stays on the loss's
+device and dtype, so code that expects a Python float (JSON, `round`, formatting with `:d`)
+may need `.item()` where it is read.
+
+## References
+- [PyTorch FAQ: my model reports "cuda runtime error(2): out of memory" (don't accumulate history across your training loop)](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
+- [torch.Tensor.detach](https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
+- [Autograd mechanics: saved tensors](https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)
+- [PyTorch Performance Tuning Guide](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn)](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        # Already detached or converted.
+        "import torch\ntotal = 0.0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    total += loss.item()\n    history.append(loss.detach())\n",
+        "import torch\ntotal = 0.0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    loss = loss.detach()\n"
+        "    total += loss\n",
+        # Under no_grad: no graph.
+        "import torch\ntotal = 0.0\nwith torch.no_grad():\n    for x, y in val_loader:\n        loss = criterion(model(x), y)\n"
+        "        total += loss\n",
+        # Accumulated on purpose, then backpropagated.
+        "import torch\nfor batch in loader:\n    total = 0.0\n    for chunk in batch.split(4):\n        total += criterion(model(chunk), chunk)\n"
+        "    total.backward()\n    optimizer.step()\n",
+        "import torch\nlosses = []\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x), y)\n    losses.append(loss)\n"
+        "    if (i + 1) % 4 == 0:\n        torch.stack(losses).mean().backward()\n        optimizer.step()\n        losses = []\n",
+        # A per-step sum, reset on every iteration.
+        "import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss += 0.01 * reg(model)\n    loss.backward()\n    optimizer.step()\n",
+        # Not a loss, and not a loop that trains.
+        "import torch\ntotal = 0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    total += y.size(0)\n",
+        "import torch\ntotal = 0.0\nfor x, y in loader:\n    total += criterion(model(x), y)\nprint(total)\n",
+    ]
+    invalid = [
+        Invalid(
+            "import torch\n"
+            "total_loss = 0.0\n"
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    total_loss += loss\n"
+            "print(total_loss / len(loader))\n",
+            fixed=(
+                "import torch\n"
+                "total_loss = 0.0\n"
+                "for x, y in loader:\n"
+                "    optimizer.zero_grad()\n"
+                "    loss = criterion(model(x), y)\n"
+                "    loss.backward()\n"
+                "    optimizer.step()\n"
+                "    total_loss += loss.detach()\n"
+                "print(total_loss / len(loader))\n"
+            ),
+        ),
+        # Scaled, through a scaler, appended, assigned, and periodically reset.
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def train(model, loader, opt, scaler):\n"
+            "    running, losses = 0.0, []\n"
+            "    for i, (x, y) in enumerate(loader):\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.step(opt)\n"
+            "        running = running + loss * x.size(0)\n"
+            "        losses.append(loss)\n"
+            "        if i % 100 == 99:\n"
+            "            print(running / 100)\n"
+            "            running = 0.0\n"
+            "    return losses\n",
+            fixed=(
+                "import torch.nn.functional as F\n"
+                "def train(model, loader, opt, scaler):\n"
+                "    running, losses = 0.0, []\n"
+                "    for i, (x, y) in enumerate(loader):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "        scaler.scale(loss).backward()\n"
+                "        scaler.step(opt)\n"
+                "        running = running + loss.detach() * x.size(0)\n"
+                "        losses.append(loss.detach())\n"
+                "        if i % 100 == 99:\n"
+                "            print(running / 100)\n"
+                "            running = 0.0\n"
+                "    return losses\n"
+            ),
+            count=2,
+        ),
+        # A loss term that is backpropagated as part of a sum; attribute accumulators.
+        Invalid(
+            "import torch\n"
+            "class Trainer:\n"
+            "    def fit(self, loader):\n"
+            "        self.epoch_ce = 0.0\n"
+            "        for x, y in loader:\n"
+            "            out = self.model(x)\n"
+            "            ce = self.criterion(out, y)\n"
+            "            total = ce + self.reg_weight * out.pow(2).mean()\n"
+            "            total.backward()\n"
+            "            self.optimizer.step()\n"
+            "            self.epoch_ce += ce\n",
+            fixed=(
+                "import torch\n"
+                "class Trainer:\n"
+                "    def fit(self, loader):\n"
+                "        self.epoch_ce = 0.0\n"
+                "        for x, y in loader:\n"
+                "            out = self.model(x)\n"
+                "            ce = self.criterion(out, y)\n"
+                "            total = ce + self.reg_weight * out.pow(2).mean()\n"
+                "            total.backward()\n"
+                "            self.optimizer.step()\n"
+                "            self.epoch_ce += ce.detach()\n"
+            ),
+        ),
+        # A loss summed from several terms on each step, then added up across steps.
+        Invalid(
+            "import torch\nepoch_loss = 0.0\nfor x, y in loader:\n    loss = 0.0\n    for head in heads:\n        loss += criterion(head(x), y)\n"
+            "    loss.backward()\n    optimizer.step()\n    epoch_loss += loss\n",
+            fixed=(
+                "import torch\nepoch_loss = 0.0\nfor x, y in loader:\n    loss = 0.0\n    for head in heads:\n        loss += criterion(head(x), y)\n"
+                "    loss.backward()\n    optimizer.step()\n    epoch_loss += loss.detach()\n"
+            ),
+        ),
+        # A loss computed in a loop that trains, never backpropagated itself.
+        Invalid(
+            "import torch\nfrom torch import nn\nmse = nn.MSELoss()\nmonitor = 0.0\n"
+            "for x, y in train_loader:\n    out = model(x)\n    model.loss_fn(out, y).backward()\n    opt.step()\n"
+            "    monitor += mse(out, y)\n",
+            fixed=(
+                "import torch\nfrom torch import nn\nmse = nn.MSELoss()\nmonitor = 0.0\n"
+                "for x, y in train_loader:\n    out = model(x)\n    model.loss_fn(out, y).backward()\n    opt.step()\n"
+                "    monitor += mse(out, y).detach()\n"
+            ),
+        ),
+        Invalid(
+            "import torch\ntotals = {'loss': 0.0}\nfor batch in loader:\n    outputs = model(**batch)\n    outputs.loss.backward()\n"
+            "    optimizer.step()\n    totals['loss'] += outputs.loss\n",
+            fixed=(
+                "import torch\ntotals = {'loss': 0.0}\nfor batch in loader:\n    outputs = model(**batch)\n    outputs.loss.backward()\n"
+                "    optimizer.step()\n    totals['loss'] += outputs.loss.detach()\n"
+            ),
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[_Candidate] = []
+        self._training_loops: set[Loop | None] | None = None
+
+    # -- collecting --------------------------------------------------------------------
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self.candidates.append(_Candidate(node, node.target, node.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`total = total + loss`."""
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+            return
+        target = node.targets[0].target
+        text = _text(target)
+        if text is not None and _text(value.left) == text:
+            self.candidates.append(_Candidate(node, target, value.right))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1 and not node.args[0].star:
+            if node.args[0].keyword is None:
+                self.candidates.append(_Candidate(node, func.value, node.args[0].value))
+
+    # -- deciding ------------------------------------------------------------------------
+    def finish(self) -> None:
+        if not self.candidates or not self.ctx.fact(Training).trains:
+            return
+        loops = self.ctx.fact(LoopFacts)
+        for candidate in self.candidates:
+            loop = loops.per_batch_loop(candidate.node)
+            if loop is None or self._function(candidate.node) is not self._function(loop):
+                continue
+            carrier = self._carrier(candidate, loop)
+            if carrier is None or not self._persists(candidate, loop) or self._backpropagated(candidate.target):
+                continue
+            self._report(candidate, carrier)
+
+    def _function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return self.ctx.fact(Scopes).function_of(node)
+
+    def _carrier(self, candidate: _Candidate, loop: Loop) -> cst.BaseExpression | None:
+        """The part of the added value that carries a loss's graph, if any."""
+        value = candidate.value
+        parts = _terms(value)
+        carriers = [p for p in parts if self._carries_graph(p, loop)]
+        if not carriers:
+            return None
+        return carriers[0] if len(carriers) == 1 else value
+
+    def _carries_graph(self, expr: cst.BaseExpression, loop: Loop) -> bool:
+        backprop = self.ctx.fact(Backprop)
+        if backprop.no_graph(expr):
+            return False
+        grad = self.ctx.fact(Grad).mode(expr)
+        if grad is GradMode.DISABLED:
+            return False
+        if isinstance(expr, cst.Name | cst.Attribute | cst.Subscript):
+            values = self._values(expr)
+            if values is None or self._detached(values):
+                return False
+            key = backprop.key(expr) if not isinstance(expr, cst.Subscript) else None
+            if key is not None and key in backprop.carried:
+                return True  # the loop backpropagates this very value
+            if grad is GradMode.MANAGED or not self._trains(loop):
+                return False
+            return backprop.is_loss_call(expr) or any(backprop.is_loss_call(v) for v in values)
+        if grad is GradMode.MANAGED or not self._trains(loop):
+            return False
+        return backprop.is_loss_call(expr)
+
+    def _detached(self, values: list[cst.BaseExpression]) -> bool:
+        """Whether what a name holds has no graph: its last binding, or every term of `x = 0; x += a; x += b`."""
+        backprop = self.ctx.fact(Backprop)
+        if len(values) > 1:
+            return all(backprop.no_graph(v) for v in values)
+        return bool(values) and backprop.no_graph(values[0])
+
+    def _values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """What a name holds where it is read (its reaching bindings); None when a binding is not an expression."""
+        if not isinstance(expr, cst.Name):
+            return []
+        bindings = self.ctx.fact(Scopes).reaching(expr)
+        if not bindings or any(b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings):
+            return None
+        return [b.value for b in bindings if b.value is not None]
+
+    def _trains(self, loop: Loop) -> bool:
+        """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""
+        if self._training_loops is None:
+            loops = self.ctx.fact(LoopFacts)
+            self._training_loops = {loops.per_batch_loop(call, every_iteration=False) for call in self.ctx.fact(Backprop).backward_calls}
+        return loop in self._training_loops
+
+    def _persists(self, candidate: _Candidate, loop: Loop) -> bool:
+        """Whether the running variable outlives an iteration: bound before the loop, reset in it only now and then."""
+        base = candidate.target
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if not isinstance(base, cst.Name | cst.Attribute) or dotted(base) is None:
+            return False
+        bindings = self._all_bindings(base)
+        loops = self.ctx.fact(LoopFacts)
+        outside = [b for b in bindings if not self._inside(b.node, loop)]
+        if not outside:
+            return False
+        for binding in bindings:
+            if binding.node is candidate.node or binding.kind == "augment" or not self._inside(binding.node, loop):
+                continue
+            if loops.per_batch_loop(binding.node) is loop:
+                return False  # reset on every iteration
+        if isinstance(candidate.node, cst.Call):  # `.append`: only lists built before the loop
+            return all(isinstance(b.value, cst.List) or _is_list_call(b.value) for b in outside if b.kind == "assign")
+        return True
+
+    def _all_bindings(self, node: cst.Name | cst.Attribute) -> list[Binding]:
+        scopes = self.ctx.fact(Scopes)
+        if isinstance(node, cst.Name):
+            scope, bindings = scopes.resolve(node.value, scopes.scope_of(node))
+            return list(bindings)
+        return scopes.all_bindings(node)
+
+    def _inside(self, node: cst.CSTNode, loop: Loop) -> bool:
+        return any(parent is loop.body for parent in self.ctx.fact(Scopes).ancestors(node))
+
+    def _backpropagated(self, target: cst.BaseExpression) -> bool:
+        """Whether the running variable itself feeds a backward pass: accumulation on purpose."""
+        backprop = self.ctx.fact(Backprop)
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        key = backprop.key(target)
+        return key is None or key in backprop.feeding
+
+    def _report(self, candidate: _Candidate, carrier: cst.BaseExpression) -> None:
+        shown = " ".join(self.ctx.code(candidate.node).split())
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        loss = self.ctx.code(carrier)
+        needs_parens = not isinstance(carrier, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not carrier.lpar
+        detached = f"({loss}).detach()" if needs_parens else f"{loss}.detach()"
+        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached))
+        self.report(
+            candidate.node,
+            f"`{shown}` keeps the autograd graph of every step alive: the loss requires grad; accumulate `{detached}` (or `.item()`)",
+            fix,
+        )
+
+
+def _terms(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of `loss * x.size(0)` or `a + b`: the parts that may carry a graph."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ACCUMULATING):
+        left = _terms(value.left)
+        return left if isinstance(value.operator, cst.Divide) else left + _terms(value.right)
+    return [value]
+
+
+def _text(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name | cst.Attribute):
+        return dotted(node)
+    return None
+
+
+def _is_list_call(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list"

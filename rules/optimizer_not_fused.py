@@ -1,0 +1,176 @@
+"""TL109 optimizer-not-fused."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.training import Training, optimizer_class
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule, Valid
+
+# The release from which each optimizer's `fused=True` is a documented option on CUDA.
+_FUSED_SINCE = {"Adam": (2, 0), "AdamW": (2, 0), "SGD": (2, 3)}
+# Arguments that decide the implementation, or that fused=True cannot be combined with.
+_CHOSEN = frozenset({"fused", "foreach", "differentiable"})
+_PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+
+
+def _appended(args: tuple[cst.Arg, ...], new: cst.Arg) -> list[cst.Arg]:
+    """`args` plus `new` at the end, laid out like the arguments before it (one per line stays one per line)."""
+    if not args:
+        return [new]
+    last = args[-1]
+    between = args[-2].comma if len(args) > 1 else cst.MaybeSentinel.DEFAULT
+    if not isinstance(between, cst.Comma):
+        between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if isinstance(last.comma, cst.Comma):  # a trailing comma stays trailing
+        new = new.with_changes(comma=last.comma)
+    return [*args[:-1], last.with_changes(comma=between), new]
+
+
+class OptimizerNotFused(Rule):
+    code = "TL109"
+    name = "optimizer-not-fused"
+    summary = "Adam/AdamW/SGD on GPU parameters without `fused=True`"
+    default_enabled = False
+    fix_availability = "unsafe"
+    tokens = ("Adam", "SGD")
+    docs = """
+## What it does
+Flags `torch.optim.Adam`, `AdamW` and `SGD` built over a model's parameters (`model.parameters()`,
+directly, filtered, in parameter groups, or through a variable) without a `fused` or `foreach`
+argument, in a file that trains (it calls `backward()` or an optimizer's `step()`) and puts
+its work on an accelerator (`.cuda()`, `.to(device)`, a `"cuda"` device string).
+
+Only when the target torch version documents `fused=True` for the optimizer: 2.0 for Adam and
+AdamW, 2.3 for SGD. Not flagged: optimizers given `fused=`, `foreach=` (the implementation
+was chosen), `differentiable=` (which fused does not support) or `**kwargs`, optimizers over
+plain tensors rather than a module's parameters, files with sparse embeddings
+(`sparse=True`), whose gradients the fused kernels do not take, and unit tests. This rule is opt-in: enable it
+with `--extend-select TL109`.
+
+## Why is this bad?
+Without `fused`, the optimizer on CUDA uses the `foreach` implementation: it updates the
+parameters tensor by tensor in groups, launching a handful of kernels for each of the many
+elementwise operations of the update. The fused implementation does the whole update of every
+parameter in a few kernel launches and reads each tensor once, which is measurably faster
+when the model has many parameter tensors or the step is short.
+
+## Example
+```python
+model = Net().to("cuda")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+```
+
+## Use instead
+```python
+model = Net().to("cuda")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+```
+
+## Fix safety
+Unsafe. `fused=True` requires every parameter to be a floating-point tensor on a device the
+fused kernels support: CUDA, and since torch 2.4 also the CPU (Adam, AdamW, SGD). Before 2.4,
+a script that falls back to the CPU fails with `fused=True`, and the check runs when the
+optimizer is built, so the model must be on the GPU by then; write
+`fused=(device.type == "cuda")` for such scripts. The fused kernels also round differently
+from the `foreach` path, so losses agree only to within floating-point tolerance.
+
+## References
+- [torch.optim: algorithms and their foreach and fused implementations](https://pytorch.org/docs/stable/optim.html#algorithms)
+- [torch.optim.AdamW](https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html)
+- [torch.optim.SGD](https://pytorch.org/docs/stable/generated/torch.optim.SGD.html)
+- [PyTorch Performance Tuning Guide](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): use fused optimizers](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    _SETUP = "import torch\n\nmodel = Net().to('cuda')\n"
+    _LOOP = "for x in loader:\n    model(x.cuda()).sum().backward()\n    opt.step()\n"
+    valid = [
+        _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n" + _LOOP,
+        _SETUP + "opt = torch.optim.Adam(model.parameters(), foreach=False)\n" + _LOOP,
+        _SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1, **extra)\n" + _LOOP,
+        Valid(_SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP, target_torch_version="2.2"),
+        Valid(_SETUP + "opt = torch.optim.AdamW(model.parameters())\n" + _LOOP, target_torch_version="1.13"),
+        "import torch\n\nmodel = Net()\nopt = torch.optim.AdamW(model.parameters())\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
+        _SETUP + "opt = torch.optim.AdamW(model.parameters())\n",
+        _SETUP + "w = torch.zeros(3, requires_grad=True)\nopt = torch.optim.Adam([w])\n" + _LOOP,
+        _SETUP + "opt = torch.optim.RMSprop(model.parameters())\n" + _LOOP,
+        _SETUP + "emb = torch.nn.Embedding(10, 3, sparse=True)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP,
+    ]
+    invalid = [
+        Invalid(
+            _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n" + _LOOP,
+            fixed=_SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n" + _LOOP,
+        ),
+        Invalid(
+            "from torch import optim\n\ndevice = torch.device('cuda')\nnet.to(device)\n"
+            "params = [p for p in net.parameters() if p.requires_grad]\noptimizer = optim.SGD(\n    params,\n    lr=0.1,\n    momentum=0.9,\n)\n"
+            "for x in loader:\n    net(x.to(device)).sum().backward()\n    optimizer.step()\n",
+            fixed="from torch import optim\n\ndevice = torch.device('cuda')\nnet.to(device)\n"
+            "params = [p for p in net.parameters() if p.requires_grad]\noptimizer = optim.SGD(\n    params,\n    lr=0.1,\n    momentum=0.9,\n    fused=True,\n)\n"
+            "for x in loader:\n    net(x.to(device)).sum().backward()\n    optimizer.step()\n",
+        ),
+        Invalid(
+            _SETUP + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}])\n" + _LOOP,
+            fixed=_SETUP + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}], fused=True)\n" + _LOOP,
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.sparse = False
+        self.optimizers: list[tuple[cst.Call, str]] = []
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if m.matches(node, m.Arg(keyword=m.Name("sparse"), value=m.Name("True"))):
+            self.sparse = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = optimizer_class(self.ctx.symbols.qualname(node.func))
+        since = _FUSED_SINCE.get(name or "")
+        if since is not None and self.ctx.target_torch_version >= since and self._defaults_apply(node):
+            self.optimizers.append((node, name))
+
+    def finish(self) -> None:
+        if self.sparse or not self.optimizers:
+            return
+        training = self.ctx.fact(Training)
+        if not training.trains or training.is_test_file or not self.ctx.fact(LoopFacts).uses_accelerator:
+            return
+        for call, name in self.optimizers:
+            params = call.args[0].value if call.args and call.args[0].keyword is None else self._keyword(call, "params")
+            if params is None or not self._module_parameters(params):
+                continue
+            fused = cst.Arg(cst.Name("True"), keyword=cst.Name("fused"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            edit = self.ctx.replace(call, call.with_changes(args=_appended(call.args, fused)))
+            fix = self.make_fix("Pass `fused=True`", Applicability.UNSAFE, edit)
+            self.report(call, f"`{name}` on GPU parameters without `fused=True`: the fused implementation updates them all in a few kernels", fix)
+
+    @staticmethod
+    def _defaults_apply(call: cst.Call) -> bool:
+        """No argument chooses the implementation and none could (`**kwargs`)."""
+        return not any(a.star or (a.keyword is not None and a.keyword.value in _CHOSEN) for a in call.args)
+
+    @staticmethod
+    def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+        return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+    def _module_parameters(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether `node` is built from some module's `.parameters()`, directly or through variables."""
+        if depth > 3:
+            return False
+        scopes = self.ctx.fact(Scopes)
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            if m.matches(current, _PARAMETERS):
+                return True
+            if isinstance(current, cst.Name) and scopes.all_bindings(current):
+                values = [b.value for b in scopes.all_bindings(current) if b.kind in ("assign", "augment") and b.value is not None]
+                if any(self._module_parameters(v, depth + 1) for v in values):
+                    return True
+            stack.extend(current.children)
+        return False

@@ -1,0 +1,215 @@
+"""TL108 sync-call-in-loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.loops import Loop, LoopFacts
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.symbols import dotted
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule, Valid
+
+_BACKENDS = ("torch.cuda", "torch.accelerator", "torch.xpu", "torch.mps")
+_SYNCHRONIZE = frozenset(f"{backend}.synchronize" for backend in _BACKENDS)
+_EMPTY_CACHE = frozenset(f"{backend}.empty_cache" for backend in _BACKENDS)
+_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream", "torch.accelerator.current_stream"})
+# What a measurement reads: clocks, CUDA event timings, allocator statistics, the profiler.
+_CLOCKS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns", "time.perf_counter_ns",
+     "time.monotonic_ns", "timeit.default_timer", "timeit.timeit", "timeit.repeat"}
+)
+_MEASURING_METHODS = frozenset({"elapsed_time", "max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved",
+                                "reset_peak_memory_stats", "reset_max_memory_allocated", "memory_stats", "memory_summary"})
+_MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda.memory.")
+_MEASURING_WORDS = frozenset(
+    {"bench", "benchmark", "benchmarks", "benchmarking", "profile", "profiling", "profiler", "timing", "timed", "measure", "latency", "throughput"}
+)
+
+
+class SyncCallInLoop(Rule):
+    code = "TL108"
+    name = "sync-call-in-loop"
+    summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
+    fix_availability = "display-only"
+    tokens = ("synchronize", "empty_cache")
+    docs = """
+## What it does
+Flags, in a per-batch loop (a loop over a DataLoader, or one whose body runs `backward()` or an
+optimizer step, also through a function of the same file called from it):
+
+- `torch.cuda.synchronize()` and `torch.cuda.current_stream().synchronize()` (also
+  `default_stream()`), and the same calls of `torch.accelerator`, `torch.xpu` and `torch.mps`;
+- `torch.cuda.empty_cache()` (and its `torch.accelerator`, `torch.xpu`, `torch.mps` twins).
+
+Not flagged:
+- calls under a periodic guard (`if step % 100 == 0:`), once-only code (`if i == 0:`) and except
+  handlers (freeing the cache after an out-of-memory error is what it is for);
+- calls before or after the loop, and in per-epoch loops;
+- measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
+  `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
+  statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`) or drives the profiler,
+  and functions named for benchmarking, profiling or timing: there the synchronization is what
+  makes the numbers right;
+- unit tests.
+
+Stream or event waits other than these (`event.synchronize()`, `stream.wait_stream(...)`) are
+not flagged: they wait for specific work and are how overlapping pipelines are written.
+
+## Why is this bad?
+CUDA work is queued asynchronously, so Python normally prepares step N+1 while the GPU still
+runs step N. `torch.cuda.synchronize()` blocks the CPU until every queued kernel has finished:
+once per batch it empties the queue, the GPU idles while Python launches the next step, and the
+data loader's overlap is lost.
+
+`torch.cuda.empty_cache()` returns the caching allocator's unused blocks to the driver. The next
+batch needs the same memory again and gets it through `cudaMalloc`/`cudaFree`, which are slow
+and synchronize the device. It does not give the program itself more memory (cached blocks are
+reused anyway); it only helps other processes sharing the GPU, and fragmentation is better
+handled with `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
+
+## Example
+```python
+for x, y in loader:
+    loss = loss_fn(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+```
+
+## Use instead
+```python
+for step, (x, y) in enumerate(loader):
+    loss = loss_fn(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+torch.cuda.empty_cache()  # once, between training and evaluation, if another process needs it
+```
+To time steps, use CUDA events (`torch.cuda.Event(enable_timing=True)`) read every N steps,
+or the PyTorch profiler.
+
+## Fix safety
+Display-only. Removing a synchronize can change what a later host-side read or timer sees, and
+removing `empty_cache()` can change how much memory other processes on the same GPU can get;
+only the author knows whether the call is still wanted.
+
+## References
+- [torch.cuda.synchronize](https://pytorch.org/docs/stable/generated/torch.cuda.synchronize.html)
+- [torch.cuda.empty_cache](https://pytorch.org/docs/stable/generated/torch.cuda.empty_cache.html)
+- [CUDA semantics: asynchronous execution and memory management](https://pytorch.org/docs/stable/notes/cuda.html#memory-management)
+- [PyTorch Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): avoid unnecessary synchronizations](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    _LOOP = "for x, y in loader:\n    loss = loss_fn(model(x.cuda()), y.cuda())\n    loss.backward()\n    optimizer.step()\n"
+    valid = [
+        # Periodic, once-only and out-of-memory paths.
+        "import torch\nfor i, (x, y) in enumerate(loader):\n    loss = loss_fn(model(x.cuda()), y.cuda())\n    loss.backward()\n"
+        "    optimizer.step()\n    if i % 500 == 0:\n        torch.cuda.empty_cache()\n",
+        "import torch\nfor x, y in loader:\n    try:\n        loss = loss_fn(model(x.cuda()), y.cuda())\n        loss.backward()\n"
+        "    except torch.cuda.OutOfMemoryError:\n        torch.cuda.empty_cache()\n        continue\n    optimizer.step()\n",
+        # After the loop, and per epoch.
+        "import torch\n" + _LOOP + "torch.cuda.synchronize()\n",
+        "import torch\nfor epoch in range(10):\n    train_one_epoch(model, loader)\n    torch.cuda.empty_cache()\n",
+        # A timing loop: the synchronize makes the clock reads right.
+        "import time\nimport torch\nfor x, y in loader:\n    start = time.perf_counter()\n    loss = loss_fn(model(x.cuda()), y.cuda())\n"
+        "    loss.backward()\n    optimizer.step()\n    torch.cuda.synchronize()\n    times.append(time.perf_counter() - start)\n",
+        "import torch\ndef benchmark_training(model, loader):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
+        "        torch.cuda.synchronize()\n",
+        # Not a per-batch loop; another stream's event.
+        "import torch\nfor module in model.modules():\n    torch.cuda.empty_cache()\n",
+        "import torch\n" + _LOOP + "    done.synchronize()\n",
+        Valid(
+            "import pytest\nimport torch\ndef test_step():\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
+            "        torch.cuda.synchronize()\n"
+        ),
+    ]
+    invalid = [
+        Invalid("import torch\n" + _LOOP + "    torch.cuda.synchronize()\n    torch.cuda.empty_cache()\n", count=2),
+        # Aliases, a device check that is no periodic guard, and the stream form.
+        Invalid(
+            "import torch as T\nfrom torch.cuda import empty_cache\n"
+            "for step, batch in enumerate(train_loader):\n    out = model(batch.to(device))\n    out.loss.backward()\n"
+            "    if device.type == 'cuda':\n        T.cuda.current_stream().synchronize()\n    empty_cache()\n",
+            count=2,
+        ),
+        # A helper called on every batch.
+        Invalid(
+            "import torch\ndef free_memory():\n    torch.cuda.empty_cache()\n"
+            "def train(model, loader, optimizer):\n    for x, y in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"
+            "        free_memory()\n"
+        ),
+        # A clock read once per epoch does not make the per-batch synchronize a measurement.
+        Invalid(
+            "import time\nimport torch\nstart = time.time()\n" + _LOOP + "    torch.accelerator.synchronize()\n"
+            "print(time.time() - start)\n"
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[tuple[cst.Call, str]] = []
+        self.measurements: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        what = self._sync_kind(node)
+        if what is not None:
+            self.candidates.append((node, what))
+        elif self._measures(node):
+            self.measurements.append(node)
+
+    def _sync_kind(self, call: cst.Call) -> str | None:
+        func = call.func
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname in _SYNCHRONIZE or qualname in _EMPTY_CACHE:
+            return qualname.rsplit(".", 1)[-1]
+        if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and isinstance(func.value, cst.Call):
+            if (self.ctx.symbols.qualname(func.value.func) or "") in _STREAMS:
+                return "synchronize"
+        return None
+
+    def _measures(self, call: cst.Call) -> bool:
+        qualname = self.ctx.symbols.qualname(call.func) or ""
+        if qualname in _CLOCKS or qualname.startswith(_MEASURING_MODULES):
+            return True
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        method = call.func.attr.value
+        if method in _MEASURING_METHODS:
+            return True
+        owner = set(name_tokens((dotted(call.func.value) or "").rsplit(".", 1)[-1]))
+        return method == "step" and bool(owner & {"prof", "profiler"})
+
+    def finish(self) -> None:
+        if not self.candidates or self.ctx.fact(Training).is_test_file:
+            return
+        loops = self.ctx.fact(LoopFacts)
+        for call, what in self.candidates:
+            loop = loops.per_batch_loop(call)
+            if loop is None or self._measuring(call, loop):
+                continue
+            shown = self.ctx.code(call)
+            if what == "synchronize":
+                message = f"`{shown}` on every batch blocks the CPU until the GPU is idle, so the next step cannot be queued ahead"
+                fix = self.make_fix("Remove it, or synchronize only when a value is read (every N steps, after the loop)", Applicability.DISPLAY_ONLY)
+            else:
+                message = f"`{shown}` on every batch frees the allocator's cached blocks, so the next batch pays for slow, synchronizing cudaMalloc calls again"
+                fix = self.make_fix("Remove it, or call it once between phases (after training, before evaluation)", Applicability.DISPLAY_ONLY)
+            self.report(call, message, fix)
+
+    def _measuring(self, call: cst.Call, loop: Loop) -> bool:
+        """Whether the loop, or the function of the call inside it, measures time or memory."""
+        scopes = self.ctx.fact(Scopes)
+        regions: set[cst.CSTNode] = {loop}
+        function = scopes.function_of(call)
+        if function is not None and not any(parent is function for parent in scopes.ancestors(loop)):
+            regions.add(function)  # a helper called from the loop
+        for node in (call, loop):
+            for parent in scopes.ancestors(node):
+                if isinstance(parent, cst.FunctionDef) and set(name_tokens(parent.name.value)) & _MEASURING_WORDS:
+                    return True
+        return any(any(parent in regions for parent in scopes.ancestors(m)) for m in self.measurements)

@@ -1,0 +1,233 @@
+"""TL103 tensor-created-then-moved."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability, Edit, Position
+from torchlint.rule import Invalid, Rule
+
+# The same values whichever device builds them.
+_EXACT = frozenset({"zeros", "ones", "empty", "full", "eye", "tensor", "as_tensor", "arange"})
+# Random values come from the device's generator: different numbers, and the CPU stream moves on.
+_RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
+# CPU and CUDA kernels accumulate differently: values may differ in the last bits.
+_ROUNDED = frozenset({"linspace", "logspace"})
+_FACTORIES = _EXACT | _RANDOM | _ROUNDED
+# Factories of given data: the data starts on the host whatever the device, and
+# `.to(device, non_blocking=True)` then skips the stream sync a `device=` creation waits for.
+_DATA = frozenset({"tensor", "as_tensor"})
+# Functions that run on every step: a module's forward, a framework's step hooks.
+_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$")
+# Arguments that make the creation more than "a tensor on the CPU": leave those alone.
+_KEEP = frozenset({"device", "out", "pin_memory", "generator"})
+_WORD_TO = re.compile(r"\bto\b")
+
+
+class TensorCreatedThenMoved(Rule):
+    code = "TL103"
+    name = "tensor-created-then-moved"
+    summary = "Tensor built on the CPU and then copied to the device, instead of built there"
+    fix_availability = "safe"
+    tokens = tuple(sorted(_FACTORIES))
+    docs = """
+## What it does
+Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`,
+`as_tensor`, `arange`, `linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) whose
+result is immediately moved to a device: `torch.zeros(n).cuda()`, `torch.arange(n).to(device)`,
+`torch.tensor(data).to(x.device)`.
+
+Random factories are flagged only where they run on every step: in a per-batch loop, in a
+`forward` or `*_step` function, or in a function of the file those call. Elsewhere (weight
+initialization, a one-off sample) drawing from the CPU generator is often deliberate: the
+values then do not depend on the device the script runs on.
+
+Not flagged: factories already given `device=` (a later `.to()` is something else), given
+`out=`, `pin_memory=` or a `generator=` (a CPU generator cannot draw on the GPU), or `**kwargs`;
+`.to()` calls whose first argument is not a device (`.to(torch.float16)`, `.to(other_tensor)`);
+`torch.tensor(data).to(device, non_blocking=True)` (the data starts on the host anyway, and the
+non-blocking copy avoids the wait a `device=` creation has); unit tests.
+
+## Why is this bad?
+The tensor is first allocated and filled in host memory, then a second allocation is made on
+the device and the data is copied over, a synchronous copy from pageable memory. Building it on
+the device directly skips the host work and the copy: one allocation and, for `zeros`, `ones`
+or `arange`, a fill kernel that runs asynchronously. In code that runs on every step (a
+`forward`, a training loop) this is a host-device round trip per call. For `torch.tensor(data)`
+the data always starts on the host, so the gain is the skipped intermediate tensor and call.
+
+## Example
+```python
+mask = torch.ones(batch_size, seq_len).to(device)
+positions = torch.arange(seq_len).cuda()
+```
+
+## Use instead
+```python
+mask = torch.ones(batch_size, seq_len, device=device)
+positions = torch.arange(seq_len, device="cuda")
+```
+
+## Fix safety
+The fix passes the device at creation and drops the move. It is offered only for a pure move:
+`.to(device)` or `.to(device=...)` with nothing else, or `.cuda()` / `.cuda(index)` (which
+becomes `device="cuda"` / `device="cuda:index"`, the same current-device semantics). It is
+not offered when the move also converts (`.to(device, dtype)`), or passes `non_blocking`,
+`copy` or `memory_format`.
+
+Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `arange` without a
+`step`: the values are the same on every device. Unsafe for:
+
+- `rand`, `randn`, `randint`, `randperm`: on the device the values come from the device's
+  generator, not the CPU one. With a fixed seed the numbers change, and the CPU generator no
+  longer advances, so every later CPU draw (shuffling, augmentation) changes too. Keep the CPU
+  draw where results must match runs on other devices;
+- `linspace`, `logspace` and `arange` with a `step`: the CPU kernels compute in double
+  precision and the CUDA kernels in the tensor's type, so values may differ in the last bits;
+- factories given `requires_grad=True`: `torch.zeros(3, requires_grad=True).cuda()` is not a
+  leaf (its `.grad` stays `None`, the gradient goes to the CPU tensor), while the fixed tensor
+  is a leaf that receives gradients. Usually what was meant, but a change in behaviour.
+
+## References
+- [Tensor creation ops and their `device` argument](https://pytorch.org/docs/stable/torch.html#creation-ops)
+- [Tensor.to](https://pytorch.org/docs/stable/generated/torch.Tensor.to.html) and [Tensor.cuda](https://pytorch.org/docs/stable/generated/torch.Tensor.cuda.html)
+- [PyTorch Performance Tuning Guide: create tensors directly on the target device](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device)
+- [Reproducibility: random numbers on CPU and CUDA](https://pytorch.org/docs/stable/notes/randomness.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors directly on the GPU](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        "import torch\nx = torch.zeros(3, device=device)\n",
+        "import torch\nx = torch.zeros(3, device='cpu').to(device)\n",
+        "import torch\nx = torch.zeros(3).to(torch.float16)\ny = torch.ones(3).to(other)\n",
+        "import torch\nx = torch.randn(3, generator=g).to(device)\n",
+        "import torch\nx = torch.empty(3, pin_memory=True).to(device, non_blocking=True)\n",
+        "import torch\nx = torch.zeros(3, **factory_kwargs).cuda()\n",
+        "import torch\nx = torch.zeros_like(y).cuda()\nz = torch.from_numpy(a).cuda()\n",
+        "import numpy as np\nx = np.zeros(3).to(device)\n",
+        "import torch\nx = torch.zeros(3)\nx = x.cuda()\n",
+        # a random initialization, drawn once from the CPU generator
+        "import torch\n\n\nclass Cross(torch.nn.Module):\n    def __init__(self, n):\n        self.w = torch.nn.Parameter(torch.randn(n).to(device))\n",
+        "import torch\nids = torch.as_tensor(batch_ids, dtype=torch.long).to(device, non_blocking=True)\n",
+    ]
+    invalid = [
+        Invalid("import torch\nx = torch.zeros(3, 4).cuda()\n", fixed="import torch\nx = torch.zeros(3, 4, device=\"cuda\")\n"),
+        Invalid(
+            "import torch as T\nmask = T.ones(\n    n, 1, dtype=T.bool,\n).to(self.device)\n",
+            fixed="import torch as T\nmask = T.ones(\n    n, 1, dtype=T.bool, device=self.device,\n)\n",
+        ),
+        Invalid("from torch import arange\npos = arange(seq_len).to(device=x.device)\n", fixed="from torch import arange\npos = arange(seq_len, device=x.device)\n"),
+        Invalid("import torch\nt = torch.tensor([0.5, 0.25]).cuda(1).float()\n", fixed="import torch\nt = torch.tensor([0.5, 0.25], device=\"cuda:1\").float()\n"),
+        Invalid("import torch\nt = torch.tensor(data).cuda(rank)\n", fixed="import torch\nt = torch.tensor(data, device=rank)\n"),
+        # random values on every forward: unsafe, the generator changes
+        Invalid(
+            "import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape).to(x.device))\n",
+            fixed="import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape, device=x.device))\n",
+        ),
+        # not a pure move: flagged without a fix
+        Invalid("import torch\nx = torch.zeros(3).to(device, torch.float16)\n"),
+        Invalid("import torch\nx = torch.ones(3).cuda(non_blocking=True)\n"),
+    ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return any(token in text for token in cls.tokens) and ("cuda" in text or bool(_WORD_TO.search(text)))
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[tuple[cst.Call, cst.Call, str]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to") or not isinstance(func.value, cst.Call):
+            return
+        creation = func.value
+        module, _, factory = (self.ctx.symbols.qualname(creation.func) or "").rpartition(".")
+        if module == "torch" and factory in _FACTORIES and self._plain(creation):
+            self.candidates.append((node, creation, factory))
+
+    def finish(self) -> None:
+        if not self.candidates or self.ctx.fact(Training).is_test_file:
+            return
+        for move, creation, factory in self.candidates:
+            device = self._device(move)
+            if device is None or (device is False and factory in _DATA and _passes(move, "non_blocking")):
+                continue
+            if factory in _RANDOM and not self._per_step(move):
+                continue
+            fix = None
+            if device is not False and not creation.lpar:  # `(torch.zeros(3)).cuda()`: rare, left to the user
+                applicability = Applicability.SAFE if self._exact(factory, creation) else Applicability.UNSAFE
+                fix = self.make_fix("Pass the device at creation", applicability, *self._device_edits(move, creation, device))
+            self.report(move, f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there", fix)
+
+    def _per_step(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs on every step: in a per-batch loop, or in a forward or step function
+        (or a function of the file that one of those calls, two calls deep at most)."""
+        if self.ctx.fact(LoopFacts).per_batch_loop(node, every_iteration=False) is not None:
+            return True
+        scopes = self.ctx.fact(Scopes)
+        functions = [scopes.function_of(node)]
+        for _ in range(3):
+            if any(f is not None and _STEP_FUNCTION.search(f.name.value) for f in functions):
+                return True
+            functions = [scopes.function_of(call) for f in functions if f is not None for call in scopes.callers.get(f, ())]
+        return False
+
+    @staticmethod
+    def _plain(creation: cst.Call) -> bool:
+        """A CPU creation: no device, output buffer, pinning, generator, or `**kwargs`."""
+        return not any(a.star == "**" or (a.keyword is not None and a.keyword.value in _KEEP) for a in creation.args)
+
+    def _device(self, move: cst.Call) -> cst.BaseExpression | bool | None:
+        """The device expression of a pure move; False for a device move that does more; None for no device move."""
+        method = move.func.attr.value  # type: ignore[attr-defined]
+        if any(a.star for a in move.args):
+            return None
+        positional = [a.value for a in move.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in move.args if a.keyword is not None}
+        if method == "cuda":
+            target = positional[0] if positional else keywords.get("device")
+            pure = len(move.args) <= 1 and set(keywords) <= {"device"}
+            if not pure:
+                return False
+            if target is None:
+                return cst.SimpleString('"cuda"')
+            if isinstance(target, cst.Integer):
+                return cst.SimpleString(f'"cuda:{target.value}"')
+            return target
+        target = positional[0] if positional else keywords.get("device")
+        if target is None or not self.ctx.fact(LoopFacts).is_device_like(target):
+            return None
+        return target if len(move.args) == 1 else False
+
+    @staticmethod
+    def _exact(factory: str, creation: cst.Call) -> bool:
+        """Whether building on the device gives the very same tensor."""
+        if factory not in _EXACT:
+            return False
+        if _passes(creation, "requires_grad"):
+            return False
+        if factory == "arange":
+            positional = [a for a in creation.args if a.keyword is None]
+            return len(positional) <= 2 and not any(a.keyword is not None and a.keyword.value == "step" for a in creation.args)
+        return True
+
+    def _device_edits(self, move: cst.Call, creation: cst.Call, device: cst.BaseExpression) -> list[Edit]:
+        """Add `device=...` after the creation's last argument and drop the move."""
+        text = cst.Module([]).code_for_node(device)
+        if creation.args:
+            add = self.ctx.insert_after(creation.args[-1].value, f", device={text}")
+        else:
+            end = self.ctx.end(creation)
+            at = Position(end.row, end.column - 1)  # before the closing parenthesis
+            add = Edit(at, at, f"device={text}")
+        return [add, Edit(self.ctx.end(creation), self.ctx.end(move), "")]
+
+
+def _passes(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword for a in call.args)

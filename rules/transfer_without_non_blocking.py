@@ -1,0 +1,260 @@
+"""TL102 transfer-without-non-blocking."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
+from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability
+from torchlint.rule import Invalid, Rule
+
+# Reading a device tensor on the host waits for it anyway: no overlap left to win.
+_HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+_HOST_CONVERSIONS = frozenset({"float", "int", "bool", "print"})
+# How many positional arguments come before `non_blocking` in `.to(device, dtype, non_blocking)`
+# and `.cuda(device, non_blocking)`.
+_BEFORE_NON_BLOCKING = {"to": 2, "cuda": 1}
+
+
+class TransferWithoutNonBlocking(Rule):
+    code = "TL102"
+    name = "transfer-without-non-blocking"
+    summary = "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
+    fix_availability = "safe"
+    tokens = ("pin_memory",)
+    docs = """
+## What it does
+Flags `.to(device)` and `.cuda()` calls that copy a batch (or a tensor of it: `x`, `batch[0]`,
+`batch["input_ids"]`, the values of a dict comprehension over the batch) from a `DataLoader`
+built in the same file with `pin_memory=True` to the device, inside the loop over that loader
+or in a function of the file it passes the batch to, without `non_blocking=True`.
+
+Not flagged: loaders that do not pin memory (or are built elsewhere: their pinning is unknown);
+calls already passing `non_blocking` (either way); copies inside a `with torch.cuda.stream(...)`
+block, where the consumer on another stream relies on the copy being complete; values read
+back on the host right away (`.item()`, `.cpu()`, `.tolist()`, `float(...)`), where nothing is
+left to overlap; and whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
+type may have a `.to()` method without `non_blocking`. Copies to the CPU are never flagged:
+there, `non_blocking=True` would be unsafe.
+
+## Why is this bad?
+Copying from pinned memory to the GPU without `non_blocking=True` makes the Python thread wait
+until the copy has run, and the copy runs only after everything queued on the stream before
+it: the previous step's backward pass and optimizer update. So every batch is a full
+synchronization: the host stops queuing work, and the GPU idles until the host catches up.
+With `non_blocking=True` the copy is queued like any kernel and the host moves on to queue
+the forward pass; pinning is what makes such an asynchronous copy possible.
+
+## Example
+```python
+loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+```
+
+## Use instead
+```python
+loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+```
+
+## Fix safety
+Safe. A host-to-device copy with `non_blocking=True` is ordered on the current CUDA stream
+like any kernel: every operation that uses the copied tensor later on that stream (the forward
+pass, the loss, even `.item()`, which synchronizes) runs after the copy has finished, so the
+values are the same. The source batch stays valid: PyTorch's pinned-memory allocator keeps
+the block alive until the copy completes, and the loop does not write into it. The cases where
+the ordering does not hold, a consumer on another stream or a copy *to* the CPU read right
+away, are not flagged. On a machine without an accelerator the option does nothing.
+
+## References
+- [A guide on good usage of `non_blocking` and `pin_memory()` in PyTorch](https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html)
+- [Tensor.to](https://pytorch.org/docs/stable/generated/torch.Tensor.to.html) and [Tensor.cuda](https://pytorch.org/docs/stable/generated/torch.Tensor.cuda.html)
+- [CUDA semantics: use pinned memory buffers](https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers)
+- [torch.utils.data: memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
+- [PyTorch Performance Tuning Guide](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): `pin_memory` and `non_blocking`](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    _HEAD = "import torch\nfrom torch.utils.data import DataLoader\n\n"
+    _PINNED = "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
+    valid = [
+        _HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n",
+        _HEAD + "loader = DataLoader(ds, batch_size=64, num_workers=4)\nfor x, y in loader:\n    x = x.to(device)\n",
+        _HEAD + "loader = DataLoader(ds, num_workers=4, pin_memory=False)\nfor x, y in loader:\n    x = x.to(device)\n",
+        _HEAD + _PINNED + "for x, y in loader:\n    x = x.to(device, torch.float32, False)\n    y = y.to('cpu')\n    w = y.to(torch.float16)\n",
+        # read back on the host straight away
+        _HEAD + _PINNED + "for x, y in loader:\n    n = y.to(device).sum().item()\n    labels = y.to(device)\n    print(labels.tolist())\n",
+        # a side stream: the consumer relies on the copy having finished
+        _HEAD + _PINNED + "s = torch.cuda.Stream()\nfor x, y in loader:\n    with torch.cuda.stream(s):\n        x = x.to(device)\n",
+        # a custom batch type's own `.to()` may not take `non_blocking`
+        _HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor batch in loader:\n    batch = batch.to(device)\n",
+        # a loader built elsewhere: whether it pins memory is unknown
+        "def train(loader, pin_memory=True):\n    for x, y in loader:\n        x = x.to(device)\n",
+    ]
+    invalid = [
+        Invalid(
+            _HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device), y.cuda()\n    model(x).sum().backward()\n",
+            fixed=_HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n    model(x).sum().backward()\n",
+            count=2,
+        ),
+        Invalid(
+            _HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
+            "    inputs = {k: v.to(device) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0)\n",
+            fixed=_HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
+            "    inputs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0, non_blocking=True)\n",
+            count=2,
+        ),
+        # the copy is in a helper the loop passes the batch to
+        Invalid(
+            "from torch.utils import data\n\n\nclass Trainer:\n    def step(self, x, y):\n"
+            "        x = x.float().to(self.device)\n        return self.model(x)\n\n"
+            "    def fit(self, ds):\n        loader = data.DataLoader(ds, pin_memory=self.pin)\n"
+            "        for x, y in loader:\n            self.step(x, y)\n",
+            fixed="from torch.utils import data\n\n\nclass Trainer:\n    def step(self, x, y):\n"
+            "        x = x.float().to(self.device, non_blocking=True)\n        return self.model(x)\n\n"
+            "    def fit(self, ds):\n        loader = data.DataLoader(ds, pin_memory=self.pin)\n"
+            "        for x, y in loader:\n            self.step(x, y)\n",
+        ),
+    ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return "pin_memory" in text and "DataLoader" in text
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.any_loader = False
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "pin_memory":
+            self.any_loader = True
+
+    def finish(self) -> None:
+        if not self.any_loader or self.ctx.fact(Training).is_test_file:
+            return
+        loaders = self.ctx.fact(DataLoaders)
+        reported: set[cst.Call] = set()
+        for loop, moves in loaders.moves.items():
+            pinned = [c for c in loaders.fed_loops[loop] if self._pins(loaders, c)]
+            if not pinned:
+                continue
+            custom = any(self._custom_batches(loaders, c) for c in pinned)
+            for call, strict in moves:
+                if call in reported or not strict or not self._blocking(call):
+                    continue
+                if custom and self._whole_batch(loaders.moved(call), loop):
+                    continue
+                if self._on_side_stream(call) or self._read_on_host(call):
+                    continue
+                reported.add(call)
+                edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
+                fix = self.make_fix("Pass `non_blocking=True`", Applicability.SAFE, *edits)
+                self.report(call, "Batch from a `pin_memory=True` loader copied without `non_blocking=True`: the host waits for the copy and all work queued before it", fix)
+
+    @staticmethod
+    def _pins(loaders: DataLoaders, call: cst.Call) -> bool:
+        args = loaders.constructions[call]
+        keyword = any(a.keyword is not None and a.keyword.value == "pin_memory" for a in call.args)
+        return keyword and args.pins
+
+    @staticmethod
+    def _custom_batches(loaders: DataLoaders, call: cst.Call) -> bool:
+        """Batches of a type the default collation did not build: a `collate_fn`, or no batching."""
+        args = loaders.constructions[call]
+        no_batching = isinstance(args.batch_size, cst.Name) and args.batch_size.value == "None"
+        return args.collate_fn is not None or no_batching
+
+    @staticmethod
+    def _blocking(call: cst.Call) -> bool:
+        """No `non_blocking` argument is given, and none could be (`**kwargs`)."""
+        if any(a.star or (a.keyword is not None and a.keyword.value == "non_blocking") for a in call.args):
+            return False
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        positional = sum(1 for a in call.args if a.keyword is None)
+        return positional <= _BEFORE_NON_BLOCKING[method]
+
+    def _whole_batch(self, receiver: cst.BaseExpression | None, loop: Loop) -> bool:
+        """Whether the copied value may be the loop's whole batch (or a field of it) rather than an element."""
+        while True:
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                receiver = receiver.func.value
+            elif isinstance(receiver, cst.Attribute):
+                receiver = receiver.value
+            else:
+                break
+        if isinstance(receiver, cst.Subscript):
+            return False
+        if not isinstance(receiver, cst.Name):
+            return True
+        return any(_may_be_whole(b, loop) for b in self.ctx.fact(Scopes).reaching(receiver))
+
+    def _on_side_stream(self, call: cst.Call) -> bool:
+        for parent in self.ctx.ancestors(call):
+            if isinstance(parent, cst.With):
+                for item in parent.items:
+                    func = item.item.func if isinstance(item.item, cst.Call) else None
+                    if isinstance(func, cst.Attribute | cst.Name) and (func.attr.value if isinstance(func, cst.Attribute) else func.value) == "stream":
+                        return True
+            if isinstance(parent, cst.FunctionDef):
+                return False
+        return False
+
+    def _read_on_host(self, call: cst.Call) -> bool:
+        """The copied value goes to the host right away: in the same expression or the next statement."""
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _HOST_READS:
+                return True
+            if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and parent.func.value in _HOST_CONVERSIONS:
+                return True
+            if isinstance(parent, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                return self._next_reads(parent, child)
+            child = parent
+        return False
+
+    def _next_reads(self, statement: cst.CSTNode, small: cst.CSTNode) -> bool:
+        """`y = y.to(device)` followed by a statement reading `y` on the host."""
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            return False
+        name = small.targets[0].target.value
+        block = self.ctx.parents.get(statement)
+        body = getattr(block, "body", None)
+        if not isinstance(body, list | tuple):
+            return False
+        index = next((i for i, s in enumerate(body) if s is statement), None)
+        if index is None or index + 1 >= len(body):
+            return False
+        return _reads_on_host(body[index + 1], name)
+
+
+def _may_be_whole(binding: Binding, loop: Loop) -> bool:
+    """A loop target that is the whole batch, or a name bound in a way that cannot tell."""
+    if binding.kind == "unpack" or (binding.kind == "loop" and binding.node is not loop):
+        return False  # `x, y = batch`, `for k, v in batch.items()`: an element
+    if binding.kind != "loop":
+        return True
+    value = binding.value
+    wrapped = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "enumerate"
+    return binding.path == ((1,) if wrapped else ())
+
+
+def _reads_on_host(statement: cst.CSTNode, name: str) -> bool:
+    """Whether a simple statement (or an `if`'s test) converts `name` to a host value."""
+    if isinstance(statement, cst.If):
+        statement = statement.test
+    elif not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _HOST_READS and isinstance(func.value, cst.Name) and func.value.value == name:
+                return True
+            if isinstance(func, cst.Name) and func.value in _HOST_CONVERSIONS and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+                return True
+        stack.extend(node.children)
+    return False

@@ -1,0 +1,426 @@
+"""TL006 zero-grad-without-set-to-none."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.provenance import Bindings
+from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.rule import Invalid, Rule, Valid
+
+# Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
+_ZEROING_FUNCTION = re.compile(r"(zero|clear|reset|reinit|init).*grad|grad.*(zero|clear|reset)", re.IGNORECASE)
+_NONE_DEFAULT_SINCE = (2, 0)
+_ZEROING_METHODS = frozenset({"zero_", "fill_"})
+_SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_grad did before zeroing
+
+
+def _is_false(arg: cst.Arg) -> bool:
+    return m.matches(arg.value, m.Name("False"))
+
+
+class ZeroGradWithoutSetToNone(Rule):
+    code = "TL006"
+    name = "zero-grad-without-set-to-none"
+    summary = "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
+    fix_availability = "unsafe"
+    tokens = ("zero_grad", "grad")
+    docs = """
+## What it does
+Flags, in files that use torch:
+- `zero_grad(set_to_none=False)` (or `zero_grad(False)`) on an optimizer or a module;
+- a loop that zeroes every gradient by hand, `for p in model.parameters(): p.grad.zero_()`
+  (also `p.grad.data.zero_()`, `.fill_(0)` and `p.grad = torch.zeros_like(p)`, with or without
+  an `if p.grad is not None:` guard), in code that trains (the same function calls
+  `backward()` or `step()`);
+- in a hand-written optimizer step, `p.grad.zero_()` at the end of a loop that has just updated
+  each parameter from its gradient (`p -= lr * p.grad`);
+- a bare `zero_grad()` only when the target torch version is below 2.0, where `set_to_none`
+  defaulted to False. Since 2.0 the default is True and bare `zero_grad()` is what you want.
+
+Not flagged: the body of a function that implements zeroing itself (a `zero_grad` method or a
+helper named like one), a loop that does anything besides zeroing or such an update, and code
+that reads gradients in place elsewhere in the same function (`p.grad.add_(...)`,
+`p.grad.norm()` without an `is not None` guard), where zero-filled gradients are evidently
+relied upon.
+
+## Why is this bad?
+Zeroing writes every gradient tensor (a memset kernel per parameter) and the next backward pass
+then reads and adds into it. With the gradients set to None, nothing is written, and backward
+assigns its result instead of accumulating, which saves memory traffic and peak memory between
+iterations.
+
+## Example
+```python
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=False)
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+for x, y in loader:
+    optimizer.zero_grad()  # set_to_none=True is the default since PyTorch 2.0
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+```
+A manual loop over `model.parameters()` becomes `optimizer.zero_grad()` when an optimizer over
+exactly `model.parameters()` is visible there, else `model.zero_grad()`; a loop over other
+tensors, and the zeroing after a hand-written update, become `p.grad = None`.
+
+## Fix safety
+Unsafe. A gradient of None is not the same as a gradient of zeros: optimizers skip a parameter
+whose `.grad` is None instead of stepping on zeros, which matters when a parameter gets no
+gradient in some iterations (momentum and weight decay would still have moved it), and code that
+reads `p.grad` after `zero_grad()` and before the next backward sees None instead of a tensor.
+When the target torch version is below 2.0 the fix writes `set_to_none=True` explicitly.
+
+## Options
+None; the behaviour follows `target-torch-version`.
+
+## References
+- [torch.optim.Optimizer.zero_grad](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
+- [torch.nn.Module.zero_grad](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.zero_grad)
+- [PyTorch Performance Tuning Guide: use parameter.grad = None instead of model.zero_grad()](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-parameter-grad-none-instead-of-model-zero-grad-or-optimizer-zero-grad)
+- [Faster Deep Learning Training with PyTorch (L. Kuhn): set gradients to None](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
+"""
+    valid = [
+        "import torch\noptimizer.zero_grad()\n",
+        Valid("import torch\noptimizer.zero_grad(set_to_none=True)\n", target_torch_version="1.13"),
+        "optimizer.zero_grad(set_to_none=False)\n",
+        "import torch\n\nclass Opt(torch.optim.Optimizer):\n    def zero_grad(self, set_to_none=False):\n"
+        "        super().zero_grad(set_to_none=False)\n",
+        "import torch\n\ndef sgd(params, lr):\n    with torch.no_grad():\n        for p in params:\n"
+        "            p -= lr * p.grad\n            p.grad.zero_()\n            print(p.grad)\n",
+        "import torch\n\ndef clip(params):\n    for p in params:\n        p.clamp_(-1, 1)\n        p.grad.zero_()\n",
+        "import torch\n\ndef train(model, opt, loader):\n    for x in loader:\n        opt.zero_grad(set_to_none=False)\n"
+        "        model(x).sum().backward()\n        for p in model.parameters():\n            p.grad.add_(torch.randn_like(p))\n"
+        "        opt.step()\n",
+        "import torch\n\ndef init_grads(model):\n    for p in model.parameters():\n        p.grad = torch.zeros_like(p)\n",
+        Valid("import torch\n\nclass Wrapper:\n    def zero_grad(self):\n        pass\n\nw.zero_grad()\n", target_torch_version="1.13"),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n    optimizer.step()\n",
+            fixed="import torch\nfor x in loader:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n",
+        ),
+        Invalid(
+            "import torch\nmodel.zero_grad(False)\n",
+            fixed="import torch\nmodel.zero_grad(set_to_none=True)\n",
+            target_torch_version="1.13",
+        ),
+        Invalid(
+            "import torch\nfor x in loader:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n",
+            fixed="import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=True)\n    model(x).sum().backward()\n    optimizer.step()\n",
+            target_torch_version="1.12",
+        ),
+        Invalid(
+            "import torch\n\ndef train(model, loader):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "    for x, y in loader:\n        for p in model.parameters():\n            if p.grad is not None:\n"
+            "                p.grad.zero_()\n        torch.nn.functional.mse_loss(model(x), y).backward()\n        optimizer.step()\n",
+            fixed="import torch\n\ndef train(model, loader):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "    for x, y in loader:\n        optimizer.zero_grad()\n        torch.nn.functional.mse_loss(model(x), y).backward()\n        optimizer.step()\n",
+        ),
+        Invalid(
+            "import torch\n\ndef train(net, loader, opt):\n    for x in loader:\n        net(x).sum().backward()\n        opt.step()\n"
+            "        for name, param in net.named_parameters():\n            param.grad.data.zero_()\n",
+            fixed="import torch\n\ndef train(net, loader, opt):\n    for x in loader:\n        net(x).sum().backward()\n        opt.step()\n"
+            "        net.zero_grad()\n",
+        ),
+        Invalid(
+            "import torch\n\ndef train(net, x):\n    net(x).sum().backward()\n    step(net)\n"
+            "    for p in net.parameters():\n        p.grad = torch.zeros_like(p)\n",
+            fixed="import torch\n\ndef train(net, x):\n    net(x).sum().backward()\n    step(net)\n"
+            "    net.zero_grad(set_to_none=True)\n",
+            target_torch_version="1.13",
+        ),
+        Invalid(
+            "import torch\n\ndef train(params, x):\n    loss(x).backward()\n    for p in params:  # every tensor\n"
+            "        if p.grad is not None:\n            p.grad.detach_()\n            p.grad.zero_()\n    print('done')\n",
+            fixed="import torch\n\ndef train(params, x):\n    loss(x).backward()\n    for p in params:  # every tensor\n"
+            "        p.grad = None\n    print('done')\n",
+        ),
+        Invalid(
+            "import torch\n\ndef sgd(params, lr, batch_size):\n    with torch.no_grad():\n        for param in params:\n"
+            "            param -= lr * param.grad / batch_size\n            param.grad.zero_()\n",
+            fixed="import torch\n\ndef sgd(params, lr, batch_size):\n    with torch.no_grad():\n        for param in params:\n"
+            "            param -= lr * param.grad / batch_size\n            param.grad = None\n",
+        ),
+        Invalid(
+            "import torch\n\ndef step(opt, loss):\n    loss.backward()\n    opt.step()\n"
+            "    for group in opt.param_groups:\n        for p in group['params']: p.grad.zero_()\n",
+            fixed="import torch\n\ndef step(opt, loss):\n    loss.backward()\n    opt.step()\n"
+            "    for group in opt.param_groups:\n        for p in group['params']: p.grad = None\n",
+        ),
+    ]
+
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.calls: list[cst.Call] = []
+        self.loops: list[cst.For] = []
+        self._reads: dict[cst.CSTNode, list[cst.Attribute]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if m.matches(node.func, m.Attribute(attr=m.Name("zero_grad"))):
+            self.calls.append(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._may_zero(node.body):  # cheap syntactic filter, so most files need no name index
+            self.loops.append(node)
+
+    def finish(self) -> None:
+        if not self.ctx.symbols.uses_torch or not (self.calls or self.loops):
+            return
+        self.b = self.ctx.fact(Bindings)
+        for call in self.calls:
+            self._check_call(call)
+        for loop in self.loops:
+            self._check_loop(loop)
+
+    @property
+    def _old_torch(self) -> bool:
+        return self.ctx.target_torch_version < _NONE_DEFAULT_SINCE
+
+    # -- zero_grad(...) ------------------------------------------------------------------
+    def _check_call(self, call: cst.Call) -> None:
+        if m.matches(call.func, m.Attribute(value=m.Call(func=m.Name("super")))) or self._in_zeroing_function(call):
+            return
+        if not call.args:
+            if self._old_torch and not self._custom_zero_grad and not self._reads_grads(self._scope_of(call)):
+                fix = self._set_to_none_fix(call, [])
+                self.report(call, "`zero_grad()` zeroes gradients in place before torch 2.0; pass `set_to_none=True`", fix)
+            return
+        flag = self._set_to_none_arg(call)
+        if flag is None or not _is_false(flag) or self._reads_grads(self._scope_of(call)):
+            return
+        kept = [a for a in call.args if a is not flag]
+        self.report(call, "`zero_grad(set_to_none=False)` fills every gradient with zeros; let it set them to None", self._set_to_none_fix(call, kept))
+
+    @staticmethod
+    def _set_to_none_arg(call: cst.Call) -> cst.Arg | None:
+        keyword = next((a for a in call.args if a.keyword and a.keyword.value == "set_to_none"), None)
+        if keyword is not None:
+            return keyword
+        first = call.args[0]
+        return first if first.keyword is None and not first.star and len(call.args) == 1 else None
+
+    def _set_to_none_fix(self, call: cst.Call, kept: list[cst.Arg]) -> Fix:
+        if self._old_torch:
+            args = [*kept, cst.Arg(cst.Name("True"), keyword=cst.Name("set_to_none"), equal=_equal())]
+            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1 else a for i, a in enumerate(args)]
+            return self.make_fix("Pass `set_to_none=True`", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=args)))
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return self.make_fix("Drop `set_to_none=False` (None is the default)", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=kept)))
+
+    @cached_property
+    def _custom_zero_grad(self) -> bool:
+        """Whether the file defines its own `zero_grad` that takes no `set_to_none`."""
+        for binding in (b for (_, name), found in self.b.bindings.items() if name == "zero_grad" for b in found):
+            params = binding.function.params if binding.function else None
+            if params and not any(p.name.value == "set_to_none" for p in (*params.params, *params.kwonly_params)):
+                return True
+        return False
+
+    # -- manual loops --------------------------------------------------------------------
+    def _check_loop(self, loop: cst.For) -> None:
+        param = self._param_variable(loop)
+        if param is None or self._in_zeroing_function(loop):
+            return
+        if not self._only_zeroes(loop.body, param):
+            self._check_update_loop(loop, param)
+            return
+        scope = self._scope_of(loop)
+        if not self._trains(scope) or self._reads_grads(scope, outside=loop):
+            return
+        replacement = self._zero_grad_call(loop)
+        if replacement is not None:
+            fix = self.make_fix(f"Replace the loop with `{replacement}`", Applicability.UNSAFE, self.ctx.replace(loop, replacement))
+            self.report(loop, f"this loop fills every gradient with zeros; `{replacement}` sets them to None instead", fix)
+            return
+        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, self._none_body(loop, param))
+        self.report(loop, f"this loop fills every gradient with zeros; set `{param}.grad = None` instead", fix)
+
+    def _check_update_loop(self, loop: cst.For, param: str) -> None:
+        """A hand-written optimizer step: update each parameter from its gradient, then zero it."""
+        statements = self._small_statements(loop.body)
+        if statements is None:
+            return
+        kinds = [self._zeroing_kind(s, param) for s in statements]
+        start = len(kinds)
+        while start > 0 and kinds[start - 1] is not None:
+            start -= 1
+        if start == 0 or True not in kinds[start:] or not any(self._updates(s, param) for s in statements[:start]):
+            return
+        if self._reads_grads(self._scope_of(loop), outside=loop):
+            return
+        zeroing = statements[start:]
+        edit = Edit(self.ctx.start(zeroing[0]), self.ctx.end(zeroing[-1]), f"{param}.grad = None")
+        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, edit)
+        self.report(zeroing[0], f"zeroing `{param}.grad` after the update fills it with zeros; set `{param}.grad = None` instead", fix)
+
+    @staticmethod
+    def _small_statements(body: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
+        """The loop body as one list of simple statements, None when it holds a block."""
+        if isinstance(body, cst.SimpleStatementSuite):
+            return list(body.body)
+        if not all(isinstance(line, cst.SimpleStatementLine) for line in body.body):
+            return None
+        return [small for line in body.body for small in line.body]  # type: ignore[attr-defined]
+
+    def _updates(self, statement: cst.BaseSmallStatement, param: str) -> bool:
+        """`p -= lr * p.grad`, `p.data.add_(p.grad, alpha=-lr)` and the like."""
+        target = m.Name(param) | m.Attribute(value=m.Name(param), attr=m.Name("data"))
+        in_place = m.AugAssign(target=target) | m.Expr(m.Call(func=m.Attribute(value=target, attr=m.MatchIfTrue(lambda n: n.value.endswith("_")))))
+        if not m.matches(statement, in_place):
+            return False
+        grad = m.Attribute(value=m.Name(param), attr=m.Name("grad"))
+        return bool(m.findall(statement, grad))
+
+    def _param_variable(self, loop: cst.For) -> str | None:
+        """The loop variable holding each tensor whose gradient the loop may zero."""
+        target = loop.target
+        iterated = self._parameters_call(loop.iter)
+        if iterated is not None and iterated.func.attr.value == "named_parameters":  # type: ignore[union-attr]
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                return None
+            target = target.elements[1].value
+        return target.value if isinstance(target, cst.Name) else None
+
+    def _parameters_call(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """`X.parameters()` / `X.named_parameters()`, directly, in `list(...)`, or through a name."""
+        if isinstance(expr, cst.Name):
+            expr = self.b.value_of(expr)
+        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Name("list")) and len(expr.args) == 1:
+            expr = expr.args[0].value
+        if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
+            return expr  # type: ignore[return-value]
+        return None
+
+    def _only_zeroes(self, body: cst.BaseSuite, param: str) -> bool:
+        """The body zeroes `param.grad` and does nothing else (an `is not None` guard allowed)."""
+        statements = [cst.SimpleStatementLine(list(body.body))] if isinstance(body, cst.SimpleStatementSuite) else list(body.body)
+        zeroes = False
+        for statement in statements:
+            if isinstance(statement, cst.If):
+                guard = m.Comparison(
+                    left=m.Attribute(value=m.Name(param), attr=m.Name("grad")),
+                    comparisons=[m.ComparisonTarget(operator=m.IsNot(), comparator=m.Name("None"))],
+                )
+                if statement.orelse is not None or not m.matches(statement.test, guard) or not self._only_zeroes(statement.body, param):
+                    return False
+                zeroes = True
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return False
+            for small in statement.body:
+                kind = self._zeroing_kind(small, param)
+                if kind is None:
+                    return False
+                zeroes = zeroes or kind
+        return zeroes
+
+    def _may_zero(self, body: cst.BaseSuite) -> bool:
+        """Whether the block, or an `if` directly in it, has a statement zeroing some `x.grad`."""
+        lines = [body] if isinstance(body, cst.SimpleStatementSuite) else list(body.body)
+        for line in lines:
+            if isinstance(line, cst.If):
+                if self._may_zero(line.body):
+                    return True
+            elif isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+                if any(self._zeroing_kind(small, None) for small in line.body):
+                    return True
+        return False
+
+    @staticmethod
+    def _zeroing_kind(statement: cst.BaseSmallStatement, param: str | None) -> bool | None:
+        """True for a statement that zeroes `param.grad` (any name's if None), False for a harmless companion, else None."""
+        grad = m.Attribute(value=m.Name(param) if param else m.Name(), attr=m.Name("grad"))
+        grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
+        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[]))):
+            return True
+        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")), args=[m.Arg(m.Integer("0") | m.Float("0.0"))]))):
+            return True
+        if m.matches(statement, m.Assign(targets=[m.AssignTarget(grad_or_data)], value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))))):
+            return True
+        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_"))))):
+            return False
+        return None
+
+    def _zero_grad_call(self, loop: cst.For) -> str | None:
+        """`optimizer.zero_grad()` or `model.zero_grad()` for a loop over `model.parameters()`."""
+        if not isinstance(loop.iter, cst.Call) or self._parameters_call(loop.iter) is not loop.iter:
+            return None
+        owner = self.ctx.code(loop.iter.func.value)  # type: ignore[attr-defined]
+        optimizer = self._optimizer_over(f"{owner}.parameters()", loop)
+        target = optimizer or owner
+        return f"{target}.zero_grad(set_to_none=True)" if self._old_torch else f"{target}.zero_grad()"
+
+    def _none_body(self, loop: cst.For, param: str) -> Edit:
+        """Replaces the loop's body (its statements, at their indentation) with `param.grad = None`."""
+        body = loop.body.body
+        return Edit(self.ctx.start(body[0]), self.ctx.end(body[-1]), f"{param}.grad = None")
+
+    def _optimizer_over(self, parameters: str, loop: cst.For) -> str | None:
+        """The name of an optimizer built over exactly `parameters` and visible at `loop`."""
+        scope = self._scope_of(loop)
+        for (where, name), bindings in self.b.bindings.items():
+            if where is not scope and where is not self.b.module:
+                continue
+            if len(bindings) != 1 or not self._optimizer_call(bindings[0].value, parameters):
+                continue
+            if where is scope and self.b.enter[bindings[0].node] > self.b.enter[loop]:
+                continue
+            return name
+        return None
+
+    def _optimizer_call(self, value: cst.BaseExpression | None, parameters: str) -> bool:
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+            return False
+        qualname = self.ctx.symbols.qualname(value.func) or ""
+        return qualname.startswith("torch.optim.") and "".join(self.ctx.code(value.args[0].value).split()) == "".join(parameters.split())
+
+    # -- context -------------------------------------------------------------------------
+    def _scope_of(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Module:
+        scope = self.b.scope(node)
+        while not isinstance(scope, cst.FunctionDef | cst.Module):
+            scope = self.b.scope(scope)
+        return scope
+
+    def _in_zeroing_function(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.FunctionDef) and _ZEROING_FUNCTION.search(a.name.value) for a in self.ctx.ancestors(node))
+
+    def _trains(self, scope: cst.FunctionDef | cst.Module) -> bool:
+        """The scope runs a backward pass or an optimizer step itself."""
+        return any(m.matches(n, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step")))) for n in self.b.own_nodes(scope))
+
+    def _reads_grads(self, scope: cst.FunctionDef | cst.Module, outside: cst.CSTNode | None = None) -> bool:
+        """Whether the scope uses a `.grad` as a tensor (unguarded), relying on zero-filled gradients."""
+        return any(outside is None or not self.b.is_ancestor(outside, read) for read in self._grad_reads(scope))
+
+    def _grad_reads(self, scope: cst.FunctionDef | cst.Module) -> list[cst.Attribute]:
+        if scope not in self._reads:
+            nodes = (n for n in self.b.own_nodes(scope) if m.matches(n, m.Attribute(attr=m.Name("grad"))))
+            self._reads[scope] = [n for n in nodes if not self._harmless_grad_use(n)]  # type: ignore[arg-type]
+        return self._reads[scope]
+
+    def _harmless_grad_use(self, node: cst.Attribute) -> bool:
+        parent = self.b.parent.get(node)
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Call) and parent.func is node):
+            return True  # `p.grad = ...`, `torch.autograd.grad(...)`
+        if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, cst.Is | cst.IsNot) for c in parent.comparisons):
+            return True
+        text = self.ctx.code(node)
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, cst.If) and f"{text} is not None" in self.ctx.code(ancestor.test):
+                return True
+        return False
+
+
+def _equal() -> cst.AssignEqual:
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

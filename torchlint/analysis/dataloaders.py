@@ -1,0 +1,343 @@
+"""Which `torch.utils.data.DataLoader`s a file builds, with what options, which loops they feed,
+and where those loops' batches are moved to a device.
+
+A loop is fed by a loader when its iterable (under `enumerate`/`tqdm`-style wrappers) is the
+construction itself, or a name, `self.` attribute, `with ... as` target, same-file function
+result or parameter that leads back to it (parameters through every same-file caller). A batch
+move is a `.cuda()` or `.to(<device>)` call whose receiver derives from a loop's target: through
+unpacking, indexing, comprehensions over the batch, tensor methods, and parameters of same-file
+functions called with batch values. Built lazily, only for files whose rules ask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.loops import LoopFacts, unwrap_iterable
+from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.diagnostics import Edit, Position
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
+_POSITION = {"batch_size": 1, "num_workers": 5, "collate_fn": 6, "pin_memory": 7}
+# Tensor methods that give a tensor of the same batch: the value still "is" the batch.
+_TENSOR_METHODS = frozenset(
+    "float half double bfloat16 long int short bool byte char contiguous squeeze unsqueeze view reshape permute "
+    "transpose flatten type clone detach pin_memory t".split()
+)
+_ITERATION_METHODS = frozenset({"items", "values"})
+_MAX_DEPTH = 8
+Loop = cst.For | cst.CompFor
+
+
+@dataclass(frozen=True)
+class LoaderArgs:
+    """What a DataLoader construction says about its options; None means not given."""
+
+    num_workers: cst.BaseExpression | None
+    pin_memory: cst.BaseExpression | None
+    collate_fn: cst.BaseExpression | None
+    batch_size: cst.BaseExpression | None
+    dataset: cst.BaseExpression | None
+    has_star: bool  # `*args` or `**kwargs`: any option may be among them
+
+    @property
+    def pins(self) -> bool:
+        """`pin_memory=` given something other than a literal false value."""
+        value = self.pin_memory
+        if value is None:
+            return False
+        return not (isinstance(value, cst.Name) and value.value in ("False", "None") or isinstance(value, cst.Integer) and value.value == "0")
+
+
+def is_dataloader(ctx: FileContext, call: cst.Call) -> bool:
+    return ctx.symbols.qualname(call.func) in _LOADERS
+
+
+def loader_args(call: cst.Call) -> LoaderArgs:
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+
+    def option(name: str) -> cst.BaseExpression | None:
+        if name in keywords:
+            return keywords[name]
+        at = _POSITION[name]
+        return positional[at] if at < len(positional) else None
+
+    return LoaderArgs(
+        num_workers=option("num_workers"),
+        pin_memory=option("pin_memory"),
+        collate_fn=option("collate_fn"),
+        batch_size=option("batch_size"),
+        dataset=positional[0] if positional else keywords.get("dataset"),
+        has_star=any(a.star for a in call.args),
+    )
+
+
+def keyword_edits(ctx: FileContext, call: cst.Call, values: dict[str, str]) -> list[Edit]:
+    """Edits setting `name=value` for each of `values` in `call`: an existing keyword's value is
+    replaced; the others are inserted after the last argument, separated as the arguments before
+    it are (one per line stays one per line; a trailing comma stays trailing)."""
+    edits: list[Edit] = []
+    new: list[str] = []
+    for name, value in values.items():
+        arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        if arg is not None:
+            edits.append(ctx.replace(arg.value, value))
+        else:
+            new.append(f"{name}={value}")
+    if not new:
+        return edits
+    args = call.args
+    if not args:
+        end = ctx.end(call)
+        at = Position(end.row, end.column - 1)  # before the closing parenthesis
+        return [*edits, Edit(at, at, ", ".join(new))]
+    separator = ", "
+    if len(args) > 1:
+        between = _text(ctx, ctx.end(args[-2].value), ctx.start(args[-1]))
+        if between.startswith(",") and "#" not in between and "\\" not in between:
+            separator = between
+    elif isinstance(args[0].comma, cst.Comma):  # `f(\n    x,\n)`: the new argument goes on a line of its own
+        opening = _text(ctx, ctx.end(call.func), ctx.start(args[0]))
+        if "\n" in opening and "#" not in opening:
+            separator = "," + opening[opening.index("\n") :]
+    text = "".join(separator + item for item in new)
+    return [*edits, ctx.insert_after(args[-1].value, text)]
+
+
+def _text(ctx: FileContext, start: Position, end: Position) -> str:
+    """The source between two positions."""
+    if start.row == end.row:
+        return ctx.line(start.row)[start.column - 1 : end.column - 1]
+    middle = [ctx.line(row) for row in range(start.row + 1, end.row)]
+    return "\n".join([ctx.line(start.row)[start.column - 1 :], *middle, ctx.line(end.row)[: end.column - 1]])
+
+
+class DataLoaders:
+    """DataLoader constructions, the loops they feed and those loops' batch moves, via `ctx.fact(DataLoaders)`.
+
+    Ask after the traversal (in a rule's `finish`): it needs the complete parent map.
+    """
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.fact(Scopes)
+        self.loops = ctx.fact(LoopFacts)
+        self.constructions: dict[cst.Call, LoaderArgs] = {
+            call: loader_args(call) for call in self.scopes.calls if is_dataloader(ctx, call)
+        }
+        self._sources_memo: dict[cst.CSTNode, frozenset[cst.Call]] = {}
+        self._origins_memo: dict[tuple[cst.CSTNode, bool], frozenset[Loop]] = {}
+
+    # -- which loops each loader feeds -------------------------------------------------
+    @cached_property
+    def fed_loops(self) -> dict[Loop, frozenset[cst.Call]]:
+        """Every `for` loop or comprehension over batches of a DataLoader built in this file, with those loaders."""
+        if not self.constructions:
+            return {}
+        fed: dict[Loop, frozenset[cst.Call]] = {}
+        for node in self.scopes.parents:
+            if isinstance(node, cst.For | cst.CompFor):
+                loaders = self.sources(node.iter)
+                if loaders:
+                    fed[node] = loaders
+        return fed
+
+    def loops_of(self, loader: cst.Call) -> list[Loop]:
+        return [loop for loop, loaders in self.fed_loops.items() if loader in loaders]
+
+    def sources(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[cst.Call]:
+        """The DataLoader constructions of this file whose batches iterating `node` yields."""
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        memo = self._sources_memo.get(node)
+        if memo is not None:
+            return memo
+        self._sources_memo[node] = frozenset()  # a cycle through bindings finds nothing
+        found: set[cst.Call] = set()
+        for inner in unwrap_iterable(node):
+            found |= self._sources_of(inner, depth)
+        result = self._sources_memo[node] = frozenset(found)
+        return result
+
+    def _sources_of(self, node: cst.BaseExpression, depth: int) -> set[cst.Call]:
+        if isinstance(node, cst.Call):
+            if node in self.constructions:
+                return {node}
+            return {loader for f in self.scopes.callees.get(node, ()) for r in _returns(f) for loader in self.sources(r, depth + 1)}
+        if not isinstance(node, cst.Name | cst.Attribute):
+            return set()
+        found: set[cst.Call] = set()
+        for binding in self.scopes.all_bindings(node):
+            found |= self._binding_sources(binding, depth)
+        return found
+
+    def _binding_sources(self, binding: Binding, depth: int) -> set[cst.Call]:
+        if binding.kind in ("assign", "with") and binding.value is not None:
+            return set(self.sources(binding.value, depth + 1))
+        if binding.kind == "unpack" and isinstance(binding.value, cst.Call) and len(binding.path) == 1:
+            # `train_loader, val_loader = make_loaders()`: the returned tuples' elements
+            found: set[cst.Call] = set()
+            for function in self.scopes.callees.get(binding.value, ()):
+                for returned in _returns(function):
+                    element = _element(returned, binding.path[0])
+                    if element is not None:
+                        found |= self.sources(element, depth + 1)
+            return found
+        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+            return {loader for value in self._arguments(binding.node) for loader in self.sources(value, depth + 1)}
+        return set()
+
+    def _arguments(self, param: cst.Param) -> list[cst.BaseExpression]:
+        """What the same-file callers of `param`'s function pass for it."""
+        params = self.scopes.parents.get(param)
+        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+            return []
+        positional = [*params.posonly_params, *params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if index is not None and positional and positional[0].name.value in ("self", "cls"):
+            index -= 1  # `self.f(x)`: the first parameter is bound by the attribute access
+        found = []
+        for call in self.scopes.callers.get(function, ()):
+            value = _passed(call, param.name.value, index)
+            if value is not None:
+                found.append(value)
+        return found
+
+    # -- where batches go to the device ------------------------------------------------
+    @cached_property
+    def moves(self) -> dict[Loop, list[tuple[cst.Call, bool]]]:
+        """For each fed loop, the device moves of its batches, each with whether the moved value
+        is a batch element by tensor-preserving steps only (indexing, unpacking, tensor methods)."""
+        fed = self.fed_loops
+        if not fed:
+            return {}
+        found: dict[Loop, list[tuple[cst.Call, bool]]] = {}
+        for call in self.scopes.calls:
+            receiver = self.moved(call)
+            if receiver is None:
+                continue
+            loose = self.origins(receiver, strict=False)
+            strict = self.origins(receiver, strict=True)
+            for loop in loose:
+                if loop in fed:
+                    found.setdefault(loop, []).append((call, loop in strict))
+        return found
+
+    def moved(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The receiver of a `.cuda(...)` or `.to(<device>, ...)` call, else None."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        if func.attr.value == "cuda":
+            return func.value
+        if func.attr.value != "to":
+            return None
+        target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        if target is None:
+            target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        return func.value if target is not None and self.loops.is_device_like(target) else None
+
+    def origins(self, node: cst.BaseExpression, strict: bool, depth: int = 0) -> frozenset[Loop]:
+        """The loader-fed loops whose targets `node`'s value derives from.
+
+        `strict` follows only steps that keep a batch tensor a batch tensor; otherwise any
+        computation from batch values counts (`torch.cat(batch)`, `model(x)`).
+        """
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        key = (node, strict)
+        memo = self._origins_memo.get(key)
+        if memo is not None:
+            return memo
+        self._origins_memo[key] = frozenset()
+        found = self._origins(node, strict, depth)
+        result = self._origins_memo[key] = frozenset(found)
+        return result
+
+    def _origins(self, node: cst.BaseExpression, strict: bool, depth: int) -> set[Loop]:
+        if isinstance(node, cst.Name):
+            found: set[Loop] = set()
+            for binding in self.scopes.reaching(node):
+                found |= self._binding_origins(binding, strict, depth)
+            return found
+        if isinstance(node, cst.Subscript):
+            return set(self.origins(node.value, strict, depth + 1))
+        if isinstance(node, cst.Attribute):
+            return set(self.origins(node.value, strict, depth + 1)) if not _is_self(node.value) else set()
+        if isinstance(node, cst.Call):
+            return self._call_origins(node, strict, depth)
+        if not strict and isinstance(node, cst.BinaryOperation):
+            return set(self.origins(node.left, strict, depth + 1) | self.origins(node.right, strict, depth + 1))
+        return set()
+
+    def _call_origins(self, call: cst.Call, strict: bool, depth: int) -> set[Loop]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and (not strict or func.attr.value in _TENSOR_METHODS | _ITERATION_METHODS):
+            return set(self.origins(func.value, strict, depth + 1))
+        if strict:
+            return set()
+        found: set[Loop] = set()
+        for arg in call.args:
+            found |= self.origins(arg.value, strict, depth + 1)
+        return found
+
+    def _binding_origins(self, binding: Binding, strict: bool, depth: int) -> set[Loop]:
+        value = binding.value
+        if binding.kind == "loop" and value is not None:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "enumerate" and binding.path[:1] == (0,):
+                return set()  # the counter of `enumerate`
+            if binding.node in self.fed_loops:
+                return {binding.node}  # type: ignore[arg-type]
+            return set(self.origins(value, strict, depth + 1))  # `for k, v in batch.items()`
+        if binding.kind in ("assign", "unpack", "with") and value is not None:
+            return set(self.origins(value, strict, depth + 1))
+        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+            found: set[Loop] = set()
+            for argument in self._arguments(binding.node):
+                found |= self.origins(argument, strict, depth + 1)
+            return found
+        return set()
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("self", "cls")
+
+
+def _passed(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if index is None or index < 0 or any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[index] if index < len(positional) else None
+
+
+def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
+    if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return node.elements[index].value if index < len(node.elements) else None
+    return None
+
+
+def _returns(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """The values of the function's own `return` statements (not those of nested functions)."""
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = list(function.body.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            if node.value is not None:
+                found.append(node.value)
+        elif not isinstance(node, cst.BaseSmallStatement | cst.BaseExpression | cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            stack.extend(node.children)
+    return found

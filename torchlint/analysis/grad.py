@@ -1,0 +1,855 @@
+"""Where autograd records, and which module calls run for evaluation.
+
+Two facts share this module because every question about "should this run without grad"
+needs both:
+
+- `Grad`: the grad mode at a node (`with torch.no_grad()` / `inference_mode()` /
+  `set_grad_enabled(False)`, decorators of those, `enable_grad()`, and callers: a function
+  only called from grad-disabled code in the file runs without grad too), and whether code
+  needs autograd (backward, `autograd.grad`, `requires_grad`, an optimizer step, or a call of
+  a function in the file that does).
+- `Evaluation`: whether a call is a forward pass of a module (`model(x)`, `self.net(x)`), and
+  the evaluation scope it runs in: a function named like evaluation, a loop over a
+  validation/test loader, or code after `model.eval()`.
+
+Both lean towards "not known" whenever the code is dynamic: a finding built on them should be
+one a PyTorch expert acts on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.symbols import dotted
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+
+class GradMode(Enum):
+    RECORDING = "recording"  # nothing in the file turns autograd off here
+    DISABLED = "disabled"  # no_grad / inference_mode / set_grad_enabled(False), or only called from there
+    ENABLED = "enabled"  # explicitly re-enabled: enable_grad / set_grad_enabled(True)
+    MANAGED = "managed"  # set by code whose effect is not known statically
+
+
+_GRAD_APIS = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "_set_grad_enabled"})
+_GRAD_FUNCTIONAL = frozenset({"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "grad_and_value", "hvp", "vhp"})
+_NEEDS_GRAD_METHODS = frozenset({"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"})
+_OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler"})
+_MODE_SWITCHES = frozenset({"eval", "train"})
+
+
+def name_tokens(name: str) -> list[str]:
+    """Lower-case words of an identifier: `valLoader2` -> ["val", "loader"], `netG` -> ["net", "g"]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[^a-z]+", spaced.lower()) if t]
+
+
+def _literal_bool(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def _first_arg(call: cst.Call, keyword: str) -> cst.Arg | None:
+    for i, arg in enumerate(call.args):
+        if (arg.keyword is None and i == 0 and not arg.star) or (arg.keyword is not None and arg.keyword.value == keyword):
+            return arg
+    return None
+
+
+class FileIndex:
+    """What the queries look up by name, bucketed from the traversal's parent map (a fact of its own).
+
+    Reading `ctx.parents` (every node, in source order, once the traversal is complete) costs a
+    fraction of a second libcst walk over the tree.
+    """
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.names: dict[str, list[cst.Name]] = defaultdict(list)
+        self.attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
+        self.assigns: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        self.calls: list[cst.Call] = []
+        self.loops: list[cst.For] = []
+        for node in ctx.parents:
+            kind = type(node)
+            if kind is cst.Name:
+                self.names[node.value].append(node)
+            elif kind is cst.Attribute:
+                self.attributes[node.attr.value].append(node)
+            elif kind is cst.Call:
+                self.calls.append(node)
+            elif kind is cst.Assign:
+                self.assigns.extend((t.target, node.value) for t in node.targets)
+            elif kind is cst.AnnAssign and node.value is not None:
+                self.assigns.append((node.target, node.value))
+            elif kind is cst.FunctionDef:
+                self.functions[node.name.value].append(node)
+            elif kind is cst.ClassDef:
+                self.classes[node.name.value] = node
+            elif kind is cst.For:
+                self.loops.append(node)
+
+
+class _Shared:
+    """The index and the tree helpers both facts use."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    @property
+    def index(self) -> FileIndex:
+        return self.ctx.fact(FileIndex)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.ctx.parents.get(node)
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.FunctionDef):
+                return parent
+        return None
+
+    def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
+        """The class `function` is a method of (directly in its body), else None."""
+        block = self.parent(function)
+        owner = self.parent(block) if block is not None else None
+        return owner if isinstance(owner, cst.ClassDef) else None
+
+    def call_sites(self, function: cst.FunctionDef) -> list[cst.Call] | None:
+        """Every call of `function` in the file; None when it is also referenced other than by a call."""
+        name = function.name.value
+        refs: Iterable[cst.CSTNode]
+        if self.enclosing_class(function) is not None:
+            refs = self.index.attributes.get(name, ())
+        else:
+            refs = [n for n in self.index.names.get(name, ()) if self._is_load(n)]
+        sites = []
+        for ref in refs:
+            parent = self.parent(ref)
+            if not (isinstance(parent, cst.Call) and parent.func is ref):
+                return None
+            sites.append(parent)
+        return sites
+
+    def _is_load(self, name: cst.Name) -> bool:
+        """Whether `name` reads a variable (not an attribute name, keyword, parameter, def or import)."""
+        parent = self.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is name:
+            return False
+        if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Param | cst.ImportAlias | cst.AsName):
+            return False
+        return not isinstance(parent, cst.AssignTarget)
+
+
+class Grad(_Shared):
+    """Grad mode at a node and whether code needs autograd."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self._callers: dict[cst.FunctionDef, GradMode | None] = {}
+        self._busy: set[cst.FunctionDef] = set()
+        self._withs: dict[cst.With, GradMode | None] = {}
+        self._uses_grad_api: dict[cst.FunctionDef, bool] = {}
+
+    # -- grad mode ----------------------------------------------------------------------
+    def mode(self, node: cst.CSTNode) -> GradMode:
+        """The grad mode `node` runs in, as far as this file shows."""
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.With) and child is parent.body:
+                found = self._with_mode(parent)
+                if found is not None:
+                    return found
+            elif isinstance(parent, cst.Lambda | cst.GeneratorExp):
+                return GradMode.MANAGED  # runs later, wherever it is consumed
+            elif isinstance(parent, cst.FunctionDef):
+                found = self._function_mode(parent)
+                if found is not None:
+                    return found
+            child = parent
+        return GradMode.MANAGED if self._module_sets_grad() else GradMode.RECORDING
+
+    def disabled(self, node: cst.CSTNode) -> bool:
+        return self.mode(node) is GradMode.DISABLED
+
+    def context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
+        """The mode a context manager or decorator expression sets; None when it is not about grad."""
+        target, call = (expr.func, expr) if isinstance(expr, cst.Call) else (expr, None)
+        name = dotted(target)
+        if name is None:
+            return GradMode.MANAGED if self._mentions_grad_api(expr) else None
+        last = name.rsplit(".", 1)[-1]
+        if last not in _GRAD_APIS:
+            return self._bound_mode(name, expr)
+        if not (self.ctx.symbols.qualname(target) or "").startswith("torch."):
+            return GradMode.MANAGED  # someone's own no_grad helper
+        if last == "no_grad":
+            return GradMode.DISABLED
+        if last == "enable_grad":
+            return GradMode.ENABLED
+        arg = _first_arg(call, "mode") if call is not None else None
+        if last == "inference_mode":
+            flag = True if arg is None else _literal_bool(arg.value)
+            return GradMode.DISABLED if flag else (None if flag is False else GradMode.MANAGED)
+        flag = _literal_bool(arg.value) if arg is not None else None
+        if flag is None:
+            return GradMode.MANAGED
+        return GradMode.ENABLED if flag else GradMode.DISABLED
+
+    def _bound_mode(self, name: str, expr: cst.BaseExpression) -> GradMode | None:
+        """A context manager or decorator of the file's own that may set the grad mode.
+
+        Named for it (`smart_inference_mode()`), bound to an expression using a grad API
+        (`ctx = torch.no_grad() if eval else nullcontext()`), or a function of this file whose
+        body uses one (`with self._set_training_mode(False):`).
+        """
+        if any("grad" in t or "inference" in t for t in name_tokens(name.rsplit(".", 1)[-1])):
+            return GradMode.MANAGED
+        if isinstance(expr, cst.Call):
+            functions = self._callees(expr)
+        else:
+            functions = self._callees(cst.Call(func=expr))
+            if any(dotted(target) == name and self._mentions_grad_api(value) for target, value in self.index.assigns):
+                return GradMode.MANAGED
+        if any(self._function_uses_grad_api(f) for f in functions):
+            return GradMode.MANAGED
+        return None
+
+    def _function_uses_grad_api(self, function: cst.FunctionDef) -> bool:
+        if function not in self._uses_grad_api:
+            self._uses_grad_api[function] = self._mentions_grad_api(function.body)
+        return self._uses_grad_api[function]
+
+    def _mentions_grad_api(self, expr: cst.CSTNode) -> bool:
+        return bool(m.findall(expr, m.Name(value=m.MatchIfTrue(lambda v: v in _GRAD_APIS))))
+
+    def _with_mode(self, node: cst.With) -> GradMode | None:
+        if node not in self._withs:
+            modes = [mode for item in node.items if (mode := self.context_mode(item.item)) is not None]
+            self._withs[node] = modes[-1] if modes else None  # the last item is the innermost
+        return self._withs[node]
+
+    def _function_mode(self, function: cst.FunctionDef) -> GradMode | None:
+        for decorator in reversed(function.decorators):  # the one nearest `def` sets the mode last
+            found = self.context_mode(decorator.decorator)
+            if found is not None:
+                return found
+        if function in self._stray_grad_calls:
+            return GradMode.MANAGED
+        return self.callers_mode(function)
+
+    def _module_sets_grad(self) -> bool:
+        """Module-level code that switches grad mode globally (`torch.set_grad_enabled(False)`)."""
+        return None in self._stray_grad_calls
+
+    @cached_property
+    def _stray_grad_calls(self) -> set[cst.FunctionDef | None]:
+        """Functions (None: module level) calling a grad API other than as a with item or decorator.
+
+        `torch.set_grad_enabled(False)` as a statement, or `stack.enter_context(torch.no_grad())`,
+        switch the mode for the rest of that code in a way a walk up the tree cannot see.
+        """
+        found: set[cst.FunctionDef | None] = set()
+        for call in self.index.calls:
+            name = dotted(call.func) or ""
+            if name.rsplit(".", 1)[-1] in _GRAD_APIS and not isinstance(self.parent(call), cst.WithItem | cst.Decorator):
+                found.add(self.enclosing_function(call))
+        return found
+
+    def callers_mode(self, function: cst.FunctionDef) -> GradMode | None:
+        """The mode every in-file call of `function` runs in; None when its callers are not all visible."""
+        if function in self._callers:
+            return self._callers[function]
+        if function in self._busy:
+            return None
+        self._busy.add(function)
+        try:
+            found = self._combine(self.call_sites(function))
+        finally:
+            self._busy.discard(function)
+        self._callers[function] = found
+        return found
+
+    def _combine(self, sites: list[cst.Call] | None) -> GradMode | None:
+        if not sites:
+            return None
+        modes = {self.mode(site) for site in sites}
+        if len(modes) == 1:
+            return modes.pop()
+        if GradMode.RECORDING in modes:
+            return GradMode.RECORDING
+        return GradMode.MANAGED
+
+    # -- needing autograd -----------------------------------------------------------------
+    def needs_grad(self, nodes: Iterable[cst.CSTNode]) -> bool:
+        """Whether running `nodes` may need autograd: backward, autograd.grad, requires_grad, an optimizer step,
+        or a call of a function of this file that needs it."""
+        roots = set(nodes)
+        return any(self._inside(node, roots) for node in self._needy)
+
+    def manages_grad(self, nodes: Iterable[cst.CSTNode]) -> bool:
+        """Whether `nodes` switch grad on, or dynamically, somewhere (enable_grad, set_grad_enabled(flag))."""
+        roots = set(nodes)
+        return any(
+            self._inside(call, roots) and self.context_mode(call) in (GradMode.ENABLED, GradMode.MANAGED) for call in self._grad_api_calls
+        )
+
+    def feeds_training(self, function: cst.FunctionDef) -> bool:
+        """Whether a call of `function` sits in a loop body or function that itself runs backward.
+
+        `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds;
+        a loop that calls `train_one_epoch()` and then `validate()` does not make `validate` training.
+        """
+        sites = {self._innermost_loop_or_function(site) for site in self.call_sites(function) or ()}
+        sites.discard(None)
+        return any(self._innermost_loop_or_function(node) in sites for node in self._direct_needy)
+
+    def _inside(self, node: cst.CSTNode, roots: set[cst.CSTNode]) -> bool:
+        return node in roots or any(parent in roots for parent in self.ctx.ancestors(node))
+
+    def _innermost_loop_or_function(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.For | cst.While | cst.FunctionDef):
+                return parent
+        return None
+
+    @cached_property
+    def _grad_api_calls(self) -> list[cst.Call]:
+        return [call for call in self.index.calls if (dotted(call.func) or "").rsplit(".", 1)[-1] in _GRAD_APIS]
+
+    @cached_property
+    def _direct_needy(self) -> list[cst.CSTNode]:
+        """Nodes that need autograd themselves: backward, autograd.grad, `x.requires_grad = True`, optimizer steps."""
+        index = self.index
+        found: list[cst.CSTNode] = [t for t, _ in index.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))]
+        return found + [call for call in index.calls if self._call_needs_grad(call)]
+
+    @cached_property
+    def _needy(self) -> list[cst.CSTNode]:
+        """Nodes that need autograd: direct ones, and calls of functions in the file that contain one."""
+        index = self.index
+        found = self._direct_needy
+        needy_functions: set[cst.FunctionDef] = set()
+        frontier = found
+        while frontier:
+            new = {f for node in frontier for f in self.ctx.ancestors(node) if isinstance(f, cst.FunctionDef)} - needy_functions
+            needy_functions |= new
+            frontier = [call for call in index.calls if any(f in new for f in self._callees(call))]
+            found = found + frontier
+        return found
+
+    def _call_needs_grad(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr in _NEEDS_GRAD_METHODS:
+                return True
+            if attr == "step" and set(name_tokens(dotted(func.value) or "")) & _OPTIMIZER_WORDS:
+                return True
+        qualname = self.ctx.symbols.qualname(func) or ""
+        return qualname.startswith(("torch.autograd.", "torch.func.", "functorch.")) and qualname.rsplit(".", 1)[-1] in _GRAD_FUNCTIONAL
+
+    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Functions of this file `call` may run, by name (methods by attribute name)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.index.functions.get(func.value, ()) if self.enclosing_class(f) is None]
+        if isinstance(func, cst.Attribute) and func.attr.value not in _MODE_SWITCHES:
+            return [f for f in self.index.functions.get(func.attr.value, ()) if self.enclosing_class(f) is not None]
+        return []
+
+
+# -- evaluation ---------------------------------------------------------------------------
+
+_MODEL_WORDS = frozenset(
+    {
+        "model", "models", "net", "network", "module", "encoder", "decoder", "backbone", "classifier",
+        "generator", "discriminator", "critic", "actor", "policy", "teacher", "student", "autoencoder",
+        "vae", "unet", "transformer", "rnn", "lstm", "gru", "cnn", "mlp", "embedding", "embedder", "head",
+        "layer", "tower", "trunk", "regressor", "detector",
+    }
+)  # fmt: skip
+# Words that make a model-ish name something else: a class, a factory, a path, a config...
+_NOT_MODEL_WORDS = frozenset(
+    {
+        "cls", "class", "type", "name", "names", "path", "dir", "file", "config", "cfg", "conf", "args", "kwargs",
+        "builder", "factory", "fn", "func", "function", "registry", "loader", "params", "parameters", "state",
+        "dict", "id", "ids", "size", "kind", "mode", "dtype", "device", "get", "create", "build", "load", "make",
+        "init", "setup", "save", "hook", "hooks", "output", "outputs", "input", "inputs", "list", "map", "str",
+        "url", "key", "keys", "info", "spec", "fx", "graph", "traced", "scripted", "jit", "exported", "compiled",
+    }
+)  # fmt: skip
+# A leading verb makes a model-ish name a function or method: `wrap_model`, `is_fsdp_managed_module`.
+_VERBS = frozenset(
+    {
+        "add", "apply", "build", "check", "clone", "compile", "convert", "copy", "create", "dispatch",
+        "export", "find", "freeze", "fuse", "get", "has", "init", "is", "load", "log", "make", "move",
+        "patch", "postprocess", "prepare", "preprocess", "print", "prune", "quantize", "register",
+        "remove", "replace", "reset", "save", "set", "setup", "summarize", "sync", "to", "trace",
+        "unfreeze", "unwrap", "update", "wrap", "from", "process", "parse", "validate", "evaluate",
+        "run", "call", "use", "maybe", "should", "can", "enable", "disable", "filter", "collect", "iter",
+        "predict", "infer", "generate", "sample", "encode", "decode", "train", "fit", "test", "eval",
+    }
+)  # fmt: skip
+# Qualifiers that may follow a model word in a module's name: `model_ema`, `netG`, `net_d`.
+_MODEL_QUALIFIERS = frozenset(
+    {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
+)  # fmt: skip
+_EVAL_FUNCTION_WORDS = frozenset(
+    {
+        "val", "valid", "validate", "validation", "eval", "evaluate", "evaluation", "test", "testing",
+        "predict", "prediction", "predictions", "infer", "inference", "generate", "generation",
+    }
+)  # fmt: skip
+# Words that name evaluation wherever they stand in a function's name.
+_EVAL_UNAMBIGUOUS = frozenset({"predict", "prediction", "predictions", "evaluate", "evaluation", "validation", "inference"})
+# Otherwise a function is named for evaluation when an evaluation word leads, followed only by what is
+# evaluated or how (`evaluate_model`, `val_epoch`, `generate_samples`), or ends it after a
+# plain verb or qualifier (`run_validation`, `do_eval`, `batch_predict`). `_validate_args`,
+# `infer_shape` or `generate_code` are other kinds of work.
+_EVAL_OBJECTS = frozenset(
+    {
+        "epoch", "epochs", "step", "steps", "loop", "batch", "batches", "model", "models", "net", "network",
+        "one", "single", "all", "loader", "dataloader", "dataset", "data", "set", "split", "image", "images",
+        "img", "imgs", "text", "texts", "sample", "samples", "tokens", "sequence", "sequences", "caption",
+        "captions", "audio", "speech", "video", "response", "responses", "completion", "completions",
+        "output", "outputs", "greedy", "beam", "fn", "func", "accuracy", "acc", "loss", "losses", "metrics",
+        "metric", "score", "scores", "perplexity", "ppl", "proba", "probs", "logits", "on", "per", "iter",
+        "iteration", "run", "pass", "forward", "episode", "episodes", "policy", "agent", "classifier",
+        "generator", "encoder", "decoder", "embeddings", "features", "and", "with", "time", "impl",
+    }
+)  # fmt: skip
+_EVAL_PREFIXES = frozenset(
+    {
+        "run", "do", "start", "perform", "full", "quick", "final", "simple", "batch", "batched", "single",
+        "get", "make", "compute", "model", "net", "online", "offline", "periodic", "custom", "default",
+        "standard", "greedy", "beam", "fast", "distributed", "multi", "zero", "shot", "few", "knn", "linear",
+        "sample", "autoregressive", "on", "the", "my", "inner", "outer", "local", "global",
+    }
+)  # fmt: skip
+_EVAL_DATA_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout"})
+_DATA_WORDS = frozenset(
+    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "data", "dataset", "datasets", "ds", "set", "iter", "iterator", "batches", "samples", "images", "x"}
+)
+# Hooks Lightning already runs under no_grad / inference_mode.
+_FRAMEWORK_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "val_step"})
+# Model wrappers whose __call__ already runs inference without grad.
+_NO_GRAD_WRAPPERS = ("ultralytics.", "transformers.pipeline", "detectron2.engine.DefaultPredictor", "detectron2.engine.defaults.")
+_MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
+_NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
+_MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
+
+
+def _is_forward_name(name: str) -> bool:
+    return name == "__call__" or "forward" in name_tokens(name)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _is_model_word(token: str) -> bool:
+    return token in _MODEL_WORDS or (token.endswith(("net", "model")) and len(token) > 4)
+
+
+@dataclass(frozen=True)
+class EvalScope:
+    """Where an evaluation forward runs: a whole function, or one statement of a block.
+
+    `key` groups the forwards of one scope; `block`/`index` locate the statement holding the
+    forward in the block the fix wraps (None for a function scope, which gets a decorator).
+    `after` is the code that runs after the forwards while the scope's evidence still holds
+    (the rest of a `model.eval()` region): if it needs grad, so may the forwards.
+    """
+
+    key: tuple
+    reason: str
+    function: cst.FunctionDef | None = None
+    block: cst.CSTNode | None = None
+    index: int = 0
+    after: tuple[cst.CSTNode, ...] = ()
+
+
+class Evaluation(_Shared):
+    """Forward passes of modules and the evaluation scope they run in."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self._eval_functions: dict[cst.FunctionDef | None, cst.FunctionDef | None] = {}
+        self._regions: dict[tuple, tuple[cst.CSTNode, ...]] = {}
+
+    # -- forward passes -----------------------------------------------------------------
+    def is_forward(self, call: cst.Call) -> bool:
+        """Whether `call` runs a module's forward: `model(x)`, `self.net(x)`, `model.forward(x)`, `self(x)`."""
+        name = self.callee(call)
+        if name is None or not call.args:
+            return False  # a forward takes inputs; `solver.model()` is something else
+        if name == "self":
+            function = self.enclosing_function(call)
+            owner = self.enclosing_class(function) if function is not None else None
+            return owner is not None and owner.name.value in self.module_classes
+        return self.is_module(name, call)
+
+    def callee(self, call: cst.Call) -> str | None:
+        """The dotted module a forward-looking call calls (`model` for `model.forward_features(x)`), else None."""
+        name = dotted(call.func)
+        if name is None or self.ctx.symbols.qualname(call.func) is not None:
+            return None  # not a plain name, or an imported function or class
+        parts = name.split(".")
+        if parts[-1].startswith("forward") and len(parts) > 1:
+            parts.pop()  # model.forward(x), model.forward_features(x)
+        return ".".join(parts)
+
+    def is_module(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether the dotted `name`, used at `at`, evidently holds an nn.Module (by construction or by its name)."""
+        last = name.rsplit(".", 1)[-1]
+        if not last or last[0].isupper():
+            return False  # a class: this call constructs, it does not run forward
+        key = self._binding_key(name, at)
+        if key in self.bound_wrappers:
+            return False
+        if key in self.bound_modules:
+            return True
+        tokens = name_tokens(last)
+        if not tokens or set(tokens) & _NOT_MODEL_WORDS or (len(tokens) > 1 and tokens[0] in _VERBS):
+            return False
+        if _is_model_word(tokens[-1]):
+            return True  # model, self.text_encoder, teacher_model
+        return _is_model_word(tokens[0]) and all(len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:])
+
+    def is_frozen(self, name: str) -> bool:
+        """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
+        return any(name == f or name.startswith(f + ".") for f in self._frozen)
+
+    @cached_property
+    def _frozen(self) -> set[str]:
+        frozen = set()
+        for call in self.index.calls:
+            if m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_"))) and call.args and _literal_bool(call.args[0].value) is False:
+                frozen.add(dotted(call.func.value) or "")
+        for loop in self.index.loops:
+            source = loop.iter
+            if m.matches(source, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))) and m.findall(
+                loop.body, m.Assign(targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))], value=m.Name("False"))
+            ):
+                frozen.add(dotted(source.func.value) or "")
+        frozen.discard("")
+        return frozen
+
+    @cached_property
+    def module_classes(self) -> set[str]:
+        """Classes of this file that subclass torch.nn.Module (directly or through each other)."""
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, node in self.index.classes.items():
+                if name not in found and any(self._is_module_base(b.value, found) for b in node.bases):
+                    found.add(name)
+                    changed = True
+        return found
+
+    def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
+        qualname = self.ctx.symbols.qualname(base) or ""
+        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES:
+            return True
+        return isinstance(base, cst.Name) and base.value in known
+
+    @cached_property
+    def bound_modules(self) -> set[str]:
+        """Names assigned a module construction: `model = Net().to(device)`, `self.enc = nn.LSTM(...)`."""
+        return {
+            self._binding_key(name, target)
+            for target, value in self.index.assigns
+            if (name := dotted(target)) and self._constructs_module(value)
+        }
+
+    @cached_property
+    def bound_wrappers(self) -> set[str]:
+        """Names assigned a model wrapper that runs without grad by itself (`YOLO(...)`, `pipeline(...)`)."""
+        found = set()
+        for target, value in self.index.assigns:
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
+                value = value.func.value
+            name = dotted(target)
+            if name and isinstance(value, cst.Call) and (self.ctx.symbols.qualname(value.func) or "").startswith(_NO_GRAD_WRAPPERS):
+                found.add(self._binding_key(name, target))
+        return found
+
+    def _binding_key(self, name: str, at: cst.CSTNode) -> str:
+        """`name`, with `self.` attributes told apart by their class."""
+        if not name.startswith("self."):
+            return name
+        function = self.enclosing_function(at)
+        owner = self.enclosing_class(function) if function is not None else None
+        return f"{owner.name.value if owner is not None else ''}:{name}"
+
+    def _constructs_module(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_CHAIN_METHODS:
+            return self._constructs_module(func.value)
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
+            return "model" in owner or "for" in owner  # not a tokenizer, config or processor
+        if isinstance(func, cst.Name) and func.value in self.module_classes:
+            return True
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
+            return False
+        last = qualname.rsplit(".", 1)[-1]
+        return last not in _NOT_CALLABLE_MODULES and (qualname.startswith("torch.nn.") == last[:1].isupper())
+
+    # -- evaluation scopes --------------------------------------------------------------
+    def is_test_module(self) -> bool:
+        """Unit tests call modules to check them, not to evaluate a model."""
+        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
+        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
+            return True
+        return any(full.split(".")[0] in ("unittest", "pytest") for full in self.ctx.symbols.aliases.values())
+
+    def scope(self, call: cst.Call) -> EvalScope | None:
+        """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
+        function = self.enclosing_function(call)
+        if function is not None and (self._is_framework_hook(function) or _is_dunder(function.name.value)):
+            return None  # hooks a framework runs without grad; construction code probing shapes
+        if function not in self._eval_functions:
+            self._eval_functions[function] = self._evaluation_function(function)
+        evaluating = self._eval_functions[function]
+        if evaluating is not None:
+            return EvalScope(("function", evaluating), f"in `{evaluating.name.value}`", function=evaluating)
+        if function is not None and _is_forward_name(function.name.value):
+            return None  # a module's forward: its caller decides the grad mode
+        return self._loop_scope(call, function) or self._region_scope(call, function)
+
+    def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
+        """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
+        while function is not None:
+            if self.is_eval_name(function.name.value):
+                if self._is_forward_step(function) or self._extends_base(function) or self._helps_evaluation(function):
+                    return None
+                return function
+            outer = self.enclosing_function(function)
+            sites = self.call_sites(function) if outer is not None else None
+            if not sites or any(self.enclosing_function(site) is not outer for site in sites):
+                return None
+            function = outer
+        return None
+
+    def is_eval_name(self, name: str) -> bool:
+        tokens = name_tokens(name)
+        if not tokens:
+            return False
+        if set(tokens) & _EVAL_UNAMBIGUOUS:
+            return True  # predict_sentiment, compute_validation_loss, run_inference_loop
+        if tokens[0] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_OBJECTS for t in tokens[1:]):
+            return True
+        return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
+
+    def _is_forward_step(self, function: cst.FunctionDef) -> bool:
+        """Whether a forward method calls `function`: then it is part of the model (`self.predict(h)` in forward)."""
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is not None and _is_forward_name(caller.name.value):
+                return True
+        return False
+
+    def _helps_evaluation(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether every call of `function` is in grad-managed code or in evaluation code whose grad mode
+        is decided elsewhere: `_inference_features` of a predictor's `inference()` hook.
+
+        Then the grad mode belongs to its callers. An evaluation function that training code in
+        this file calls with grad on (`fit` -> `_predict_epoch` -> `_predict_batch`) does not
+        cover its helpers: they run with grad on, and are reported.
+        """
+        sites = self.call_sites(function)
+        if not sites or function in busy:
+            return False
+        busy = busy | {function}
+        grad = self.ctx.fact(Grad)
+        for site in sites:
+            caller = self.enclosing_function(site)
+            if caller is function or grad.mode(site) is not GradMode.RECORDING:
+                continue  # recursion (or a method of the same name), or grad managed at the call
+            if caller is None:
+                return False
+            if self.is_eval_name(caller.name.value) and not self._called_with_grad(caller, busy):
+                continue
+            if not self._helps_evaluation(caller, busy):
+                return False
+        return True
+
+    def _called_with_grad(self, function: cst.FunctionDef, busy: frozenset) -> bool:
+        """Whether code of this file that is not evaluation calls `function` (directly or through others) with grad on."""
+        grad = self.ctx.fact(Grad)
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is function or caller in busy or grad.mode(site) is not GradMode.RECORDING:
+                continue
+            if caller is None or not self.is_eval_name(caller.name.value) or self._called_with_grad(caller, busy | {function}):
+                return True
+        return False
+
+    def _extends_base(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` overrides a base method it calls (`super().generate(...)`), which owns the grad mode."""
+        name = function.name.value
+        pattern = m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name(name)))
+        return any(m.matches(call, pattern) and self.enclosing_function(call) is function for call in self.index.calls)
+
+    def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
+        """A Lightning evaluation hook: the trainer calls it under no_grad / inference_mode."""
+        owner = self.enclosing_class(function)
+        if owner is None or function.name.value not in _FRAMEWORK_EVAL_HOOKS:
+            return False
+        return any("lightning" in (self.ctx.symbols.qualname(b.value) or dotted(b.value) or "").lower() for b in owner.bases)
+
+    def _loop_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """The innermost loop (or comprehension) over a validation/test iterable around `call`."""
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                return None
+            if isinstance(parent, cst.For) and child is parent.body and self.is_eval_data(parent.iter):
+                return self._statement_scope(parent, f"in the loop over `{self.ctx.code(parent.iter)}`")
+            if isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp) and child is not parent.for_in:
+                source = self._comprehension_eval_source(parent.for_in)
+                if source is not None:
+                    statement = next(a for a in self.ctx.ancestors(parent) if isinstance(a, cst.BaseStatement))
+                    return self._statement_scope(statement, f"in the comprehension over `{self.ctx.code(source)}`")
+            child = parent
+        return None
+
+    def _comprehension_eval_source(self, clause: cst.CompFor | None) -> cst.BaseExpression | None:
+        while clause is not None:
+            if self.is_eval_data(clause.iter):
+                return clause.iter
+            clause = clause.inner_for_in
+        return None
+
+    def _statement_scope(self, statement: cst.CSTNode, reason: str) -> EvalScope | None:
+        block = self.parent(statement)
+        if not isinstance(block, cst.IndentedBlock | cst.Module):
+            return None
+        index = next(i for i, s in enumerate(block.body) if s is statement)
+        return EvalScope(("statement", statement), reason, block=block, index=index)
+
+    def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
+        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
+        for name in m.findall(iterable, m.Name()):
+            if self._eval_data_name(name.value):
+                return True
+        for string in m.findall(iterable, m.SimpleString()):
+            if string.evaluated_value in _EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
+                return True
+        return False
+
+    def _eval_data_name(self, name: str) -> bool:
+        tokens = name_tokens(name)
+        if set(tokens) & _EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
+            return True
+        return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in _EVAL_DATA_WORDS)
+
+    def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """Code after `model.eval()` in the same function, before any later mode switch."""
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                index = next(i for i, s in enumerate(parent.body) if s is child)
+                switch = self._last_switch(parent.body[:index], function)
+                if switch is not None:
+                    return self._switch_scope(switch, parent, index, function)
+            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
+                return None
+            child = parent
+        return None
+
+    def _switch_scope(
+        self, switch: tuple[int, str | None], block: cst.CSTNode, index: int, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        at, receiver = switch
+        if receiver is None:
+            return None  # a train() switch, or one whose effect is unclear, comes last
+        key = ("region", block, at)
+        if key not in self._regions:
+            self._regions[key] = tuple(self._eval_mode_code(block, at, function))
+        return EvalScope(key, f"after `{receiver}.eval()`", block=block, index=index, after=self._regions[key])
+
+    def _eval_mode_code(self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None) -> Iterator[cst.CSTNode]:
+        """The statements after the switch at `block.body[at]` up to the next switch, leaving enclosing blocks too.
+
+        Fine-tuning with frozen batch norm calls `model.eval()` and then trains: the backward
+        may come after the last forward, even outside the block.
+        """
+        while True:
+            for following in block.body[at + 1 :]:
+                if self._switches(following):
+                    return
+                yield following
+            owner = next((a for a in self.ctx.ancestors(block) if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)), None)
+            if owner is None or owner is function:
+                return
+            block = self.parent(owner)
+            at = next(i for i, s in enumerate(block.body) if s is owner)
+
+    def _last_switch(self, before: Sequence[cst.BaseStatement], function: cst.FunctionDef | None) -> tuple[int, str | None] | None:
+        """(index, receiver) of the last statement switching a module's mode; receiver None unless a plain `.eval()`."""
+        for at in range(len(before) - 1, -1, -1):
+            switches = self._switches(before[at])
+            if not switches:
+                continue
+            plain = isinstance(before[at], cst.SimpleStatementLine) and len(switches) == 1 and switches[0][0] == "eval"
+            receiver = switches[0][1] if plain else None
+            if receiver is not None and not self._is_eval_receiver(receiver, function):
+                receiver = None
+            return at, receiver
+        return None
+
+    def _switches(self, statement: cst.BaseStatement) -> list[tuple[str, str]]:
+        """Mode switches (`x.eval()`, `x.train(...)`) in `statement`, outside nested functions and classes."""
+        return self._switches_by_statement.get(statement, [])
+
+    @cached_property
+    def _switches_by_statement(self) -> dict[cst.CSTNode, list[tuple[str, str]]]:
+        """Every statement holding a mode switch, with its switches (kind, receiver) in order."""
+        found: dict[cst.CSTNode, list[tuple[str, str]]] = defaultdict(list)
+        for call in self.index.calls:
+            switch = self._switch(call)
+            if switch is None:
+                continue
+            for parent in self.ctx.ancestors(call):
+                if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                    break
+                if isinstance(parent, cst.BaseStatement):
+                    found[parent].append(switch)
+        return found
+
+    def _switch(self, call: cst.Call) -> tuple[str, str] | None:
+        if not m.matches(call.func, m.Attribute(attr=m.Name("eval") | m.Name("train"))):
+            return None
+        kind = call.func.attr.value
+        if kind == "train" and call.args and _literal_bool(call.args[0].value) is False:
+            kind = "eval"
+        elif kind == "eval" and call.args:
+            return None  # not nn.Module.eval()
+        return kind, dotted(call.func.value) or ""
+
+    def _is_eval_receiver(self, receiver: str, function: cst.FunctionDef | None) -> bool:
+        if receiver == "self":
+            owner = self.enclosing_class(function) if function is not None else None
+            return owner is not None and owner.name.value in self.module_classes
+        return bool(receiver) and self.is_module(receiver, self.ctx.module if function is None else function.body)

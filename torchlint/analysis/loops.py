@@ -1,0 +1,447 @@
+"""Which code runs on every batch, what sits under a periodic guard, and whether the file uses an accelerator.
+
+A per-batch loop is a loop over a DataLoader-like iterable, or a loop whose own body (not a
+nested loop) runs backward() or an optimizer step, directly or through a same-file function
+that does. `for epoch in range(...)` loops are never per-batch. Code runs on every batch when
+it sits in such a loop's body, or in a function called from such a place, with no periodic
+guard (`if step % log_every == 0:`, `if i == 0:`, an except handler) in between.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.symbols import dotted
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+Loop = cst.For | cst.While
+
+_LOADER_NAME = re.compile(
+    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
+)
+_WRAPPERS = frozenset(
+    {"enumerate", "tqdm", "tqdm_notebook", "iter", "islice", "zip", "progress_bar", "track", "master_bar", "progress", "chain", "Prefetcher", "prefetcher"}
+)
+_OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
+_EPOCH = re.compile(r"epoch", re.IGNORECASE)
+_COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$")
+# Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
+_PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$")
+_DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
+_DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
+_DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
+
+
+def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The iterables under `enumerate(...)`, `tqdm(...)`, `zip(a, b)` and similar wrappers."""
+    if not isinstance(node, cst.Call):
+        return [node]
+    name = _last(node.func)
+    if name not in _WRAPPERS:
+        return [node]
+    positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+    if name in ("zip", "chain"):
+        return [inner for arg in positional for inner in unwrap_iterable(arg)]
+    iterable = positional[:1] or [a.value for a in node.args if a.keyword and a.keyword.value == "iterable"]
+    return [inner for arg in iterable for inner in unwrap_iterable(arg)]
+
+
+def _last(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _has_modulo(node: cst.BaseExpression) -> bool:
+    """A `%` between numbers (not string formatting) in an arithmetic expression."""
+    if not isinstance(node, cst.BinaryOperation):
+        return False
+    if isinstance(node.operator, cst.Modulo) and not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return True
+    return _has_modulo(node.left) or _has_modulo(node.right)
+
+
+def _flip(branch: str | None) -> str | None:
+    return {"body": "orelse", "orelse": "body"}.get(branch or "")
+
+
+class LoopFacts:
+    """Per-batch loops, periodic guards and accelerator use of one file, via `ctx.fact(LoopFacts)`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.fact(Scopes)
+        self._loader_memo: dict[cst.CSTNode, bool] = {}
+        self._function_memo: dict[tuple[cst.FunctionDef, bool], Loop | None] = {}
+        self._skip_memo: dict[cst.CSTNode, int | None] = {}
+        self._rare_memo: dict[cst.CSTNode, str | None] = {}
+        self._index_step_owners()
+
+    # -- per-batch loops ---------------------------------------------------------------
+    def is_per_batch(self, loop: Loop) -> bool:
+        return loop in self._per_batch
+
+    @cached_property
+    def _per_batch(self) -> set[Loop]:
+        candidates = {
+            loop
+            for loop in self.scopes.loops
+            if not self.is_epoch_loop(loop)
+            and (loop in self._stepping or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter)))
+        }
+        # A loop around another per-batch loop iterates epochs, files or splits, unless it
+        # steps the optimizer itself (micro-batches inside a batch) over something not named
+        # like epochs.
+        outer = {enclosing for loop in candidates for enclosing in self._enclosing_loops(loop)}
+        return {loop for loop in candidates if loop not in outer or (loop in self._direct_step and not self._over_epochs(loop))}
+
+    @staticmethod
+    def _over_epochs(loop: Loop) -> bool:
+        iterable = loop.iter if isinstance(loop, cst.For) else loop.test
+        return any(_EPOCH.search(name.value) for name in _names_in(iterable))
+
+    def _enclosing_loops(self, loop: Loop) -> list[Loop]:
+        found = []
+        for parent in self.scopes.ancestors(loop):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                break
+            if isinstance(parent, cst.For | cst.While):
+                found.append(parent)
+        return found
+
+    def is_epoch_loop(self, loop: Loop) -> bool:
+        """`for epoch in range(n)`, `for e in range(args.epochs)`, `while epoch < max_epochs`."""
+        if isinstance(loop, cst.While):
+            return any(_EPOCH.search(name.value) for name in _names_in(loop.test))
+        if any(_EPOCH.search(name.value) for name in _names_in(loop.target)):
+            return True
+        for inner in unwrap_iterable(loop.iter):
+            if isinstance(inner, cst.Call) and _last(inner.func) in ("range", "trange"):
+                if any(_EPOCH.search(name.value) for arg in inner.args for name in _names_in(arg.value)):
+                    return True
+        return False
+
+    def is_loader_like(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A DataLoader, a name like `train_loader`/`batches`, or a wrapper of one (`enumerate`, `tqdm`)."""
+        if depth > 4:
+            return False
+        memo = self._loader_memo.get(node)
+        if memo is not None:
+            return memo
+        self._loader_memo[node] = False  # a cycle through bindings answers no
+        found = any(self._loader_core(inner, depth) for inner in unwrap_iterable(node))
+        self._loader_memo[node] = found
+        return found
+
+    def _loader_core(self, node: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(node, cst.Call):
+            name = _last(node.func) or ""
+            return name.endswith("DataLoader") or name == "prepare_data_loader"
+        if not isinstance(node, cst.Name | cst.Attribute):
+            return False
+        if _LOADER_NAME.search((_last(node) or "").lower()):
+            return True
+        return any(self._binding_is_loader(b, depth) for b in self.scopes.all_bindings(node))
+
+    def yields_device_batches(self, node: cst.BaseExpression) -> bool:
+        """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a `DeviceDataLoader`."""
+        for inner in unwrap_iterable(node):
+            values = [inner] + [b.value for b in self.scopes.all_bindings(inner) if b.value is not None]
+            if any(isinstance(v, cst.Call) and _moves_batches(v) for v in values):
+                return True
+        return False
+
+    def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
+        return binding.kind == "assign" and binding.value is not None and self.is_loader_like(binding.value, depth + 1)
+
+    def _index_step_owners(self) -> None:
+        """Which loops and functions run a training step in their own body, not in a nested loop."""
+        direct: set[cst.CSTNode] = set()
+        calls_in: dict[cst.CSTNode, list[cst.Call]] = {}
+        for call in self.scopes.calls:
+            is_step = self._is_step_call(call)
+            if not is_step and call not in self.scopes.callees:
+                continue
+            owner = self._owner(call)
+            if owner is None:
+                continue
+            if is_step:
+                direct.add(owner)
+            else:
+                calls_in.setdefault(owner, []).append(call)
+        stepping = {f for f in direct if isinstance(f, cst.FunctionDef)}
+        changed = True
+        while changed:  # functions that call a stepping function step too
+            changed = False
+            for owner, calls in calls_in.items():
+                if isinstance(owner, cst.FunctionDef) and owner not in stepping and self._calls_any(calls, stepping):
+                    stepping.add(owner)
+                    changed = True
+        self._direct_step = direct
+        self._stepping: set[cst.CSTNode] = {o for o in direct if not isinstance(o, cst.FunctionDef)}
+        self._stepping |= {o for o, calls in calls_in.items() if not isinstance(o, cst.FunctionDef) and self._calls_any(calls, stepping)}
+        self.stepping_functions: set[cst.CSTNode] = stepping
+
+    def _calls_any(self, calls: list[cst.Call], functions: set[cst.CSTNode]) -> bool:
+        return any(f in functions for call in calls for f in self.scopes.callees.get(call, ()))
+
+    def _owner(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost loop whose iterations, or function whose calls, evaluate `node`."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While) and self._in_body(parent, child):
+                return parent
+            if isinstance(parent, cst.FunctionDef):
+                return parent
+            if isinstance(parent, cst.Lambda | cst.ClassDef):
+                return None
+            child = parent
+        return None
+
+    def _is_step_call(self, call: cst.Call) -> bool:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        method = func.attr.value
+        if method in ("backward", "manual_backward"):
+            return True
+        if method != "step":
+            return False
+        owner = (_last(func.value) or "").lower()
+        if "sched" in owner:
+            return False
+        if _OPTIMIZER_NAME.search(owner):
+            return True
+        return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
+
+    def _is_optimizer_construction(self, binding: Binding) -> bool:
+        if binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+            return False
+        name = self.ctx.symbols.qualname(binding.value.func) or ""
+        return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()
+
+    @staticmethod
+    def _in_body(loop: Loop, child: cst.CSTNode) -> bool:
+        return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
+
+    # -- where a node runs -------------------------------------------------------------
+    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> Loop | None:
+        """The innermost per-batch loop that runs `node`, directly or through same-file calls.
+
+        With `every_iteration`, only when nothing guards `node` inside that loop: a periodic
+        guard, a once-only `if i == 0:`, an except handler, or an earlier
+        `if step % n: continue`.
+        """
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if every_iteration and self._guards(parent, child):
+                return None
+            if isinstance(parent, cst.For | cst.While):
+                if self._in_body(parent, child) and parent in self._per_batch:
+                    return parent
+            elif isinstance(parent, cst.FunctionDef):
+                return self._function_loop(parent, every_iteration)
+            elif isinstance(parent, cst.Lambda | cst.ClassDef):
+                return None
+            child = parent
+        return None
+
+    def periodic_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The guard between `node` and its enclosing loop or function that makes it run only sometimes."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if self._guards(parent, child):
+                return parent
+            if isinstance(parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return None
+            child = parent
+        return None
+
+    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> Loop | None:
+        key = (function, every_iteration)
+        if key in self._function_memo:
+            return self._function_memo[key]
+        self._function_memo[key] = None  # recursion answers no
+        found = None
+        for call in self.scopes.callers.get(function, ()):
+            found = self.per_batch_loop(call, every_iteration)
+            if found is not None:
+                break
+        self._function_memo[key] = found
+        return found
+
+    def _guards(self, parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+        if isinstance(parent, cst.If | cst.IfExp):
+            rare = self.rare_branch(parent.test)
+            if child is parent.body:
+                return rare == "body"
+            return child is parent.orelse and rare == "orelse"
+        if isinstance(parent, cst.ExceptHandler):
+            return child is parent.body
+        if isinstance(parent, cst.IndentedBlock):
+            return self._after_skip(parent, child)
+        return False
+
+    def _after_skip(self, block: cst.IndentedBlock, statement: cst.CSTNode) -> bool:
+        """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most times."""
+        if block not in self._skip_memo:
+            self._skip_memo[block] = next((i for i, s in enumerate(block.body) if self._is_skip(s)), None)
+        first = self._skip_memo[block]
+        if first is None:
+            return False
+        return any(s is statement for s in block.body[first + 1 :])
+
+    def _is_skip(self, statement: cst.BaseStatement) -> bool:
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return False
+        body = statement.body.body
+        only = body[0] if len(body) == 1 else None
+        if isinstance(only, cst.SimpleStatementLine):
+            only = only.body[0] if len(only.body) == 1 else None
+        return isinstance(only, cst.Continue) and self.rare_branch(statement.test) == "orelse"
+
+    def rare_branch(self, test: cst.BaseExpression, depth: int = 0) -> str | None:
+        """Which branch of `if test:` runs only now and then: "body", "orelse", or None."""
+        if depth == 0:
+            if test not in self._rare_memo:
+                self._rare_memo[test] = self._rare_branch(test, 0)
+            return self._rare_memo[test]
+        return self._rare_branch(test, depth)
+
+    def _rare_branch(self, test: cst.BaseExpression, depth: int) -> str | None:
+        if depth > 3:
+            return None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._rare_comparison(test.left, test.comparisons[0])
+        if isinstance(test, cst.BinaryOperation) and _has_modulo(test):
+            return "orelse"  # `if step % n:` is true on all but every n-th step
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return _flip(self.rare_branch(test.expression, depth + 1))
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.rare_branch(test.left, depth + 1), self.rare_branch(test.right, depth + 1)
+            if isinstance(test.operator, cst.And):
+                return "body" if "body" in (left, right) else None
+            if left == right == "body":
+                return "body"
+            return "orelse" if "orelse" in (left, right) else None
+        if isinstance(test, cst.Name | cst.Attribute) and _PERIODIC_FLAG.search((_last(test) or "").lower()):
+            return "body"
+        if isinstance(test, cst.Name):
+            bindings = self.scopes.reaching(test)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+                return self.rare_branch(bindings[0].value, depth + 1)
+        return None
+
+    def _rare_comparison(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> str | None:
+        right = target.comparator
+        equal = isinstance(target.operator, cst.Equal)
+        if _has_modulo(left) or _has_modulo(right):
+            if equal:
+                return "body"
+            return "orelse" if isinstance(target.operator, cst.NotEqual) else None
+        if equal and (self.is_counter(left) or self.is_counter(right)):
+            return "body"  # `if i == 0:` / `if step == total_steps - 1:` run once
+        return None
+
+    def is_counter(self, node: cst.BaseExpression) -> bool:
+        """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+            return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
+        if isinstance(node, cst.Attribute):
+            return bool(_COUNTER_NAME.search(node.attr.value.lower()))
+        if not isinstance(node, cst.Name):
+            return False
+        bindings = self.scopes.all_bindings(node)
+        return bool(bindings) and all(self._counts(b) for b in bindings)
+
+    def _counts(self, binding: Binding) -> bool:
+        if binding.kind == "loop" and isinstance(binding.value, cst.Call):
+            name = _last(binding.value.func)
+            if name == "enumerate":
+                return binding.path == (0,)
+            return name in ("range", "trange") and binding.path == ()
+        if binding.kind == "assign":
+            value = binding.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+                value = value.expression
+            return isinstance(value, cst.Integer)
+        if binding.kind == "augment" and isinstance(binding.node, cst.AugAssign):
+            return isinstance(binding.node.operator, cst.AddAssign) and isinstance(binding.value, cst.Integer | cst.Name | cst.Attribute)
+        return False
+
+    # -- accelerator use ---------------------------------------------------------------
+    @cached_property
+    def uses_accelerator(self) -> bool:
+        """Whether the file ever puts something on a device that can be a GPU."""
+        if any(self._device_string(s) for s in self.scopes.strings):
+            return True
+        return any(self._moves_to_device(call) for call in self.scopes.calls)
+
+    def _moves_to_device(self, call: cst.Call) -> bool:
+        func = call.func
+        name = _last(func)
+        if isinstance(func, cst.Attribute) and name == "cuda":
+            return True
+        if name == "Accelerator" or (name == "prepare" and "accelerator" in (dotted(func) or "").lower()):
+            return True
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname == "torch.cuda.set_device":
+            return True
+        positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+        if (name == "to" or qualname == "torch.device") and positional and self.is_device_like(positional[0]):
+            return True
+        return any(a.keyword is not None and a.keyword.value in _DEVICE_KEYWORDS and self.is_device_like(a.value) for a in call.args)
+
+    def is_device_like(self, node: cst.BaseExpression) -> bool:
+        """An expression that can name a GPU: `device`, `"cuda:0"`, `args.device`, `x.device`, `local_rank`."""
+        if isinstance(node, cst.SimpleString):
+            return self._device_string(node)
+        if isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            return isinstance(first, cst.FormattedStringText) and bool(re.match(r"(cuda|xpu|mps|npu|hpu)", first.value))
+        if isinstance(node, cst.Integer):
+            return True
+        if isinstance(node, cst.IfExp):
+            return self.is_device_like(node.body) or self.is_device_like(node.orelse)
+        if isinstance(node, cst.Subscript):
+            return self.is_device_like(node.value)
+        if isinstance(node, cst.Call):
+            if (self.ctx.symbols.qualname(node.func) or "") == "torch.device":
+                args = [a.value for a in node.args if a.keyword is None]
+                return not args or not isinstance(args[0], cst.SimpleString) or self._device_string(args[0])
+            return False
+        last = (_last(node) or "").lower()
+        return bool(_DEVICE_NAME.search(last)) and "cpu" not in last
+
+    @staticmethod
+    def _device_string(node: cst.SimpleString) -> bool:
+        if len(node.value) > 12:
+            return False
+        value = node.evaluated_value
+        return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+def _moves_batches(call: cst.Call) -> bool:
+    name = _last(call.func) or ""
+    return "Device" in name or name in ("prepare", "prepare_data_loader")
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    """Every Name in a small expression (loop targets, range arguments, while tests)."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        stack.extend(current.children)
+    return found

@@ -1,0 +1,719 @@
+"""Whether a value is evidently a numpy array, from evidence in the same file.
+
+Evidence is what a reader of the file would accept without running it: the result of a
+numpy function that returns an array (`np.zeros`, `np.load`, `np.stack`), `.numpy()`,
+pandas' `.to_numpy()`/`.values`, a parameter annotated `np.ndarray`, and names, `self.`
+attributes, indexing, slicing, `.reshape`/`.astype`/`.T` and arithmetic of such values, plus
+calls of functions and methods of the file whose every `return` gives one.
+
+Names are resolved per scope. Inside the scope that binds a name, the binding that reaches a
+use must dominate it (sit in a block that encloses the use) and no later binding in an
+enclosing loop may flow back to it; a name of an enclosing scope (a global, a closure) and a
+`self.` attribute count only when every binding of it is evidence. Anything else is unknown:
+the fact answers "evidently numpy" or nothing, never "evidently not".
+
+`Bindings`, the name-resolution half, is a fact of its own for rules that follow other values
+by name. Its index covers the whole module and has its own import table, so both facts can be
+asked for at any point of the traversal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from functools import cache
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.symbols import ImportTable, dotted
+
+__all__ = ["Binding", "Bindings", "Evidence", "NumpyProvenance"]
+
+# numpy functions whose result is an ndarray whatever they are given (or they raise).
+_CONSTRUCTORS = frozenset(
+    """array asarray asanyarray ascontiguousarray asfortranarray copy zeros ones empty full zeros_like
+    ones_like empty_like full_like arange linspace logspace geomspace eye identity tri diag diagflat stack
+    vstack hstack dstack column_stack row_stack concatenate concat block tile repeat fromfile frombuffer
+    fromiter fromstring loadtxt genfromtxt indices outer kron cumsum cumprod diff sort argsort argwhere
+    flatnonzero pad atleast_1d broadcast_to expand_dims squeeze reshape ravel transpose swapaxes moveaxis
+    rollaxis roll flip fliplr flipud rot90 tril triu take_along_axis bincount vander convolve correlate
+    linalg.inv linalg.pinv linalg.cholesky linalg.matrix_power fft.fft fft.ifft fft.rfft fft.irfft fft.fft2
+    fft.ifft2 fft.fftn fft.ifftn fft.fftshift fft.ifftshift fft.fftfreq fft.rfftfreq""".split()
+)
+# Element-wise and similar: an ndarray when an argument is an array (or a list), else a scalar.
+_TRANSFORMS = frozenset(
+    """abs absolute exp exp2 expm1 log log2 log10 log1p sqrt cbrt square sin cos tan arcsin arccos arctan
+    arctan2 sinh cosh tanh floor ceil round around rint trunc sign negative reciprocal power add subtract
+    multiply divide true_divide floor_divide mod maximum minimum fmax fmin clip where dot matmul nan_to_num
+    isnan isinf isfinite logical_and logical_or logical_not equal greater less interp deg2rad rad2deg
+    radians degrees""".split()
+)
+# Reductions give an array only along an axis, and even then a scalar for 1-d input.
+_REDUCTIONS = frozenset(
+    """sum mean std var max min amax amin prod median argmax argmin any all nansum nanmean nanstd nanmax
+    nanmin average percentile quantile ptp count_nonzero""".split()
+)
+# numpy random functions and Generator/RandomState methods: the positional index of `size`.
+_RANDOM_SIZE_AT = {
+    "rand": 0, "randn": 0, "random": 0, "random_sample": 0, "standard_normal": 0, "sample": 0, "ranf": 0,
+    "uniform": 2, "normal": 2, "randint": 2, "integers": 2, "binomial": 2, "beta": 2, "gamma": 2,
+    "poisson": 1, "exponential": 1, "choice": 1, "permutation": None,
+}
+_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+# ndarray methods that return an ndarray for an ndarray receiver.
+_ARRAY_METHODS = frozenset(
+    "reshape transpose swapaxes squeeze ravel flatten astype copy view clip repeat cumsum cumprod round conj".split()
+)
+_ARRAY_ATTRS = frozenset({"T", "real", "imag"})
+# What returns a view of its input (or the input itself) rather than a fresh array.
+_VIEWING_METHODS = frozenset("reshape transpose swapaxes squeeze ravel view".split())
+_VIEWING_FUNCTIONS = frozenset(
+    """asarray asanyarray ascontiguousarray reshape transpose swapaxes moveaxis squeeze expand_dims ravel
+    atleast_1d atleast_2d atleast_3d broadcast_to""".split()
+)
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo, cst.MatrixMultiply)
+# Tensor methods whose result has a `.values` field that is a tensor, not a pandas one.
+_TORCH_VALUES = frozenset("max min topk sort median mode kthvalue cummax cummin aminmax unique_consecutive".split())
+_ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+_MAX_DEPTH = 40
+
+
+class Kind(enum.Enum):
+    ARRAY = "array"  # certainly an ndarray
+    NUMPY = "numpy"  # an ndarray or a numpy scalar (indexing an array of unknown rank)
+    ARCHIVE = "archive"  # what np.load may return besides an array: an .npz archive, pickled objects
+    GENERATOR = "generator"  # a numpy random generator
+    PENDING = "pending"  # a self-reference met while its own value is being worked out
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a value is numpy: `exact` when it is certainly an ndarray (not a numpy scalar)."""
+
+    exact: bool
+    origin: cst.CSTNode  # the expression the evidence starts from (a call, an annotation)
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str
+    node: cst.CSTNode  # the binding takes effect where this node ends (a statement, a loop target)
+    value: cst.BaseExpression | None  # the bound expression, None when unknown
+    annotation: cst.BaseExpression | None = None
+    function: cst.FunctionDef | None = None
+
+
+_SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LOOPS = (cst.For, cst.While)
+_SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
+
+
+@cache
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold expressions or statements (not tokens or whitespace)."""
+    names = [f.name for f in dataclasses.fields(kind) if not (f.name.startswith(("whitespace", "lpar", "rpar")) or f.name in _TOKENS)]
+    return tuple(sorted(names, key=lambda n: n not in ("decorators", "keyword")))  # these come first in the source
+
+
+_TOKENS = frozenset(
+    "comma colon semicolon operator equal dot star lbracket rbracket lbrace rbrace newline leading_lines "
+    "trailing_whitespace header footer indent empty_lines asynchronous".split()
+)
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child nodes in source order, far cheaper than libcst's `children` (which runs a visitor)."""
+    kids: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            kids.append(value)
+        elif isinstance(value, (list, tuple)):
+            kids.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return kids
+
+
+class Bindings:
+    """Where each name of the file is bound, per scope, and which binding reaches a given use.
+
+    Also the parent and source order of every node, so questions like "is this binding in a
+    block that encloses that use" are cheap. Shared by the rules that follow values by name.
+    """
+
+    def __init__(self, ctx) -> None:
+        self.module: cst.Module = ctx.module
+        self.symbols = ImportTable()
+        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.enter: dict[cst.CSTNode, int] = {}
+        self.exit: dict[cst.CSTNode, int] = {}
+        self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
+        self.attrs: dict[tuple[cst.ClassDef, str], list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+        self.names: dict[tuple[cst.CSTNode, str], list[cst.Name]] = {}
+        self.declared_global: dict[cst.CSTNode, set[str]] = {}
+        self._index()
+
+    # -- public ------------------------------------------------------------------------
+    def reaching(self, name: cst.Name) -> list[Binding] | None:
+        """The bindings that may give `name` its value where it is used; None when that is unclear.
+
+        In the scope that binds it, the one binding that dominates the use; in an enclosing
+        scope (a global, a closure), every binding there.
+        """
+        scope = self.scope(name)
+        if name.value in self.declared_global.get(scope, ()):
+            scope = self.module
+        for candidate in self._enclosing_scopes(scope):
+            found = self.bindings.get((candidate, name.value))
+            if not found:
+                continue
+            if candidate is scope:
+                single = self._dominating(found, name)
+                return [single] if single is not None else None
+            return found
+        return None
+
+    def value_of(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The expression `name` evidently holds at its use, if one binding with a value reaches it."""
+        reaching = self.reaching(name)
+        return reaching[0].value if reaching and len(reaching) == 1 else None
+
+    def uses(self, scope: cst.CSTNode, name: str) -> list[cst.Name]:
+        """Every `Name` node spelled `name` in `scope` (loads and stores), in source order."""
+        return self.names.get((scope, name), [])
+
+    def attribute_values(self, owner: cst.ClassDef, attr: str) -> list[cst.BaseExpression | None]:
+        """What `self.<attr> = ...` assigns in the methods of `owner` (None for unpacking).
+
+        An assignment that a later one in the same method always overwrites (same block, or
+        a block around it) is left out: `self.x = df` then `self.x = self.x.values`.
+        """
+        found = self.attrs.get((owner, attr), [])
+        return [value for node, value in found if not any(self._overwrites(later, node) for later, _ in found)]
+
+    def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
+        if later is earlier or self.enter[later] <= self.exit[earlier] or self.scope(later) is not self.scope(earlier):
+            return False
+        return self.is_ancestor(self._suite(later), earlier)
+
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The scope whose namespace `node` (a name, a statement, a parameter) lives in."""
+        child, parent = node, self.parent.get(node)
+        while parent is not None:
+            if isinstance(parent, cst.FunctionDef | cst.Lambda) and child in (parent.body, parent.params):
+                return parent
+            if isinstance(parent, cst.ClassDef) and child is parent.body:
+                return parent
+            if isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+                return parent
+            child, parent = parent, self.parent.get(parent)
+        return self.module
+
+    def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
+        """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
+        function = self.scope(attribute)
+        if not isinstance(function, cst.FunctionDef) or not isinstance(attribute.value, cst.Name):
+            return None
+        params = function.params.params
+        if not params or params[0].name.value != attribute.value.value:
+            return None
+        owner = self.scope(function)
+        return owner if isinstance(owner, cst.ClassDef) else None
+
+    def is_ancestor(self, ancestor: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+        if ancestor is None or ancestor not in self.enter or node not in self.enter:
+            return False
+        return self.enter[ancestor] <= self.enter[node] and self.exit[node] <= self.exit[ancestor]
+
+    @staticmethod
+    def walk(node: cst.CSTNode):
+        """`node` and every node below it (expressions and statements, not tokens)."""
+        todo: list[cst.CSTNode] = [node]
+        while todo:
+            current = todo.pop()
+            yield current
+            todo.extend(_children(current))
+
+    def own_nodes(self, scope: cst.FunctionDef | cst.Module):
+        """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
+        todo: list[cst.CSTNode] = list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
+        while todo:
+            node = todo.pop()
+            yield node
+            if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                todo.extend(_children(node))
+
+    # -- index -------------------------------------------------------------------------
+    def _index(self) -> None:
+        counter = 0
+        todo: list[tuple[cst.CSTNode, bool]] = [(self.module, False)]
+        while todo:
+            node, leaving = todo.pop()
+            counter += 1
+            if leaving:
+                self.exit[node] = counter
+                continue
+            self.enter[node] = counter
+            todo.append((node, True))
+            for child in reversed(_children(node)):
+                self.parent[child] = node
+                todo.append((child, False))
+        for node in self.enter:
+            self._record(node)
+
+    def _record(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            self.names.setdefault((self.scope(node), node.value), []).append(node)
+        elif isinstance(node, cst.Import | cst.ImportFrom):
+            self.symbols.add(node)
+            self._bind_imports(node)
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._bind_target(target.target, node, node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._bind_target(node.target, node, node.value)
+        elif isinstance(node, cst.NamedExpr):
+            self._bind_target(node.target, node, node.value)
+        elif isinstance(node, cst.For | cst.CompFor):
+            # The target is bound where it is written, before the body runs.
+            self._bind_target(node.target, node.target, None)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self._bind_target(node.asname.name, node.asname, None)
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            self._bind_target(node.name.name, node.name, None)
+        elif isinstance(node, cst.Del):
+            self._bind_target(node.target, node, None)
+        elif isinstance(node, cst.FunctionDef):
+            self._add(self.scope(node), Binding(node.name.value, node, None, function=node))
+        elif isinstance(node, cst.ClassDef):
+            self._add(self.scope(node), Binding(node.name.value, node, None))
+        elif isinstance(node, cst.Param):
+            self._add(self.scope(node), Binding(node.name.value, node, None, annotation=node.annotation and node.annotation.annotation))
+        elif isinstance(node, cst.Global):
+            self.declared_global.setdefault(self.scope(node), set()).update(n.name.value for n in node.names)
+
+    def _bind_imports(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        scope = self.scope(node)
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname else alias.name
+            name = dotted(bound) if isinstance(bound, cst.Name | cst.Attribute) else None
+            if name:
+                self._add(scope, Binding(name.split(".")[0], node, None))
+
+    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self._add(self.scope(target), Binding(target.value, node, value))
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind_target(element.value, node, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, node, None)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            owner = self.self_class(target)
+            if owner is not None:
+                self.attrs.setdefault((owner, target.attr.value), []).append((node, value))
+
+    def _add(self, scope: cst.CSTNode, binding: Binding) -> None:
+        self.bindings.setdefault((scope, binding.name), []).append(binding)
+
+    # -- reaching bindings -------------------------------------------------------------
+    def _enclosing_scopes(self, scope: cst.CSTNode):
+        """The scopes a name used in `scope` is looked up in, innermost first (class bodies skipped)."""
+        yield scope
+        node = scope
+        while node is not self.module:
+            node = self.scope(node)
+            if not isinstance(node, cst.ClassDef):
+                yield node
+
+    def _dominating(self, found: list[Binding], use: cst.CSTNode) -> Binding | None:
+        at = self.enter[use]
+        before = [b for b in found if self.exit[b.node] < at or isinstance(b.node, cst.Param)]
+        if not before:
+            return None
+        last = max(before, key=lambda b: self.exit[b.node])
+        if not isinstance(last.node, cst.Param) and not self.is_ancestor(self._suite(last.node), use):
+            return None
+        for loop in self._loops_around(use):
+            if self.is_ancestor(loop, last.node):
+                break
+            if any(self.enter[b.node] > at and self.is_ancestor(loop, b.node) for b in found):
+                return None
+        return last
+
+    def _suite(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parent = self.parent.get(node)
+        while parent is not None and not isinstance(parent, _SUITES):
+            parent = self.parent.get(parent)
+        return parent
+
+    def _loops_around(self, node: cst.CSTNode):
+        parent = self.parent.get(node)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            if isinstance(parent, _LOOPS):
+                yield parent
+            parent = self.parent.get(parent)
+
+
+class NumpyProvenance:
+    """Answers `evidence(expr)`: why `expr` is a numpy array, or None when that is not evident."""
+
+    def __init__(self, ctx) -> None:
+        self.b = ctx.fact(Bindings)
+        self.symbols = self.b.symbols
+        self._active: set[cst.CSTNode] = set()
+        self._attrs_active: set[tuple[cst.ClassDef, str]] = set()
+        self._memo: dict[cst.CSTNode, tuple[Kind, cst.CSTNode] | None] = {}
+        self.uses_pandas = any(q == "pandas" or q.startswith("pandas.") for q in self.symbols.aliases.values())
+
+    def evidence(self, expr: cst.BaseExpression) -> Evidence | None:
+        """Why `expr` is a numpy array (or numpy scalar), or None when that is not evident."""
+        found = self._kind(expr, 0)
+        if found is None or found[0] not in (Kind.ARRAY, Kind.NUMPY):
+            return None
+        return Evidence(found[0] is Kind.ARRAY, found[1])
+
+    def is_numpy(self, expr: cst.BaseExpression) -> bool:
+        return self.evidence(expr) is not None
+
+    def may_view_tensor(self, expr: cst.BaseExpression) -> bool:
+        """Whether the array may share memory with a tensor: `t.numpy()`, or a view of it.
+
+        Views are what indexing without a list, `.reshape`/`.T`/`np.asarray` and friends give;
+        arithmetic, `astype`, `np.copy` and numpy constructors make fresh arrays.
+        """
+        return self._views(expr, 0, set())
+
+    def _views(self, expr: cst.CSTNode, depth: int, seen: set[cst.CSTNode]) -> bool:
+        if depth > _MAX_DEPTH or expr in seen:
+            return False
+        seen.add(expr)
+        if isinstance(expr, cst.Call):
+            return self._call_views(expr, depth, seen)
+        if isinstance(expr, cst.Subscript):
+            return not any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List) for e in expr.slice) and self._views(
+                expr.value, depth + 1, seen
+            )
+        if isinstance(expr, cst.IfExp):
+            return self._views(expr.body, depth + 1, seen) or self._views(expr.orelse, depth + 1, seen)
+        if isinstance(expr, cst.Name):
+            reaching = self.b.reaching(expr) or []
+            return any(b.value is not None and self._views(b.value, depth + 1, seen) for b in reaching)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in _ARRAY_ATTRS:
+                return self._views(expr.value, depth + 1, seen)
+            owner = self.b.self_class(expr)
+            values = self.b.attribute_values(owner, expr.attr.value) if owner is not None else []
+            return any(v is not None and self._views(v, depth + 1, seen) for v in values)
+        return False
+
+    def _call_views(self, call: cst.Call, depth: int, seen: set[cst.CSTNode]) -> bool:
+        qualname = self.symbols.qualname(call.func) or ""
+        if qualname.startswith("numpy."):
+            args = self._positional(call)
+            return qualname[len("numpy."):] in _VIEWING_FUNCTIONS and bool(args) and self._views(args[0].value, depth + 1, seen)
+        if isinstance(call.func, cst.Attribute):
+            method = call.func.attr.value
+            if method == "numpy":
+                return True
+            if method in _VIEWING_METHODS:
+                return self._views(call.func.value, depth + 1, seen)
+        function = self._called_function(call)
+        if function is None:
+            return False
+        returns = [n for n in self.b.own_nodes(function) if isinstance(n, cst.Return) and n.value is not None]
+        return any(self._views(r.value, depth + 1, seen) for r in returns if r.value is not None)
+
+    # -- evaluation --------------------------------------------------------------------
+    def _kind(self, expr: cst.CSTNode, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        if depth > _MAX_DEPTH or expr in self._active or expr not in self.b.enter:
+            return None
+        if expr in self._memo:
+            return self._memo[expr]
+        self._active.add(expr)
+        try:
+            found = self._evaluate(expr, depth + 1)
+        finally:
+            self._active.discard(expr)
+        if not self._attrs_active:
+            self._memo[expr] = found
+        return found
+
+    def _evaluate(self, expr: cst.CSTNode, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        if isinstance(expr, cst.Call):
+            return self._call(expr, depth)
+        if isinstance(expr, cst.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, depth)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, depth)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            return self._arithmetic(expr, depth)
+        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+            return self._compared(expr, depth)
+        if isinstance(expr, cst.IfExp):
+            return self._join([self._kind(expr.body, depth), self._kind(expr.orelse, depth)])
+        return None
+
+    def _name(self, name: cst.Name, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        narrowed = self._narrowed(name)
+        if narrowed is not None:
+            return Kind.ARRAY, narrowed
+        reaching = self.b.reaching(name)
+        if not reaching:
+            return None
+        return self._join([self._binding_kind(b, depth) for b in reaching])
+
+    def _narrowed(self, name: cst.Name) -> cst.CSTNode | None:
+        """The `isinstance(x, np.ndarray)` test of an `if` whose body holds this use of `x`."""
+        child, parent = name, self.b.parent.get(name)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            if isinstance(parent, cst.If) and child is parent.body and self._checks_array(parent.test, name.value):
+                rebound = self.b.bindings.get((self.b.scope(name), name.value), [])
+                if any(self.b.is_ancestor(parent.body, b.node) for b in rebound):
+                    return None
+                return parent.test
+            child, parent = parent, self.b.parent.get(parent)
+        return None
+
+    def _checks_array(self, test: cst.BaseExpression, name: str) -> bool:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._checks_array(test.left, name) or self._checks_array(test.right, name)
+        if not m.matches(test, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])):
+            return False
+        return self.symbols.qualname(test.args[1].value) == "numpy.ndarray"  # type: ignore[attr-defined]
+
+    def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        if binding.value is not None:
+            return self._kind(binding.value, depth)
+        if binding.annotation is not None and self._is_array_annotation(binding.annotation):
+            return Kind.NUMPY, binding.annotation
+        return None
+
+    def _is_array_annotation(self, annotation: cst.BaseExpression) -> bool:
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        return self.symbols.qualname(annotation) in _ANNOTATIONS
+
+    def _attribute(self, expr: cst.Attribute, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        attr = expr.attr.value
+        if attr in _ARRAY_ATTRS:
+            base = self._kind(expr.value, depth)
+            return base if base and base[0] in (Kind.ARRAY, Kind.NUMPY, Kind.PENDING) else None
+        if attr == "values" and self.uses_pandas and not self._torch_result(expr.value):
+            return Kind.NUMPY, expr
+        owner = self.b.self_class(expr)
+        if owner is None:
+            return None
+        if (owner, attr) in self._attrs_active:
+            return Kind.PENDING, expr  # `self.y = self.y.astype(...)`: numpy if the other values are
+        values = self.b.attribute_values(owner, attr)
+        if not values or any(v is None for v in values):
+            return None
+        self._attrs_active.add((owner, attr))
+        try:
+            return self._join([self._kind(v, depth) for v in values if v is not None])
+        finally:
+            self._attrs_active.discard((owner, attr))
+
+    def _torch_result(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is evidently the result of a torch call (whose `.values` is a tensor)."""
+        if isinstance(expr, cst.Name):
+            reaching = self.b.reaching(expr) or []
+            return any(b.value is not None and self._torch_result(b.value) for b in reaching)
+        if not isinstance(expr, cst.Call):
+            return False
+        qualname = self.symbols.qualname(expr.func) or ""
+        if qualname == "torch" or qualname.startswith("torch."):
+            return True
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TORCH_VALUES
+
+    def _subscript(self, expr: cst.Subscript, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        base = self._kind(expr.value, depth)
+        if base is None:
+            return None
+        kind, origin = base
+        if kind is Kind.PENDING:
+            return base
+        if kind is Kind.ARCHIVE:
+            keyed = len(expr.slice) == 1 and m.matches(expr.slice[0], m.SubscriptElement(m.Index(m.SimpleString())))
+            return (Kind.ARRAY, origin) if keyed else None
+        if kind is not Kind.ARRAY:
+            return (Kind.NUMPY, origin) if kind is Kind.NUMPY else None
+        return (Kind.ARRAY if self._keeps_array(expr) else Kind.NUMPY), origin
+
+    @staticmethod
+    def _keeps_array(expr: cst.Subscript) -> bool:
+        """An index with a slice, `...`, `None` or a list gives an array; integers may give a scalar."""
+        for element in expr.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                return True
+            value = index.value
+            if isinstance(value, cst.Ellipsis | cst.List) or m.matches(value, m.Name("None")):
+                return True
+        return False
+
+    def _arithmetic(self, expr: cst.BinaryOperation, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        return self._combine(expr.left, expr.right, depth)
+
+    def _compared(self, expr: cst.Comparison, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        """`a > 0` on an array is a boolean array (`is`, `in` and friends give a bool)."""
+        if not isinstance(expr.comparisons[0].operator, _ORDERING):
+            return None
+        return self._combine(expr.left, expr.comparisons[0].comparator, depth)
+
+    def _combine(self, left: cst.BaseExpression, right: cst.BaseExpression, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        """Element-wise result of two operands: numpy when one is and the other is numpy or a number."""
+        sides = [self._operand(left, depth), self._operand(right, depth)]
+        if None in sides:
+            return None
+        arrays = [s for s in sides if s is not True]
+        if not arrays or any(a[0] not in (Kind.ARRAY, Kind.NUMPY, Kind.PENDING) for a in arrays):  # type: ignore[index]
+            return None
+        known = [a for a in arrays if a[0] is not Kind.PENDING]  # type: ignore[index]
+        if not known:
+            return arrays[0]  # type: ignore[return-value]
+        return Kind.NUMPY, known[0][1]  # type: ignore[index]  # a 0-d array gives a numpy scalar
+
+    def _operand(self, expr: cst.BaseExpression, depth: int) -> tuple[Kind, cst.CSTNode] | bool | None:
+        """An arithmetic operand: numpy evidence, True for a number literal, None otherwise.
+
+        An unknown operand might be a tensor, and `ndarray * tensor` is a tensor.
+        """
+        if isinstance(expr, cst.Integer | cst.Float):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer | cst.Float):
+            return True
+        return self._kind(expr, depth)
+
+    # -- calls -------------------------------------------------------------------------
+    def _call(self, call: cst.Call, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        qualname = self.symbols.qualname(call.func) or ""
+        if qualname.startswith("numpy."):
+            return self._numpy_call(call, qualname[len("numpy."):], depth)
+        if not isinstance(call.func, cst.Attribute):
+            return self._user_function(call, depth)
+        method = call.func.attr.value
+        if method == "numpy" or method == "to_numpy":
+            return Kind.ARRAY, call
+        receiver = self._kind(call.func.value, depth)
+        if receiver is None:
+            return self._user_function(call, depth)
+        kind, origin = receiver
+        if kind is Kind.GENERATOR:
+            return self._random(call, method, call)
+        if kind in (Kind.ARRAY, Kind.NUMPY, Kind.PENDING) and method in _ARRAY_METHODS:
+            return kind, origin
+        if kind in (Kind.ARRAY, Kind.NUMPY) and method in _REDUCTIONS and self._has_axis(call, 0):
+            return Kind.NUMPY, origin
+        return None
+
+    def _numpy_call(self, call: cst.Call, name: str, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        if "numpy." + name in _GENERATORS:
+            return Kind.GENERATOR, call
+        if name.startswith("random."):
+            return self._random(call, name[len("random."):], call)
+        if name == "load":
+            return self._load(call)
+        if name == "where" and len(self._positional(call)) != 3:
+            return None  # one-argument where gives a tuple of index arrays
+        if name in _CONSTRUCTORS:
+            return Kind.ARRAY, call
+        if name in _TRANSFORMS:
+            return self._transform(call, depth)
+        if name in _REDUCTIONS and self._has_axis(call, 1):
+            return Kind.NUMPY, call
+        return None
+
+    def _transform(self, call: cst.Call, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        found: tuple[Kind, cst.CSTNode] | None = None
+        for arg in self._positional(call):
+            if isinstance(arg.value, cst.List | cst.Tuple | cst.ListComp):
+                return Kind.ARRAY, call
+            kind = self._kind(arg.value, depth)
+            if kind is not None and kind[0] is Kind.ARRAY:
+                return Kind.ARRAY, call
+            if kind is not None and kind[0] is Kind.NUMPY:
+                found = (Kind.NUMPY, call)
+        return found
+
+    def _load(self, call: cst.Call) -> tuple[Kind, cst.CSTNode]:
+        args = self._positional(call)
+        path = args[0].value if args else None
+        pickled = any(a.keyword and a.keyword.value == "allow_pickle" and not m.matches(a.value, m.Name("False")) for a in call.args)
+        archive = isinstance(path, cst.SimpleString) and path.evaluated_value.endswith(".npz")
+        return (Kind.ARCHIVE if pickled or archive else Kind.ARRAY), call
+
+    def _random(self, call: cst.Call, name: str, origin: cst.CSTNode) -> tuple[Kind, cst.CSTNode] | None:
+        if name not in _RANDOM_SIZE_AT:
+            return None
+        at = _RANDOM_SIZE_AT[name]
+        sized = at is None or len(self._positional(call)) > at or any(a.keyword and a.keyword.value == "size" for a in call.args)
+        return (Kind.ARRAY, origin) if sized else None
+
+    def _user_function(self, call: cst.Call, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        function = self._called_function(call)
+        return self._returns(function, depth) if function is not None else None
+
+    def _called_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this file that `f(...)` or `self.f(...)` calls, when that is evident."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            reaching = self.b.reaching(func)
+            return reaching[0].function if reaching and len(reaching) == 1 else None
+        if not isinstance(func, cst.Attribute):
+            return None
+        owner = self.b.self_class(func)
+        if owner is None:
+            return None
+        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+        return methods[0] if len(methods) == 1 else None
+
+    def _returns(self, function: cst.FunctionDef, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        """The join over the function's `return`s; None for generators and bare returns."""
+        returns: list[cst.Return] = []
+        for node in self.b.own_nodes(function):
+            if isinstance(node, cst.Yield):
+                return None
+            if isinstance(node, cst.Return):
+                if node.value is None:
+                    return None
+                returns.append(node)
+        if not returns:
+            return None
+        return self._join([self._kind(r.value, depth) for r in returns if r.value is not None])
+
+    # -- helpers -----------------------------------------------------------------------
+    @staticmethod
+    def _positional(call: cst.Call) -> list[cst.Arg]:
+        return [a for a in call.args if a.keyword is None and not a.star]
+
+    def _has_axis(self, call: cst.Call, position: int) -> bool:
+        if any(a.keyword and a.keyword.value == "axis" and not m.matches(a.value, m.Name("None")) for a in call.args):
+            return True
+        return len(self._positional(call)) > position
+
+    @staticmethod
+    def _join(found: list[tuple[Kind, cst.CSTNode] | None]) -> tuple[Kind, cst.CSTNode] | None:
+        """Evidence common to all `found`: ARRAY only when every one is, None if any is unknown.
+
+        PENDING entries (self-references) take the kind of the others.
+        """
+        if not found or any(f is None for f in found):
+            return None
+        known = [f for f in found if f is not None and f[0] is not Kind.PENDING]
+        if not known:
+            return found[0]
+        kinds = {f[0] for f in known}
+        origin = known[0][1]
+        if len(kinds) == 1:
+            return kinds.pop(), origin
+        if kinds <= {Kind.ARRAY, Kind.NUMPY}:
+            return Kind.NUMPY, origin
+        return None

@@ -1,0 +1,381 @@
+"""Who binds which name where, and who calls which function: one walk shared by the facts.
+
+Loop, tensor and array facts all ask "what was this name bound to here?" and "who calls
+this function?". One walk per file records every node's parent, every binding in textual
+order, every load with its scope, and the same-file call sites of every function, so each
+later question is a few dictionary lookups instead of another walk.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
+
+from torchlint.analysis.symbols import dotted
+from torchlint.engine.traversal import _children as children
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+Scope = cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_SCOPE_TYPES = frozenset(_SCOPES)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One place that binds a name.
+
+    kind: "assign" (value is the expression bound), "unpack" (value is the whole right-hand
+    side of a destructuring assignment), "augment" (node is the AugAssign, value its operand),
+    "loop" (value is the iterable, path the name's position in the target), "param", "def",
+    "import", "with" (value is the context manager) or "other".
+    """
+
+    kind: str
+    node: cst.CSTNode
+    value: cst.BaseExpression | None
+    order: int
+    path: tuple[int, ...] = ()
+
+
+class Scopes:
+    """Bindings, loads and call sites of one file, built once by `ctx.fact(Scopes)`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        # After the engine's traversal its parent map is complete and shared; before, build one.
+        traversed = bool(ctx.parents) and not ctx.stack
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = ctx.parents if traversed else {}
+        self.scope_parent: dict[Scope, Scope | None] = {}
+        self.bindings: dict[Scope, dict[str, list[Binding]]] = defaultdict(lambda: defaultdict(list))
+        self.attr_bindings: dict[str, list[Binding]] = defaultdict(list)  # "self.loader" -> bindings
+        self.loads: dict[Scope, dict[str, list[cst.Name]]] = defaultdict(lambda: defaultdict(list))
+        self.declared: dict[Scope, dict[str, str]] = defaultdict(dict)  # name -> "global" | "nonlocal"
+        self.name_scope: dict[cst.Name, Scope] = {}
+        self.order: dict[cst.CSTNode, int] = {}
+        self.callers: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+        self.callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self.calls: list[cst.Call] = []  # every call, in textual order
+        self.loops: list[cst.For | cst.While] = []  # every loop, in textual order
+        self.strings: list[cst.SimpleString] = []
+        self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self.module = ctx.module
+        walker = _Walker(self)
+        walker.walk(ctx.module, record_parents=not traversed)
+        self._resolve_calls(walker.calls)
+
+    # -- queries -----------------------------------------------------------------------
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parents.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(parent)
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost statement holding `node` (amortised O(1): the path walked is remembered)."""
+        path: list[cst.CSTNode] = []
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+            if current in self._statements:
+                current = self._statements[current]
+                break
+            path.append(current)
+            current = self.parents.get(current)
+        for visited in path:
+            self._statements[visited] = current
+        return current
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        """The innermost function, lambda, class, comprehension or module holding `node`."""
+        if isinstance(node, cst.Name) and node in self.name_scope:
+            return self.name_scope[node]
+        for parent in self.ancestors(node):
+            if isinstance(parent, _SCOPES):
+                return parent
+        return self.module
+
+    def resolve(self, name: str, scope: Scope) -> tuple[Scope, list[Binding]]:
+        """The scope that binds `name` as seen from `scope`, and its bindings there (Python's rules)."""
+        start = scope
+        kind = self.declared[scope].get(name)
+        if kind == "global":
+            return self.module, self.bindings[self.module].get(name, [])
+        current: Scope | None = scope
+        while current is not None:
+            skip = isinstance(current, cst.ClassDef) and current is not start
+            found = self.bindings[current].get(name) if not skip else None
+            if found and not (current is start and kind == "nonlocal"):
+                return current, found
+            current = self.scope_parent.get(current)
+        return self.module, []
+
+    def reaching(self, name: cst.Name) -> list[Binding]:
+        """The bindings of a loaded name that most likely hold its value at that point.
+
+        Textual order stands in for control flow: the last plain binding before the use and
+        the augmented assignments after it. Where nothing precedes the use (a loop's back
+        edge, a closure, a global), every binding counts.
+        """
+        scope = self.scope_of(name)
+        found_in, bindings = self.resolve(name.value, scope)
+        at = self.order.get(name)
+        if found_in is not scope or at is None:
+            return list(bindings)
+        count = bisect_left(bindings, at, key=lambda b: b.order)  # bindings are recorded in order
+        if not count:
+            return list(bindings)
+        reach: list[Binding] = []
+        for binding in reversed(bindings[:count]):
+            reach.append(binding)
+            if binding.kind != "augment":
+                break
+        return reach[::-1]
+
+    def all_bindings(self, node: cst.BaseExpression) -> list[Binding]:
+        """Every binding of a name or `self.attr`-style chain, wherever in the file."""
+        if isinstance(node, cst.Name):
+            return list(self.resolve(node.value, self.scope_of(node))[1])
+        key = dotted(node)
+        return list(self.attr_bindings.get(key, [])) if key else []
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for parent in self.ancestors(node):
+            if isinstance(parent, cst.FunctionDef):
+                return parent
+        return None
+
+    # -- call graph --------------------------------------------------------------------
+    def _resolve_calls(self, calls: list[tuple[cst.Call, Scope]]) -> None:
+        for call, scope in calls:
+            self.calls.append(call)
+            targets = self._targets(call, scope)
+            if targets:
+                self.callees[call] = targets
+            for target in targets:
+                self.callers[target].append(call)
+
+    def _targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
+        func = call.func
+        if isinstance(func, cst.Name):
+            _, bindings = self.resolve(func.value, scope)
+            return [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
+            if klass is None:
+                return []
+            found = self.bindings[klass].get(func.attr.value, [])
+            return [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+        return []
+
+
+def target_names(target: cst.BaseExpression, path: tuple[int, ...] = ()) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:
+    """Names and attribute chains a target binds, with their position in a destructuring."""
+    if isinstance(target, cst.Tuple | cst.List):
+        for i, element in enumerate(target.elements):
+            yield from target_names(element.value, (*path, i))
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value, path)
+    elif isinstance(target, cst.Name | cst.Attribute):
+        yield target, path
+
+
+def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpression | None:
+    """The part of a literal tuple/list right-hand side that lands on `path`, if exact."""
+    for i in path:
+        if not isinstance(value, cst.Tuple | cst.List):
+            return None
+        elements = value.elements
+        if i >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        value = elements[i].value
+    return value
+
+
+class _Walker:
+    def __init__(self, scopes: Scopes) -> None:
+        self.s = scopes
+        self.scopes: list[Scope] = [scopes.module]
+        self.stores: set[cst.CSTNode] = set()
+        self.calls: list[tuple[cst.Call, Scope]] = []
+        # Assignments bind after their right-hand side is evaluated: held until the node is left.
+        self.pending: dict[cst.CSTNode, list[tuple[cst.BaseExpression, str, cst.BaseExpression | None, tuple[int, ...], Scope]]] = {}
+        self.counter = 0
+        self.parent: cst.CSTNode | None = None  # the parent of the node being visited
+        self.needs_leave = False  # whether the node being visited has work to do when left
+        scopes.scope_parent[scopes.module] = None
+
+    # -- generic bookkeeping -------------------------------------------------------------
+    def walk(self, root: cst.Module, record_parents: bool) -> None:
+        """Pre-order visits and post-order leaves in libcst's order, iteratively (no recursion limit)."""
+        todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
+        parents = self.s.parents
+        while todo:
+            node, parent, leaving = todo.pop()
+            if leaving:
+                self._leave(node)
+                continue
+            self.counter += 1
+            kind = type(node)
+            self.parent, self.needs_leave = parent, False
+            handler = _HANDLERS.get(kind)
+            descend = handler(self, node) if handler is not None else None
+            if kind in _SCOPE_TYPES:
+                self._push(node)
+                self.needs_leave = True
+            if self.needs_leave:
+                todo.append((node, parent, True))
+            if descend is False:
+                continue
+            for child in reversed(children(node)):
+                if record_parents:
+                    parents[child] = node
+                todo.append((child, node, False))
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if type(node) in _SCOPE_TYPES:
+            self.scopes.pop()
+        for target, kind, value, path, scope in self.pending.pop(node, ()):
+            self._record(target, Binding(kind, node, value, self.counter, path), scope)
+
+    def _push(self, scope: Scope) -> None:
+        self.s.scope_parent[scope] = self.scopes[-1]
+        self.scopes.append(scope)
+
+    def _bind(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode, value: cst.BaseExpression | None, path: tuple[int, ...] = ()) -> None:
+        """Bind now (loop targets, parameters, defs): the rest of the node already sees the name."""
+        self.stores.add(target)
+        self._record(target, Binding(kind, node, value, self.counter, path), self.scopes[-1])
+
+    def _bind_later(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode, value: cst.BaseExpression | None, path: tuple[int, ...] = ()) -> None:
+        """Bind when `node` is left, so its own right-hand side still sees the old binding."""
+        self.stores.add(target)
+        self.pending.setdefault(node, []).append((target, kind, value, path, self.scopes[-1]))
+        self.needs_leave = True
+
+    def _record(self, target: cst.BaseExpression, binding: Binding, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            self.s.bindings[scope][target.value].append(binding)
+            return
+        key = dotted(target)
+        if key:
+            self.s.attr_bindings[key].append(binding)
+
+    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        for name, path in target_names(target):
+            exact = _element(value, path) if value is not None else None
+            if exact is not None:
+                self._bind_later(name, "assign", node, exact)
+            else:
+                self._bind_later(name, "unpack", node, value, path)
+
+    # -- binding sites -----------------------------------------------------------------
+    def _on_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node, node.value)
+
+    def _on_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node, node.value)
+        else:
+            self.stores.add(node.target)
+
+    def _on_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name | cst.Attribute):
+            self._bind_later(node.target, "augment", node, node.value)
+
+    def _on_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node, node.value)
+
+    def _on_While(self, node: cst.While) -> None:
+        self.s.loops.append(node)
+
+    def _on_For(self, node: cst.For) -> None:
+        self.s.loops.append(node)
+        for name, path in target_names(node.target):
+            self._bind(name, "loop", node, node.iter, path)
+
+    def _on_CompFor(self, node: cst.CompFor) -> None:
+        for name, path in target_names(node.target):
+            self._bind(name, "loop", node, node.iter, path)
+
+    def _on_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name, path in target_names(node.asname.name):
+                self._bind(name, "with" if not path else "other", node, node.item, path)
+
+    def _on_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind(node.name.name, "other", node, None)
+
+    def _on_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name, "def", node, None)
+
+    def _on_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name, "def", node, None)
+
+    def _on_Param(self, node: cst.Param) -> None:
+        # Parameters belong to the function or lambda being entered, pushed just before.
+        self._bind(node.name, "param", node, None)
+
+    def _on_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            local = alias.asname.name if alias.asname else alias.name
+            while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
+                local = local.value
+            if isinstance(local, cst.Name):
+                self._bind(local, "import", node, None)
+        return False
+
+    def _on_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                local = alias.asname.name if alias.asname else alias.name
+                if isinstance(local, cst.Name):
+                    self._bind(local, "import", node, None)
+        return False
+
+    def _on_Global(self, node: cst.Global) -> bool:
+        for item in node.names:
+            self.s.declared[self.scopes[-1]][item.name.value] = "global"
+        return False
+
+    def _on_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        for item in node.names:
+            self.s.declared[self.scopes[-1]][item.name.value] = "nonlocal"
+        return False
+
+    # -- uses --------------------------------------------------------------------------
+    def _on_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.scopes[-1]))
+
+    def _on_SimpleString(self, node: cst.SimpleString) -> None:
+        self.s.strings.append(node)
+
+    def _on_Name(self, node: cst.Name) -> None:
+        parent = self.parent
+        kind = type(parent)
+        if kind in (cst.FunctionDef, cst.ClassDef) and parent.name is node:  # type: ignore[union-attr]
+            scope = self.scopes[-2]  # a def's own name lives where the def is (its scope is pushed already)
+        else:
+            scope = self.scopes[-1]
+        self.s.name_scope[node] = scope
+        self.s.order[node] = self.counter
+        if node in self.stores:
+            return
+        if kind is cst.Attribute:
+            load = parent.value is node  # type: ignore[union-attr]
+        elif kind is cst.Arg:
+            load = parent.keyword is not node  # type: ignore[union-attr]
+        else:
+            load = kind not in (cst.Param, cst.FunctionDef, cst.ClassDef, cst.AsName)
+        if load:
+            self.s.loads[scope][node.value].append(node)
+
+
+_HANDLERS = {
+    getattr(cst, name[len("_on_"):]): function for name, function in vars(_Walker).items() if name.startswith("_on_")
+}

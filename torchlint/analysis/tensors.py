@@ -1,0 +1,422 @@
+"""Whether a value is evidently a tensor, a tensor known to be on the CPU, or no tensor at all.
+
+Local provenance only: what the expression is (a torch op, a model or loss call, `.sum()` of
+a tensor, a numeric literal, `.item()`), and for names what they were last bound to in the
+same scope. Anything without such evidence is UNKNOWN, and rules stay quiet on UNKNOWN where
+precision needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.loops import LoopFacts, unwrap_iterable
+from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.symbols import dotted
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+
+class Kind(Enum):
+    TENSOR = "tensor"  # a tensor that may live on an accelerator
+    HOST_TENSOR = "host-tensor"  # a tensor known to be on the CPU (`.cpu()`, a DataLoader batch not moved)
+    NOT_TENSOR = "not-tensor"  # Python numbers, strings, containers, numpy values, `.item()` results
+    UNKNOWN = "unknown"
+
+
+_TENSOR_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
+# torch.* functions that return no tensor (or that build one on the CPU, handled apart).
+_TORCH_NON_TENSOR = frozenset(
+    {
+        "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "device", "dtype",
+        "Size", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled", "manual_seed",
+        "seed", "initial_seed", "save", "load", "compile", "get_default_dtype", "set_default_dtype", "typename",
+        "get_num_threads", "set_num_threads", "is_inference_mode_enabled", "use_deterministic_algorithms",
+        "is_autocast_enabled", "autocast", "finfo", "iinfo", "broadcast_shapes", "result_type", "promote_types",
+        "can_cast", "get_rng_state", "set_rng_state", "set_printoptions", "equal", "allclose", "are_deterministic_algorithms_enabled",
+    }
+)
+_TORCH_CREATION = frozenset(
+    {
+        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace", "logspace",
+        "rand", "randn", "randint", "randperm", "eye", "asarray", "frombuffer", "Tensor", "FloatTensor", "LongTensor",
+        "IntTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "ByteTensor",
+    }
+)
+# Methods whose result is no tensor at all.
+_SCALAR_METHODS = frozenset(
+    {"item", "tolist", "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "data_ptr",
+     "is_contiguous", "is_floating_point", "get_device", "storage_offset", "numpy", "__len__", "keys", "items", "values"}
+)
+_HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "is_leaf", "names", "grad_fn"})
+_MODEL_NAME = re.compile(
+    r"^(model|net|network|encoder|decoder|generator|discriminator|critic|classifier|backbone|criterion|crit|loss|"
+    r"loss_fn|lossfn|loss_func|loss_function|lossfunc|teacher|student|ddp_model|model_ema|model_without_ddp|"
+    r"(net|model)_?[a-z]|(net|model)\d+)$"
+)
+_NUMBER_BUILTINS = frozenset({"float", "int", "bool", "len", "str", "repr", "round", "isinstance", "hasattr", "id", "hash", "format"})
+_STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_CONTAINER_NODES = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def join(kinds: list[Kind]) -> Kind:
+    """The kind of a value that is one of `kinds`, when they agree."""
+    unique = set(kinds)
+    if len(unique) == 1:
+        return kinds[0]
+    if unique == {Kind.TENSOR, Kind.HOST_TENSOR}:
+        return Kind.TENSOR
+    return Kind.UNKNOWN
+
+
+def combine(kinds: list[Kind]) -> Kind:
+    """The kind of arithmetic on operands of `kinds`: any device tensor makes a device tensor."""
+    if Kind.TENSOR in kinds:
+        return Kind.TENSOR
+    if Kind.UNKNOWN in kinds:
+        return Kind.UNKNOWN
+    return Kind.HOST_TENSOR if Kind.HOST_TENSOR in kinds else Kind.NOT_TENSOR
+
+
+class TensorFacts:
+    """`kind(expr)` for expressions of one file, memoised, via `ctx.fact(TensorFacts)`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.fact(Scopes)
+        self.loops = ctx.fact(LoopFacts)
+        self._memo: dict[cst.CSTNode, Kind] = {}
+        self._tests_memo: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind(node) in (Kind.TENSOR, Kind.HOST_TENSOR)
+
+    def on_host(self, node: cst.BaseExpression) -> bool:
+        """Evidently not a device tensor: converting it to Python costs no device sync."""
+        return self.kind(node) in (Kind.HOST_TENSOR, Kind.NOT_TENSOR)
+
+    def kind(self, node: cst.BaseExpression) -> Kind:
+        found = self._memo.get(node)
+        if found is None:
+            self._memo[node] = Kind.UNKNOWN  # cycles through bindings answer UNKNOWN
+            found = self._memo[node] = self._kind(node)
+        return found
+
+    def _kind(self, node: cst.BaseExpression) -> Kind:
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, *_STRING_NODES, *_CONTAINER_NODES)):
+            return Kind.NOT_TENSOR
+        if isinstance(node, cst.Name):
+            return self._name(node)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.Subscript):
+            base = self.kind(node.value)
+            return base if base in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.left, _STRING_NODES):
+                return Kind.NOT_TENSOR
+            return combine([self.kind(node.left), self.kind(node.right)])
+        if isinstance(node, cst.UnaryOperation):
+            return Kind.NOT_TENSOR if isinstance(node.operator, cst.Not) else self.kind(node.expression)
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node)
+        if isinstance(node, cst.IfExp):
+            return join([self.kind(node.body), self.kind(node.orelse)])
+        if isinstance(node, cst.NamedExpr):
+            return self.kind(node.value)
+        if isinstance(node, cst.BooleanOperation):
+            return Kind.NOT_TENSOR if join([self.kind(node.left), self.kind(node.right)]) is Kind.NOT_TENSOR else Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    # -- names ---------------------------------------------------------------------------
+    def _name(self, node: cst.Name) -> Kind:
+        if node.value in ("True", "False", "None"):
+            return Kind.NOT_TENSOR
+        if self.type_test(node) is Kind.NOT_TENSOR:
+            return Kind.NOT_TENSOR
+        bindings = self.scopes.reaching(node)
+        if not bindings:
+            return Kind.UNKNOWN
+        if bindings[0].kind != "augment" and len(bindings) > 1 and all(b.kind == "augment" for b in bindings[1:]):
+            return self._accumulated(bindings)
+        return join([self._binding(b) for b in bindings])
+
+    def type_test(self, node: cst.Name) -> Kind | None:
+        """What an enclosing `if isinstance(x, np.ndarray):` / `if torch.is_tensor(x):` / `if hasattr(x, ...):` says `x` is.
+
+        None when no such test encloses the name; UNKNOWN for tests that only say it has some attribute.
+        """
+        statement = self.scopes.statement_of(node)
+        for test in self._tests_around(statement) if statement is not None else ():
+            found = self._type_test(test, node.value)
+            if found is not None:
+                return found
+        return None
+
+    def _tests_around(self, statement: cst.CSTNode) -> tuple[cst.BaseExpression, ...]:
+        """Tests of the `if` statements whose body holds `statement`, innermost first, within its function."""
+        if statement in self._tests_memo:
+            return self._tests_memo[statement]
+        tests: tuple[cst.BaseExpression, ...] = ()
+        child = statement
+        for parent in self.scopes.ancestors(statement):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                break
+            if isinstance(parent, cst.BaseCompoundStatement):
+                outer = self._tests_around(parent)
+                tests = (parent.test, *outer) if isinstance(parent, cst.If) and child is parent.body else outer
+                break
+            child = parent
+        self._tests_memo[statement] = tests
+        return tests
+
+    def _type_test(self, test: cst.BaseExpression, name: str) -> Kind | None:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._type_test(test.left, name) or self._type_test(test.right, name)
+        if not isinstance(test, cst.Call) or not test.args:
+            return None
+        subject = test.args[0].value
+        if not isinstance(subject, cst.Name) or subject.value != name:
+            return None
+        called = self.ctx.symbols.qualname(test.func) or dotted(test.func)
+        if called == "torch.is_tensor":
+            return Kind.TENSOR
+        if called == "hasattr":
+            return Kind.UNKNOWN
+        if called != "isinstance" or len(test.args) != 2:
+            return None
+        types = test.args[1].value
+        options = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        names = [self.ctx.symbols.qualname(t) or dotted(t) or "" for t in options]
+        if all(n.startswith("numpy.") or n in ("int", "float", "bool", "str", "list", "tuple", "dict") for n in names):
+            return Kind.NOT_TENSOR
+        return Kind.TENSOR if any(n in ("torch.Tensor", "Tensor") for n in names) else Kind.UNKNOWN
+
+    def _accumulated(self, bindings: list[Binding]) -> Kind:
+        """`acc = 0.0` then `acc += x`: a tensor once any added value is a tensor."""
+        kinds = [self._binding(bindings[0])] + [self.kind(b.value) for b in bindings[1:] if b.value is not None]
+        return combine(kinds) if Kind.UNKNOWN not in kinds else Kind.UNKNOWN
+
+    def _binding(self, binding: Binding) -> Kind:
+        if binding.kind in ("assign", "augment") and binding.value is not None:
+            return self.kind(binding.value)
+        if binding.kind == "unpack" and binding.value is not None:
+            whole = self.kind(binding.value)  # `_, pred = torch.max(out, 1)`, `out, h = model(x)`
+            return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+        if binding.kind == "loop" and binding.value is not None:
+            return self._loop_element(binding)
+        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+            passed = self._argument(binding.node)  # callers know the device; an annotation does not
+            return passed if passed is not Kind.UNKNOWN else self._annotated(binding.node.annotation)
+        if binding.kind in ("def", "import"):
+            return Kind.NOT_TENSOR
+        return Kind.UNKNOWN
+
+    def _loop_element(self, binding: Binding) -> Kind:
+        """What a loop target holds: a counter, a batch of a DataLoader (CPU), a slice of a tensor."""
+        iterable, path = binding.value, binding.path
+        assert iterable is not None
+        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip"):
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if not path:
+                return Kind.NOT_TENSOR  # a whole tuple
+            if iterable.func.value == "enumerate":
+                if path[0] == 0:
+                    return Kind.NOT_TENSOR
+                iterable = positional[0] if positional else None
+            else:
+                iterable = positional[path[0]] if path[0] < len(positional) else None
+            if iterable is None:
+                return Kind.UNKNOWN
+            path = path[1:]
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+            return Kind.NOT_TENSOR
+        if self.loops.yields_device_batches(iterable):
+            return Kind.UNKNOWN
+        if self.loops.is_loader_like(iterable) or (isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)):
+            return Kind.HOST_TENSOR
+        whole = self.kind(iterable)
+        return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN  # rows of a tensor
+
+    def _batches_passed_in(self, loop: cst.For) -> bool:
+        """A training loop over a parameter (`for x, y in train_data:`): the caller's DataLoader-like batches."""
+        if not self.loops.is_per_batch(loop):
+            return False
+        return all(self._is_parameter(inner) for inner in unwrap_iterable(loop.iter))
+
+    def _is_parameter(self, node: cst.BaseExpression) -> bool:
+        bindings = self.scopes.all_bindings(node) if isinstance(node, cst.Name) else []
+        return bool(bindings) and all(b.kind == "param" for b in bindings)
+
+    def _argument(self, param: cst.Param) -> Kind:
+        """What every same-file caller passes for `param`, when they all agree."""
+        params = self.scopes.parents.get(param)
+        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+            return Kind.UNKNOWN
+        callers = self.scopes.callers.get(function, [])
+        positional = [*params.posonly_params, *params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if not callers or (index is None and param not in params.kwonly_params):
+            return Kind.UNKNOWN
+        kinds = [self._passed(call, param.name.value, index) for call in callers]
+        return join(kinds)
+
+    def _passed(self, call: cst.Call, name: str, index: int | None) -> Kind:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return self.kind(arg.value)
+        if index is None or any(a.star for a in call.args):
+            return Kind.UNKNOWN
+        if isinstance(call.func, cst.Attribute):  # `self.f(x)`: the first parameter is `self`
+            index -= 1
+        positional = [a.value for a in call.args if a.keyword is None]
+        return self.kind(positional[index]) if 0 <= index < len(positional) else Kind.UNKNOWN
+
+    def _comparison(self, node: cst.Comparison) -> Kind:
+        if any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons):
+            return Kind.NOT_TENSOR
+        if len(node.comparisons) > 1:
+            return Kind.UNKNOWN
+        return combine([self.kind(node.left), self.kind(node.comparisons[0].comparator)])
+
+    def _annotated(self, annotation: cst.Annotation | None) -> Kind:
+        if annotation is None:
+            return Kind.UNKNOWN
+        name = dotted(annotation.annotation) or ""
+        if name in ("int", "float", "bool", "str"):
+            return Kind.NOT_TENSOR
+        if name == "Tensor" or self.ctx.symbols.qualname(annotation.annotation) == "torch.Tensor":
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    # -- attributes and calls ----------------------------------------------------------
+    def _attribute(self, node: cst.Attribute) -> Kind:
+        attr = node.attr.value
+        if attr in _HOST_ATTRIBUTES:
+            return Kind.NOT_TENSOR
+        base = self.kind(node.value)
+        if base in (Kind.TENSOR, Kind.HOST_TENSOR):
+            return base  # `.data`, `.grad`, `.T`, and fields of a model's output (`out.loss`)
+        if base is Kind.NOT_TENSOR and isinstance(node.value, cst.Name | cst.Attribute):
+            return Kind.UNKNOWN  # modules and objects: `np.pi`, `self.x`
+        bindings = self.scopes.all_bindings(node)
+        return join([self._binding(b) for b in bindings]) if bindings else Kind.UNKNOWN
+
+    def _call(self, node: cst.Call) -> Kind:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS:
+            return Kind.NOT_TENSOR
+        qualname = self.ctx.symbols.qualname(func)
+        if qualname is not None:
+            return self._library_call(node, qualname)
+        if isinstance(func, cst.Attribute):
+            return self._method(node, func)
+        if self._is_model(func):
+            return self._forward(node)
+        return self._helper_result(node)
+
+    def _library_call(self, node: cst.Call, qualname: str) -> Kind:
+        module, _, name = qualname.rpartition(".")
+        if qualname.startswith("numpy.") or qualname == "numpy":
+            return Kind.NOT_TENSOR
+        if not qualname.startswith("torch"):
+            return self._forward(node) if self._is_model(node.func) else self._helper_result(node)
+        if module not in _TENSOR_MODULES or name in _TORCH_NON_TENSOR:
+            return Kind.UNKNOWN
+        if name in _TORCH_CREATION:
+            device = next((a.value for a in node.args if a.keyword and a.keyword.value == "device"), None)
+            return Kind.TENSOR if device is not None and self.loops.is_device_like(device) else Kind.HOST_TENSOR
+        if name.endswith("_like"):
+            first = next((a.value for a in node.args if a.keyword is None), None)
+            return self.kind(first) if first is not None else Kind.TENSOR
+        if name[:1].isupper():
+            return Kind.UNKNOWN  # classes: torch.nn.Module subclasses, torch.Generator, ...
+        return self._forward(node)  # an op runs where its tensor inputs are
+
+    def _method(self, node: cst.Call, func: cst.Attribute) -> Kind:
+        method = func.attr.value
+        if method in ("item", "tolist", "numpy"):
+            return Kind.NOT_TENSOR
+        if method in _SCALAR_METHODS:
+            return Kind.NOT_TENSOR if self.kind(func.value) in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+        if method == "cpu":
+            return Kind.HOST_TENSOR
+        if method == "cuda" or (method == "to" and self._moves(node)):
+            return Kind.TENSOR
+        base = self.kind(func.value)
+        if base in (Kind.TENSOR, Kind.HOST_TENSOR):
+            return base
+        if self._is_model(func):
+            return self._forward(node)  # `self.model(x)`, `self.criterion(out, y)`
+        return self._helper_result(node) if base is Kind.UNKNOWN else Kind.UNKNOWN
+
+    def _forward(self, call: cst.Call) -> Kind:
+        """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU."""
+        kinds = [self.kind(a.value) for a in call.args]
+        if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
+            return Kind.HOST_TENSOR
+        return Kind.TENSOR
+
+    def _moves(self, call: cst.Call) -> bool:
+        """`.to(device)` (not `.to(torch.float16)`)."""
+        for arg in call.args:
+            if (arg.keyword is None or arg.keyword.value == "device") and self.loops.is_device_like(arg.value):
+                return True
+        return False
+
+    def _is_model(self, func: cst.BaseExpression) -> bool:
+        """A call of something named or built like a model or a loss: `model(x)`, `criterion(out, y)`."""
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if _MODEL_NAME.search(name.lower()):
+            return True
+        return any(self._is_module_construction(b) for b in self.scopes.all_bindings(func))
+
+    def _is_module_construction(self, binding: Binding) -> bool:
+        value = binding.value
+        if binding.kind != "assign" or not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda") and isinstance(value.func.value, cst.Call):
+            value = value.func.value  # `nn.Linear(3, 4).to(device)`
+        qualname = self.ctx.symbols.qualname(value.func) or ""
+        return qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
+
+    def _helper_result(self, call: cst.Call) -> Kind:
+        """The result of a helper: what a same-file function returns, or where its tensor inputs are.
+
+        A helper given tensors and a device moves them there; one fed only CPU tensors
+        (`xyxy2xywh(torch.tensor(box))`) computes on the CPU.
+        """
+        functions = self.scopes.callees.get(call, [])
+        if len(functions) != 1:
+            kinds = [self.kind(a.value) for a in call.args]
+            moved = any(self.loops.is_device_like(a.value) and not isinstance(a.value, cst.Integer) for a in call.args)
+            if moved and (Kind.HOST_TENSOR in kinds or Kind.TENSOR in kinds):
+                return Kind.TENSOR  # `to_device(batch, device)`
+            return Kind.HOST_TENSOR if Kind.HOST_TENSOR in kinds and Kind.TENSOR not in kinds and Kind.UNKNOWN not in kinds else Kind.UNKNOWN
+        returns = _returns(functions[0])
+        if not returns or any(r.value is None for r in returns):
+            return Kind.UNKNOWN
+        return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _returns(function: cst.FunctionDef) -> list[cst.Return]:
+    """The function's own return statements (not those of nested functions or lambdas)."""
+    found: list[cst.Return] = []
+    stack: list[cst.CSTNode] = list(function.body.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            found.append(node)
+        elif isinstance(node, cst.BaseSmallStatement | cst.BaseExpression):
+            continue  # no return hides in an expression
+        elif not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            stack.extend(node.children)
+    return found

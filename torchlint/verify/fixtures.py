@@ -1,0 +1,95 @@
+"""`torchlint verify --fixtures [RULE...]`: each rule's before/after pair, one row per rule.
+
+A fixture is `fixtures/<rule-name>/before.py` (the pattern the rule flags) and `after.py`
+(the hand-written fix), both accepting `--scale N`. The pair runs through the same
+machinery as `verify BEFORE --against AFTER`. A pair is expected to be equivalent unless
+after.py says otherwise in a comment line `# torchlint-verify: expect diverged` (a fix that
+changes the computation on purpose, such as Adam's L2 term becoming AdamW's decay).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import torchlint
+from torchlint.cli_options import fail
+from torchlint.config import Settings
+from torchlint.engine.run import display_path
+from torchlint.registry import find_rule, matches
+from torchlint.verify.compare import Tolerance
+from torchlint.verify.launch import RunConfig
+from torchlint.verify.session import compare_versions, settings_entry
+from torchlint.verify.sources import flagged_lines, linter, read_version
+
+EXPECT = re.compile(r"^#\s*torchlint-verify:\s*expect\s+(equivalent|diverged)\s*$", re.MULTILINE)
+
+
+def fixtures_root() -> Path | None:
+    """fixtures/ shipped in the package (a wheel), else next to it (a source checkout)."""
+    package = Path(torchlint.__file__).resolve().parent
+    for candidate in (package / "fixtures", package.parent / "fixtures"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def pairs(root: Path) -> list[Path]:
+    """Fixture directories holding both halves, in rule-code order (unknown rules last)."""
+    found = [d for d in root.iterdir() if (d / "before.py").is_file() and (d / "after.py").is_file()]
+    return sorted(found, key=lambda d: (_code(d) == "-", _code(d), d.name))
+
+
+def _code(directory: Path) -> str:
+    rule = find_rule(directory.name)
+    return rule.code if rule else "-"
+
+
+def expected_verdict(after_text: str) -> str:
+    match = EXPECT.search(after_text)
+    return match.group(1) if match else "equivalent"
+
+
+def select(found: list[Path], selectors: list[str]) -> list[Path]:
+    """The fixtures RULE selectors (codes, prefixes, names) pick; exit 2 on one that picks none."""
+    if not selectors:
+        return found
+    chosen: set[Path] = set()
+    for selector in selectors:
+        hits = [d for d in found if d.name == selector.lower() or ((rule := find_rule(d.name)) and matches(rule, selector))]
+        if not hits:
+            names = ", ".join(d.name for d in found) or "none"
+            fail(f"no fixture for {selector!r} (fixtures: {names})")
+        chosen.update(hits)
+    return [d for d in found if d in chosen]
+
+
+def run(
+    selectors: list[str], config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings]
+) -> list[dict[str, Any]]:
+    root = fixtures_root()
+    if root is None:
+        fail("no fixtures/ directory found next to the torchlint package")
+    config = RunConfig(("--scale", str(scale)), config.steps, config.device, config.timeout)
+    return [fixture_report(d, config, repeat, tol, scale, settings_for) for d in select(pairs(root), selectors)]
+
+
+def fixture_report(
+    directory: Path, config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings]
+) -> dict[str, Any]:
+    before = read_version("before", display_path(directory / "before.py"))
+    after = read_version("after", display_path(directory / "after.py"))
+    settings = settings_for((str(before.path),))
+    flagged = {v.label: flagged_lines(linter(v.path, settings)(v.text)) for v in (before, after)}
+    return {
+        "rule": directory.name,
+        "rule_code": _code(directory),
+        "expected": expected_verdict(after.text),
+        "script": before.shown,
+        "against": after.shown,
+        "args": list(config.args),
+        "fixes": [],
+        "settings": settings_entry(config, repeat, tol, scale),
+        **compare_versions(before, after, config, repeat, tol, flagged),
+    }
