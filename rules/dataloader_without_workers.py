@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
@@ -66,8 +68,10 @@ Workers change behaviour in ways a codemod cannot check:
 
 - the dataset (and `collate_fn`, sampler) must be picklable, and on platforms that start
   processes with *spawn* (Windows, macOS) the script must build and iterate the loader under an
-  `if __name__ == "__main__":` guard. Where the file runs its work at module level without such
-  a guard, the fix adds only `pin_memory=True` and the finding says to add the guard first;
+  `if __name__ == "__main__":` guard (in a notebook, the dataset class must live in an
+  importable module). Where the file runs its work at module level without such a guard, a
+  notebook included, the fix adds only `pin_memory=True` and the finding says to add the guard
+  first;
 - each worker has its own random state: augmentation that draws from Python's or NumPy's
   global RNG needs a `worker_init_fn` (torch's own RNG is seeded per worker);
 - an `IterableDataset` yields its data once per worker unless it shards by `get_worker_info()`;
@@ -201,17 +205,19 @@ accelerator PyTorch warns and ignores it.
 
     def _spawn_safe(self, call: cst.Call) -> bool:
         """Whether worker processes that re-import this file (spawn) would not re-run its work:
-        the loader is built in a function and nothing at module level, outside a `__main__`
-        guard, calls a function of the file or loops."""
-        scopes = self.ctx.fact(Scopes)
-        if scopes.function_of(call) is None:
-            return False
+        the loader is built in a function, and the module does no work at import."""
+        return self.ctx.fact(Scopes).function_of(call) is not None and not self._works_at_import
+
+    @cached_property
+    def _works_at_import(self) -> bool:
+        """Module-level loops, or calls of the file's own functions, outside a `__main__` guard."""
+        callees = self.ctx.fact(Scopes).callees
         for statement in self.ctx.module.body:
             if isinstance(statement, cst.For | cst.While | cst.With):
-                return False
+                return True
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
-                    if isinstance(value, cst.Call) and scopes.callees.get(value):
-                        return False
-        return True
+                    if isinstance(value, cst.Call) and callees.get(value):
+                        return True
+        return False

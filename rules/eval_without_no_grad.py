@@ -53,9 +53,10 @@ optimizer, or its result feeds a `backward()`); when the module's parameters are
 `requires_grad_(False)`; in unit-test modules; in Lightning's `validation_step`/`test_step`/
 `predict_step`, which the trainer already runs without grad; for wrappers that disable grad
 themselves (ultralytics `YOLO`, transformers `pipeline`); and in code whose grad mode its
-callers own: a module's `forward` and the methods it calls, helpers called only from other
-evaluation functions, overrides that delegate to `super()`, and shape-probing forwards in
-`__init__`. It reports once per
+callers own: methods of a module class of the file (its API: `predict`, `evaluate_actions`)
+unless they switch it to eval mode, a module's `forward` and the methods it calls, helpers
+called only from other evaluation functions, overrides that delegate to `super()`, and
+shape-probing forwards in `__init__`. It reports once per
 evaluation scope (function, loop or block), at the first forward pass.
 
 ## Why is this bad?
@@ -130,6 +131,9 @@ the grad mode to other code.
         # a context manager of the file's own that sets the grad mode
         "import torch\n\nclass Runner:\n    def _mode(self, training):\n        return torch.set_grad_enabled(training)\n\n"
         "    def predict(self, x):\n        with self._mode(False):\n            return self.model(x)\n",
+        # a module's own API method: callers choose the grad mode (a policy's evaluate_actions trains)
+        "import torch\nfrom torch import nn\n\nclass Policy(nn.Module):\n    def evaluate_actions(self, obs, actions):\n"
+        "        return self.value_net(obs), self.action_net(obs).log_softmax(-1)\n",
         # a step of a forward, an override delegating to its base
         "import torch\nfrom torch import nn\n\nclass Block(nn.Module):\n    def predict(self, h):\n        return self.head_net(h)\n\n"
         "    def forward(self, h):\n        return self.predict(h)\n",
@@ -152,6 +156,8 @@ the grad mode to other code.
         "        self.backbone = backbone\n        self.backbone.eval()\n        self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]\n",
         # a Lightning hook: the trainer runs it without grad
         "import torch\nimport pytorch_lightning as pl\n\nclass Lit(pl.LightningModule):\n    def validation_step(self, batch, i):\n        return self.model(batch)\n",
+        "import torch\nfrom lightning import LightningModule\n\nclass Base(LightningModule):\n    pass\n\nclass Lit(Base):\n"
+        "    def test_step(self, batch, i):\n        return self.model(batch)\n",
         # unit tests
         "import torch\nimport pytest\n\ndef test_forward():\n    model.eval()\n    assert model(torch.ones(1)).shape == (1,)\n",
         # no torch at all
@@ -185,10 +191,18 @@ the grad mode to other code.
             fixed="import torch\n\nclass Net(torch.nn.Module):\n    pass\n\nclf = Net()\nwith torch.no_grad():\n    for xb, yb in test_dl:\n"
             "        preds = clf(xb)\n        total += (preds.argmax(1) == yb).sum()\n",
         ),
-        # a method of a module that calls itself
+        # a method of a module that switches itself to eval mode and calls itself
         Invalid(
-            "import torch.nn as nn\n\nclass Classifier(nn.Module):\n    def infer(self, x):\n        return self(x).argmax(-1)\n",
-            fixed="import torch.nn as nn\nimport torch\n\nclass Classifier(nn.Module):\n    @torch.no_grad()\n    def infer(self, x):\n        return self(x).argmax(-1)\n",
+            "import torch.nn as nn\n\nclass Classifier(nn.Module):\n    def labels(self, x):\n        self.eval()\n        return self(x).argmax(-1)\n",
+            fixed="import torch.nn as nn\nimport torch\n\nclass Classifier(nn.Module):\n    def labels(self, x):\n        self.eval()\n"
+            "        with torch.no_grad():\n            return self(x).argmax(-1)\n",
+        ),
+        # a predictor wrapping a model
+        Invalid(
+            "import torch\n\nclass Predictor:\n    def __init__(self, model):\n        self.model = model\n\n    def predict(self, x):\n"
+            "        return self.model(x).softmax(-1)\n",
+            fixed="import torch\n\nclass Predictor:\n    def __init__(self, model):\n        self.model = model\n\n    @torch.no_grad()\n"
+            "    def predict(self, x):\n        return self.model(x).softmax(-1)\n",
         ),
         # a with-block that is not about grad does not count; comments and strings keep their text
         Invalid(

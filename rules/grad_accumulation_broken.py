@@ -42,7 +42,8 @@ class GradAccumulationBroken(Rule):
 ## What it does
 Looks at per-batch loops that run `backward()` on every iteration but step an optimizer only
 every N iterations, under a guard such as `if (i + 1) % accum_steps == 0:` (a `%` test, or a
-test naming the accumulation). It flags:
+test naming the accumulation) that runs no backward pass of its own (a GAN's generator, stepped
+every `n_critic` iterations after its own backward, accumulates nothing). It flags:
 
 1. `optimizer.zero_grad()` (or `model.zero_grad()` when the loop steps a single optimizer) that
    runs on every iteration of that loop, outside the guard: the gradients of the first N-1
@@ -115,6 +116,9 @@ tuned around.
         "    optimizer.step()\n    if i % 100 == 0:\n        scheduler.step()\n",
         "import torch\nfor i, (real, _) in enumerate(loader):\n    opt_d.zero_grad()\n    d_loss(real).backward()\n    opt_d.step()\n"
         "    if i % n_critic == 0:\n        opt_g.zero_grad()\n        g_loss(real).backward()\n        opt_g.step()\n",
+        # A GAN's generator steps every n_critic iterations with its own backward under the guard.
+        "import torch\nfor i, (real, _) in enumerate(loader):\n    opt_d.zero_grad()\n    d_loss(real).backward()\n    opt_d.step()\n"
+        "    opt_g.zero_grad()\n    if i % n_critic == 0:\n        g_loss(real).backward()\n        opt_g.step()\n",
         # The loss is rescaled, or summed on purpose, or gradients are rescaled at the step.
         "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.cross_entropy(model(x), y)\n"
         "    (loss / accum).backward()\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
@@ -158,10 +162,13 @@ tuned around.
         training = self.ctx.fact(Training)
         if not training.trains:
             return
+        self._index()
         groups = self._groups()
         for group in groups.values():
             if not group.guarded or group.every_iteration or not self._backward_every_iteration(group.loop):
                 continue
+            if any(self._backward_inside(guard) for _, guard in group.guarded):
+                continue  # the step's own gradients are computed under its guard: nothing accumulates
             single = sum(1 for loop, _ in groups if loop is group.loop) == 1
             zeroing = self._zero_grads_every_iteration(group, single)
             if zeroing:
@@ -169,6 +176,30 @@ tuned around.
                     self._report_zeroing(call, group)
             else:
                 self._check_loss_scaling(group)
+
+    def _index(self) -> None:
+        """Once per file: the zero_grad and backward calls inside each loop, and the ifs holding a backward."""
+        loops = self.ctx.fact(LoopFacts)
+        backward_calls = list(self.ctx.fact(Backprop).backward_calls)
+        self._zero_grads: dict[cst.CSTNode, list[cst.Call]] = {}
+        self._backwards: dict[cst.CSTNode, list[cst.Call]] = {}
+        self._ifs_with_backward: set[cst.CSTNode] = set()
+        zero_grads = [c for c in self.ctx.fact(Scopes).calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
+        for calls, index in ((zero_grads, self._zero_grads), (backward_calls, self._backwards)):
+            for call in calls:
+                for parent in self._enclosing(call):
+                    if isinstance(parent, cst.For | cst.While):
+                        index.setdefault(parent, []).append(call)
+                    elif isinstance(parent, cst.If) and index is self._backwards:
+                        self._ifs_with_backward.add(parent)
+        self._backward_loops = {loops.per_batch_loop(call) for call in backward_calls}
+
+    def _enclosing(self, node: cst.CSTNode):
+        """Ancestors of `node` up to its function, lambda or class."""
+        for parent in self.ctx.fact(Scopes).ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return
+            yield parent
 
     # -- optimizer steps, grouped by loop and optimizer -----------------------------------
     def _groups(self) -> dict[tuple[Loop, str], _Group]:
@@ -204,12 +235,7 @@ tuned around.
 
     def _direct(self, node: cst.CSTNode, loop: Loop) -> bool:
         """Whether `node` sits in the loop's own body, not in a function called from it."""
-        for parent in self.ctx.fact(Scopes).ancestors(node):
-            if parent is loop:
-                return True
-            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
-                return False
-        return False
+        return any(parent is loop for parent in self._enclosing(node))
 
     def _accumulation_guard(self, call: cst.Call, loop: Loop) -> cst.If | None:
         """The `if (i + 1) % n == 0:`-like test that lets `call` run only every n-th iteration."""
@@ -231,8 +257,10 @@ tuned around.
         return any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in _identifiers(test))
 
     def _backward_every_iteration(self, loop: Loop) -> bool:
-        loops = self.ctx.fact(LoopFacts)
-        return any(loops.per_batch_loop(call) is loop for call in self.ctx.fact(Backprop).backward_calls)
+        return loop in self._backward_loops
+
+    def _backward_inside(self, guard: cst.If) -> bool:
+        return guard in self._ifs_with_backward
 
     # -- 1. zero_grad on every iteration ---------------------------------------------------
     def _zero_grads_every_iteration(self, group: _Group, single: bool) -> list[cst.Call]:
@@ -240,19 +268,15 @@ tuned around.
         training = self.ctx.fact(Training)
         loops = self.ctx.fact(LoopFacts)
         found = []
-        for call in self._loop_calls(group.loop):
+        for call in self._zero_grads.get(group.loop, []):
             func = call.func
-            if not isinstance(func, cst.Attribute) or func.attr.value != "zero_grad":
-                continue
+            assert isinstance(func, cst.Attribute)
             owner = dotted(func.value)
             if owner != group.optimizer and not (single and owner is not None and not training.is_optimizer(func.value)):
                 continue
             if self._unconditional(call, group.loop) and loops.per_batch_loop(call) is group.loop:
                 found.append(call)
         return found
-
-    def _loop_calls(self, loop: Loop) -> list[cst.Call]:
-        return [call for call in self.ctx.fact(Scopes).calls if self._direct(call, loop)]
 
     def _unconditional(self, node: cst.CSTNode, loop: Loop) -> bool:
         for parent in self.ctx.fact(Scopes).ancestors(node):
@@ -282,8 +306,8 @@ tuned around.
             return
         backprop = self.ctx.fact(Backprop)
         loops = self.ctx.fact(LoopFacts)
-        for call in backprop.backward_calls:
-            if not backprop.is_tensor_backward(call) or loops.per_batch_loop(call) is not group.loop or not self._direct(call, group.loop):
+        for call in self._backwards.get(group.loop, []):
+            if not backprop.is_tensor_backward(call) or loops.per_batch_loop(call) is not group.loop:
                 continue
             loss = self._undivided_loss(call.func.value, group.loop)  # type: ignore[attr-defined]
             if loss is None:

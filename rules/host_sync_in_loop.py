@@ -19,7 +19,7 @@ _CONVERSIONS = ("float", "int", "bool")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter", "all_to_all")
-_BACKEND = re.compile(r"mps|xla|tpu|\bcpu\b|DeviceCPU|\"cpu\"|'cpu'", re.IGNORECASE)
+_BACKEND = re.compile(r"(\b|_)(mps|xla|tpu|cpu)(\b|_)|Device(CPU|MPS|TPU)", re.IGNORECASE)
 _LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
 
 
@@ -290,8 +290,7 @@ depends on what the value is for.
             "        x, y = x.cuda(), y.cuda()\n"
             "        out = model(x)\n"
             "        acc = accuracy(out, y)\n"
-            "        preds = out.argmax(1).cpu().numpy()\n"
-        ,
+            "        preds = out.argmax(1).cpu().numpy()\n",
             count=2,
         ),
     ]
@@ -483,12 +482,13 @@ depends on what the value is for.
         shown = _short(self.ctx.code(call))
         accumulator = self._accumulation(call)
         if accumulator is not None:
-            fix = self._accumulate_fix(call, candidate.value, accumulator)
-            message = f"`{shown}` waits for the device on every batch to add to `{accumulator.value}`"
+            total = _short(self.ctx.code(accumulator))
+            fix = self._accumulate_fix(call, candidate.value, accumulator) if isinstance(accumulator, cst.Name) else None
+            message = f"`{shown}` waits for the device on every batch to add to `{total}`"
             if fix is not None:
                 return message + "; accumulate on the device and convert once where it is read", fix
             return message + "; accumulate on the device and convert once per log interval", self._hint(
-                f"Accumulate on the device (`{accumulator.value} += {value}.detach()`) and call `.item()` once per log interval or after the loop"
+                f"Accumulate on the device (`{total} += {value}.detach()`) and call `.item()` once per log interval or after the loop"
             )
         collection = self._collection(call)
         moves = isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cpu", "numpy", "tolist")
@@ -511,7 +511,7 @@ depends on what the value is for.
     def _hint(self, message: str) -> Fix:
         return self.make_fix(message, Applicability.DISPLAY_ONLY)
 
-    def _accumulation(self, call: cst.Call) -> cst.Name | None:
+    def _accumulation(self, call: cst.Call) -> cst.Name | cst.Attribute | None:
         """`total += <call>` or `total += <call> * n`: the accumulator."""
         if isinstance(call.func, cst.Attribute) and call.func.attr.value != "item":
             return None
@@ -523,7 +523,7 @@ depends on what the value is for.
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC):
                 child = parent
                 continue
-            if isinstance(parent, cst.AugAssign) and parent.value is child and isinstance(parent.target, cst.Name):
+            if isinstance(parent, cst.AugAssign) and parent.value is child and isinstance(parent.target, cst.Name | cst.Attribute):
                 if isinstance(parent.operator, cst.AddAssign | cst.SubtractAssign):
                     return parent.target
             return None

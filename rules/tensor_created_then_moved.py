@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.training import Training
@@ -16,7 +17,7 @@ from torchlint.rule import Invalid, Rule
 _EXACT = frozenset({"zeros", "ones", "empty", "full", "eye", "tensor", "as_tensor", "arange"})
 # Random values come from the device's generator: different numbers, and the CPU stream moves on.
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
-# CPU and CUDA kernels accumulate differently: values may differ in the last bits.
+# CPU and CUDA kernels round the intermediate steps differently: values may differ in the last bits.
 _ROUNDED = frozenset({"linspace", "logspace"})
 _FACTORIES = _EXACT | _RANDOM | _ROUNDED
 # Factories of given data: the data starts on the host whatever the device, and
@@ -87,8 +88,11 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
   generator, not the CPU one. With a fixed seed the numbers change, and the CPU generator no
   longer advances, so every later CPU draw (shuffling, augmentation) changes too. Keep the CPU
   draw where results must match runs on other devices;
-- `linspace`, `logspace` and `arange` with a `step`: the CPU kernels compute in double
-  precision and the CUDA kernels in the tensor's type, so values may differ in the last bits;
+- `linspace`, `logspace` and `arange` with a `step`: each value is computed from several
+  roundings, with different intermediate precision on each device (`arange` accumulates in
+  double on the CPU and in the tensor's type on CUDA; GPU code fuses multiply-adds), so values
+  may differ in the last bits. Without a step, integer `arange` is exact everywhere, and a
+  floating one is too below 2**24 elements (each value is then one correctly rounded addition);
 - factories given `requires_grad=True`: `torch.zeros(3, requires_grad=True).cuda()` is not a
   leaf (its `.grad` stays `None`, the gradient goes to the CPU tensor), while the fixed tensor
   is a leaf that receives gradients. Usually what was meant, but a change in behaviour.
@@ -201,7 +205,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
                 return cst.SimpleString(f'"cuda:{target.value}"')
             return target
         target = positional[0] if positional else keywords.get("device")
-        if target is None or not self.ctx.fact(LoopFacts).is_device_like(target):
+        if target is None or not self.ctx.fact(DataLoaders).may_be_accelerator(target):
             return None
         return target if len(move.args) == 1 else False
 
@@ -212,9 +216,9 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
             return False
         if _passes(creation, "requires_grad"):
             return False
-        if factory == "arange":
+        if factory == "arange":  # without a step, each value is one correctly rounded addition anywhere
             positional = [a for a in creation.args if a.keyword is None]
-            return len(positional) <= 2 and not any(a.keyword is not None and a.keyword.value == "step" for a in creation.args)
+            return len(positional) <= 2 and not any(a.star for a in positional) and not _passes(creation, "step")
         return True
 
     def _device_edits(self, move: cst.Call, creation: cst.Call, device: cst.BaseExpression) -> list[Edit]:

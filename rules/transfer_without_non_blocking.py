@@ -47,6 +47,10 @@ synchronization: the host stops queuing work, and the GPU idles until the host c
 With `non_blocking=True` the copy is queued like any kernel and the host moves on to queue
 the forward pass; pinning is what makes such an asynchronous copy possible.
 
+Cast after the copy, not before: when `x.float()` changes the dtype it makes a new, unpinned
+tensor on the host, so `x.float().to(device)` copies from pageable memory whatever the flags;
+`x.to(device, non_blocking=True).float()` copies the pinned batch and casts on the device.
+
 ## Example
 ```python
 loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)

@@ -170,11 +170,11 @@ def test_validation_called_next_to_a_training_function_is_still_evaluation():
 
 
 def test_helpers_of_an_evaluation_entry_point_called_elsewhere_are_left_to_it():
-    helper = "def _step(self, x):\n        return self.model(x)\n\n"
-    entry = "    def inference(self, x):\n        return self._step(x)\n"
+    helper = "def _predict_batch(self, x):\n        return self.model(x)\n\n"
+    entry = "    def inference(self, x):\n        return self._predict_batch(x)\n"
     code = "import torch\n\nclass Predictor(Base):\n    " + helper + entry
     assert findings(code) == []
     # but when training code in the file runs the evaluation with grad on, the helper is reported
     fit = "\n    def fit(self, x):\n        self.optimizer.step()\n        return self._predict_epoch(x)\n"
-    code = "import torch\n\nclass Model(Base):\n    " + helper + "    def _predict_epoch(self, x):\n        return self._step(x)\n" + fit
+    code = "import torch\n\nclass Model(Base):\n    " + helper + "    def _predict_epoch(self, x):\n        return self._predict_batch(x)\n" + fit
     assert [d.start.row for d in findings(code)] == [5]

@@ -400,3 +400,30 @@ def test_fixture_pair_and_the_fixed_before_train_alike(tmp_path):
     assert len(before) == 2
     assert after == pytest.approx(before, abs=1e-3)
     assert rewritten == pytest.approx(before, abs=1e-3)
+
+
+def test_methods_called_from_the_batch_loop_run_per_batch():
+    source = """\
+import torch
+class Trainer:
+    def fit(self):
+        for epoch in range(self.epochs):
+            for batch in self.train_loader:
+                self.step(batch)
+            self.report(epoch)
+    def step(self, batch):
+        loss = self.model(batch.cuda())
+        loss.backward()
+        self.optimizer.step()
+        self.total += loss.item()
+    def report(self, epoch):
+        print(epoch, self.last.item())
+"""
+    (finding,) = _findings(source)
+    assert finding.start.row == 12 and "self.total" in finding.message
+    assert finding.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_a_batch_moved_in_place_is_no_longer_known_to_be_on_the_cpu():
+    source = HEADER + "for batch in loader:\n    for k in batch:\n        batch[k] = batch[k].to(device)\n    out = model(**batch)\n    print(out.sum().item())\n"
+    assert [d.code for d in _findings(source)] == ["TL002"]

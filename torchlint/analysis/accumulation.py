@@ -222,7 +222,7 @@ class Backprop:
         """
         if depth > 3:
             return False
-        expr = _strip_views(expr, keep_sums=False)
+        expr = _strip_views(expr)
         if isinstance(expr, cst.Integer | cst.Float):
             return True
         if isinstance(expr, cst.Comparison):
@@ -249,11 +249,11 @@ class Backprop:
         return False
 
 
-def _strip_views(expr: cst.BaseExpression, keep_sums: bool = True) -> cst.BaseExpression:
-    """`x` for `x.cpu()`, `x.float()`, `x.to(device)`: calls that keep both the value and its graph (or its absence)."""
+def _strip_views(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` for `x.cpu()`, `x.float()`, `x.to(device)`: calls that keep the value's graph, or its absence."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
-        if not keep_sums and expr.func.attr.value in ("sum", "mean"):
-            break
+        if expr.func.attr.value in ("sum", "mean"):
+            break  # reductions are judged by what they reduce
         expr = expr.func.value
     return expr
 

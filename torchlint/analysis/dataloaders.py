@@ -6,7 +6,8 @@ construction itself, or a name, `self.` attribute, `with ... as` target, same-fi
 result or parameter that leads back to it (parameters through every same-file caller). A batch
 move is a `.cuda()` or `.to(<device>)` call whose receiver derives from a loop's target: through
 unpacking, indexing, comprehensions over the batch, tensor methods, and parameters of same-file
-functions called with batch values. Built lazily, only for files whose rules ask.
+functions called with batch values. `may_be_accelerator` tells a device expression that can name
+a GPU from a name only ever bound to the CPU. Built lazily, only for files whose rules ask.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ class DataLoaders:
         return result
 
     def _sources_of(self, node: cst.BaseExpression, depth: int) -> set[cst.Call]:
+        if isinstance(node, cst.IfExp):  # `DataLoader(...) if val_data is not None else None`
+            return set(self.sources(node.body, depth + 1) | self.sources(node.orelse, depth + 1))
         if isinstance(node, cst.Call):
             if node in self.constructions:
                 return {node}
@@ -245,7 +248,22 @@ class DataLoaders:
         target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
         if target is None:
             target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
-        return func.value if target is not None and self.loops.is_device_like(target) else None
+        return func.value if target is not None and self.may_be_accelerator(target) else None
+
+    def may_be_accelerator(self, node: cst.BaseExpression) -> bool:
+        """A device expression that can name a GPU: device-like, and not a name only ever bound to the CPU
+        (`device = torch.device("cpu")`, `self.device = "cpu"`)."""
+        if not self.loops.is_device_like(node):
+            return False
+        if not isinstance(node, cst.Name | cst.Attribute):
+            return True
+        bindings = self.scopes.all_bindings(node)
+        return not bindings or not all(b.kind == "assign" and b.value is not None and self._is_cpu(b.value) for b in bindings)
+
+    def _is_cpu(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
+            node = node.args[0].value
+        return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
 
     def origins(self, node: cst.BaseExpression, strict: bool, depth: int = 0) -> frozenset[Loop]:
         """The loader-fed loops whose targets `node`'s value derives from.

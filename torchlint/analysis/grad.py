@@ -403,6 +403,7 @@ _VERBS = frozenset(
         "unfreeze", "unwrap", "update", "wrap", "from", "process", "parse", "validate", "evaluate",
         "run", "call", "use", "maybe", "should", "can", "enable", "disable", "filter", "collect", "iter",
         "predict", "infer", "generate", "sample", "encode", "decode", "train", "fit", "test", "eval",
+        "profile", "benchmark", "measure", "count", "inspect", "visualize", "plot", "show", "describe",
     }
 )  # fmt: skip
 # Qualifiers that may follow a model word in a module's name: `model_ema`, `netG`, `net_d`.
@@ -567,7 +568,12 @@ class Evaluation(_Shared):
         qualname = self.ctx.symbols.qualname(base) or ""
         if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES:
             return True
-        return isinstance(base, cst.Name) and base.value in known
+        if isinstance(base, cst.Name) and base.value in known:
+            return True
+        # Relative imports (`from .module import Module`, `from ...modeling_utils import PreTrainedModel`)
+        # do not resolve; their names still say what they are.
+        last = (dotted(base) or "").rsplit(".", 1)[-1]
+        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith("PreTrainedModel")
 
     @cached_property
     def bound_modules(self) -> set[str]:
@@ -641,9 +647,9 @@ class Evaluation(_Shared):
         """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
         while function is not None:
             if self.is_eval_name(function.name.value):
-                if self._is_forward_step(function) or self._extends_base(function) or self._helps_evaluation(function):
+                if self._is_module_api(function) or self._is_forward_step(function) or self._extends_base(function):
                     return None
-                return function
+                return None if self._helps_evaluation(function) else function
             outer = self.enclosing_function(function)
             sites = self.call_sites(function) if outer is not None else None
             if not sites or any(self.enclosing_function(site) is not outer for site in sites):
@@ -660,6 +666,12 @@ class Evaluation(_Shared):
         if tokens[0] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_OBJECTS for t in tokens[1:]):
             return True
         return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
+
+    def _is_module_api(self, function: cst.FunctionDef) -> bool:
+        """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
+        `evaluate_actions`): the module's API, whose callers choose the grad mode, training included."""
+        owner = self.enclosing_class(function)
+        return owner is not None and owner.name.value in self.module_classes
 
     def _is_forward_step(self, function: cst.FunctionDef) -> bool:
         """Whether a forward method calls `function`: then it is part of the model (`self.predict(h)` in forward)."""
@@ -714,9 +726,19 @@ class Evaluation(_Shared):
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
         """A Lightning evaluation hook: the trainer calls it under no_grad / inference_mode."""
         owner = self.enclosing_class(function)
-        if owner is None or function.name.value not in _FRAMEWORK_EVAL_HOOKS:
-            return False
-        return any("lightning" in (self.ctx.symbols.qualname(b.value) or dotted(b.value) or "").lower() for b in owner.bases)
+        return owner is not None and function.name.value in _FRAMEWORK_EVAL_HOOKS and self._is_lightning(owner, set())
+
+    def _is_lightning(self, node: cst.ClassDef, seen: set[str]) -> bool:
+        """Whether the class derives from a Lightning module, directly or through classes of this file."""
+        seen.add(node.name.value)
+        for base in node.bases:
+            name = dotted(base.value) or ""
+            if "lightning" in (self.ctx.symbols.qualname(base.value) or name).lower():
+                return True
+            parent = self.index.classes.get(name)
+            if parent is not None and name not in seen and self._is_lightning(parent, seen):
+                return True
+        return False
 
     def _loop_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """The innermost loop (or comprehension) over a validation/test iterable around `call`."""

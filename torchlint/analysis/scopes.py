@@ -55,6 +55,7 @@ class Scopes:
         self.attr_bindings: dict[str, list[Binding]] = defaultdict(list)  # "self.loader" -> bindings
         self.loads: dict[Scope, dict[str, list[cst.Name]]] = defaultdict(lambda: defaultdict(list))
         self.declared: dict[Scope, dict[str, str]] = defaultdict(dict)  # name -> "global" | "nonlocal"
+        self.mutated: dict[Scope, set[str]] = defaultdict(set)  # names with item or attribute stores: `batch[k] = ...`
         self.name_scope: dict[cst.Name, Scope] = {}
         self.order: dict[cst.CSTNode, int] = {}
         self.callers: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
@@ -265,6 +266,7 @@ class _Walker:
             self.s.attr_bindings[key].append(binding)
 
     def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        self._note_mutation(target)
         for name, path in target_names(target):
             exact = _element(value, path) if value is not None else None
             if exact is not None:
@@ -283,7 +285,22 @@ class _Walker:
         else:
             self.stores.add(node.target)
 
+    def _note_mutation(self, target: cst.BaseExpression) -> None:
+        """`batch[k] = v.to(device)` changes what `batch` holds without rebinding it."""
+        if isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._note_mutation(element.value)
+            return
+        if not isinstance(target, cst.Subscript | cst.Attribute):
+            return
+        root = target.value
+        while isinstance(root, cst.Subscript | cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name):
+            self.s.mutated[self.scopes[-1]].add(root.value)
+
     def _on_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_mutation(node.target)
         if isinstance(node.target, cst.Name | cst.Attribute):
             self._bind_later(node.target, "augment", node, node.value)
 

@@ -146,7 +146,10 @@ class TensorFacts:
             return Kind.UNKNOWN
         if bindings[0].kind != "augment" and len(bindings) > 1 and all(b.kind == "augment" for b in bindings[1:]):
             return self._accumulated(bindings)
-        return join([self._binding(b) for b in bindings])
+        found = join([self._binding(b) for b in bindings])
+        if found is Kind.HOST_TENSOR and node.value in self.scopes.mutated[self.scopes.scope_of(node)]:
+            return Kind.UNKNOWN  # `batch[k] = batch[k].to(device)` may have moved what it holds
+        return found
 
     def type_test(self, node: cst.Name) -> Kind | None:
         """What an enclosing `if isinstance(x, np.ndarray):` / `if torch.is_tensor(x):` / `if hasattr(x, ...):` says `x` is.
