@@ -30,7 +30,8 @@ class LossAccumulatedWithGraph(Rule):
     name = "loss-accumulated-with-graph"
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
     fix_availability = "unsafe"
-    tokens = ("backward", "step")
+    # Every finding needs a backward pass in the file: `.backward()`, `manual_backward` or `torch.autograd.*`.
+    tokens = ("backward", "autograd")
     docs = """
 ## What it does
 Flags a running variable that collects a loss with its autograd history on every iteration of

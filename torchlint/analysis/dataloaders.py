@@ -252,11 +252,11 @@ class DataLoaders:
 
     def may_be_accelerator(self, node: cst.BaseExpression) -> bool:
         """A device expression that can name a GPU: device-like, and not a name only ever bound to the CPU
-        (`device = torch.device("cpu")`, `self.device = "cpu"`)."""
+        (`device = torch.device("cpu")`)."""
         if not self.loops.is_device_like(node):
             return False
-        if not isinstance(node, cst.Name | cst.Attribute):
-            return True
+        if not isinstance(node, cst.Name):
+            return True  # an attribute may also be set in another module (a base class)
         bindings = self.scopes.all_bindings(node)
         return not bindings or not all(b.kind == "assign" and b.value is not None and self._is_cpu(b.value) for b in bindings)
 

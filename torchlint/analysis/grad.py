@@ -553,8 +553,8 @@ class Evaluation(_Shared):
 
     @cached_property
     def module_classes(self) -> set[str]:
-        """Classes of this file that subclass torch.nn.Module (directly or through each other)."""
-        found: set[str] = set()
+        """Classes of this file that subclass torch.nn.Module (directly or through each other), or define `forward`."""
+        found = {name for name, node in self.index.classes.items() if self._defines_forward(node)}
         changed = True
         while changed:
             changed = False
@@ -563,6 +563,10 @@ class Evaluation(_Shared):
                     found.add(name)
                     changed = True
         return found
+
+    def _defines_forward(self, node: cst.ClassDef) -> bool:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
 
     def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
         qualname = self.ctx.symbols.qualname(base) or ""
