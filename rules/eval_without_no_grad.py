@@ -44,20 +44,26 @@ loader (`for x, y in val_loader`). A call counts as a forward pass when the call
 built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...).
 
-It stays quiet when the forward already runs under `torch.no_grad()`,
-`torch.inference_mode()`, `torch.set_grad_enabled(False)` or a decorator of those; when the
-enclosing function is only called from such code in the same file; when grad is switched
-explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`); when the evaluation code needs
-gradients (it calls `backward()`, `torch.autograd.grad`, sets `requires_grad`, steps an
-optimizer, or its result feeds a `backward()`); when the module's parameters are frozen with
-`requires_grad_(False)`; in unit-test modules; in Lightning's `validation_step`/`test_step`/
-`predict_step`, which the trainer already runs without grad; for wrappers that disable grad
-themselves (ultralytics `YOLO`, transformers `pipeline`); and in code whose grad mode its
-callers own: methods of a module class of the file (its API: `predict`, `evaluate_actions`)
-unless they switch it to eval mode, a module's `forward` and the methods it calls, helpers
-called only from other evaluation functions, overrides that delegate to `super()`, and
-shape-probing forwards in `__init__`. It reports once per
-evaluation scope (function, loop or block), at the first forward pass.
+It stays quiet when:
+- the forward already runs under `torch.no_grad()`, `torch.inference_mode()`,
+  `torch.set_grad_enabled(False)` or a decorator of those, or in a function only called from
+  such code in the same file;
+- grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
+  manager of the file's own that does);
+- the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
+  `requires_grad`, steps an optimizer, or its result feeds a `backward()` (fine-tuning with
+  frozen batch norm, adversarial examples, test-time adaptation);
+- the module's parameters are frozen with `requires_grad_(False)`;
+- a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
+  `predict_step`, ultralytics `YOLO`, transformers `pipeline`;
+- the grad mode belongs to the callers: methods of a module class of the file (its API:
+  `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
+  (generation) or take the result out of autograd (`.item()`, `.numpy()`); a module's `forward`
+  and the methods it calls; helpers called only from other evaluation functions; overrides
+  that delegate to `super()`; shape-probing forwards in `__init__`;
+- the file is a unit-test module, or does not use torch.
+
+It reports once per evaluation scope (function, loop or block), at the first forward pass.
 
 ## Why is this bad?
 With grad on, every operation of the forward records a node of the autograd graph and keeps
@@ -228,6 +234,15 @@ the grad mode to other code.
             "        return self.decoder(feats).argmax(-1)\n",
             fixed="import torch\n\nclass Seq2Seq(Base):\n    @torch.no_grad()\n    def predict_step(self, batch):\n"
             "        feats = self.encoder.forward_features(batch)\n        return self.decoder(feats).argmax(-1)\n",
+        ),
+        # a module's own generation loop: its result never meets a backward pass
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass LM(nn.Module):\n    def forward(self, idx):\n        return self.net(idx)\n\n"
+            "    def generate(self, idx, steps):\n        for _ in range(steps):\n            idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)\n"
+            "        return idx\n",
+            fixed="import torch\nfrom torch import nn\n\nclass LM(nn.Module):\n    def forward(self, idx):\n        return self.net(idx)\n\n"
+            "    @torch.no_grad()\n    def generate(self, idx, steps):\n        for _ in range(steps):\n"
+            "            idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)\n        return idx\n",
         ),
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),

@@ -46,6 +46,8 @@ _GRAD_FUNCTIONAL = frozenset({"grad", "backward", "vjp", "jvp", "jacrev", "jacfw
 _NEEDS_GRAD_METHODS = frozenset({"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"})
 _OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler"})
 _MODE_SWITCHES = frozenset({"eval", "train"})
+# Methods whose result has left autograd: nobody backpropagates through it.
+_AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 
 
 def name_tokens(name: str) -> list[str]:
@@ -673,15 +675,50 @@ class Evaluation(_Shared):
 
     def _is_module_api(self, function: cst.FunctionDef) -> bool:
         """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
-        `evaluate_actions`): the module's API, whose callers choose the grad mode, training included."""
-        owner = self.enclosing_class(function)
-        return owner is not None and owner.name.value in self.module_classes
+        `evaluate_actions`): the module's API, whose callers choose the grad mode, training included.
 
-    def _is_forward_step(self, function: cst.FunctionDef) -> bool:
-        """Whether a forward method calls `function`: then it is part of the model (`self.predict(h)` in forward)."""
+        Unless the method itself shows that its result never meets a backward pass: it loops over
+        forwards (autoregressive generation) or takes the result out of autograd (`.item()`, `int()`).
+        """
+        owner = self.enclosing_class(function)
+        if owner is None or owner.name.value not in self.module_classes:
+            return False
+        return not (self._loops_forwards(function) or self._leaves_autograd(function))
+
+    def _loops_forwards(self, function: cst.FunctionDef) -> bool:
+        for call in self.index.calls:
+            if self.enclosing_function(call) is not function or not self.is_forward(call):
+                continue
+            if any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(call, function)):
+                return True
+        return False
+
+    def _leaves_autograd(self, function: cst.FunctionDef) -> bool:
+        for call in self.index.calls:
+            if self.enclosing_function(call) is not function:
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _AUTOGRAD_EXITS:
+                return True
+            if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and call.args:
+                return True
+        return False
+
+    def _ancestors_within(self, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        for parent in self.ctx.ancestors(node):
+            if parent is stop:
+                return
+            yield parent
+
+    def _is_forward_step(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether a forward method calls `function`, directly or through other methods: then it is part of
+        the model (`self.predict(h)` in forward)."""
+        busy = busy | {function}
         for site in self.call_sites(function) or ():
             caller = self.enclosing_function(site)
-            if caller is not None and _is_forward_name(caller.name.value):
+            if caller is None or caller in busy:
+                continue
+            if _is_forward_name(caller.name.value) or self._is_forward_step(caller, busy):
                 return True
         return False
 
