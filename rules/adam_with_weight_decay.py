@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.scopes import Scopes
-from torchlint.analysis.training import optimizer_class
+from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability, Edit
 from torchlint.rule import Invalid, Rule
 
@@ -32,7 +32,7 @@ Flags `torch.optim.Adam` (under any import alias) given a nonzero `weight_decay`
 or as the fifth positional argument: a number, or a name bound once in the file to a number.
 Not flagged: a weight decay of 0, one whose value is not known in the file
 (`weight_decay=args.wd`), `decoupled_weight_decay=...` (already AdamW's behaviour), and calls
-that pass `**kwargs`. This rule is opt-in, because L2 regularization inside Adam is
+that pass `**kwargs`, and unit tests. This rule is opt-in, because L2 regularization inside Adam is
 occasionally what the author means: enable it with `--extend-select TL111`.
 
 ## Why is this bad?
@@ -78,6 +78,7 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         "import torch\nopt = torch.optim.Adam(model.parameters(), weight_decay=1e-2, **extra)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=5e-4)\n",
         "from keras.optimizers import Adam\nopt = Adam(weight_decay=1e-4)\n",
+        "import pytest\nimport torch\n\ndef test_trainer(model):\n    opt = torch.optim.Adam(model.parameters(), lr=3e-4, weight_decay=1e-4)\n",
     ]
     invalid = [
         Invalid(
@@ -102,6 +103,8 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         qualname = self.ctx.symbols.qualname(node.func)
         if optimizer_class(qualname) != "Adam" or not self._decays(node):
             return
+        if self.ctx.fact(Training).is_test_file:
+            return  # a unit test's optimizer exercises the code under test; it trains no model anyone keeps
         edits = self._rename(node.func, qualname or "")
         fix = self.make_fix("Use `AdamW` (decoupled weight decay)", Applicability.UNSAFE, *edits)
         self.report(node, "`Adam` with `weight_decay` adds an L2 term to the gradient that the adaptive step scales away; `AdamW` decays weights directly", fix)

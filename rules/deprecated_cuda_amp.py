@@ -21,6 +21,7 @@ _CUSTOM = {
     "torch.cuda.amp.custom_bwd": "custom_bwd",
     "torch.cuda.amp.autocast_mode.custom_bwd": "custom_bwd",
 }
+_DEPRECATED = frozenset({*_AUTOCAST, *_SCALER, *_CUSTOM})
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
 # torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
 _AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
@@ -171,9 +172,11 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
             self.compat_names.update(dotted(a.asname.name if a.asname else a.name) or "" for a in node.names)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.target_torch_version < _DEPRECATED_SINCE or self._fallback() or self._compat(node.func):
+        if self.ctx.target_torch_version < _DEPRECATED_SINCE:
             return
         qualname = self.ctx.symbols.qualname(node.func)
+        if qualname not in _DEPRECATED or self._compat(node.func) or self._fallback():
+            return
         if qualname in _AUTOCAST:
             self._report(node, qualname, "autocast", self._autocast_args(node.args))
         elif qualname in _SCALER:
@@ -183,10 +186,10 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         """Bare `@torch.cuda.amp.custom_fwd` / `@custom_bwd`, which become calls with a device."""
-        if self.ctx.target_torch_version < _DEPRECATED_SINCE or isinstance(node.decorator, cst.Call) or self._fallback():
+        if self.ctx.target_torch_version < _DEPRECATED_SINCE or isinstance(node.decorator, cst.Call):
             return
         qualname = self.ctx.symbols.qualname(node.decorator)
-        if qualname in _CUSTOM and not self._compat(node.decorator):
+        if qualname in _CUSTOM and not self._compat(node.decorator) and not self._fallback():
             self._report(node.decorator, qualname, _CUSTOM[qualname], self._custom_args([]))
 
     def _fallback(self) -> bool:

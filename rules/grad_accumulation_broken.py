@@ -41,9 +41,11 @@ class GradAccumulationBroken(Rule):
     docs = """
 ## What it does
 Looks at per-batch loops that run `backward()` on every iteration but step an optimizer only
-every N iterations, under a guard such as `if (i + 1) % accum_steps == 0:` (a `%` test, or a
-test naming the accumulation) that runs no backward pass of its own (a GAN's generator, stepped
-every `n_critic` iterations after its own backward, accumulates nothing). It flags:
+every N iterations, under a guard such as `if (i + 1) % accum_steps == 0:` (a `%` test, a
+test naming the accumulation, or a helper given the accumulation count, as in
+`if history.step(grad_accumulation):`) that runs no backward pass of its own (a GAN's
+generator, stepped every `n_critic` iterations after its own backward, accumulates nothing).
+It flags:
 
 1. `optimizer.zero_grad()` (or `model.zero_grad()` when the loop steps a single optimizer) that
    runs on every iteration of that loop, outside the guard: the gradients of the first N-1
@@ -130,6 +132,9 @@ tuned around.
         # accelerate divides by the accumulation steps itself.
         "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.mse_loss(model(x), y)\n"
         "    accelerator.backward(loss)\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        # A call that does not name the accumulation is no accumulation guard.
+        "import torch\nfor batch in loader:\n    optimizer.zero_grad()\n    model(batch).loss.backward()\n"
+        "    if scheduler.should_step(batch):\n        optimizer.step()\n",
         # zero_grad under a configuration switch, not on every iteration.
         "import torch\nfor i, (x, y) in enumerate(loader):\n    if not args.accumulate:\n        optimizer.zero_grad()\n"
         "    (criterion(model(x), y) / 4).backward()\n    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
@@ -145,6 +150,12 @@ tuned around.
             "        with torch.autocast('cuda'):\n            loss = model(**batch).loss / accum\n        scaler.scale(loss).backward()\n"
             "        if step % accum == accum - 1 or step == len(loader) - 1:\n            scaler.step(optimizer)\n            scaler.update()\n"
             "        model.zero_grad()\n"
+        ),
+        # A helper decides when to step from the accumulation count.
+        Invalid(
+            "import torch\ndef fit(self, loader, optimizer, history, grad_accumulation):\n    for batch in loader:\n"
+            "        optimizer.zero_grad()\n        loss = self.feed_batch(batch)['loss'] / grad_accumulation\n        loss.backward()\n"
+            "        if history.step(grad_accumulation):\n            optimizer.step()\n"
         ),
         # The loss is summed over micro-batches without dividing it.
         Invalid(
@@ -245,7 +256,7 @@ tuned around.
             if parent is loop:
                 return None
             if isinstance(parent, cst.If) and self._counts_accumulation(parent.test):
-                rare = loops.rare_branch(parent.test)
+                rare = loops.rare_branch(parent.test) or _stepping_call(parent.test)
                 if (rare == "body" and child is parent.body) or (rare == "orelse" and child is parent.orelse):
                     return parent
             child = parent
@@ -377,6 +388,14 @@ def _modulo(test: cst.BaseExpression) -> cst.BaseExpression | None:
                 return node.right
         stack.extend(reversed(node.children))
     return None
+
+
+def _stepping_call(test: cst.BaseExpression) -> str | None:
+    """"body" for a helper deciding when to step from the accumulation count: `if history.step(grad_accumulation):`."""
+    if not isinstance(test, cst.Call):
+        return None
+    names = [name for arg in test.args for name in _identifiers(arg.value)]
+    return "body" if any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in names) else None
 
 
 def _identifiers(node: cst.CSTNode) -> list[str]:

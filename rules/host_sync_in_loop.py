@@ -358,7 +358,7 @@ depends on what the value is for.
         if not self.candidates or not self.has_loops or not self.ctx.symbols.uses_torch:
             return
         loops = self.ctx.fact(LoopFacts)
-        if not loops.uses_accelerator:
+        if not loops.has_per_batch_loops or not loops.uses_accelerator:
             return
         tensors = self.ctx.fact(TensorFacts)
         for candidate in self.candidates:

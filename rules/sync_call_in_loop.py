@@ -24,6 +24,8 @@ _CLOCKS = frozenset(
 _MEASURING_METHODS = frozenset({"elapsed_time", "max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved",
                                 "reset_peak_memory_stats", "reset_max_memory_allocated", "memory_stats", "memory_summary"})
 _MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda.memory.")
+# Owners of the calls that mark ranges for Nsight Systems (`torch.cuda.nvtx.range_push`, `nsys.region(...)`).
+_TRACE_MARKERS = frozenset({"nvtx", "nsys"})
 _MEASURING_WORDS = frozenset(
     {"bench", "benchmark", "benchmarks", "benchmarking", "profile", "profiling", "profiler", "timing", "timed", "measure", "latency", "throughput"}
 )
@@ -50,8 +52,8 @@ Not flagged:
 - calls before or after the loop, and in per-epoch loops;
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
   `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
-  statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`) or drives the profiler,
-  and functions named for benchmarking, profiling or timing: there the synchronization is what
+  statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`), drives the profiler or
+  marks NVTX / Nsight Systems ranges (`torch.cuda.nvtx.range_push(...)`), and functions named for benchmarking, profiling or timing: there the synchronization is what
   makes the numbers right;
 - unit tests.
 
@@ -120,6 +122,9 @@ only the author knows whether the call is still wanted.
         "    loss.backward()\n    optimizer.step()\n    torch.cuda.synchronize()\n    times.append(time.perf_counter() - start)\n",
         "import torch\ndef benchmark_training(model, loader):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
         "        torch.cuda.synchronize()\n",
+        # A loop marked with NVTX ranges for Nsight Systems: the synchronize keeps the ranges aligned with the GPU work.
+        "import torch\nfor x, y in loader:\n    torch.cuda.nvtx.range_push('step')\n    model(x.cuda()).sum().backward()\n"
+        "    optimizer.step()\n    torch.cuda.nvtx.range_pop()\n    torch.cuda.synchronize()\n",
         # Not a per-batch loop; another stream's event.
         "import torch\nfor module in model.modules():\n    torch.cuda.empty_cache()\n",
         "import torch\n" + _LOOP + "    done.synchronize()\n",
@@ -182,6 +187,8 @@ only the author knows whether the call is still wanted.
         if method in _MEASURING_METHODS:
             return True
         owner = set(name_tokens((dotted(call.func.value) or "").rsplit(".", 1)[-1]))
+        if owner & _TRACE_MARKERS:
+            return True  # NVTX ranges or Nsight Systems marks: the loop is being profiled
         return method == "step" and bool(owner & {"prof", "profiler"})
 
     def finish(self) -> None:

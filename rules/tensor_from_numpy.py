@@ -178,6 +178,11 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
         ),
     ]
 
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """All evidence of numpy goes through an import of numpy (`.numpy()` included) or pandas."""
+        return ("tensor" in text or "Tensor" in text) and ("numpy" in text or "pandas" in text)
+
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.calls: list[cst.Call] = []

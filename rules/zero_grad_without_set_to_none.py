@@ -176,11 +176,15 @@ None; the behaviour follows `target-torch-version`.
     def finish(self) -> None:
         if not self.ctx.symbols.uses_torch or not (self.calls or self.loops):
             return
-        self.b = self.ctx.fact(Bindings)
         for call in self.calls:
             self._check_call(call)
         for loop in self.loops:
             self._check_loop(loop)
+
+    @cached_property
+    def b(self) -> Bindings:
+        """The name index, built only when a finding depends on a binding."""
+        return self.ctx.fact(Bindings)
 
     @property
     def _old_torch(self) -> bool:

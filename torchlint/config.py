@@ -10,6 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,9 @@ class Settings:
     source: Path | None = None  # the config file these settings came from
     overrides: tuple[Selection, ...] = ()  # command-line selections, applied after the config's
 
-    @property
+    @cached_property
     def torch_version(self) -> tuple[int, int]:
+        """Read once per run: inferring it reads the project's requirement files."""
         return self.target_torch_version or infer_torch_version(self.root) or NEWEST_TORCH
 
     def enabled_rules(self) -> list[type[Rule]]:

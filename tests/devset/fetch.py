@@ -62,6 +62,18 @@ def download(packages: list[dict], wheels: Path) -> None:
         raise FetchError(f"pip download failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
 
+def verified_wheel(package: dict, wheels: Path) -> Path:
+    """The downloaded wheel of `package`, checked against its pinned sha256."""
+    name, version = package["name"], package["version"]
+    wheel = _find_wheel(wheels, name, version)
+    if wheel is None:
+        raise FetchError(f"{name}=={version}: no wheel was downloaded")
+    digest = _sha256(wheel)
+    if digest != package["sha256"]:
+        raise FetchError(f"{wheel.name}: sha256 {digest} is not the labeled {package['sha256']}")
+    return wheel
+
+
 def unpack(package: dict, wheels: Path, into: Path) -> Path:
     """Extract the package's labeled files; returns the directory they lie under."""
     name, version = package["name"], package["version"]
@@ -69,12 +81,7 @@ def unpack(package: dict, wheels: Path, into: Path) -> Path:
     paths = [f["path"] for f in package["file"]]
     if all((target / p).is_file() for p in paths):
         return target
-    wheel = _find_wheel(wheels, name, version)
-    if wheel is None:
-        raise FetchError(f"{name}=={version}: no wheel was downloaded")
-    digest = _sha256(wheel)
-    if digest != package["sha256"]:
-        raise FetchError(f"{wheel.name}: sha256 {digest} is not the labeled {package['sha256']}")
+    wheel = verified_wheel(package, wheels)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         for path in paths:

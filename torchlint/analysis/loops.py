@@ -37,6 +37,22 @@ _PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|re
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
+# Text that every `.backward`/`.manual_backward`/`.step` call has, also split over lines.
+STEP_CALL_TEXT = re.compile(r"\.\s*(?:#.*\n\s*)*(?:manual_)?(?:backward|step)\b")
+_DL_TEXT = re.compile(r"dl\b")
+_ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?iter(?:ator)?\b")
+
+
+def may_have_batch_loops(text: str) -> bool:
+    """Whether the text has what every per-batch loop needs somewhere in its file: a step call
+    or a loader-like name (`_LOADER_NAME`, `...DataLoader(...)`). Substring tests go first:
+    one case-insensitive regex over the whole text costs more than the scope analysis it spares."""
+    if STEP_CALL_TEXT.search(text):
+        return True
+    low = text.lower()
+    if "loader" in low or "batches" in low:
+        return True
+    return bool(("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low)))
 
 
 def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -79,19 +95,29 @@ class LoopFacts:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.scopes = ctx.fact(Scopes)
+        # Most files have no per-batch loop, and their text shows it: answering from the
+        # text spares them the scope analysis.
+        self.may_have_batch_loops = may_have_batch_loops(ctx.source)
         self._loader_memo: dict[cst.CSTNode, bool] = {}
         self._function_memo: dict[tuple[cst.FunctionDef, bool], Loop | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
-        self._index_step_owners()
+
+    @cached_property
+    def scopes(self) -> Scopes:
+        return self.ctx.fact(Scopes)
 
     # -- per-batch loops ---------------------------------------------------------------
     def is_per_batch(self, loop: Loop) -> bool:
-        return loop in self._per_batch
+        return self.has_per_batch_loops and loop in self._per_batch
+
+    @property
+    def has_per_batch_loops(self) -> bool:
+        return self.may_have_batch_loops and bool(self._per_batch)
 
     @cached_property
     def _per_batch(self) -> set[Loop]:
+        self._index_step_owners()
         candidates = {
             loop
             for loop in self.scopes.loops
@@ -241,6 +267,8 @@ class LoopFacts:
         guard, a once-only `if i == 0:`, an except handler, or an earlier
         `if step % n: continue`.
         """
+        if not self.has_per_batch_loops:
+            return None
         child = node
         for parent in self.scopes.ancestors(node):
             if every_iteration and self._guards(parent, child):

@@ -19,14 +19,13 @@ asked for at any point of the traversal.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from dataclasses import dataclass
-from functools import cache
 
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import ImportTable, dotted
 
 __all__ = ["Binding", "Bindings", "Evidence", "NumpyProvenance"]
@@ -111,29 +110,23 @@ _LOOPS = (cst.For, cst.While)
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 
 
-@cache
-def _fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node type that can hold expressions or statements (not tokens or whitespace)."""
-    names = [f.name for f in dataclasses.fields(kind) if not (f.name.startswith(("whitespace", "lpar", "rpar")) or f.name in _TOKENS)]
-    return tuple(sorted(names, key=lambda n: n not in ("decorators", "keyword")))  # these come first in the source
+# The node types `_record` binds names for (exact types: `isinstance` on libcst's classes is slow).
+_BINDERS = frozenset({
+    cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.WithItem,
+    cst.ExceptHandler, cst.Del, cst.FunctionDef, cst.ClassDef, cst.Param, cst.Global,
+})
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 
 
-_TOKENS = frozenset(
-    "comma colon semicolon operator equal dot star lbracket rbracket lbrace rbrace newline leading_lines "
-    "trailing_whitespace header footer indent empty_lines asynchronous".split()
-)
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child nodes in source order, far cheaper than libcst's `children` (which runs a visitor)."""
-    kids: list[cst.CSTNode] = []
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            kids.append(value)
-        elif isinstance(value, (list, tuple)):
-            kids.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return kids
+def _opens_scope(node: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """Whether `child` of `node` lives in `node`'s own namespace: a function's parameters and
+    body, a class body, anything inside a comprehension."""
+    kind = type(node)
+    if kind is cst.FunctionDef or kind is cst.Lambda:
+        return child is node.body or child is node.params  # type: ignore[attr-defined]
+    if kind is cst.ClassDef:
+        return child is node.body  # type: ignore[attr-defined]
+    return kind in _COMPREHENSIONS
 
 
 class Bindings:
@@ -147,6 +140,7 @@ class Bindings:
         self.module: cst.Module = ctx.module
         self.symbols = ImportTable()
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._scope: dict[cst.CSTNode, cst.CSTNode] = {}
         self.enter: dict[cst.CSTNode, int] = {}
         self.exit: dict[cst.CSTNode, int] = {}
         self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
@@ -200,16 +194,7 @@ class Bindings:
 
     def scope(self, node: cst.CSTNode) -> cst.CSTNode:
         """The scope whose namespace `node` (a name, a statement, a parameter) lives in."""
-        child, parent = node, self.parent.get(node)
-        while parent is not None:
-            if isinstance(parent, cst.FunctionDef | cst.Lambda) and child in (parent.body, parent.params):
-                return parent
-            if isinstance(parent, cst.ClassDef) and child is parent.body:
-                return parent
-            if isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
-                return parent
-            child, parent = parent, self.parent.get(parent)
-        return self.module
+        return self._scope.get(node, self.module)
 
     def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
         """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
@@ -234,7 +219,7 @@ class Bindings:
         while todo:
             current = todo.pop()
             yield current
-            todo.extend(_children(current))
+            todo.extend(children(current))
 
     def own_nodes(self, scope: cst.FunctionDef | cst.Module):
         """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
@@ -243,30 +228,36 @@ class Bindings:
             node = todo.pop()
             yield node
             if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
-                todo.extend(_children(node))
+                todo.extend(children(node))
 
     # -- index -------------------------------------------------------------------------
     def _index(self) -> None:
+        """One walk that numbers the nodes and notes each one's parent and scope."""
         counter = 0
-        todo: list[tuple[cst.CSTNode, bool]] = [(self.module, False)]
+        todo: list[tuple[cst.CSTNode, bool, cst.CSTNode]] = [(self.module, False, self.module)]
         while todo:
-            node, leaving = todo.pop()
+            node, leaving, scope = todo.pop()
             counter += 1
             if leaving:
                 self.exit[node] = counter
                 continue
             self.enter[node] = counter
-            todo.append((node, True))
-            for child in reversed(_children(node)):
+            self._scope[node] = scope
+            todo.append((node, True, scope))
+            for child in reversed(children(node)):
                 self.parent[child] = node
-                todo.append((child, False))
+                todo.append((child, False, node if _opens_scope(node, child) else scope))
         for node in self.enter:
             self._record(node)
 
     def _record(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Name):
-            self.names.setdefault((self.scope(node), node.value), []).append(node)
-        elif isinstance(node, cst.Import | cst.ImportFrom):
+        kind = type(node)
+        if kind is cst.Name:
+            self.names.setdefault((self._scope[node], node.value), []).append(node)  # type: ignore[attr-defined]
+            return
+        if kind not in _BINDERS:
+            return
+        if isinstance(node, cst.Import | cst.ImportFrom):
             self.symbols.add(node)
             self._bind_imports(node)
         elif isinstance(node, cst.Assign):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from torchlint.analysis.symbols import dotted
-from torchlint.engine.traversal import _children as children
+from torchlint.analysis.nodes import children
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext

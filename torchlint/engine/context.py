@@ -79,17 +79,30 @@ class FileContext:
         return self.module.code_for_node(node)
 
     # -- edits -------------------------------------------------------------------------
+    # libcst's positions leave out a node's own parentheses; edits around a node go outside them.
     def replace(self, node: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
-        text = new if isinstance(new, str) else self.code(new)
-        return Edit(self.start(node), self.end(node), text)
+        """Replace `node`; a new node that keeps the old one's parentheses replaces them too."""
+        if isinstance(new, str):
+            return Edit(self.start(node), self.end(node), new)
+        if getattr(new, "lpar", None) and getattr(node, "lpar", None):
+            return Edit(self._outer_start(node), self._outer_end(node), self.code(new))
+        return Edit(self.start(node), self.end(node), self.code(new))
 
     def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
-        at = self.start(node)
+        at = self._outer_start(node)
         return Edit(at, at, text)
 
     def insert_after(self, node: cst.CSTNode, text: str) -> Edit:
-        at = self.end(node)
+        at = self._outer_end(node)
         return Edit(at, at, text)
+
+    def _outer_start(self, node: cst.CSTNode) -> Position:
+        lpar = getattr(node, "lpar", None)
+        return self.start(lpar[0]) if lpar else self.start(node)
+
+    def _outer_end(self, node: cst.CSTNode) -> Position:
+        rpar = getattr(node, "rpar", None)
+        return self.end(rpar[-1]) if rpar else self.end(node)
 
     def torch_alias(self) -> tuple[str, Edit | None]:
         """The file's own name for `torch`, with the edit that imports it when it is missing."""

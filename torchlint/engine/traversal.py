@@ -6,13 +6,13 @@ so a bug in one rule becomes a TL999 finding for that rule and file while the ot
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from functools import cache
 from typing import Callable
 
 import libcst as cst
 
+from torchlint.analysis.nodes import children
 from torchlint.engine.context import FileContext
 from torchlint.rule import Rule
 
@@ -33,34 +33,6 @@ def _hooks(rule_class: type[Rule]) -> tuple[tuple[str, str], ...]:
         if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
             hooks.append((kind, node_type))
     return tuple(hooks)
-
-
-# Fields that hold tokens and whitespace. No rule looks at those as nodes of their own,
-# and not walking them leaves about a third of the nodes libcst's own visitor goes through.
-_TOKEN_FIELDS = frozenset(
-    "asynchronous colon comma comment conversion default_indent default_newline dot empty_lines encoding equal "
-    "first_colon first_line footer has_trailing_newline header indent last_line lbrace lbracket leading_lines "
-    "leading_whitespace lines_after_decorators lpar newline operator posonly_ind rbrace rbracket relative rpar "
-    "second_colon semicolon star trailing_comma trailing_whitespace".split()
-)
-_FIRST = frozenset({"decorators", "keyword"})  # libcst visits these before fields declared above them
-
-
-@cache
-def _child_fields(kind: type) -> tuple[str, ...]:
-    names = [f.name for f in dataclasses.fields(kind) if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")]
-    return tuple(sorted(names, key=lambda n: n not in _FIRST))
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    kids: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            kids.append(value)
-        elif isinstance(value, (list, tuple)):
-            kids.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return kids
 
 
 class _Dispatcher:
@@ -97,19 +69,20 @@ class _Dispatcher:
         todo: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         while todo:
             node, leaving = todo.pop()
-            name = type(node).__name__
+            kind = type(node)
+            name = kind.__name__
             if leaving:
                 stack.pop()
                 if name in leaves:
                     self._run(leaves[name], node)
                 continue
-            if isinstance(node, cst.Import | cst.ImportFrom):
+            if kind is cst.Import or kind is cst.ImportFrom:
                 ctx.symbols.add(node)
             if name in visits:
                 self._run(visits[name], node)
             stack.append(node)
             todo.append((node, True))
-            for child in reversed(_children(node)):
+            for child in reversed(children(node)):
                 parents[child] = node
                 todo.append((child, False))
 
