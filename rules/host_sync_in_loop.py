@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import re
 from dataclasses import dataclass
 
@@ -620,10 +622,16 @@ depends on what the value is for.
     def _read_elsewhere(self, name: str, scope: cst.CSTNode) -> bool:
         """Whether a nested function, lambda or comprehension reads the accumulator."""
         scopes = self.ctx.fact(Scopes)
-        for other, loads in scopes.loads.items():
-            if other is not scope and name in loads and scopes.resolve(name, other)[0] is scope:
-                return True
-        return False
+        return any(other is not scope and scopes.resolve(name, other)[0] is scope for other in self._loading_scopes.get(name, ()))
+
+    @cached_property
+    def _loading_scopes(self) -> dict[str, list[cst.CSTNode]]:
+        """The scopes that read each name, indexed once per file."""
+        found: dict[str, list[cst.CSTNode]] = {}
+        for scope, loads in self.ctx.fact(Scopes).loads.items():
+            for name in loads:
+                found.setdefault(name, []).append(scope)
+        return found
 
     def _detach_edit(self, call: cst.Call, value: cst.BaseExpression, integral: bool) -> Edit:
         if isinstance(call.func, cst.Attribute):

@@ -123,6 +123,17 @@ class _Shared:
                 return parent
         return None
 
+    def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls whose innermost enclosing function is `function`."""
+        return self._calls_by_function.get(function, [])
+
+    @cached_property
+    def _calls_by_function(self) -> dict[cst.FunctionDef | None, list[cst.Call]]:
+        found: dict[cst.FunctionDef | None, list[cst.Call]] = defaultdict(list)
+        for call in self.index.calls:
+            found[self.enclosing_function(call)].append(call)
+        return found
+
     def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         """The class `function` is a method of (directly in its body), else None."""
         block = self.parent(function)
@@ -300,15 +311,31 @@ class Grad(_Shared):
     def needs_grad(self, nodes: Iterable[cst.CSTNode]) -> bool:
         """Whether running `nodes` may need autograd: backward, autograd.grad, requires_grad, an optimizer step,
         or a call of a function of this file that needs it."""
-        roots = set(nodes)
-        return any(self._inside(node, roots) for node in self._needy)
+        return any(node in self._around_needy for node in nodes)
 
     def manages_grad(self, nodes: Iterable[cst.CSTNode]) -> bool:
         """Whether `nodes` switch grad on, or dynamically, somewhere (enable_grad, set_grad_enabled(flag))."""
-        roots = set(nodes)
-        return any(
-            self._inside(call, roots) and self.context_mode(call) in (GradMode.ENABLED, GradMode.MANAGED) for call in self._grad_api_calls
-        )
+        return any(node in self._around_switches for node in nodes)
+
+    @cached_property
+    def _around_needy(self) -> set[cst.CSTNode]:
+        """The nodes that need autograd and every node around them: "is one inside X" becomes "is X here"."""
+        return self._with_ancestors(self._needy)
+
+    @cached_property
+    def _around_switches(self) -> set[cst.CSTNode]:
+        switches = [call for call in self._grad_api_calls if self.context_mode(call) in (GradMode.ENABLED, GradMode.MANAGED)]
+        return self._with_ancestors(switches)
+
+    def _with_ancestors(self, nodes: Iterable[cst.CSTNode]) -> set[cst.CSTNode]:
+        found: set[cst.CSTNode] = set()
+        for node in nodes:
+            found.add(node)
+            for parent in self.ctx.ancestors(node):
+                if parent in found:
+                    break
+                found.add(parent)
+        return found
 
     def feeds_training(self, function: cst.FunctionDef) -> bool:
         """Whether a call of `function` sits in a loop body or function that itself runs backward.
@@ -318,10 +345,11 @@ class Grad(_Shared):
         """
         sites = {self._innermost_loop_or_function(site) for site in self.call_sites(function) or ()}
         sites.discard(None)
-        return any(self._innermost_loop_or_function(node) in sites for node in self._direct_needy)
+        return not sites.isdisjoint(self._needy_owners)
 
-    def _inside(self, node: cst.CSTNode, roots: set[cst.CSTNode]) -> bool:
-        return node in roots or any(parent in roots for parent in self.ctx.ancestors(node))
+    @cached_property
+    def _needy_owners(self) -> set[cst.CSTNode | None]:
+        return {self._innermost_loop_or_function(node) for node in self._direct_needy}
 
     def _innermost_loop_or_function(self, node: cst.CSTNode) -> cst.CSTNode | None:
         for parent in self.ctx.ancestors(node):
@@ -686,17 +714,15 @@ class Evaluation(_Shared):
         return not (self._loops_forwards(function) or self._leaves_autograd(function))
 
     def _loops_forwards(self, function: cst.FunctionDef) -> bool:
-        for call in self.index.calls:
-            if self.enclosing_function(call) is not function or not self.is_forward(call):
+        for call in self.calls_in(function):
+            if not self.is_forward(call):
                 continue
             if any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(call, function)):
                 return True
         return False
 
     def _leaves_autograd(self, function: cst.FunctionDef) -> bool:
-        for call in self.index.calls:
-            if self.enclosing_function(call) is not function:
-                continue
+        for call in self.calls_in(function):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _AUTOGRAD_EXITS:
                 return True
@@ -762,7 +788,7 @@ class Evaluation(_Shared):
         """Whether `function` overrides a base method it calls (`super().generate(...)`), which owns the grad mode."""
         name = function.name.value
         pattern = m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name(name)))
-        return any(m.matches(call, pattern) and self.enclosing_function(call) is function for call in self.index.calls)
+        return any(m.matches(call, pattern) for call in self.calls_in(function))
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
         """A Lightning evaluation hook: the trainer calls it under no_grad / inference_mode."""

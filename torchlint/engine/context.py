@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
 
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
@@ -56,10 +56,12 @@ class FileContext:
     # -- positions and text ------------------------------------------------------------
     def range(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            # Only files with findings pay for positions; the tree is not copied, so the
-            # nodes rules hold are the keys of the metadata.
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
+            # Only files with findings pay for positions (a code-generation pass). The provider's
+            # own hook is called on the tree itself, so the nodes rules hold are the keys;
+            # `MetadataWrapper.resolve` would copy the tree or add a visit of all of it.
+            provider = PositionProvider()
+            provider._gen_impl(self.module)
+            self._positions = provider._computed
         return self._positions[node]
 
     def start(self, node: cst.CSTNode) -> Position:
