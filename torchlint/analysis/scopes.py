@@ -48,8 +48,7 @@ class Scopes:
 
     def __init__(self, ctx: FileContext) -> None:
         # After the engine's traversal its parent map is complete and shared; before, build one.
-        traversed = bool(ctx.parents) and not ctx.stack
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = ctx.parents if traversed else {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = ctx.parents if ctx.traversed else {}
         self.scope_parent: dict[Scope, Scope | None] = {}
         self.bindings: dict[Scope, dict[str, list[Binding]]] = defaultdict(lambda: defaultdict(list))
         self.attr_bindings: dict[str, list[Binding]] = defaultdict(list)  # "self.loader" -> bindings
@@ -66,7 +65,7 @@ class Scopes:
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.module = ctx.module
         walker = _Walker(self)
-        walker.walk(ctx.module, record_parents=not traversed)
+        walker.walk(ctx.module, record_parents=not ctx.traversed)
         self._resolve_calls(walker.calls)
 
     # -- queries -----------------------------------------------------------------------

@@ -23,9 +23,11 @@ class FileContext:
         self.module = module
         self.target_torch_version = target_torch_version
         self.symbols = ImportTable()
-        # Filled by the traversal: every node's parent, and the ancestors of the current node.
+        # Filled by the traversal: every node's parent, the node whose hooks are running, and
+        # whether the walk is over (then `parents` is complete).
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.stack: list[cst.CSTNode] = []
+        self.current: cst.CSTNode | None = None
+        self.traversed = False
         self.diagnostics: list[Diagnostic] = []
         self._positions: Any = None
         self._facts: dict[type, Any] = {}
@@ -35,7 +37,7 @@ class FileContext:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
         self._facts.clear()
         self.parents.clear()
-        self.stack.clear()
+        self.current = None
         self._positions = None
 
     # -- shared facts ------------------------------------------------------------------
@@ -45,6 +47,13 @@ class FileContext:
         if found is None:
             found = self._facts[kind] = kind(self)  # type: ignore[index]
         return found
+
+    @property
+    def stack(self) -> list[cst.CSTNode]:
+        """During the traversal, the ancestors of the node being visited, outermost first."""
+        if self.current is None or self.traversed:
+            return []
+        return list(self.ancestors(self.current))[::-1]
 
     def ancestors(self, node: cst.CSTNode):
         """Parents of `node`, innermost first (complete once the traversal has passed it)."""

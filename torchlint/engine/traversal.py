@@ -38,8 +38,9 @@ def _hooks(rule_class: type[Rule]) -> tuple[tuple[str, str], ...]:
 class _Dispatcher:
     """Walks syntax nodes iteratively (no recursion limit) calling the rules' hooks.
 
-    Pre-order `visit_X`, post-order `leave_X`, in libcst's order; the parents map and the
-    ancestor stack are kept as it goes.
+    Pre-order `visit_X`, post-order `leave_X`, in libcst's order. The parents map is filled as
+    it goes (a node's ancestors are known when its hooks run); a node gets a second, leaving
+    visit only when some rule has a `leave_` hook for its type.
     """
 
     def __init__(self, ctx: FileContext, rules: list[Rule]) -> None:
@@ -65,26 +66,28 @@ class _Dispatcher:
 
     def walk(self, root: cst.Module) -> None:
         ctx, visits, leaves = self.ctx, self.visits, self.leaves
-        parents, stack = ctx.parents, ctx.stack
+        parents = ctx.parents
         todo: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         while todo:
             node, leaving = todo.pop()
             kind = type(node)
             name = kind.__name__
             if leaving:
-                stack.pop()
-                if name in leaves:
-                    self._run(leaves[name], node)
+                ctx.current = node
+                self._run(leaves[name], node)
                 continue
             if kind is cst.Import or kind is cst.ImportFrom:
                 ctx.symbols.add(node)
             if name in visits:
+                ctx.current = node
                 self._run(visits[name], node)
-            stack.append(node)
-            todo.append((node, True))
+            if name in leaves:
+                todo.append((node, True))
             for child in reversed(children(node)):
                 parents[child] = node
                 todo.append((child, False))
+        ctx.current = None
+        ctx.traversed = True
 
 
 def run_rules(ctx: FileContext, rules: list[Rule]) -> dict[Rule, BaseException]:
