@@ -622,15 +622,31 @@ depends on what the value is for.
     def _read_elsewhere(self, name: str, scope: cst.CSTNode) -> bool:
         """Whether a nested function, lambda or comprehension reads the accumulator."""
         scopes = self.ctx.fact(Scopes)
-        return any(other is not scope and scopes.resolve(name, other)[0] is scope for other in self._loading_scopes.get(name, ()))
+        nested, readers = self._nested_scopes.get(scope, []), self._reading_scopes.get(name, [])
+        pool = nested if len(nested) <= len(readers) else readers  # both hold the answer; walk the shorter
+        return any(
+            other is not scope and name in scopes.loads.get(other, ()) and scopes.resolve(name, other)[0] is scope for other in pool
+        )
 
     @cached_property
-    def _loading_scopes(self) -> dict[str, list[cst.CSTNode]]:
+    def _reading_scopes(self) -> dict[str, list[cst.CSTNode]]:
         """The scopes that read each name, indexed once per file."""
         found: dict[str, list[cst.CSTNode]] = {}
         for scope, loads in self.ctx.fact(Scopes).loads.items():
             for name in loads:
                 found.setdefault(name, []).append(scope)
+        return found
+
+    @cached_property
+    def _nested_scopes(self) -> dict[cst.CSTNode, list[cst.CSTNode]]:
+        """The scopes inside each scope (only those can read its names as free variables), indexed once per file."""
+        scopes = self.ctx.fact(Scopes)
+        found: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        for inner in scopes.loads:
+            outer = scopes.scope_parent.get(inner)
+            while outer is not None:
+                found.setdefault(outer, []).append(inner)
+                outer = scopes.scope_parent.get(outer)
         return found
 
     def _detach_edit(self, call: cst.Call, value: cst.BaseExpression, integral: bool) -> Edit:

@@ -394,13 +394,24 @@ class Grad(_Shared):
         return qualname.startswith(("torch.autograd.", "torch.func.", "functorch.")) and qualname.rsplit(".", 1)[-1] in _GRAD_FUNCTIONAL
 
     def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """Functions of this file `call` may run, by name (methods by attribute name)."""
+        """Functions of this file `call` may run, by name (methods by attribute name; not the
+        dunder protocol methods such as `super().__init__()`, whose grad mode nothing asks about)."""
         func = call.func
         if isinstance(func, cst.Name):
-            return [f for f in self.index.functions.get(func.value, ()) if self.enclosing_class(f) is None]
-        if isinstance(func, cst.Attribute) and func.attr.value not in _MODE_SWITCHES:
-            return [f for f in self.index.functions.get(func.attr.value, ()) if self.enclosing_class(f) is not None]
+            return self._functions_by_name[0].get(func.value, [])
+        if isinstance(func, cst.Attribute) and func.attr.value not in _MODE_SWITCHES and not _is_dunder(func.attr.value):
+            return self._functions_by_name[1].get(func.attr.value, [])
         return []
+
+    @cached_property
+    def _functions_by_name(self) -> tuple[dict[str, list[cst.FunctionDef]], dict[str, list[cst.FunctionDef]]]:
+        """Plain functions and methods of the file, by name."""
+        plain: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        methods: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        for name, functions in self.index.functions.items():
+            for function in functions:
+                (plain if self.enclosing_class(function) is None else methods)[name].append(function)
+        return plain, methods
 
 
 # -- evaluation ---------------------------------------------------------------------------
