@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.provenance import Bindings
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -349,7 +350,7 @@ Code that touches the layer's bias, such as an initialisation loop calling
     def _check_class(self, owner: cst.ClassDef) -> None:
         feeds: dict[str, list[cst.Call]] = {}  # conv attribute -> its calls that feed a BatchNorm
         norms: dict[str, _Layer] = {}
-        for node in self.b.walk(owner.body):
+        for node in walk(owner.body):
             if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
                 continue
             norm = self._attribute_layer(owner, node.func)
@@ -431,12 +432,12 @@ Code that touches the layer's bias, such as an initialisation loop calling
         if end <= start:
             return False
         between = body[start + 1 : end]
-        return not any(isinstance(n, cst.Name) and n.value == name for s in between for n in self.b.walk(s))
+        return not any(isinstance(n, cst.Name) and n.value == name for s in between for n in walk(s))
 
     def _only_feeds(self, owner: cst.ClassDef, attr: str, calls: list[cst.Call]) -> bool:
         """Every use of `self.<attr>` in the class is one of `calls`, or a harmless attribute read."""
         fed = {c.func for c in calls}
-        for node in self.b.walk(owner.body):
+        for node in walk(owner.body):
             if not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr))) or self.b.self_class(node) is not owner:
                 continue
             parent = self.b.parent.get(node)

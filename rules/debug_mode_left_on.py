@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -31,12 +32,9 @@ _DEBUG_WORDS = frozenset(
 def _words(node: cst.CSTNode) -> set[str]:
     """Identifier and string words in an expression: `args.detect_anomaly` -> {"args", "detect", "anomaly"}."""
     words: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
+    for current in walk(node):
         if isinstance(current, cst.Name | cst.SimpleString):
             words.update(name_tokens(current.value))
-        stack.extend(current.children)
     return words
 
 

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
@@ -206,13 +207,8 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         return (dotted(func) or "").split(".")[0] in self.compat_names
 
     def _uses_generic_amp(self, root: cst.CSTNode) -> bool:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Attribute) and (self.ctx.symbols.qualname(node) or "").startswith(("torch.amp.", "torch.autocast", "torch.GradScaler")):
-                return True
-            stack.extend(node.children)
-        return False
+        generic = ("torch.amp.", "torch.autocast", "torch.GradScaler")
+        return any(isinstance(node, cst.Attribute) and (self.ctx.symbols.qualname(node) or "").startswith(generic) for node in walk(root))
 
     def _report(self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None) -> None:
         message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}` with the \"cuda\" device"

@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
+from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training
@@ -365,16 +366,13 @@ tuned around.
 
     def _rescales_gradients(self, guard: cst.If) -> bool:
         """Whether the stepping block divides the gradients itself (`p.grad.div_(n)`, `scale_grads(model, 1 / n)`)."""
-        stack: list[cst.CSTNode] = [guard.body]
-        while stack:
-            node = stack.pop()
+        for node in walk(guard.body):
             if isinstance(node, cst.Attribute) and node.attr.value == "grad":
                 return True
             if isinstance(node, cst.Call):
                 name = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
                 if any(word in name for word in _RESCALING) and name != "update":
                     return True
-            stack.extend(node.children)
         return False
 
 
@@ -386,7 +384,7 @@ def _modulo(test: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
                 return node.right
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(children(node)))
     return None
 
 
@@ -399,14 +397,7 @@ def _stepping_call(test: cst.BaseExpression) -> str | None:
 
 
 def _identifiers(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current.value)
-        stack.extend(current.children)
-    return found
+    return [current.value for current in walk(node) if isinstance(current, cst.Name)]
 
 
 def _non_default_reduction(call: cst.Call) -> bool:

@@ -6,6 +6,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability
@@ -163,14 +164,11 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         if depth > 3:
             return False
         scopes = self.ctx.fact(Scopes)
-        stack: list[cst.CSTNode] = [node]
-        while stack:
-            current = stack.pop()
+        for current in walk(node):
             if m.matches(current, _PARAMETERS):
                 return True
             if isinstance(current, cst.Name) and scopes.all_bindings(current):
                 values = [b.value for b in scopes.all_bindings(current) if b.kind in ("assign", "augment") and b.value is not None]
                 if any(self._module_parameters(v, depth + 1) for v in values):
                     return True
-            stack.extend(current.children)
         return False

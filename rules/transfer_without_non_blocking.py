@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
@@ -251,14 +252,11 @@ def _reads_on_host(statement: cst.CSTNode, name: str) -> bool:
         statement = statement.test
     elif not isinstance(statement, cst.SimpleStatementLine):
         return False
-    stack: list[cst.CSTNode] = [statement]
-    while stack:
-        node = stack.pop()
+    for node in walk(statement):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _HOST_READS and isinstance(func.value, cst.Name) and func.value.value == name:
                 return True
             if isinstance(func, cst.Name) and func.value in _HOST_CONVERSIONS and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
                 return True
-        stack.extend(node.children)
     return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,25 @@ def run_torchlint(*args: str, cwd: Path | str | None = None, input: str | None =
     return subprocess.run(
         [torchlint_executable(), *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
     )
+
+
+def listed_rules() -> dict[str, dict]:
+    """`torchlint rules --output-format json`, by code."""
+    result = run_torchlint("rules", "--output-format", "json")
+    assert result.returncode == 0, result.stderr
+    return {r["code"]: r for r in json.loads(result.stdout)}
+
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+
+
+def rule_docs(code: str) -> str:
+    """`torchlint rule CODE`, checked to have every section a rule's docs need."""
+    result = run_torchlint("rule", code)
+    assert result.returncode == 0, result.stderr
+    for section in DOC_SECTIONS:
+        assert section in result.stdout
+    return result.stdout
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
 from torchlint.registry import find_rule
 
-from conftest import FIXTURES, run_torchlint
+from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 RULES = {
     "TL101": "dataloader-without-workers",
@@ -50,9 +50,7 @@ def _without_docstring(text: str) -> str:
 
 # -- catalogue and fixtures -------------------------------------------------------------------
 def test_rules_are_listed_and_on_by_default():
-    result = run_torchlint("rules", "--output-format", "json")
-    assert result.returncode == 0, result.stderr
-    listed = {r["code"]: r for r in json.loads(result.stdout)}
+    listed = listed_rules()
     for code, name in RULES.items():
         assert listed[code]["name"] == name
         assert listed[code]["default"] == "on"
@@ -60,12 +58,9 @@ def test_rules_are_listed_and_on_by_default():
 
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_rule_docs_are_complete(code):
-    result = run_torchlint("rule", code)
-    assert result.returncode == 0, result.stderr
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"):
-        assert section in result.stdout
+    docs = rule_docs(code)
     for reference in ("pytorch.org", "efficientdl.com", "tuning_guide"):
-        assert reference in result.stdout
+        assert reference in docs
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

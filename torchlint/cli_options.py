@@ -53,3 +53,14 @@ def fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+def emit(text: str, output_file: Path | None) -> None:
+    """Report text to stdout, or to `-o/--output-file`."""
+    if output_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"{output_file}: cannot write: {error.strerror}")
+
+

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.nodes import children
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.symbols import dotted
 
@@ -53,7 +54,7 @@ def _names(node: cst.CSTNode) -> Iterator[cst.Name | cst.Attribute]:
             continue
         if isinstance(current, cst.Lambda | cst.FunctionDef):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 class Backprop:

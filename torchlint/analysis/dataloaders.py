@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.diagnostics import Edit, Position
 
@@ -175,7 +176,7 @@ class DataLoaders:
         if isinstance(node, cst.Call):
             if node in self.constructions:
                 return {node}
-            return {loader for f in self.scopes.callees.get(node, ()) for r in _returns(f) for loader in self.sources(r, depth + 1)}
+            return {loader for f in self.scopes.callees.get(node, ()) for r in _returned_values(f) for loader in self.sources(r, depth + 1)}
         if not isinstance(node, cst.Name | cst.Attribute):
             return set()
         found: set[cst.Call] = set()
@@ -190,7 +191,7 @@ class DataLoaders:
             # `train_loader, val_loader = make_loaders()`: the returned tuples' elements
             found: set[cst.Call] = set()
             for function in self.scopes.callees.get(binding.value, ()):
-                for returned in _returns(function):
+                for returned in _returned_values(function):
                     element = _element(returned, binding.path[0])
                     if element is not None:
                         found |= self.sources(element, depth + 1)
@@ -347,15 +348,5 @@ def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
     return None
 
 
-def _returns(function: cst.FunctionDef) -> list[cst.BaseExpression]:
-    """The values of the function's own `return` statements (not those of nested functions)."""
-    found: list[cst.BaseExpression] = []
-    stack: list[cst.CSTNode] = list(function.body.children)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Return):
-            if node.value is not None:
-                found.append(node.value)
-        elif not isinstance(node, cst.BaseSmallStatement | cst.BaseExpression | cst.FunctionDef | cst.ClassDef | cst.Lambda):
-            stack.extend(node.children)
-    return found
+def _returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    return [r.value for r in own_returns(function) if r.value is not None]

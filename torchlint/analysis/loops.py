@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.nodes import children
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.symbols import dotted
 
@@ -471,5 +472,5 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
         current = stack.pop()
         if isinstance(current, cst.Name):
             found.append(current)
-        stack.extend(current.children)
+        stack.extend(children(current))
     return found

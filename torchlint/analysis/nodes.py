@@ -57,6 +57,19 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return kids
 
 
+def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
+    """The function's own return statements (not those of nested functions, classes or lambdas)."""
+    found: list[cst.Return] = []
+    todo: list[cst.CSTNode] = [function.body]
+    while todo:
+        node = todo.pop()
+        if type(node) is cst.Return:
+            found.append(node)  # type: ignore[arg-type]
+        elif not isinstance(node, cst.BaseSmallStatement | cst.BaseExpression | cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            todo.extend(children(node))  # no return hides in an expression
+    return found
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """`node` and every syntax node below it, iteratively (no recursion limit)."""
     todo = [node]

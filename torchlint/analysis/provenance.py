@@ -212,15 +212,6 @@ class Bindings:
             return False
         return self.enter[ancestor] <= self.enter[node] and self.exit[node] <= self.exit[ancestor]
 
-    @staticmethod
-    def walk(node: cst.CSTNode):
-        """`node` and every node below it (expressions and statements, not tokens)."""
-        todo: list[cst.CSTNode] = [node]
-        while todo:
-            current = todo.pop()
-            yield current
-            todo.extend(children(current))
-
     def own_nodes(self, scope: cst.FunctionDef | cst.Module):
         """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
         todo: list[cst.CSTNode] = list(scope.body) if isinstance(scope, cst.Module) else [scope.body]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.symbols import dotted
 
@@ -404,22 +405,7 @@ class TensorFacts:
             if moved and (Kind.HOST_TENSOR in kinds or Kind.TENSOR in kinds):
                 return Kind.TENSOR  # `to_device(batch, device)`
             return Kind.HOST_TENSOR if Kind.HOST_TENSOR in kinds and Kind.TENSOR not in kinds and Kind.UNKNOWN not in kinds else Kind.UNKNOWN
-        returns = _returns(functions[0])
+        returns = own_returns(functions[0])
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
-
-
-def _returns(function: cst.FunctionDef) -> list[cst.Return]:
-    """The function's own return statements (not those of nested functions or lambdas)."""
-    found: list[cst.Return] = []
-    stack: list[cst.CSTNode] = list(function.body.children)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Return):
-            found.append(node)
-        elif isinstance(node, cst.BaseSmallStatement | cst.BaseExpression):
-            continue  # no return hides in an expression
-        elif not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda):
-            stack.extend(node.children)
-    return found

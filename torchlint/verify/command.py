@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from torchlint.cli_options import EXIT_CLEAN, EXIT_FINDINGS, fail, load, selection_options
+from torchlint.cli_options import EXIT_CLEAN, EXIT_FINDINGS, emit, fail, load, selection_options
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.lint import SYNTAX_ERROR
@@ -78,7 +78,7 @@ def verify(
     except KeyboardInterrupt:
         click.echo("torchlint: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    _emit(render(report, output_format), output_file)
+    emit(render(report, output_format), output_file)
     sys.exit(EXIT_CLEAN if ok else EXIT_FINDINGS)
 
 
@@ -133,11 +133,3 @@ def _nothing_to_verify(shown: str, found: list[Diagnostic], unsafe: bool) -> Non
     click.echo(f"torchlint verify: no fix applies to {shown}; nothing to verify{hint}", err=True)
 
 
-def _emit(text: str, output_file: Path | None) -> None:
-    if output_file is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output_file.write_text(text, encoding="utf-8")
-    except OSError as error:
-        fail(f"{output_file}: cannot write: {error.strerror}")
