@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 
 import re
 from dataclasses import dataclass
@@ -574,7 +573,7 @@ depends on what the value is for.
         if any(isinstance(b.node, cst.AugAssign) and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign) for b in bindings):
             return None
         convert = self._conversion(inits, value)
-        if convert is None or self._read_elsewhere(name, scope):
+        if convert is None or self.ctx.fact(Scopes).read_in_nested_scope(name, scope):
             return None
         loops = self.ctx.fact(LoopFacts)
         reads = scopes.loads[scope].get(name, [])
@@ -618,36 +617,6 @@ depends on what the value is for.
         if self.ctx.symbols.qualname(node.func) == "torch.sum":  # torch.sum(a == b)
             return bool(node.args) and self._integral(node.args[0].value, depth + 1)
         return self._integral(node.func.value, depth + 1)
-
-    def _read_elsewhere(self, name: str, scope: cst.CSTNode) -> bool:
-        """Whether a nested function, lambda or comprehension reads the accumulator."""
-        scopes = self.ctx.fact(Scopes)
-        nested, readers = self._nested_scopes.get(scope, []), self._reading_scopes.get(name, [])
-        pool = nested if len(nested) <= len(readers) else readers  # both hold the answer; walk the shorter
-        return any(
-            other is not scope and name in scopes.loads.get(other, ()) and scopes.resolve(name, other)[0] is scope for other in pool
-        )
-
-    @cached_property
-    def _reading_scopes(self) -> dict[str, list[cst.CSTNode]]:
-        """The scopes that read each name, indexed once per file."""
-        found: dict[str, list[cst.CSTNode]] = {}
-        for scope, loads in self.ctx.fact(Scopes).loads.items():
-            for name in loads:
-                found.setdefault(name, []).append(scope)
-        return found
-
-    @cached_property
-    def _nested_scopes(self) -> dict[cst.CSTNode, list[cst.CSTNode]]:
-        """The scopes inside each scope (only those can read its names as free variables), indexed once per file."""
-        scopes = self.ctx.fact(Scopes)
-        found: dict[cst.CSTNode, list[cst.CSTNode]] = {}
-        for inner in scopes.loads:
-            outer = scopes.scope_parent.get(inner)
-            while outer is not None:
-                found.setdefault(outer, []).append(inner)
-                outer = scopes.scope_parent.get(outer)
-        return found
 
     def _detach_edit(self, call: cst.Call, value: cst.BaseExpression, integral: bool) -> Edit:
         if isinstance(call.func, cst.Attribute):

@@ -11,12 +11,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from torchlint.analysis.symbols import dotted
 from torchlint.analysis.nodes import children
+from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -97,6 +98,32 @@ class Scopes:
             if isinstance(parent, _SCOPES):
                 return parent
         return self.module
+
+    def read_in_nested_scope(self, name: str, scope: Scope) -> bool:
+        """Whether a function, lambda or comprehension inside `scope` reads `scope`'s `name`."""
+        nested, readers = self._nested.get(scope, []), self._readers.get(name, [])
+        pool = nested if len(nested) <= len(readers) else readers  # both hold the answer; walk the shorter
+        return any(other is not scope and name in self.loads.get(other, ()) and self.resolve(name, other)[0] is scope for other in pool)
+
+    @cached_property
+    def _readers(self) -> dict[str, list[Scope]]:
+        """The scopes that read each name."""
+        found: dict[str, list[Scope]] = defaultdict(list)
+        for scope, loads in self.loads.items():
+            for name in loads:
+                found[name].append(scope)
+        return found
+
+    @cached_property
+    def _nested(self) -> dict[Scope, list[Scope]]:
+        """The scopes inside each scope that read anything: only those can read its names as free variables."""
+        found: dict[Scope, list[Scope]] = defaultdict(list)
+        for inner in self.loads:
+            outer = self.scope_parent.get(inner)
+            while outer is not None:
+                found[outer].append(inner)
+                outer = self.scope_parent.get(outer)
+        return found
 
     def resolve(self, name: str, scope: Scope) -> tuple[Scope, list[Binding]]:
         """The scope that binds `name` as seen from `scope`, and its bindings there (Python's rules)."""
