@@ -29,15 +29,17 @@ def count_lines(files: list[Path]) -> int:
     return sum(p.read_bytes().count(b"\n") for p in files)
 
 
-def bare_parse_seconds(files: list[Path]) -> float:
-    """libcst's parse of every file, single process: the floor of any libcst linter."""
-    start = time.perf_counter()
+def parse_seconds(files: list[Path]) -> dict[Path, float]:
+    """libcst's parse of each file, single process: the floor of any libcst linter."""
+    seconds = {}
     for path in files:
+        start = time.perf_counter()
         try:
             cst.parse_module(path.read_bytes().decode("utf-8"))
         except Exception:  # noqa: BLE001 - unparsable files cost what they cost
             pass
-    return time.perf_counter() - start
+        seconds[path] = time.perf_counter() - start
+    return seconds
 
 
 def timed(command: list[str], cwd: Path | None = None) -> tuple[float, int]:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.nodes import walk
+from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -132,6 +133,10 @@ behind a command-line switch that defaults to off.
                 "    " + _TRAIN.replace("\n    ", "\n        ") + "print(prof.key_averages().table())\n"),
         Invalid("import torch\nfrom torch.autograd import gradcheck\n\nassert gradcheck(layer, (x,))\n" + _TRAIN),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def visit_Call(self, node: cst.Call) -> None:
         tool = _TOOLS.get(self.ctx.symbols.qualname(node.func) or "")

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import GAP
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -32,6 +33,11 @@ _AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
 _VERSION_TEST = re.compile(r"version|torch_?\d|hasattr|getattr", re.IGNORECASE)
 
 
+# What every spelling the import table resolves to torch.cuda.amp has in the text:
+# `torch.cuda.amp.X`, `from torch.cuda import amp`, `import torch.cuda as tc; tc.amp.X`.
+_CUDA_AMP_TEXT = re.compile(r"cuda" + GAP + r"(?:\." + GAP + r"amp\b|import\b)|\." + GAP + r"amp" + GAP + r"\.")
+
+
 def _short(qualname: str) -> str:
     return qualname.replace(".autocast_mode.", ".").replace(".grad_scaler.", ".")
 
@@ -52,9 +58,6 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
-    # Every spelling the import table resolves to torch.cuda.amp: `torch.cuda.amp.X`,
-    # `from torch.cuda import amp`, `import torch.cuda as tc; tc.amp.X`.
-    tokens = ("cuda.amp", "torch.cuda import", ".amp.")
     docs = """
 ## What it does
 Flags uses of the CUDA-specific mixed-precision API, under any import alias
@@ -161,6 +164,10 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         ),
         Invalid("import torch\nctx = torch.cuda.amp.autocast(*flags)\n"),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return "amp" in text and _CUDA_AMP_TEXT.search(text) is not None
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode, may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, Position
 from torchlint.rule import Invalid, Rule
 
@@ -247,6 +247,10 @@ the grad mode to other code.
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_evaluate(text)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

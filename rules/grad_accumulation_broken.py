@@ -12,6 +12,7 @@ from torchlint.analysis.loops import Loop, LoopFacts
 from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -169,6 +170,10 @@ tuned around.
             "        scaler.update()\n        optimizer.zero_grad(set_to_none=True)\n"
         ),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def finish(self) -> None:
         training = self.ctx.fact(Training)

@@ -12,6 +12,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.text import may_have_batch_loops
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -295,6 +296,10 @@ depends on what the value is for.
             count=2,
         ),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_have_batch_loops(text)  # the rule looks only in per-batch loops
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

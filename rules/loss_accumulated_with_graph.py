@@ -11,6 +11,7 @@ from torchlint.analysis.grad import Grad, GradMode
 from torchlint.analysis.loops import Loop, LoopFacts
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -239,6 +240,10 @@ may need `.item()` where it is read.
             ),
         ),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

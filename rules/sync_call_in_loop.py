@@ -8,6 +8,7 @@ from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_have_batch_loops
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
@@ -154,6 +155,10 @@ only the author knows whether the call is still wanted.
             "print(time.time() - start)\n"
         ),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return super().may_match(text) and may_have_batch_loops(text)  # the rule looks only in per-batch loops
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.text import GAP
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, Edit, Position
 from torchlint.rule import Invalid, Rule
@@ -27,7 +28,8 @@ _DATA = frozenset({"tensor", "as_tensor"})
 _STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$")
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
-_WORD_TO = re.compile(r"\bto\b")
+# `).to` / `).cuda`, also split over lines: the text of a move applied to a call.
+_MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
 
 
 class TensorCreatedThenMoved(Rule):
@@ -139,7 +141,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
 
     @classmethod
     def may_match(cls, text: str) -> bool:
-        return any(token in text for token in cls.tokens) and ("cuda" in text or bool(_WORD_TO.search(text)))
+        """A factory's name, and a call's closing parenthesis followed by `.to` or `.cuda`."""
+        return super().may_match(text) and _MOVE_OF_CALL.search(text) is not None
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

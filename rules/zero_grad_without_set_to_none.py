@@ -28,7 +28,6 @@ class ZeroGradWithoutSetToNone(Rule):
     name = "zero-grad-without-set-to-none"
     summary = "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
     fix_availability = "unsafe"
-    tokens = ("zero_grad", "grad")
     docs = """
 ## What it does
 Flags, in files that use torch:
@@ -158,6 +157,13 @@ None; the behaviour follows `target-torch-version`.
             "    for group in opt.param_groups:\n        for p in group['params']: p.grad = None\n",
         ),
     ]
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
+        if "zero_grad" in text:
+            return True
+        return "grad" in text and ("zero_" in text or "fill_" in text or "zeros_like" in text)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import textwrap
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 import torchlint
 from torchlint.config import Settings
 from torchlint.engine import cache as cache_module
+from torchlint.engine.lint import lint_text
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
 
@@ -100,3 +103,38 @@ def test_prefilter_never_hides_a_fixture():
         rule = by_name.get(before.parent.name)
         if rule is not None:
             assert rule.may_match(before.read_text(encoding="utf-8")), before
+
+
+def _spread(code: str) -> str:
+    """`code` with its expressions split after every `.` and `(`: a backslash line join outside
+    brackets, a comment and a line break inside them. The text tests must read through both."""
+    lines = code.splitlines(keepends=True)
+    inserts: list[tuple[int, int, str]] = []
+    depth = 0
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type != tokenize.OP:
+            continue
+        if token.string in ")]}":
+            depth -= 1
+        elif token.string in "([{":
+            depth += 1
+        if token.string in (".", "("):
+            row, column = token.end
+            inserts.append((row, column, "  # spread\n" if depth else " \\\n"))
+    for row, column, text in reversed(inserts):
+        line = lines[row - 1]
+        lines[row - 1] = line[:column] + text + line[column:]
+    return "".join(lines)
+
+
+def _findings(rule, code: str) -> list[str]:
+    unfiltered = type(rule.__name__, (rule,), {"may_match": classmethod(lambda cls, text: True)})
+    return [d.code for d in lint_text("example.py", code, [unfiltered], Settings())]
+
+
+@pytest.mark.parametrize(("rule", "code"), list(_invalid_examples()))
+def test_prefilter_reads_through_line_joins_and_comments(rule, code):
+    spread = _spread(code)
+    if _findings(rule, spread) != _findings(rule, code):
+        pytest.skip("spreading the example changes what the rule finds in it")
+    assert rule.may_match(spread), spread

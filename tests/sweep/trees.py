@@ -88,10 +88,10 @@ def wheel_trees() -> dict[str, Tree]:
     """Every pinned package, downloaded once (one pip call for all that are missing)."""
     wheels = cache_dir() / "wheels"
     download(PACKAGES, wheels)
-    return {p["name"]: _wheel_tree(p, verified_wheel(p, wheels)) for p in PACKAGES}
+    return {p["name"]: wheel_tree(p, verified_wheel(p, wheels)) for p in PACKAGES}
 
 
-def _wheel_tree(package: dict, wheel: Path) -> Tree:
+def wheel_tree(package: dict, wheel: Path) -> Tree:
     with zipfile.ZipFile(wheel) as archive:
         files = {n: archive.read(n) for n in sorted(archive.namelist()) if n.endswith(".py")}
     return Tree(f"{package['name']}=={package['version']}", package["target_torch_version"], files)

@@ -22,13 +22,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import GAP
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -496,6 +497,51 @@ _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict"
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
 
 
+@lru_cache(maxsize=4096)
+def is_eval_name(name: str) -> bool:
+    """Whether a function's name says it evaluates."""
+    tokens = name_tokens(name)
+    if not tokens:
+        return False
+    if set(tokens) & _EVAL_UNAMBIGUOUS:
+        return True  # predict_sentiment, compute_validation_loss, run_inference_loop
+    if tokens[0] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_OBJECTS for t in tokens[1:]):
+        return True
+    return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
+
+
+@lru_cache(maxsize=4096)
+def is_eval_data_name(name: str) -> bool:
+    """Whether a name says it holds validation or test data: `val_loader`, `testset`, `dev_iter`."""
+    tokens = name_tokens(name)
+    if set(tokens) & _EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
+        return True
+    return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in _EVAL_DATA_WORDS)
+
+
+_DEF_NAME = re.compile(r"\bdef[\s\\]+(\w+)")
+_EVAL_CALL = re.compile(r"\beval" + GAP + r"\(")
+_TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
+# A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
+_EVAL_DATA_STRING = re.compile(r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(_EVAL_DATA_WORDS)))
+_WORD = re.compile(r"\w+")
+
+
+def may_evaluate(text: str) -> bool:
+    """Whether the text has what every evaluation scope needs: a `.eval()` or `.train(False)`
+    switch, a function named for evaluation, or a name or subscript string of evaluation data.
+    Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
+    if "eval" in text and _EVAL_CALL.search(text):
+        return True
+    if "False" in text and _TRAIN_OFF.search(text):
+        return True
+    if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
+        return True
+    if _EVAL_DATA_STRING.search(text):
+        return True
+    return any(is_eval_data_name(word) for word in set(_WORD.findall(text)))
+
+
 def _is_forward_name(name: str) -> bool:
     return name == "__call__" or "forward" in name_tokens(name)
 
@@ -691,7 +737,7 @@ class Evaluation(_Shared):
     def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
         """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
         while function is not None:
-            if self.is_eval_name(function.name.value):
+            if is_eval_name(function.name.value):
                 if self._is_module_api(function) or self._is_forward_step(function) or self._extends_base(function):
                     return None
                 return None if self._helps_evaluation(function) else function
@@ -701,16 +747,6 @@ class Evaluation(_Shared):
                 return None
             function = outer
         return None
-
-    def is_eval_name(self, name: str) -> bool:
-        tokens = name_tokens(name)
-        if not tokens:
-            return False
-        if set(tokens) & _EVAL_UNAMBIGUOUS:
-            return True  # predict_sentiment, compute_validation_loss, run_inference_loop
-        if tokens[0] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_OBJECTS for t in tokens[1:]):
-            return True
-        return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
 
     def _is_module_api(self, function: cst.FunctionDef) -> bool:
         """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
@@ -778,7 +814,7 @@ class Evaluation(_Shared):
                 continue  # recursion (or a method of the same name), or grad managed at the call
             if caller is None:
                 return False
-            if self.is_eval_name(caller.name.value) and not self._called_with_grad(caller, busy):
+            if is_eval_name(caller.name.value) and not self._called_with_grad(caller, busy):
                 continue
             if not self._helps_evaluation(caller, busy):
                 return False
@@ -791,7 +827,7 @@ class Evaluation(_Shared):
             caller = self.enclosing_function(site)
             if caller is function or caller in busy or grad.mode(site) is not GradMode.RECORDING:
                 continue
-            if caller is None or not self.is_eval_name(caller.name.value) or self._called_with_grad(caller, busy | {function}):
+            if caller is None or not is_eval_name(caller.name.value) or self._called_with_grad(caller, busy | {function}):
                 return True
         return False
 
@@ -851,18 +887,12 @@ class Evaluation(_Shared):
     def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
         """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
         for name in m.findall(iterable, m.Name()):
-            if self._eval_data_name(name.value):
+            if is_eval_data_name(name.value):
                 return True
         for string in m.findall(iterable, m.SimpleString()):
             if string.evaluated_value in _EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
                 return True
         return False
-
-    def _eval_data_name(self, name: str) -> bool:
-        tokens = name_tokens(name)
-        if set(tokens) & _EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
-            return True
-        return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in _EVAL_DATA_WORDS)
 
     def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """Code after `model.eval()` in the same function, before any later mode switch."""

@@ -18,6 +18,7 @@ import libcst as cst
 from torchlint.analysis.nodes import children
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_have_batch_loops
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -38,22 +39,6 @@ _PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|re
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
-# Text that every `.backward`/`.manual_backward`/`.step` call has, also split over lines.
-STEP_CALL_TEXT = re.compile(r"\.\s*(?:#.*\n\s*)*(?:manual_)?(?:backward|step)\b")
-_DL_TEXT = re.compile(r"dl\b")
-_ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?iter(?:ator)?\b")
-
-
-def may_have_batch_loops(text: str) -> bool:
-    """Whether the text has what every per-batch loop needs somewhere in its file: a step call
-    or a loader-like name (`_LOADER_NAME`, `...DataLoader(...)`). Substring tests go first:
-    one case-insensitive regex over the whole text costs more than the scope analysis it spares."""
-    if STEP_CALL_TEXT.search(text):
-        return True
-    low = text.lower()
-    if "loader" in low or "batches" in low:
-        return True
-    return bool(("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low)))
 
 
 def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:

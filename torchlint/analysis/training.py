@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.loops import STEP_CALL_TEXT
+from torchlint.analysis.text import may_train
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
 
@@ -59,7 +59,7 @@ class Training:
     @cached_property
     def step_calls(self) -> list[cst.Call]:
         """`backward()` calls and optimizer `step()` calls: what makes code training code."""
-        if not STEP_CALL_TEXT.search(self.ctx.source):
+        if not may_train(self.ctx.source):
             return []  # most files show in their text that they have none, sparing the scope analysis
         return [call for call in self.scopes.calls if self._is_step(call)]
 
