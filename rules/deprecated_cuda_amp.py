@@ -35,7 +35,8 @@ _VERSION_TEST = re.compile(r"version|torch_?\d|hasattr|getattr", re.IGNORECASE)
 
 # What every spelling the import table resolves to torch.cuda.amp has in the text:
 # `torch.cuda.amp.X`, `from torch.cuda import amp`, `import torch.cuda as tc; tc.amp.X`.
-_CUDA_AMP_TEXT = re.compile(r"cuda" + GAP + r"(?:\." + GAP + r"amp\b|import\b)|\." + GAP + r"amp" + GAP + r"\.")
+_CUDA_AMP_TEXT = re.compile(r"cuda" + GAP + r"(?:\." + GAP + r"amp\b|import\b)")
+_AMP_ATTRIBUTE_TEXT = re.compile(r"\." + GAP + r"amp" + GAP + r"\.")
 
 
 def _short(qualname: str) -> str:
@@ -167,7 +168,9 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
 
     @classmethod
     def may_match(cls, text: str) -> bool:
-        return "amp" in text and _CUDA_AMP_TEXT.search(text) is not None
+        if "amp" not in text:
+            return False
+        return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -497,7 +497,7 @@ _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict"
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 16)
 def is_eval_name(name: str) -> bool:
     """Whether a function's name says it evaluates."""
     tokens = name_tokens(name)
@@ -510,7 +510,7 @@ def is_eval_name(name: str) -> bool:
     return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 16)
 def is_eval_data_name(name: str) -> bool:
     """Whether a name says it holds validation or test data: `val_loader`, `testset`, `dev_iter`."""
     tokens = name_tokens(name)
@@ -519,12 +519,14 @@ def is_eval_data_name(name: str) -> bool:
     return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in _EVAL_DATA_WORDS)
 
 
-_DEF_NAME = re.compile(r"\bdef[\s\\]+(\w+)")
-_EVAL_CALL = re.compile(r"\beval" + GAP + r"\(")
+_DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
+_EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
 _EVAL_DATA_STRING = re.compile(r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(_EVAL_DATA_WORDS)))
-_WORD = re.compile(r"\w+")
+# Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
+_EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
+_WORD = re.compile(r"\w*")
 
 
 def may_evaluate(text: str) -> bool:
@@ -539,7 +541,23 @@ def may_evaluate(text: str) -> bool:
         return True
     if _EVAL_DATA_STRING.search(text):
         return True
-    return any(is_eval_data_name(word) for word in set(_WORD.findall(text)))
+    return any(is_eval_data_name(word) for word in _words_with_eval_data_roots(text))
+
+
+def _words_with_eval_data_roots(text: str) -> set[str]:
+    """The identifiers around each root found in the lower-cased text: a few occurrences per file,
+    where a scan of every identifier would cost a tenth of a parse."""
+    low = text.lower()
+    if len(low) != len(text):  # lower-casing changed the length of some non-ASCII letter
+        return set(_WORD.findall(text))
+    backwards = text[::-1]
+    size = len(text)
+    words = set()
+    for root in _EVAL_DATA_ROOT.finditer(low):
+        at = root.start()
+        before = _WORD.match(backwards, size - at).end() - (size - at)
+        words.add(text[at - before : _WORD.match(text, at).end()])
+    return words
 
 
 def _is_forward_name(name: str) -> bool:
