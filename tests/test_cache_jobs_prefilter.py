@@ -17,7 +17,7 @@ from torchlint.engine.lint import lint_text
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
 
-from conftest import FIXTURES, run_torchlint
+from conftest import FIXTURES, run_torchlint, unfiltered
 
 SLOW = textwrap.dedent(
     """\
@@ -128,8 +128,7 @@ def _spread(code: str) -> str:
 
 
 def _findings(rule, code: str) -> list[str]:
-    unfiltered = type(rule.__name__, (rule,), {"may_match": classmethod(lambda cls, text: True)})
-    return [d.code for d in lint_text("example.py", code, [unfiltered], Settings())]
+    return [d.code for d in lint_text("example.py", code, [unfiltered(rule)], Settings())]
 
 
 @pytest.mark.parametrize(("rule", "code"), list(_invalid_examples()))

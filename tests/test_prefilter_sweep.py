@@ -13,23 +13,18 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
+from conftest import unfiltered
 from devset.fetch import cache_dir, download, verified_wheel
 from devset.score import load_labels
 from sweep.trees import Tree, torch_tree, wheel_tree
 from torchlint.config import Settings
 from torchlint.engine.lint import decode, lint_text
 from torchlint.registry import all_rules
-from torchlint.rule import Rule
 
 RULES = {rule.code: rule for rule in all_rules()}
 
 
-def _unfiltered(rule: type[Rule]) -> type[Rule]:
-    """The same rule, run whatever the file's text."""
-    return type(rule.__name__, (rule,), {"may_match": classmethod(lambda cls, text: True)})
-
-
-UNFILTERED = {code: _unfiltered(rule) for code, rule in RULES.items()}
+UNFILTERED = {code: unfiltered(rule) for code, rule in RULES.items()}
 
 
 def _hidden_in(job: tuple[str, bytes, str]) -> list[str]:
