@@ -55,6 +55,7 @@ class DebugModeLeftOn(Rule):
     summary = "Anomaly detection, the autograd profiler or gradcheck left on in training code"
     fix_availability = "display-only"
     tokens = ("anomaly", "profiler", "gradcheck")
+    text_tests = (may_train,)  # it looks only at training code
     docs = """
 ## What it does
 Flags autograd debugging tools in a file that trains (it calls `backward()` or an optimizer's
@@ -133,10 +134,6 @@ behind a command-line switch that defaults to off.
                 "    " + _TRAIN.replace("\n    ", "\n        ") + "print(prof.key_averages().table())\n"),
         Invalid("import torch\nfrom torch.autograd import gradcheck\n\nassert gradcheck(layer, (x,))\n" + _TRAIN),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def visit_Call(self, node: cst.Call) -> None:
         tool = _TOOLS.get(self.ctx.symbols.qualname(node.func) or "")

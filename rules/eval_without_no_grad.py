@@ -34,6 +34,7 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     summary = "A forward pass for evaluation or inference runs with autograd recording"
     fix_availability = "unsafe"
+    text_tests = (may_evaluate,)  # it looks only at evaluation code
     docs = """
 ## What it does
 Flags a model's forward pass (`model(x)`, `self.net(x)`, `model.forward(x)`) that runs for
@@ -247,10 +248,6 @@ the grad mode to other code.
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_evaluate(text)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -40,6 +40,7 @@ class GradAccumulationBroken(Rule):
     summary = "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
     fix_availability = "display-only"
     tokens = ("zero_grad", "backward")
+    text_tests = (may_train,)  # it looks only at training code
     docs = """
 ## What it does
 Looks at per-batch loops that run `backward()` on every iteration but step an optimizer only
@@ -170,10 +171,6 @@ tuned around.
             "        scaler.update()\n        optimizer.zero_grad(set_to_none=True)\n"
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def finish(self) -> None:
         training = self.ctx.fact(Training)

@@ -44,6 +44,7 @@ class HostSyncInLoop(Rule):
     fix_availability = "unsafe"
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing.
     tokens = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
+    text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
     docs = """
 ## What it does
 Flags host-device synchronisations that run on every iteration of a per-batch training or
@@ -296,10 +297,6 @@ depends on what the value is for.
             count=2,
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_have_batch_loops(text)  # the rule looks only in per-batch loops
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

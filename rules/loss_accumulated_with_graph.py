@@ -33,6 +33,7 @@ class LossAccumulatedWithGraph(Rule):
     fix_availability = "unsafe"
     # Every finding needs a backward pass in the file: `.backward()`, `manual_backward` or `torch.autograd.*`.
     tokens = ("backward", "autograd")
+    text_tests = (may_train,)  # it looks only at training code
     docs = """
 ## What it does
 Flags a running variable that collects a loss with its autograd history on every iteration of
@@ -240,10 +241,6 @@ may need `.item()` where it is read.
             ),
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_train(text)  # the rule looks only at training code
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -38,6 +38,7 @@ class SyncCallInLoop(Rule):
     summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
     fix_availability = "display-only"
     tokens = ("synchronize", "empty_cache")
+    text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
     docs = """
 ## What it does
 Flags, in a per-batch loop (a loop over a DataLoader, or one whose body runs `backward()` or an
@@ -155,10 +156,6 @@ only the author knows whether the call is still wanted.
             "print(time.time() - start)\n"
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return super().may_match(text) and may_have_batch_loops(text)  # the rule looks only in per-batch loops
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

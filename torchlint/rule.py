@@ -8,6 +8,7 @@ traversal and calls `finish()` once the whole tree has been seen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,8 +49,11 @@ class Rule:
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}
     # The rule cannot fire on a file whose text contains none of these (the prefilter):
-    # a file no enabled rule may match is not even parsed. Override `may_match` for more.
+    # a file no enabled rule may match is not even parsed by libcst.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)
+    # Text tests (`analysis/text.py`) of the kind of code the rule looks at, all of which must hold
+    # too: `may_train` for a rule about training code. Override `may_match` for more.
+    text_tests: ClassVar[tuple[Callable[[str], bool], ...]] = ()
     valid: ClassVar[list[str | Valid]] = []
     invalid: ClassVar[list[str | Invalid]] = []
 
@@ -60,7 +64,7 @@ class Rule:
     @classmethod
     def may_match(cls, text: str) -> bool:
         """False only when the rule certainly cannot fire on `text`; must never hide a finding."""
-        return any(token in text for token in cls.tokens)
+        return any(token in text for token in cls.tokens) and all(test(text) for test in cls.text_tests)
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.ctx.report(self, node, message, fix)

@@ -57,17 +57,15 @@ def decode(data: bytes) -> str:
 
 def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
-    if "\x00" in text:
-        return [builtin(SYNTAX_ERROR, path, "source contains a null byte")]
-    if (too_deep := _nesting_error(path, text)) is not None:
-        return [too_deep]
     rules = [rule for rule in rules if rule.may_match(text)]
     collecting = gc.isenabled()
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
     try:
-        if not rules and _compiles(path, text):
+        if not rules and _python_error(path, text) is None:
             return []  # the prefilter: no rule can fire, and the file is valid Python
+        if (refused := _refused(path, text)) is not None:
+            return [refused]
         found = on_big_stack(_lint_parsed, path, text, rules, settings)
     finally:
         if collecting:
@@ -77,6 +75,13 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     suppressions = scan(text)
     kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
     return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _refused(path: str, text: str) -> Diagnostic | None:
+    """The syntax error of a text not handed to libcst at all: a null byte, or nesting too deep."""
+    if "\x00" in text:
+        return builtin(SYNTAX_ERROR, path, "source contains a null byte")
+    return _nesting_error(path, text)
 
 
 def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
@@ -103,16 +108,17 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     return found
 
 
-def _compiles(path: str, text: str) -> bool:
-    """Whether CPython parses `text`, about ten times faster than libcst: a file no rule may match
-    still gets its syntax checked. When CPython refuses, libcst decides (it knows newer syntax)."""
+def _python_error(path: str, text: str) -> Exception | None:
+    """CPython's verdict, about ten times faster than libcst's parse: None when it parses the text,
+    else what it raised (a SyntaxError; ValueError, RecursionError or MemoryError when it cannot say).
+    A refusal is never final on its own: libcst knows newer syntax."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
             compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return error
+    return None
 
 
 def _nesting_error(path: str, text: str) -> Diagnostic | None:
@@ -125,15 +131,9 @@ def _nesting_error(path: str, text: str) -> Diagnostic | None:
     depths = accumulate(array("b", brackets.translate(_BRACKET_STEP).encode("latin-1")))
     if max(depths) <= MAX_NESTING:
         return None
-    try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as python:
-        if python.msg == "too many nested parentheses" and python.lineno:
-            lines = source_lines(text)
-            line = lines[python.lineno - 1] if python.lineno <= len(lines) else ""
-            return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", python.lineno, max(1, python.offset or 1), line)
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    python = _python_error(path, text)
+    if isinstance(python, SyntaxError) and python.msg == "too many nested parentheses" and python.lineno:
+        return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", python.lineno, max(1, python.offset or 1), _line(text, python.lineno))
     return None
 
 
@@ -141,17 +141,16 @@ def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError) -> Diagnos
     """The finding for a file libcst cannot parse, with CPython's message and location when
     CPython agrees: libcst points at the token after the error, often on the next line."""
     row, column, message = error.raw_line, error.raw_column + 1, f"invalid syntax: {error.message}"
-    try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as python:
-        if python.lineno:
-            row, column = python.lineno, max(1, python.offset or 1)
-            message = python.msg if python.msg.startswith("invalid syntax") else f"invalid syntax: {python.msg}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    python = _python_error(path, text)
+    if isinstance(python, SyntaxError) and python.lineno:
+        row, column = python.lineno, max(1, python.offset or 1)
+        message = python.msg if python.msg.startswith("invalid syntax") else f"invalid syntax: {python.msg}"
+    return builtin(SYNTAX_ERROR, path, message, row, column, _line(text, row))
+
+
+def _line(text: str, row: int) -> str:
     lines = source_lines(text)
-    line = lines[row - 1] if 0 < row <= len(lines) else ""
-    return builtin(SYNTAX_ERROR, path, message, row, column, line)
+    return lines[row - 1] if 0 < row <= len(lines) else ""
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
