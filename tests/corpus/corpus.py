@@ -249,7 +249,8 @@ class Precision:
 def precision(found: list[Finding], drawn: dict[str, list[Finding]], verdicts: dict[tuple, dict]) -> dict[str, Precision]:
     result: dict[str, Precision] = defaultdict(Precision)
     for f in {f.key: f for f in found}.values():
-        result[f.rule].found += 1
+        if f.rule in RULES:
+            result[f.rule].found += 1
     for rule, items in drawn.items():
         tally = result[rule]
         tally.drawn = len(items)
