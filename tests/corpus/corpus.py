@@ -32,6 +32,23 @@ SPLITS = ("tune", "validate")
 VERDICTS = ("TP", "FP", "debatable")
 SOURCE_SUFFIXES = (".py", ".ipynb")
 SAMPLE_SIZE = 20
+MIN_REPOS = 30
+# Kept for an independent evaluation: never fetched, read or labelled here.
+RESERVED = frozenset({
+    "pytorch/examples", "karpathy/nanogpt", "karpathy/mingpt", "kuangliu/pytorch-cifar",
+    "huggingface/pytorch-image-models", "facebookresearch/deit", "facebookresearch/mae",
+    "facebookresearch/mixup-cifar10", "facebookresearch/detectron2", "facebookresearch/fairseq",
+    "facebookresearch/dino", "facebookresearch/detr", "bearpaw/pytorch-classification",
+    "yunjey/pytorch-tutorial", "hunkim/pytorchzerotoall", "morvanzhou/pytorch-tutorial",
+    "shusentang/dive-into-dl-pytorch", "eriklindernoren/pytorch-gan",
+    "clovaai/deep-text-recognition-benchmark", "jcjohnson/pytorch-examples",
+    "weiaicunzai/pytorch-cifar100", "mrdbourke/pytorch-deep-learning", "seungeunrho/minimalrl",
+    "sfujim/td3", "grantsrb/pytorch-a2c", "qinghuixiao/flexo", "ciflord/shell_repo", "openai/clip",
+    "compvis/stable-diffusion", "lucidrains/denoising-diffusion-pytorch", "lucidrains/vit-pytorch",
+    "lightning-ai/pytorch-lightning", "open-mmlab/mmengine", "rasbt/llms-from-scratch",
+    "nvidia/deeplearningexamples",
+})
+RESERVED_OWNERS = frozenset({"bentrevett", "sgrvinod"})
 Z95 = 1.959963984540054
 
 
@@ -78,6 +95,19 @@ def manifest(path: Path = MANIFEST) -> tuple[int, list[Repo]]:
     """The sampling seed and the pinned repositories."""
     data = load_toml(path)
     return data["seed"], [Repo(r["name"], r["commit"], r["split"]) for r in data["repo"]]
+
+
+def is_reserved(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in RESERVED or lowered.split("/", 1)[0] in RESERVED_OWNERS
+
+
+def assigned_splits(names: list[str], seed: int) -> dict[str, str]:
+    """The split of each repository: a seeded shuffle of the sorted names, first half `tune`."""
+    order = sorted(names)
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return {name: "tune" if i < half else "validate" for i, name in enumerate(order)}
 
 
 def cache_dir() -> Path:
