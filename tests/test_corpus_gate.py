@@ -75,6 +75,7 @@ def test_recall_labels_are_complete_files_of_pinned_repositories():
             assert label["expect"] in ("finding", "clean", "either")
             assert label.get("end", label["line"]) >= label["line"]
             assert label["why"].strip()
+            assert "cell" not in label or entry["path"].endswith(".ipynb"), (entry["path"], label)
 
 
 def test_wilson_interval_matches_the_closed_form():

@@ -323,13 +323,14 @@ def recall(found: list[Finding], files: list[dict], repos: dict[str, Repo], spli
             if label["expect"] != "finding":
                 continue
             end = label.get("end", label["line"])
-            hit = any(label["line"] <= r <= end for r in rows[(entry["repo"], entry["path"], label["rule"])])
+            path = f"{entry['path']}#{label['cell']}" if "cell" in label else entry["path"]
+            hit = any(label["line"] <= r <= end for r in rows[(entry["repo"], path, label["rule"])])
             tally = result[label["rule"]]
             if hit:
                 tally.tp += 1
             else:
                 tally.fn += 1
-                tally.missed.append(f"{entry['repo']} {entry['path']}:{label['line']} {label['why']}")
+                tally.missed.append(f"{entry['repo']} {path}:{label['line']} {label['why']}")
     return dict(result)
 
 
