@@ -18,11 +18,13 @@ from corpus.corpus import (
     SPLITS,
     VERDICTS,
     Finding,
+    Repo,
     assigned_splits,
     is_reserved,
     judgement_problems,
     judgements,
     manifest,
+    recall,
     recall_labels,
     sample,
     wilson,
@@ -123,3 +125,19 @@ def test_pypi_labelled_files_meet_the_validate_bar(rule, split, pypi_result):
     if rule in RECALL_BAR and tally.recall is not None:
         assert tally.recall >= RECALL_BAR[rule], f"{rule} recall {tally.recall:.2f} (TP {tally.tp}, FN {tally.fn})\n{report}"
 
+
+
+def test_recall_counts_a_label_hit_by_a_finding_in_its_range_and_cell():
+    repos = {"o/r": Repo("o/r", "0" * 40, "validate")}
+    files = [{
+        "repo": "o/r", "path": "book.ipynb", "complete": ["TL001"],
+        "labels": [
+            {"rule": "TL001", "cell": 3, "line": 4, "end": 6, "expect": "finding", "why": "hit"},
+            {"rule": "TL001", "cell": 5, "line": 4, "expect": "finding", "why": "same rows, other cell"},
+            {"rule": "TL001", "cell": 3, "line": 9, "expect": "clean", "why": "not counted"},
+        ],
+    }]
+    found = [Finding("o/r", "0" * 40, "book.ipynb#3", 5, "TL001", "m", "model(x)")]
+    tally = recall(found, files, repos, "validate")["TL001"]
+    assert (tally.tp, tally.fn) == (1, 1)
+    assert recall(found, files, repos, "tune") == {}
