@@ -81,10 +81,6 @@ class Finding:
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.repo, self.commit, self.path, self.rule, self.text)
 
-    @property
-    def file(self) -> str:
-        return self.path.split("#", 1)[0]
-
 
 def load_toml(path: Path) -> dict:
     with path.open("rb") as handle:
@@ -154,10 +150,6 @@ def extract(repo: Repo) -> Path:
     return target
 
 
-def _torchlint() -> str:
-    return torchlint_executable()
-
-
 def source_lines(root: Path, path: str) -> list[str]:
     """The lines a finding's row counts: for "book.ipynb#3", those of the notebook's third cell."""
     name, _, cell = path.partition("#")
@@ -181,7 +173,7 @@ def _line_text(root: Path, path: str, row: int, cache: dict[str, list[str]]) -> 
 
 def findings(repo: Repo, root: Path) -> list[Finding]:
     """Every rule, opt-in ones included, over the repository as a new user would run it."""
-    command = [_torchlint(), "check", "--isolated", "--select", "ALL", "--exit-zero", "--quiet", "--output-format", "json", "."]
+    command = [torchlint_executable(), "check", "--isolated", "--select", "ALL", "--exit-zero", "--quiet", "--output-format", "json", "."]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=3600)
     try:
         rows = json.loads(done.stdout)
