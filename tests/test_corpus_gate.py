@@ -100,6 +100,16 @@ def test_sample_draws_twenty_per_rule_reproducibly_and_all_of_a_small_rule():
     assert len(first["TL004"]) == 3
 
 
+def test_sample_keeps_its_draw_when_other_findings_come_and_go():
+    found = _findings("TL002", 50)
+    first = sample(found, 14, "tune")["TL002"]
+    undrawn = [f for f in found if f not in first]
+    shrunk = sample([f for f in found if f is not undrawn[0]], 14, "tune")["TL002"]
+    assert shrunk == first
+    grown = sample(found + _findings("TL002", 60)[50:], 14, "tune")["TL002"]
+    assert len(set(grown) & set(first)) >= 10
+
+
 def test_findings_with_the_same_line_text_share_one_judgement_key():
     moved = Finding("o/r", "0" * 40, "a.py", 10, "TL002", "m", "loss.item()")
     shifted = Finding("o/r", "0" * 40, "a.py", 12, "TL002", "other message", "loss.item()")

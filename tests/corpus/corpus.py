@@ -11,6 +11,7 @@ completely, every place a rule should fire.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -199,17 +200,26 @@ def split_findings(repos: list[Repo], split: str) -> list[Finding]:
     return sorted(found, key=lambda f: (f.rule, f.repo, f.path, f.row))
 
 
+def _rank(seed: int, split: str, finding: Finding) -> str:
+    """A finding's place in the draw: a hash of the seed and its key, not of its neighbours."""
+    return hashlib.sha256(json.dumps([seed, split, *finding.key]).encode()).hexdigest()
+
+
 def sample(found: list[Finding], seed: int, split: str, size: int = SAMPLE_SIZE) -> dict[str, list[Finding]]:
-    """Per rule, a seeded random draw of `size` distinct findings (all of them where fewer)."""
+    """Per rule, the `size` distinct findings ranked first by a seeded hash (all where fewer).
+
+    Ranking each finding on its own key keeps the draw stable when a rule change adds or removes
+    findings: a finding judged before stays drawn as long as it is still reported and still ranks
+    in the first `size`, so a rerun asks only about findings new to the sample.
+    """
     by_rule: dict[str, dict[tuple, Finding]] = defaultdict(dict)
     for f in found:
         if f.rule in RULES:  # not TL000 (unparsable file) or TL999 (internal error)
             by_rule[f.rule].setdefault(f.key, f)
     drawn = {}
     for rule, unique in sorted(by_rule.items()):
-        pool = list(unique.values())
-        rng = random.Random(f"{seed}:{split}:{rule}")
-        drawn[rule] = pool if len(pool) <= size else sorted(rng.sample(pool, size), key=lambda f: (f.repo, f.path, f.row))
+        ranked = sorted(unique.values(), key=lambda f: _rank(seed, split, f))[:size]
+        drawn[rule] = sorted(ranked, key=lambda f: (f.repo, f.path, f.row))
     return drawn
 
 
