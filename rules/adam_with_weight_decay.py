@@ -135,5 +135,5 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         imported = next((local for local, full in self.ctx.symbols.aliases.items() if full == "torch.optim.AdamW"), None)
         if imported is not None:
             return [self.ctx.replace(func, imported)]
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(func)
         return [import_edit, self.ctx.replace(func, f"{alias}.optim.AdamW")]

@@ -297,7 +297,7 @@ the grad mode to other code.
             return
         callee = self.ctx.code(first.func)
         fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
-        alias = self.ctx.torch_alias()[0]
+        alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
         where = f"decorate the function with `@{alias}.no_grad()`" if scope.function is not None else f"wrap it in `with {alias}.no_grad():`"
         self.report(first, f"`{callee}(...)` runs for evaluation ({scope.reason}) while autograd records its graph; {where}", fix)
 
@@ -305,7 +305,7 @@ the grad mode to other code.
     def _decorate(self, function: cst.FunctionDef) -> Fix | None:
         if function.asynchronous is not None:
             return None
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(function)
         at = self.ctx.start(function)
         indent = self.ctx.line(at.row)[: at.column - 1]
         edit = Edit(at, at, f"@{alias}.no_grad(){self.ctx.module.default_newline}{indent}")
@@ -314,7 +314,7 @@ the grad mode to other code.
     def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
         if any(self._suspends(s) for s in statements):
             return None
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(block)
         first = statements[0]
         wrapped = cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{alias}.no_grad()"))],

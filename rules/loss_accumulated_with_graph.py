@@ -53,6 +53,8 @@ except now and then (`if i % 100 == 99: running = 0.0` still lets 100 graphs pil
 
 Not flagged:
 - values already detached: `loss.item()`, `loss.detach()`, `float(loss)`, `loss.data`;
+- the other elements unpacked beside a loss (`n` and `logs` in `loss, n, logs = criterion(...)`),
+  which may be counts or dicts: only the one the loop backpropagates is known to be the loss;
 - code under `torch.no_grad()`, `torch.inference_mode()` or `set_grad_enabled(False)`
   (also through decorators and callers), where no graph is recorded;
 - accumulators that are themselves backpropagated later (`total.backward()`,
@@ -308,7 +310,7 @@ may need `.item()` where it is read.
             key = backprop.key(expr) if not isinstance(expr, cst.Subscript) else None
             if key is not None and key in backprop.carried:
                 return True  # the loop backpropagates this very value
-            if grad is GradMode.MANAGED or not self._trains(loop):
+            if grad is GradMode.MANAGED or not self._trains(loop) or self._unpacked(expr):
                 return False
             return backprop.is_loss_call(expr) or any(backprop.is_loss_call(v) for v in values)
         if grad is GradMode.MANAGED or not self._trains(loop):
@@ -330,6 +332,11 @@ may need `.item()` where it is read.
         if not bindings or any(b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings):
             return None
         return [b.value for b in bindings if b.value is not None]
+
+    def _unpacked(self, expr: cst.BaseExpression) -> bool:
+        """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
+        not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
+        return isinstance(expr, cst.Name) and any(b.kind == "unpack" for b in self.ctx.fact(Scopes).reaching(expr))
 
     def _trains(self, loop: Loop) -> bool:
         """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""

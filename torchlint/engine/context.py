@@ -9,6 +9,7 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
+from torchlint.fixes.edits import indentation, render, torch_import
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
@@ -86,8 +87,10 @@ class FileContext:
             self._lines = source_lines(self.source)
         return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
 
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+    def code(self, node: cst.CSTNode, like: cst.CSTNode | None = None) -> str:
+        """The code of `node` as written where `like` (by default `node` itself) stands: the
+        continuation lines of a multi-line node keep the indentation of the blocks around it."""
+        return render(self.module, node, indentation(self.module, self.ancestors(like or node)))
 
     # -- edits -------------------------------------------------------------------------
     # libcst's positions leave out a node's own parentheses; edits around a node go outside them.
@@ -96,8 +99,8 @@ class FileContext:
         if isinstance(new, str):
             return Edit(self.start(node), self.end(node), new)
         if getattr(new, "lpar", None) and getattr(node, "lpar", None):
-            return Edit(self._outer_start(node), self._outer_end(node), self.code(new))
-        return Edit(self.start(node), self.end(node), self.code(new))
+            return Edit(self._outer_start(node), self._outer_end(node), self.code(new, like=node))
+        return Edit(self.start(node), self.end(node), self.code(new, like=node))
 
     def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
         at = self._outer_start(node)
@@ -115,11 +118,15 @@ class FileContext:
         rpar = getattr(node, "rpar", None)
         return self.end(rpar[-1]) if rpar else self.end(node)
 
-    def torch_alias(self) -> tuple[str, Edit | None]:
-        """The file's own name for `torch`, with the edit that imports it when it is missing."""
-        alias = self.symbols.alias_for("torch")
-        if alias is not None:
-            return alias, None
+    def torch_alias(self, at: cst.CSTNode | None = None) -> tuple[str, Edit | None]:
+        """The name `torch` is imported under where code at `at` runs (module level when None), with
+        the edit that imports it at module level when no import there or in an enclosing function
+        binds it: an import inside another function does not count."""
+        scopes = [a.body for a in (self.ancestors(at) if at is not None else ()) if type(a) is cst.FunctionDef]
+        for body in [*scopes, self.module]:
+            alias = torch_import(body.body if isinstance(body, cst.IndentedBlock | cst.Module) else ())
+            if alias is not None:
+                return alias, None
         return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
 
     def _import_position(self) -> Position:
