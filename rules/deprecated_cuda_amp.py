@@ -59,6 +59,7 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
+    performance = False  # a deprecation: tests break on it too
     docs = """
 ## What it does
 Flags uses of the CUDA-specific mixed-precision API, under any import alias

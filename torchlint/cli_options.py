@@ -43,6 +43,7 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             extend_select=_split(overrides.get("extend_select", ())),
             target_torch_version=overrides.get("target_torch_version"),
             unsafe_fixes=overrides.get("unsafe_fixes", False),
+            cache_dir=overrides.get("cache_dir"),
         )
     except ConfigError as error:
         fail(str(error))

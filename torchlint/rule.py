@@ -48,6 +48,8 @@ class Rule:
     docs: ClassVar[str]
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}
+    # Performance rules report nothing in test code unless `lint-tests = true`.
+    performance: ClassVar[bool] = True
     # The rule cannot fire on a file whose text contains none of these (the prefilter):
     # a file no enabled rule may match is not even parsed by libcst.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)

@@ -45,9 +45,14 @@ def settings_fingerprint(settings: Settings, rules: list[type[Rule]]) -> str:
     return hashlib.sha256(described.encode()).hexdigest()
 
 
+def cache_directory(settings: Settings) -> Path:
+    """`--cache-dir` / TORCHLINT_CACHE_DIR, else one cache at the project root."""
+    return settings.cache_dir or settings.root / CACHE_DIR
+
+
 class ResultCache:
-    def __init__(self, root: Path) -> None:
-        self.directory = root / CACHE_DIR
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
 
     def key(self, fingerprint: str, path: str, data: bytes) -> str:
         digest = hashlib.sha256(fingerprint.encode())

@@ -20,6 +20,7 @@ from torchlint.diagnostics import Diagnostic, Position, source_lines
 from torchlint.engine.context import FileContext
 from torchlint.engine.stack import on_big_stack
 from torchlint.engine.traversal import run_rules
+from torchlint.project import is_test_path
 from torchlint.registry import matches
 from torchlint.rule import Rule
 from torchlint.suppressions import scan
@@ -154,6 +155,10 @@ def _line(text: str, row: int) -> str:
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+    """The rules for one file: less its per-file-ignores, and less the performance rules in test
+    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
+    if not settings.lint_tests and is_test_path(path_rel):
+        rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
     if not ignored:
         return rules
