@@ -46,6 +46,9 @@ class BiasBeforeBatchnorm(Rule):
     name = "bias-before-batchnorm"
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`bias=False`': '1.0',
+    }
     tokens = ("BatchNorm",)
     docs = """
 ## What it does
@@ -458,7 +461,7 @@ Code that touches the layer's bias, such as an initialisation loop calling
             return
         self.reported.add(layer.call)
         new = self._without_bias(layer)
-        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new)) if new else None
+        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new), writes="`bias=False`") if new else None
         line = self.ctx.start(norm.call).row
         self.report(
             layer.call,

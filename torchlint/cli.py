@@ -144,7 +144,8 @@ def rule_command(code_or_name: str) -> None:
     if rule is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
     state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
-    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.\n{rule.docs}")
+    versions = "".join(f"\nFix writing {what} needs torch >= {since}." for what, since in rule.fix_versions.items())
+    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.{versions}\n{rule.docs}")
 
 
 # Subcommands that live in their own rooms register here.

@@ -73,10 +73,11 @@ class Settings:
         if self.target_torch_version is not None:
             where = f"target-torch-version in {self.source}" if self.source and not self._cli_target else "--target-torch-version"
             return TorchTarget(self.target_torch_version, where)
+        if self.directory is None:  # settings of no file on disk (text in memory): newest torch
+            return TorchTarget(NEWEST_TORCH, "no file: newest torch")
         from torchlint.project import git_root
 
-        start = self.directory or self.root
-        found = infer(start, stop=git_root(start) or self.root)
+        found = infer(self.directory, stop=git_root(self.directory) or self.root)
         return found or TorchTarget(NEWEST_TORCH, "no torch requirement declared: newest torch")
 
     @property

@@ -138,6 +138,10 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        if fix is not None and fix.min_torch is not None and self.target_torch_version < fix.min_torch:
+            need, have = fix.min_torch, self.target_torch_version
+            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
+            fix = None
         start, end = self.start(node), self.end(node)
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
