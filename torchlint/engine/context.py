@@ -32,6 +32,8 @@ class FileContext:
         self._positions: Any = None
         self._facts: dict[type, Any] = {}
         self._lines: list[str] | None = None
+        # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
+        self.skip_test_code = False
 
     def close(self) -> None:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
@@ -138,6 +140,8 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        if self.skip_test_code and rule.performance and self._in_test_code(node):
+            return
         if fix is not None and fix.min_torch is not None and self.target_torch_version < fix.min_torch:
             need, have = fix.min_torch, self.target_torch_version
             message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
@@ -147,6 +151,15 @@ class FileContext:
         self.diagnostics.append(
             Diagnostic(rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors)
         )
+
+    def _in_test_code(self, node: cst.CSTNode) -> bool:
+        """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
+        for candidate in (node, *self.ancestors(node)):
+            if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
+                return True
+            if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
+                return True
+        return False
 
     def _statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""

@@ -29,6 +29,10 @@ MAX_NESTING = 200  # CPython's tokenizer limit on open brackets ("too many neste
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _BRACKET_STEP = str.maketrans({"(": "\x01", "[": "\x01", "{": "\x01", ")": "\xff", "]": "\xff", "}": "\xff"})
 
+# pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
+# `def test_epoch(model, loader)` is more likely an evaluation routine.
+_TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
+
 SYNTAX_ERROR = ("TL000", "syntax-error")
 IO_ERROR = ("TL998", "io-error")
 INTERNAL_ERROR = ("TL999", "internal-error")
@@ -93,6 +97,7 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
+    ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
     instances = [rule(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
         failed = run_rules(ctx, instances)
