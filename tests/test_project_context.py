@@ -136,3 +136,34 @@ def test_deprecations_are_still_reported_in_test_code(project):
     (project / "tests").mkdir()
     (project / "tests" / "test_amp.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
     assert [d["code"] for d in _json(project, "tests")] == ["TL106"]
+
+
+BACKBONE = "from torch import nn\n\n\nclass Backbone(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layer = nn.Linear(4, 2)\n"
+HEAD = """\
+import torch
+from .backbone import Backbone
+
+
+class Classifier(Backbone):
+    def predict(self, batch):
+        return self.layer(batch).argmax(-1)
+"""
+
+
+def test_tl001_sees_a_module_base_class_in_another_file(tmp_path):
+    """`predict` of a module is its API (callers choose the grad mode) once the index finds that
+    the imported base is an nn.Module; a single-file run sees it too, and the cache notices when
+    the other file changes."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "heads.py").write_text(HEAD)
+    (tmp_path / "pkg" / "backbone.py").write_text("class Backbone:\n    layer = None\n")  # not a module
+    assert [d["code"] for d in _json(tmp_path, "pkg/heads.py", "--select", "TL001")] == ["TL001"]
+    cached = run_torchlint("check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path)
+    assert cached.returncode == 1
+    (tmp_path / "pkg" / "backbone.py").write_text(BACKBONE)
+    for args in (("pkg/heads.py",), (".",), ("pkg",)):
+        assert _json(tmp_path, *args, "--select", "TL001") == []
+    again = run_torchlint("check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path)  # the cached entry is stale
+    assert again.returncode == 0, again.stdout

@@ -1,4 +1,5 @@
-"""Result cache: a file's findings keyed by its content, its path, torchlint and the config.
+"""Result cache: a file's findings keyed by its content, its path, torchlint and the config,
+and checked against the content of the other project files they were drawn from.
 
 One small JSON file per entry, written to a temporary name and renamed into place, so two
 runs sharing the cache never see half an entry. A cache that cannot be read or written is
@@ -15,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import torchlint
+from torchlint.analysis.project_index import digest_of
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.rule import Rule
@@ -62,20 +64,23 @@ class ResultCache:
         return digest.hexdigest()
 
     def get(self, key: str) -> list[Diagnostic] | None:
+        """The entry, unless another project file its findings were drawn from has changed."""
         try:
-            raw = (self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8")
-            return [_diagnostic(item) for item in json.loads(raw)]
-        except (OSError, ValueError, KeyError, TypeError):
+            raw = json.loads((self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
+            if any(digest_of(Path(path)) != digest for path, digest in raw["d"].items()):
+                return None
+            return [_diagnostic(item) for item in raw["f"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
+    def put(self, key: str, diagnostics: list[Diagnostic], depends_on: dict[str, str]) -> None:
         folder = self.directory / key[:2]
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _write_tag(self.directory)
             fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump([_record(d) for d in diagnostics], handle)
+                json.dump({"d": depends_on, "f": [_record(d) for d in diagnostics]}, handle)
             os.replace(temporary, folder / f"{key}.json")
         except OSError:
             return

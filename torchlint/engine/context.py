@@ -11,6 +11,7 @@ from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project_index import ProjectIndex
     from torchlint.rule import Rule
 
 F = TypeVar("F")
@@ -34,6 +35,8 @@ class FileContext:
         self._lines: list[str] | None = None
         # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
         self.skip_test_code = False
+        # The other files of the project, for facts that cross files; None for text not on disk.
+        self.project: ProjectIndex | None = None
 
     def close(self) -> None:
         """Drop what the rules and facts built, breaking reference cycles through this context."""

@@ -15,6 +15,7 @@ from itertools import accumulate
 
 import libcst as cst
 
+from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Position, source_lines
 from torchlint.engine.context import FileContext
@@ -98,6 +99,7 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
     ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
+    ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
         failed = run_rules(ctx, instances)

@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
 from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
@@ -79,9 +80,12 @@ def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileRe
     key = cache.key(settings_fingerprint(settings, rules), shown, data)
     found = cache.get(key)
     if found is None:
+        index = index_for(settings.root)
+        index.consulted.clear()
         found = lint_bytes(shown, data, rules, settings)
         if not any(d.code == INTERNAL_ERROR[0] for d in found):
-            cache.put(key, found)
+            own = path.absolute()
+            cache.put(key, found, {str(p): digest for p, digest in index.consulted.items() if p != own})
     return FileResult(shown, found)
 
 
