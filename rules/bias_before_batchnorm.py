@@ -46,6 +46,9 @@ class BiasBeforeBatchnorm(Rule):
     name = "bias-before-batchnorm"
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`bias=False`': '1.0',
+    }
     tokens = ("BatchNorm",)
     docs = """
 ## What it does
@@ -462,7 +465,7 @@ when built.
             return
         self.reported.add(layer.call)
         new = self._without_bias(layer)
-        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new)) if new else None
+        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new), writes="`bias=False`") if new else None
         line = self.ctx.start(norm.call).row
         message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias; pass `bias=False`"
         reader = self._bias_reader(layer.kind)

@@ -24,6 +24,13 @@ _CUSTOM = {
     "torch.cuda.amp.autocast_mode.custom_bwd": "custom_bwd",
 }
 _DEPRECATED = frozenset({*_AUTOCAST, *_SCALER, *_CUSTOM})
+# What each replacement writes: its entry in the rule's `fix_versions`.
+_WRITES = {
+    "autocast": '`torch.amp.autocast("cuda", ...)`',
+    "GradScaler": '`torch.amp.GradScaler("cuda", ...)`',
+    "custom_fwd": "`torch.amp.custom_fwd`/`custom_bwd`",
+    "custom_bwd": "`torch.amp.custom_fwd`/`custom_bwd`",
+}
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
 # torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
 _AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
@@ -59,6 +66,12 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
+    fix_versions = {
+        '`torch.amp.autocast("cuda", ...)`': '1.10',
+        '`torch.amp.GradScaler("cuda", ...)`': '2.3',
+        '`torch.amp.custom_fwd`/`custom_bwd`': '2.4',
+    }
+    performance = False  # a deprecation: tests break on it too
     docs = """
 ## What it does
 Flags uses of the CUDA-specific mixed-precision API, under any import alias
@@ -233,7 +246,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         alias, import_edit = self.ctx.torch_alias(node)
         func = cst.parse_expression(f"{alias}.amp.{new}")
         call = node.with_changes(func=func, args=_commas(args)) if isinstance(node, cst.Call) else cst.Call(func, _commas(args))
-        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call))
+        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call), writes=_WRITES[new])
         old = node.func if isinstance(node, cst.Call) else node
         self.rewrites.append(Rewrite(node, message, fix, (dotted(old) or "").split(".")[0] or None))
 

@@ -42,6 +42,9 @@ class HostSyncInLoop(Rule):
     name = "host-sync-in-loop"
     summary = "A host-device sync (`.item()`, `.cpu()`, `if tensor:`, ...) runs on every batch"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`.detach()` and a conversion where read': '1.0',
+    }
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing.
     tokens = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
     text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
@@ -587,6 +590,7 @@ depends on what the value is for.
             f"Accumulate `{name}` on the device (`.detach()`) and convert it with `{convert}()` where it is read",
             Applicability.UNSAFE,
             *edits,
+            writes="`.detach()` and a conversion where read",
         )
 
     def _conversion(self, bindings: list[Binding]) -> str | None:

@@ -31,6 +31,9 @@ class LossAccumulatedWithGraph(Rule):
     name = "loss-accumulated-with-graph"
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`.detach()`/`.item()`': '1.0',
+    }
     # Every finding needs a backward pass in the file: `.backward()`, `manual_backward` or `torch.autograd.*`.
     tokens = ("backward", "autograd")
     text_tests = (may_train,)  # it looks only at training code
@@ -391,7 +394,7 @@ may need `.item()` where it is read.
         loss = self.ctx.code(carrier)
         needs_parens = not isinstance(carrier, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not carrier.lpar
         detached = f"({loss}).detach()" if needs_parens else f"{loss}.detach()"
-        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached))
+        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached), writes="`.detach()`/`.item()`")
         self.report(
             candidate.node,
             f"`{shown}` keeps the autograd graph of every step alive: the loss requires grad; accumulate `{detached}` (or `.item()`)",

@@ -34,6 +34,9 @@ class TensorFromNumpy(Rule):
     name = "tensor-from-numpy"
     summary = "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`torch.from_numpy`/`torch.as_tensor`': '1.0',
+    }
     tokens = ("tensor", "Tensor")
     docs = """
 ## What it does
@@ -222,7 +225,7 @@ the import is removed once the fixes leave it unused.
         exact = evidence.exact and not keywords
         func = "from_numpy" if exact else "as_tensor"
         new = call.with_changes(func=cst.parse_expression(f"{torch}.{func}"))
-        fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new))
+        fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
         message = f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares its memory"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
@@ -239,7 +242,7 @@ the import is removed once the fixes leave it unused.
         separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         args = [a.with_changes(comma=separator) for a in args[:-1]] + [args[-1]]
         new = call.with_changes(func=cst.parse_expression(f"{torch}.as_tensor"), args=args)
-        fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new))
+        fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
         shown = "torch.cuda." + kind if cuda else "torch." + kind
         message = f"legacy constructor `{shown}` on the numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor` with an explicit dtype"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))

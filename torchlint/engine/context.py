@@ -12,6 +12,7 @@ from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
 from torchlint.fixes.edits import indentation, render, torch_import
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project_index import ProjectIndex
     from torchlint.rule import Rule
 
 F = TypeVar("F")
@@ -33,6 +34,10 @@ class FileContext:
         self._positions: Any = None
         self._facts: dict[type, Any] = {}
         self._lines: list[str] | None = None
+        # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
+        self.skip_test_code = False
+        # The other files of the project, for facts that cross files; None for text not on disk.
+        self.project: ProjectIndex | None = None
 
     def close(self) -> None:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
@@ -145,11 +150,26 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        if self.skip_test_code and rule.performance and self._in_test_code(node):
+            return
+        if fix is not None and fix.min_torch is not None and self.target_torch_version < fix.min_torch:
+            need, have = fix.min_torch, self.target_torch_version
+            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
+            fix = None
         start, end = self.start(node), self.end(node)
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
             Diagnostic(rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors)
         )
+
+    def _in_test_code(self, node: cst.CSTNode) -> bool:
+        """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
+        for candidate in (node, *self.ancestors(node)):
+            if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
+                return True
+            if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
+                return True
+        return False
 
     def _statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""
