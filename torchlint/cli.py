@@ -16,11 +16,13 @@ import click
 
 from torchlint import __version__
 from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, emit, fail, load, selection_options
+from torchlint.config import ConfigError
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine.cache import CACHE_DIR
+from torchlint.engine.cache import cache_directory
 from torchlint.engine.lint import INTERNAL_ERROR
 from torchlint.engine.run import RunResult, check_paths
 from torchlint.output import FORMATS, HUMAN_FORMATS, render
+from torchlint.project import project_options, settings_report
 from torchlint.registry import all_rules, find_rule
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,11 +44,18 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to lint with (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors (for bug reports).")
+@project_options
 def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, jobs, no_cache, show_traceback, **selection) -> None:
     """Report slow PyTorch patterns in PATHS (default: the current directory)."""
     paths = paths or (".",)
     settings = load(paths, config_path, isolated, **selection)
-    result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
+    try:
+        if selection.get("show_settings"):
+            emit(settings_report(selection["show_settings"], settings), output_file)
+            sys.exit(EXIT_CLEAN)
+        result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
+    except ConfigError as error:
+        fail(str(error))
     for warning in result.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
     for name in result.missing:
@@ -102,7 +111,7 @@ def _statistics(diagnostics: list[Diagnostic]) -> str:
 def clean(paths) -> None:
     """Remove the result cache of the project at PATHS (default: the current directory)."""
     settings = load(paths or (".",), None, False)
-    directory = settings.root / CACHE_DIR
+    directory = cache_directory(settings)
     if directory.is_dir():
         shutil.rmtree(directory, ignore_errors=True)
         click.echo(f"Removed {directory}")
@@ -137,7 +146,8 @@ def rule_command(code_or_name: str) -> None:
     if rule is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
     state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
-    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.\n{rule.docs}")
+    versions = "".join(f"\nFix writing {what} needs torch >= {since}." for what, since in rule.fix_versions.items())
+    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.{versions}\n{rule.docs}")
 
 
 # Subcommands that live in their own rooms register here.

@@ -45,6 +45,7 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             extend_select=_split(overrides.get("extend_select", ())),
             target_torch_version=overrides.get("target_torch_version"),
             unsafe_fixes=overrides.get("unsafe_fixes", False),
+            cache_dir=overrides.get("cache_dir"),
         )
         settings.torch_version  # inferred from the project's declarations, which may be malformed
         return settings
