@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torchlint.registry import all_rules, find_rule, matches
-from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib

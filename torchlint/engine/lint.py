@@ -16,7 +16,7 @@ from itertools import accumulate
 import libcst as cst
 
 from torchlint.config import Settings
-from torchlint.diagnostics import Diagnostic, Position, source_lines
+from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Position, source_lines  # noqa: F401 (re-exported)
 from torchlint.engine.context import FileContext
 from torchlint.engine.stack import on_big_stack
 from torchlint.engine.traversal import run_rules
@@ -28,9 +28,6 @@ MAX_NESTING = 200  # CPython's tokenizer limit on open brackets ("too many neste
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _BRACKET_STEP = str.maketrans({"(": "\x01", "[": "\x01", "{": "\x01", ")": "\xff", "]": "\xff", "}": "\xff"})
 
-SYNTAX_ERROR = ("TL000", "syntax-error")
-IO_ERROR = ("TL998", "io-error")
-INTERNAL_ERROR = ("TL999", "internal-error")
 
 
 @dataclass

@@ -39,12 +39,16 @@ class Snapshot:
 def snapshot(path: Path, notebook: bool) -> Snapshot:
     """Read `path`; raises OSError, or SyntaxError for a Python file's unusable coding cookie."""
     real = path.resolve()
-    data = real.read_bytes()
+    return snapshot_of(real, real.read_bytes(), notebook)
+
+
+def snapshot_of(path: Path, data: bytes, notebook: bool) -> Snapshot:
+    """Bytes read elsewhere (stdin) as a snapshot; raises SyntaxError for an unusable coding cookie."""
     if notebook:
         encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
     else:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return Snapshot(real, data, encoding)
+    return Snapshot(path, data, encoding)
 
 
 def write_atomic(original: Snapshot, data: bytes) -> None:
