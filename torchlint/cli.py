@@ -115,7 +115,7 @@ def _show_files(paths: tuple[str, ...], settings: Settings, stdin: bool, options
     discovery = discover(list(paths), settings)
     for name in discovery.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
-    emit("".join(f"{display_path(path)}\n" for path in discovery.files), options.output_file, settings.root)
+    emit("".join(f"{name}\n" for name in sorted(map(display_path, discovery.files))), options.output_file, settings.root)
     sys.exit(EXIT_ERROR if discovery.missing else EXIT_CLEAN)
 
 

@@ -145,7 +145,7 @@ def emit(text: str, output_file: Path | None, root: Path | None = None) -> None:
     """Report text to stdout, or to `-o/--output-file`: never through a link that leads out of
     the project (`root`) and the working directory, where it would overwrite a stranger's file."""
     if output_file is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # escapes are in `text` only when colour was chosen
         return
     if _leaves_project(output_file, root):
         fail(f"{output_file}: refusing to write through a symbolic link that leads out of the project")

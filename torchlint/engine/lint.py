@@ -54,7 +54,22 @@ def decode(data: bytes) -> str:
 
 def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
-    rules = [rule for rule in rules if rule.may_match(text)]
+    enabled = rules
+    reviewers = [rule for rule in rules if rule.reviews_suppressions]
+    rules = [rule for rule in rules if not rule.reviews_suppressions and rule.may_match(text)]
+    found = _lint(path, text, rules, settings)
+    if not found and not any(rule.may_match(text) for rule in reviewers):
+        return []
+    suppressions = scan(text)
+    kept, used = suppressions.filter(found, keep=lambda d: d.code == INTERNAL_ERROR[0])
+    if not any(d.code == SYNTAX_ERROR[0] for d in found):  # no rule ran on it: no comment is judged
+        for reviewer in reviewers:
+            kept += reviewer.review(path, text, suppressions, used, enabled)
+    return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _lint(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+    """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
@@ -67,11 +82,7 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     finally:
         if collecting:
             gc.enable()
-    if not found:
-        return []
-    suppressions = scan(text)
-    kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
-    return sorted(kept, key=Diagnostic.sort_key)
+    return found
 
 
 def _refused(path: str, text: str) -> Diagnostic | None:

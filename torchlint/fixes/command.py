@@ -133,7 +133,7 @@ def fix_data(path: Path, shown: str, data: bytes, rules: list[type[Rule]], setti
 
 
 def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings) -> FileFix:
-    read = _parse(original, shown)
+    read = parse_snapshot(original, shown)
     if isinstance(read, FileFix):
         return read
     notebook, source = read
@@ -154,7 +154,7 @@ def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], setti
     if not outcome.applied:
         return result
     try:
-        new_text, result.diff = _new_content(shown, source, notebook, outcome.text)
+        new_text, result.diff = new_content(shown, source, notebook, outcome.text)
         result.fixed = original.encode(new_text)
     except (NotebookError, WriteRefused) as error:
         kind = IO_ERROR if isinstance(error, WriteRefused) else INTERNAL_ERROR
@@ -166,12 +166,12 @@ def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], setti
 
 def _unwritten(shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings) -> FileFix:
     """A fixed file that could not be written: its findings as they still are, and why."""
-    notebook, source = _parse(original, shown)  # type: ignore[misc]  (it parsed before fixing)
+    notebook, source = parse_snapshot(original, shown)  # type: ignore[misc]  (it parsed before fixing)
     found = lint_text(shown, source, rules, settings)
     return FileFix(shown, remaining=notebook.map_diagnostics(source, found) if notebook else found, errors=[error])
 
 
-def _parse(original: Snapshot, shown: str) -> tuple[Notebook | None, str] | FileFix:
+def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str] | FileFix:
     """The file's notebook if it is one (by its name as shown), and the text to lint; or why there is none."""
     try:
         notebook = parse_bytes(original.data) if shown.endswith(".ipynb") else None
@@ -188,7 +188,7 @@ def _broken(d: Diagnostic) -> Diagnostic:
     return Diagnostic(INTERNAL_ERROR[0], INTERNAL_ERROR[1], message, d.path, d.start, d.start, cell=d.cell)
 
 
-def _new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) -> tuple[str, str]:
+def new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) -> tuple[str, str]:
     """The file's new text and the diff that shows it (one hunk group per changed cell)."""
     if notebook is None:
         return fixed, _unified(source, fixed, shown)
