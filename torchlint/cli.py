@@ -87,6 +87,8 @@ def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> Ru
     from torchlint.engine.run import check_paths
 
     result = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
+    for warning in result.warnings:
+        click.echo(f"torchlint: warning: {warning}", err=True)
     if not result.files and not result.missing:
         click.echo(f"torchlint: warning: no Python files found under {' '.join(paths)}", err=True)
     return result

@@ -112,15 +112,19 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
     from torchlint.config import ConfigError, load_settings
 
     start = Path(paths[0]) if paths and Path(paths[0]).exists() else Path.cwd()
+    if not start.is_dir():  # a file's own folder, not its symlink target's: the target may lie outside
+        start = start.absolute().parent
     try:
         settings = load_settings(config_path, start=start, isolated=isolated)
-        return settings.merged(
+        settings = settings.merged(
             select=_split(overrides.get("select", ())),
             ignore=_split(overrides.get("ignore", ())),
             extend_select=_split(overrides.get("extend_select", ())),
             target_torch_version=overrides.get("target_torch_version"),
             unsafe_fixes=overrides.get("unsafe_fixes", False),
         )
+        settings.torch_version  # inferred from the project's declarations, which may be malformed
+        return settings
     except ConfigError as error:
         fail(str(error))
 

@@ -14,6 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
+
 from torchlint.registry import all_rules, find_rule, matches
 
 if TYPE_CHECKING:
@@ -118,6 +121,14 @@ def _check_selector(selector: str, where: str) -> None:
         raise ConfigError(f"{where}: unknown rule selector {selector!r}")
 
 
+def _check_patterns(patterns: list[str], where: str) -> None:
+    for pattern in patterns:
+        try:
+            pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+        except (GitWildMatchPatternError, ValueError, TypeError):
+            raise ConfigError(f"{where}: invalid pattern {pattern!r}") from None
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table."""
     start = start.resolve()
@@ -136,6 +147,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
 
@@ -176,6 +189,8 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
             if key in ("select", "ignore", "extend-select"):
                 for selector in value:
                     _check_selector(selector, where)
+            else:
+                _check_patterns(value, where)
             values[key.replace("-", "_")] = tuple(value)
         elif key == "per-file-ignores":
             if not isinstance(value, dict) or not all(
@@ -226,7 +241,12 @@ def infer_torch_version(root: Path) -> tuple[int, int] | None:
             project = _read_toml(pyproject).get("project", {})
         except ConfigError:
             project = {}
-        requirements += [r for r in project.get("dependencies", []) if isinstance(r, str)]
+        if not isinstance(project, dict):
+            raise ConfigError(f"{pyproject}: [project] must be a table")
+        dependencies = project.get("dependencies", [])
+        if not isinstance(dependencies, list):
+            raise ConfigError(f"{pyproject}: [project] dependencies must be a list of strings")
+        requirements += [r for r in dependencies if isinstance(r, str)]
     for path in sorted(root.glob("requirements*.txt")):
         try:
             requirements += path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -17,6 +17,7 @@ import click
 from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, run_options, selection_options
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
+from torchlint.engine.files import Unreadable
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, builtin, decode, lint_text
 from torchlint.engine.run import RunResult, check_paths, display_path, file_rules
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
@@ -71,6 +72,8 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
             continue
         problems = [d for d in found.diagnostics if d.code == IO_ERROR[0]]
         results.append(FileFix(found.path, remaining=[d for d in found.diagnostics if d.code != IO_ERROR[0]], errors=problems))
+    for warning in checked.warnings:
+        click.echo(f"torchlint: warning: {warning}", err=True)
     for name in checked.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     _show_errors(results, write)
@@ -109,9 +112,9 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
     """Fix one file in memory; write it when `write` and nothing went wrong."""
     shown = display_path(path)
     try:
-        original = snapshot(path, notebook=path.suffix == ".ipynb")
-    except OSError as error:
-        return FileFix(shown, errors=[builtin(IO_ERROR, shown, f"cannot read file: {error.strerror or error}")])
+        original = snapshot(path, settings.root, notebook=path.suffix == ".ipynb")
+    except Unreadable as error:
+        return FileFix(shown, errors=[builtin(IO_ERROR, shown, str(error))])
     except SyntaxError as error:
         return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")])
     result = _fix_snapshot(shown, original, rules, settings)

@@ -20,7 +20,7 @@ import click
 from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, RunOptions, emit
 from torchlint.config import Settings
 from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, source_lines
-from torchlint.engine.files import discover
+from torchlint.engine.files import Unreadable, discover
 from torchlint.engine.lint import lint_text
 from torchlint.engine.run import display_path, file_rules
 from torchlint.fixes.command import new_content, parse_snapshot
@@ -104,9 +104,9 @@ def add_noqa_command(paths: tuple[str, ...], settings: Settings, options: RunOpt
 def _add_to_file(path: Path, rules: list, settings: Settings) -> tuple[int, int] | str:
     shown = display_path(path)
     try:
-        original = snapshot(path, notebook=path.suffix == ".ipynb")
-    except (OSError, SyntaxError) as error:
-        return f"cannot read file: {getattr(error, 'strerror', None) or error}"
+        original = snapshot(path, settings.root, notebook=path.suffix == ".ipynb")
+    except (Unreadable, SyntaxError) as error:
+        return str(error)
     read = parse_snapshot(original, shown)
     if not isinstance(read, tuple):
         return read.remaining[0].message
