@@ -156,7 +156,7 @@ def test_deep_nesting_in_human_output_is_one_finding_without_traceback(tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         "deep.py:2:209: TL000 invalid syntax: too many nested parentheses",
-        "Found 1 finding in 1 file (0 fixable).",
+        "Found 1 finding in 1 file.",
     ]
     assert result.stderr == ""
 

@@ -18,7 +18,8 @@ from torchlint.rule import Invalid
 OTHER = next(rule.code for rule in all_rules() if rule.code != "TL004")
 DP = "import torch\nmodel = torch.nn.DataParallel(model)\n"  # one TL004 finding on row 2
 CLEAN = "import torch\nx = torch.ones(3)\n"
-SUMMARY = re.compile(r"^Found (\d+) findings? in (\d+) files? \((\d+) fixable\)\.$")
+SUMMARY = re.compile(r"^Found (\d+) findings? in (\d+) files?\.$")
+FIXABLE = re.compile(r"^\[\*\] (\d+) fixable with `torchlint check --fix --unsafe-fixes`\.$")
 
 
 def _check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -50,7 +51,7 @@ def project(tmp_path: Path) -> Path:
 def test_findings_exit_1_with_the_summary_line(project):
     result = _check(project, "--isolated")
     assert result.returncode == 1
-    assert result.stdout.splitlines()[-1] == "Found 3 findings in 2 files (0 fixable)."
+    assert result.stdout.splitlines()[-1] == "Found 3 findings in 2 files."
     assert result.stderr == ""
 
 
@@ -64,7 +65,7 @@ def test_clean_run_exits_0_and_says_so(tmp_path):
 def test_summary_uses_singular_forms(tmp_path):
     (tmp_path / "a.py").write_text(DP)
     assert _check(tmp_path, "--isolated", "--output-format", "concise").stdout.splitlines()[-1] == (
-        "Found 1 finding in 1 file (0 fixable)."
+        "Found 1 finding in 1 file."
     )
 
 
@@ -80,9 +81,10 @@ def test_summary_counts_fixable_findings(tmp_path):
     code, source = examples[0]
     (tmp_path / "t.py").write_text(source)
     (tmp_path / "dp.py").write_text(DP)
-    result = _check(tmp_path, "--isolated", "--select", f"{code},TL004", "--output-format", "concise")
-    found, files, fixable = map(int, SUMMARY.match(result.stdout.splitlines()[-1]).groups())
-    rows = [line for line in result.stdout.splitlines()[:-1] if line.startswith("t.py:")]
+    result = _check(tmp_path, "--isolated", "--unsafe-fixes", "--select", f"{code},TL004", "--output-format", "concise")
+    found, files = map(int, SUMMARY.match(result.stdout.splitlines()[-2]).groups())
+    fixable = int(FIXABLE.match(result.stdout.splitlines()[-1]).group(1))
+    rows = [line for line in result.stdout.splitlines()[:-2] if line.startswith("t.py:")]
     assert (files, found) == (2, len(rows) + 1)
     assert fixable == sum("[*]" in line for line in rows) >= 1
 
@@ -140,7 +142,7 @@ def test_output_file_receives_the_report(project):
     assert len(json.loads(out.read_text(encoding="utf-8"))) == 3
     long_form = project / "report.txt"
     _check(project, "--isolated", "--output-file", str(long_form))
-    assert long_form.read_text(encoding="utf-8").splitlines()[-1] == "Found 3 findings in 2 files (0 fixable)."
+    assert long_form.read_text(encoding="utf-8").splitlines()[-1] == "Found 3 findings in 2 files."
 
 
 def test_output_file_that_cannot_be_written_exits_2(project):

@@ -322,31 +322,32 @@ def test_sarif_clean_run_has_no_results(tmp_path):
 # -- human formats -----------------------------------------------------------------------
 
 
-def test_full_shows_location_source_line_caret_and_fix_hint(tmp_path):
-    (tmp_path / "a.py").write_text(DP)
+def test_full_shows_location_context_gutter_caret_and_fix_hint(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\n\n" + DP + "x = 1\ny = 2\nz = 3\n")
     lines = _run(tmp_path).stdout.splitlines()
-    assert lines[0].startswith(f"a.py:2:9: TL004 [data-parallel] {DP_MESSAGE_START}")
-    assert lines[1] == "2 | model = torch.nn.DataParallel(model)"
-    assert lines[2] == " " * len("2 | model = ") + "^" * len("torch.nn.DataParallel(model)")
-    assert lines[3].startswith("  = help: ")
-    assert lines[-1] == "Found 1 finding in 1 file (0 fixable)."
+    assert lines[0].startswith(f"a.py:4:9: TL004 [data-parallel] {DP_MESSAGE_START}")
+    assert lines[1:4] == ["2 |", "3 | import torch", "4 | model = torch.nn.DataParallel(model)"]
+    assert lines[4] == "  | " + " " * len("model = ") + "^" * len("torch.nn.DataParallel(model)")
+    assert lines[5:7] == ["5 | x = 1", "6 | y = 2"]
+    assert lines[7].startswith("  = help: ")
+    assert lines[-1] == "Found 1 finding in 1 file."
 
 
 def test_full_caret_follows_tabs_in_the_source_line(tmp_path):
     (tmp_path / "a.py").write_text("import torch\nif True:\n\tm = torch.nn.DataParallel(m)\n")
     lines = _run(tmp_path).stdout.splitlines()
-    assert lines[1] == "3 | \tm = torch.nn.DataParallel(m)"
-    assert lines[2] == "    \t    " + "^" * len("torch.nn.DataParallel(m)")
+    assert lines[3] == "3 | \tm = torch.nn.DataParallel(m)"
+    assert lines[4] == "  | \t    " + "^" * len("torch.nn.DataParallel(m)")
 
 
 def test_full_labels_an_unsafe_fix(tmp_path):
     code, source = _fixable_example()
     (tmp_path / "t.py").write_text(source)
-    out = _run(tmp_path, "--select", code).stdout
+    out = _run(tmp_path, "--select", code, "--unsafe-fixes").stdout
     rule = next(r for r in all_rules() if r.code == code)
     label = {"safe": "  = fix: ", "unsafe": "  = unsafe fix: "}[rule.fix_availability]
     assert label in out
-    assert re.search(r"^Found \d+ findings? in 1 file \([1-9]\d* fixable\)\.$", out, re.MULTILINE)
+    assert re.search(r"^\[\*\] [1-9]\d* fixable with `torchlint check --fix --unsafe-fixes`\.$", out, re.MULTILINE)
 
 
 def test_concise_is_one_line_per_finding(tmp_path):
@@ -356,14 +357,14 @@ def test_concise_is_one_line_per_finding(tmp_path):
     assert lines[1].startswith("a.py:3:9: TL004 ")
     assert lines[2].startswith("broken.py:2:")
     assert lines[3].startswith("sub/b.py:2:9: TL004 ")
-    assert lines[4] == "Found 4 findings in 3 files (0 fixable)."
+    assert lines[4] == "Found 4 findings in 3 files."
     assert len(lines) == 5
 
 
 def test_concise_marks_fixable_findings(tmp_path):
     code, source = _fixable_example()
     (tmp_path / "t.py").write_text(source)
-    first = _run(tmp_path, "--select", code, "--output-format", "concise").stdout.splitlines()[0]
+    first = _run(tmp_path, "--select", code, "--unsafe-fixes", "--output-format", "concise").stdout.splitlines()[0]
     assert re.match(rf"t\.py:\d+:\d+: {code} \[\*\] ", first)
 
 
@@ -377,7 +378,7 @@ def test_grouped_lists_findings_under_each_file(tmp_path):
     assert blocks[1].splitlines()[0] == "broken.py:"
     assert " TL000 " in blocks[1]
     assert blocks[2].splitlines() == ["sub/b.py:", f"  2:9 TL004 {blocks[2].split('TL004 ', 1)[1].splitlines()[0]}"]
-    assert blocks[3].strip() == "Found 4 findings in 3 files (0 fixable)."
+    assert blocks[3].strip() == "Found 4 findings in 3 files."
 
 
 @pytest.mark.parametrize("output_format", ["json", "json-lines", "github", "sarif", "junit"])

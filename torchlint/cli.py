@@ -6,27 +6,45 @@ exit 2; tracebacks never reach the user.
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import sys
-from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from torchlint import __version__
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, emit, fail, load, selection_options
-from torchlint.config import ConfigError
-from torchlint.diagnostics import Diagnostic
-from torchlint.engine.cache import cache_directory
-from torchlint.engine.lint import INTERNAL_ERROR
-from torchlint.engine.run import RunResult, check_paths
-from torchlint.output import FORMATS, HUMAN_FORMATS, render
-from torchlint.project import project_options, settings_report
-from torchlint.registry import all_rules, find_rule
+from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, load, project_options, run_options, selection_options, use_color
+from torchlint.output.summary import fix_line, found_line, statistics
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="torchlint")
+if TYPE_CHECKING:
+    from torchlint.config import Settings
+    from torchlint.engine.run import RunResult
+
+# Subcommands in their own rooms, imported only when named: `--version` and `check` never load
+# pygls, the verifier or the fixer.
+_LAZY = {
+    "fix": "torchlint.fixes.command:fix",
+    "lsp": "torchlint.lsp.command:lsp",
+    "verify": "torchlint.verify.command:verify",
+}
+
+
+class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _LAZY:
+            module, attribute = _LAZY[name].split(":")
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="torchlint")
 def main() -> None:
     """Find what makes PyTorch training slow, fix it, and prove the fix."""
 
@@ -34,47 +52,119 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1)
 @selection_options
-@click.option(
-    "--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True, help="How to print findings."
-)
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the findings here.")
-@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to lint with (default: all cores).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors (for bug reports).")
+@run_options
 @project_options
-def check(paths, config_path, isolated, output_format, output_file, statistics, exit_zero, quiet, jobs, no_cache, show_traceback, **selection) -> None:
-    """Report slow PyTorch patterns in PATHS (default: the current directory)."""
+def check(paths, **values) -> None:
+    """Report slow PyTorch patterns in PATHS (default: the current directory; `-` reads stdin)."""
+    options = RunOptions.take(values)
+    run(paths, options, values)
+
+
+def run(paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_command: bool = False) -> None:
+    """`check` and `fix`: one flow, the mode chosen by the fix flags (`fix` diffs by default)."""
+    if options.diff and options.fixing:
+        fail("--diff cannot be combined with --fix or --fix-only (it writes nothing)")
+    stdin = paths == ("-",)
+    if "-" in paths and not stdin:
+        fail("`-` (stdin) cannot be combined with other paths")
     paths = paths or (".",)
-    settings = load(paths, config_path, isolated, **selection)
+    settings = load((options.stdin_filename,) if stdin and options.stdin_filename else paths, unsafe_fixes=options.unsafe_fixes, **selection)
+    if selection.get("show_settings"):
+        _show_settings(selection["show_settings"], settings, options)
+    if options.show_files:
+        _show_files(paths, settings, stdin, options)
+    if options.add_noqa:
+        from torchlint.fixes.noqa import add_noqa_command
+
+        add_noqa_command(paths, settings, options)
+    if options.fixing or options.diff or fixing_command:
+        from torchlint.fixes.command import run_fixes
+
+        run_fixes(paths, settings, options, stdin)
+    result = _lint_stdin(settings, options) if stdin else _lint(paths, settings, options)
+    report(result, settings, options)
+    sys.exit(exit_code(result, options.exit_zero))
+
+
+def _show_settings(path: Path, settings: Settings, options: RunOptions) -> None:
+    from torchlint.config import ConfigError
+    from torchlint.project import settings_report
+
     try:
-        if selection.get("show_settings"):
-            emit(settings_report(selection["show_settings"], settings), output_file)
-            sys.exit(EXIT_CLEAN)
-        result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
+        emit(settings_report(path, settings), options.output_file, settings.root)
     except ConfigError as error:
+        fail(str(error))
+    sys.exit(EXIT_CLEAN)
+
+
+def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> RunResult:
+    from torchlint.config import ConfigError
+    from torchlint.engine.run import check_paths
+
+    try:
+        result = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
+    except ConfigError as error:  # a broken config file found beside one of the files
         fail(str(error))
     for warning in result.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
-    for name in result.missing:
-        click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     if not result.files and not result.missing:
         click.echo(f"torchlint: warning: no Python files found under {' '.join(paths)}", err=True)
+    return result
+
+
+def _lint_stdin(settings: Settings, options: RunOptions) -> RunResult:
+    from torchlint.engine.lint import FileResult
+    from torchlint.engine.run import RunResult, file_rules, lint_bytes
+
+    shown = options.stdin_filename or "-"
+    rules = file_rules(Path(shown), settings.enabled_rules(), settings)
+    return RunResult([FileResult(shown, lint_bytes(shown, read_stdin(), rules, settings))], [])
+
+
+def read_stdin() -> bytes:
+    return click.get_binary_stream("stdin").read()
+
+
+def _show_files(paths: tuple[str, ...], settings: Settings, stdin: bool, options: RunOptions) -> None:
+    from torchlint.engine.files import discover
+    from torchlint.engine.run import display_path
+
+    if stdin:
+        emit(f"{options.stdin_filename or '-'}\n", options.output_file, settings.root)
+        sys.exit(EXIT_CLEAN)
+    discovery = discover(list(paths), settings)
+    for name in discovery.missing:
+        click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
+    emit("".join(f"{name}\n" for name in sorted(map(display_path, discovery.files))), options.output_file, settings.root)
+    sys.exit(EXIT_ERROR if discovery.missing else EXIT_CLEAN)
+
+
+def report(result: RunResult, settings: Settings, options: RunOptions, summary: str | None = None) -> None:
+    """Print the findings in the chosen format, with the summary human formats end with."""
+    from torchlint.output import HUMAN_FORMATS, render
+    from torchlint.output.text import Style
+
+    for name in result.missing:
+        click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     diagnostics = result.diagnostics
-    if show_traceback:
+    if options.show_traceback:
         for d in diagnostics:
             if d.detail:
                 click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
-    text = _statistics(diagnostics) if statistics else render(output_format, diagnostics)
-    if output_format in HUMAN_FORMATS and not quiet and not statistics:
-        text += ("\n" if output_format in ("full", "grouped") and diagnostics else "") + _summary(result)
-    emit(text, output_file)
-    sys.exit(exit_code(result, exit_zero))
+    if options.statistics:
+        emit(statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"), options.output_file, settings.root)
+        return
+    style = Style(color=use_color(options.color, options.output_file), unsafe_fixes=settings.unsafe_fixes)
+    text = render(options.output_format, diagnostics, style)
+    if options.output_format in HUMAN_FORMATS and not options.quiet:
+        gap = "\n" if options.output_format in ("full", "grouped") and diagnostics else ""
+        text += gap + (summary if summary is not None else _summary(result, settings.unsafe_fixes))
+    emit(text, options.output_file, settings.root)
 
 
 def exit_code(result: RunResult, exit_zero: bool) -> int:
+    from torchlint.diagnostics import INTERNAL_ERROR
+
     if result.missing or any(d.code == INTERNAL_ERROR[0] for d in result.diagnostics):
         return EXIT_ERROR
     if result.diagnostics and not exit_zero:
@@ -82,34 +172,22 @@ def exit_code(result: RunResult, exit_zero: bool) -> int:
     return EXIT_CLEAN
 
 
-def _summary(result: RunResult) -> str:
+def _summary(result: RunResult, unsafe: bool) -> str:
     diagnostics = result.diagnostics
     if not diagnostics and result.missing:
         return ""  # the error lines said what went wrong; "all checks passed" would mislead
     if not diagnostics:
         checked = len(result.files)
         return f"All checks passed ({checked} {'file' if checked == 1 else 'files'} checked).\n"
-    files = len({d.path for d in diagnostics})
-    fixable = sum(1 for d in diagnostics if d.fixable)
-    noun = "finding" if len(diagnostics) == 1 else "findings"
-    where = "file" if files == 1 else "files"
-    return f"Found {len(diagnostics)} {noun} in {files} {where} ({fixable} fixable).\n"
-
-
-def _statistics(diagnostics: list[Diagnostic]) -> str:
-    counts = Counter((d.code, d.name) for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if d.fixable)
-    lines = [
-        f"{count:>5}  {code:<6} {name}{'  [*]' if fixable[code] else ''}"
-        for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    ]
-    return "\n".join(lines) + ("\n" if lines else "")
+    return found_line(diagnostics) + fix_line(diagnostics, unsafe)
 
 
 @main.command()
 @click.argument("paths", nargs=-1)
 def clean(paths) -> None:
     """Remove the result cache of the project at PATHS (default: the current directory)."""
+    from torchlint.engine.cache import CACHE_DIR
+
     settings = load(paths or (".",), None, False)
     directory = cache_directory(settings)
     if directory.is_dir():
@@ -121,6 +199,8 @@ def clean(paths) -> None:
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
     """List every rule: code, name, default state, fix availability, summary."""
+    from torchlint.registry import all_rules
+
     rows = [
         {
             "code": r.code,
@@ -142,21 +222,11 @@ def rules_command(output_format: str) -> None:
 @click.argument("code_or_name")
 def rule_command(code_or_name: str) -> None:
     """Print one rule's documentation."""
+    from torchlint.registry import find_rule
+
     rule = find_rule(code_or_name)
     if rule is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
     state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
     versions = "".join(f"\nFix writing {what} needs torch >= {since}." for what, since in rule.fix_versions.items())
     click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.{versions}\n{rule.docs}")
-
-
-# Subcommands that live in their own rooms register here.
-from torchlint.lsp.command import lsp  # noqa: E402  (pygls itself loads only when `lsp` runs)
-
-main.add_command(lsp)
-from torchlint.fixes.command import fix  # noqa: E402
-
-main.add_command(fix)
-from torchlint.verify.command import verify  # noqa: E402
-
-main.add_command(verify)

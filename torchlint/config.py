@@ -12,14 +12,16 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
 from torchlint.registry import all_rules, find_rule, matches
-from torchlint.rule import Rule
 from torchlint.torch_target import NEWEST_TORCH, TorchTarget, infer
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib

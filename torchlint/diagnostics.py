@@ -12,6 +12,12 @@ from enum import Enum
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
+# Built-in codes: findings about a file rather than its code. They live here, not in the engine,
+# so formatters can name them without importing the linter.
+SYNTAX_ERROR = ("TL000", "syntax-error")
+IO_ERROR = ("TL998", "io-error")
+INTERNAL_ERROR = ("TL999", "internal-error")
+
 
 class Applicability(str, Enum):
     SAFE = "safe"  # keeps behaviour
@@ -62,6 +68,10 @@ class Diagnostic:
     cell: int | None = None
     url: str | None = None
     source_line: str = field(default="", compare=False)
+    # Up to two lines above the start row and the lines after it through two below the end row,
+    # for the `full` format's context; relative to the start row, so notebook mapping keeps them.
+    context_before: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    context_after: tuple[str, ...] = field(default=(), compare=False, repr=False)
     # Rows whose suppression comments apply: the finding's row and its statement's first row.
     anchor_rows: tuple[int, ...] = field(default=(), compare=False, repr=False)
     # For internal errors: the traceback, printed with --show-traceback for bug reports.
@@ -70,6 +80,16 @@ class Diagnostic:
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+
+    def applicable(self, unsafe: bool) -> bool:
+        """Whether the next `--fix` (with `--unsafe-fixes` when `unsafe`) applies this finding's fix."""
+        if self.fix is None or not self.fix.edits:
+            return False
+        return self.fix.applicability is Applicability.SAFE or (unsafe and self.fix.applicability is Applicability.UNSAFE)
+
+    def hidden_fix(self, unsafe: bool) -> bool:
+        """An unsafe fix that only `--unsafe-fixes` would apply."""
+        return not unsafe and self.fix is not None and bool(self.fix.edits) and self.fix.applicability is Applicability.UNSAFE
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)

@@ -79,7 +79,12 @@ class Notebook:
             # Each edit's rows count within the cell that holds it (an added import may sit in another).
             edits = tuple(Edit(self._locate(markers, e.start)[1], self._locate(markers, e.end)[1], e.content) for e in fix.edits)
             fix = replace(fix, edits=edits)
-        return replace(d, start=start, end=end, cell=cell, fix=fix)
+        before, after = d.context_before, d.context_after
+        if self.marker in before:  # context stops at the cell's own lines
+            before = before[len(before) - before[::-1].index(self.marker) :]
+        if self.marker in after:
+            after = after[: after.index(self.marker)]
+        return replace(d, start=start, end=end, cell=cell, fix=fix, context_before=before, context_after=after)
 
     def sources(self, text: str) -> list[str]:
         """The code cells' new sources from a fixed virtual `text`, IPython syntax restored."""

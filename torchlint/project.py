@@ -12,8 +12,6 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-import click
-
 from torchlint.config import ConfigError, Settings, find_config, load_settings
 
 DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py")
@@ -100,14 +98,3 @@ def _describe(path: Path, settings: Settings) -> str:
         f"enabled rules: {', '.join(r.code for r in rules)}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def project_options(command):
-    """`--show-settings FILE` and `--cache-dir`, kept here so cli.py only names them."""
-    command = click.option(
-        "--show-settings", type=click.Path(path_type=Path), metavar="FILE", help="Print the settings that apply to FILE and exit."
-    )(command)
-    return click.option(
-        "--cache-dir", envvar="TORCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=Path),
-        help="Where to keep the result cache (default: .torchlint_cache at the project root).",
-    )(command)

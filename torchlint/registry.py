@@ -1,17 +1,24 @@
-"""Finds the rules: every `Rule` subclass defined in a module of the `torchlint.rules` package."""
+"""Finds the rules: every `Rule` subclass defined in a module of the `torchlint.rules` package.
+
+The rules (and libcst, which they build on) are imported on the first call, not with this
+module, so commands that never lint (`--version`, `rules --help`) start without them.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from functools import cache
+from typing import TYPE_CHECKING
 
-from torchlint.rule import Rule
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 
 @cache
 def all_rules() -> tuple[type[Rule], ...]:
     import torchlint.rules as package
+    from torchlint.rule import Rule
 
     found: list[type[Rule]] = []
     for info in pkgutil.iter_modules(package.__path__):

@@ -71,6 +71,9 @@ class Rule:
     # Text tests (`analysis/text.py`) of the kind of code the rule looks at, all of which must hold
     # too: `may_train` for a rule about training code. Override `may_match` for more.
     text_tests: ClassVar[tuple[Callable[[str], bool], ...]] = ()
+    # A rule about the suppression comments themselves (unused-noqa): it does not visit the
+    # syntax tree; `review` runs after suppressions are applied, on the comments and their use.
+    reviews_suppressions: ClassVar[bool] = False
     valid: ClassVar[list[str | Valid]] = []
     invalid: ClassVar[list[str | Invalid]] = []
 

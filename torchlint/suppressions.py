@@ -10,7 +10,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from torchlint.diagnostics import Diagnostic, source_lines
 
@@ -25,21 +25,51 @@ class Suppressions:
     whole_file: bool = False
     # row -> codes suppressed on that row ("*" for all)
     rows: dict[int, frozenset[str]] = field(default_factory=dict)
+    # row -> (0-based column, comment text) of each `# noqa: CODES` comment, for unused-noqa
+    noqa_comments: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def suppresses(self, diagnostic: Diagnostic, rows: tuple[int, ...]) -> bool:
+        return self.used_by(diagnostic, rows) is not None
+
+    def used_by(self, diagnostic: Diagnostic, rows: tuple[int, ...]) -> tuple[int, str] | None:
+        """The (row, code as normalised) of the comment that suppresses `diagnostic`, if one does."""
         if self.whole_file:
-            return True
+            return (0, "*")
         for row in rows:
-            codes = self.rows.get(row)
-            if codes is not None and ("*" in codes or diagnostic.code in codes or diagnostic.name in codes):
-                return True
-        return False
+            codes = self.rows.get(row, ())
+            for code in ("*", diagnostic.code, diagnostic.name):
+                if code in codes:
+                    return row, code
+        return None
+
+    def filter(self, found: list[Diagnostic], keep: Callable[[Diagnostic], bool]) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
+        """The findings no comment suppresses (and those `keep` says stay), and the comments used."""
+        kept, used = [], set()
+        for d in found:
+            by = None if keep(d) else self.used_by(d, d.anchor_rows)
+            if by is None:
+                kept.append(d)
+            else:
+                used.add(by)
+        return kept, used
+
+
+def normalise(code: str) -> str:
+    """A code as comments are matched: codes upper-case, rule names lower-case."""
+    code = code.strip()
+    return code.upper() if code[:2].upper() == "TL" else code.lower()
+
+
+def noqa_codes(comment: str) -> re.Match[str] | None:
+    """The `# noqa: CODES` in a comment, with the codes in group "codes"."""
+    match = _NOQA.search(comment)
+    return match if match and match.group("codes") else None
 
 
 def _codes(text: str | None) -> frozenset[str]:
     if not text:
         return ALL
-    return frozenset(c.strip().upper() if c.strip()[:2].upper() == "TL" else c.strip().lower() for c in re.split(r"[\s,]+", text) if c.strip())
+    return frozenset(normalise(c) for c in re.split(r"[\s,]+", text) if c.strip())
 
 
 def scan(source: str) -> Suppressions:
@@ -54,15 +84,15 @@ def scan(source: str) -> Suppressions:
         return found
 
 
-# (row, comment text from its `#`, whether the comment is alone on its line)
-Comment = tuple[int, str, bool]
+# (row, 0-based column, comment text from its `#`, whether the comment is alone on its line)
+Comment = tuple[int, int, str, bool]
 
 
 def _line_comments(source: str) -> Iterator[Comment]:
     for row, line in enumerate(source_lines(source), start=1):
         at = line.find("#")
         if at >= 0:
-            yield row, line[at:], not line[:at].strip()
+            yield row, at, line[at:], not line[:at].strip()
 
 
 def _token_comments(source: str) -> Iterator[Comment]:
@@ -70,7 +100,7 @@ def _token_comments(source: str) -> Iterator[Comment]:
     for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
         if token.type == tokenize.COMMENT:
             row, column = token.start
-            yield row, token.string, not token.line[:column].strip()
+            yield row, column, token.string, not token.line[:column].strip()
 
 
 def _collect(comments: Iterable[Comment]) -> Suppressions:
@@ -79,12 +109,14 @@ def _collect(comments: Iterable[Comment]) -> Suppressions:
     def add(row: int, codes: frozenset[str]) -> None:
         found.rows[row] = found.rows.get(row, frozenset()) | codes
 
-    for row, comment, alone in comments:
+    for row, column, comment, alone in comments:
         if alone and _FILE_NOQA.match(comment):
             found.whole_file = True
             return found
         if match := _NOQA.search(comment):
             add(row, _codes(match.group("codes")))
+            if match.group("codes"):
+                found.noqa_comments[row] = (column, comment)
         if match := _IGNORE.search(comment):
             add(row, _codes(match.group("codes")))
             if alone:  # on its own line: applies to the next line

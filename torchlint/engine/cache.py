@@ -137,7 +137,7 @@ def _record(d: Diagnostic) -> dict:
     if d.fix is not None:
         fix = [d.fix.message, d.fix.applicability.value, [[_pos(e.start), _pos(e.end), e.content] for e in d.fix.edits]]
     return {"c": d.code, "n": d.name, "m": d.message, "p": d.path, "s": _pos(d.start), "e": _pos(d.end),
-            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line}
+            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line, "cb": d.context_before, "ca": d.context_after}
 
 
 def _diagnostic(item: dict) -> Diagnostic:
@@ -146,4 +146,4 @@ def _diagnostic(item: dict) -> Diagnostic:
         message, applicability, edits = item["f"]
         fix = Fix(message, Applicability(applicability), tuple(Edit(Position(*a), Position(*b), c) for a, b, c in edits))
     return Diagnostic(item["c"], item["n"], item["m"], item["p"], Position(*item["s"]), Position(*item["e"]), fix,
-                      item["cell"], item["u"], item["l"])
+                      item["cell"], item["u"], item["l"], tuple(item["cb"]), tuple(item["ca"]))

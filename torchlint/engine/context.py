@@ -159,7 +159,10 @@ class FileContext:
         start, end = self.start(node), self.end(node)
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
-            Diagnostic(rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors)
+            Diagnostic(
+                rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors,
+                context_before=self._lines_between(start.row - 2, start.row - 1), context_after=self._lines_between(start.row + 1, start.row + 2),
+            )
         )
 
     def _in_test_code(self, node: cst.CSTNode) -> bool:
@@ -170,6 +173,11 @@ class FileContext:
             if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
                 return True
         return False
+
+    def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
+        """Source rows `first`..`last` that exist, for the context the `full` format shows."""
+        self.line(1)  # splits the source once
+        return tuple(self._lines[max(first, 1) - 1 : max(last, 0)])
 
     def _statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""

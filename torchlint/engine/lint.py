@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
-from torchlint.diagnostics import Diagnostic, Position, source_lines
+from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Position, source_lines  # noqa: F401 (re-exported)
 from torchlint.engine.context import FileContext
 from torchlint.engine.stack import on_big_stack
 from torchlint.engine.traversal import run_rules
@@ -37,9 +37,6 @@ _DEPTH_MESSAGES = ("too many nested parentheses", "too complex", "too many stati
 # `def test_epoch(model, loader)` is more likely an evaluation routine.
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 
-SYNTAX_ERROR = ("TL000", "syntax-error")
-IO_ERROR = ("TL998", "io-error")
-INTERNAL_ERROR = ("TL999", "internal-error")
 
 
 @dataclass
@@ -66,7 +63,22 @@ def decode(data: bytes) -> str:
 
 def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
-    rules = [rule for rule in rules if rule.may_match(text)]
+    enabled = rules
+    reviewers = [rule for rule in rules if rule.reviews_suppressions]
+    rules = [rule for rule in rules if not rule.reviews_suppressions and rule.may_match(text)]
+    found = _lint(path, text, rules, settings)
+    if not found and not any(rule.may_match(text) for rule in reviewers):
+        return []
+    suppressions = scan(text)
+    kept, used = suppressions.filter(found, keep=lambda d: d.code == INTERNAL_ERROR[0])
+    if not any(d.code == SYNTAX_ERROR[0] for d in found):  # no rule ran on it: no comment is judged
+        for reviewer in reviewers:
+            kept += reviewer.review(path, text, suppressions, used, enabled)
+    return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _lint(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+    """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
@@ -80,11 +92,7 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     finally:
         if collecting:
             gc.enable()
-    if not found:
-        return []
-    suppressions = scan(text)
-    kept = [d for d in found if d.code == INTERNAL_ERROR[0] or not suppressions.suppresses(d, d.anchor_rows)]
-    return sorted(kept, key=Diagnostic.sort_key)
+    return found
 
 
 def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | None:

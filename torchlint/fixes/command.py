@@ -9,21 +9,22 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
 
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, fail, load, selection_options
+from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, run_options, selection_options
 from torchlint.config import Settings
-from torchlint.diagnostics import Applicability, Diagnostic
-from torchlint.engine.files import Unreadable, discover
+from torchlint.diagnostics import Diagnostic
+from torchlint.engine.files import Unreadable
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, builtin, decode, lint_text
-from torchlint.engine.run import display_path, file_rules
+from torchlint.engine.run import RunResult, check_paths, display_path, file_rules
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
-from torchlint.fixes.write import Snapshot, WriteRefused, snapshot, write_atomic
+from torchlint.fixes.write import Snapshot, WriteRefused, snapshot, snapshot_of, write_atomic
 from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
+from torchlint.output.summary import fix_line, plural
 from torchlint.rule import Rule
 
 
@@ -34,43 +35,111 @@ class FileFix:
     remaining: list[Diagnostic] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)  # why fixes were not applied or written
     diff: str = ""
+    fixed: bytes | None = None  # the new content, when a fix changed it
 
 
 @click.command()
 @click.argument("paths", nargs=-1)
 @selection_options
-@click.option("--apply", "write", is_flag=True, help="Write the fixes to the files.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print the diff of the fixes and write nothing (the default).")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
-def fix(paths, config_path, isolated, write, show_diff, unsafe_fixes, **selection) -> None:
-    """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply."""
-    if write and show_diff:
+@run_options
+@click.option("--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix).")
+def fix(paths, write, **values) -> None:
+    """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
+    options = RunOptions.take(values)
+    if write and options.diff:
         fail("--apply and --diff cannot be used together")
-    paths = paths or (".",)
-    settings = load(paths, config_path, isolated, unsafe_fixes=unsafe_fixes, **selection)
-    discovery = discover(list(paths), settings)
+    options = replace(options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True)
+    from torchlint.cli import run
+
+    run(paths, options, values, fixing_command=True)
+
+
+def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, stdin: bool) -> None:
+    """Fix (or, with --diff, show the fixes of) every file, report, and exit.
+
+    Every file is linted first through the cached, parallel path; only files with a fix the
+    run would apply go through the fixer."""
+    write = options.fixing
+    if stdin:
+        _fix_stdin(settings, options, write)
+    checked = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
     rules = settings.enabled_rules()
-    results = [fix_file(path, file_rules(path, rules, settings), settings, write) for path in discovery.files]
-    results += [FileFix(display_path(d), errors=[builtin(IO_ERROR, display_path(d), why)]) for d, why in discovery.unreadable]
-    for warning in discovery.warnings:
+    results = []
+    for found in checked.files:
+        if any(d.applicable(settings.unsafe_fixes) for d in found.diagnostics):
+            path = Path(found.path)
+            results.append(fix_file(path, file_rules(path, rules, settings), settings, write))
+            continue
+        problems = [d for d in found.diagnostics if d.code == IO_ERROR[0]]
+        results.append(FileFix(found.path, remaining=[d for d in found.diagnostics if d.code != IO_ERROR[0]], errors=problems))
+    for warning in checked.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
-    for name in discovery.missing:
+    for name in checked.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
+    _show_errors(results, write)
+    _report(results, settings, options, len(checked.files))
+    sys.exit(_exit_code(results, options, bool(checked.missing)))
+
+
+def _show_errors(results: list[FileFix], write: bool) -> None:
     for result in results:
-        unreadable = [] if write else [d for d in result.remaining if d.code == SYNTAX_ERROR[0]]  # --apply lists them
+        unreadable = [] if write else [d for d in result.remaining if d.code == SYNTAX_ERROR[0]]  # --fix lists them
         for error in result.errors + unreadable:
             click.echo(f"torchlint: error: {text.concise([error]).rstrip()}", err=True)
-    click.echo(_report(results, settings, write, len(discovery.files)), nl=False)
-    sys.exit(_exit_code(results, write, bool(discovery.missing)))
+
+
+def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
+    """`fix -`: the fixed text (or, with --diff, the diff) on stdout; findings left on stderr."""
+    from torchlint.cli import read_stdin
+
+    shown = options.stdin_filename or "-"
+    data = read_stdin()
+    rules = file_rules(Path(shown), settings.enabled_rules(), settings)
+    result = fix_data(Path(shown), shown, data, rules, settings)
+    if write:
+        sys.stdout.buffer.write(result.fixed if result.fixed is not None else data)
+        sys.stdout.flush()
+    else:
+        click.echo(result.diff, nl=False)
+    _show_errors([result], write)
+    if not options.quiet and not options.fix_only:
+        summary = f"Fixed {plural(len(result.applied), 'finding')}, {plural(len(result.remaining), 'remaining finding')}.\n"
+        click.echo(text.concise(result.remaining) + summary, err=True, nl=False)
+    sys.exit(_exit_code([result], options, False))
 
 
 def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: bool) -> FileFix:
     """Fix one file in memory; write it when `write` and nothing went wrong."""
     shown = display_path(path)
-    read = _read(path, shown, settings.root)
+    try:
+        original = snapshot(path, settings.root, notebook=path.suffix == ".ipynb")
+    except Unreadable as error:
+        return FileFix(shown, errors=[builtin(IO_ERROR, shown, str(error))])
+    except SyntaxError as error:
+        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")])
+    result = _fix_snapshot(shown, original, rules, settings)
+    if write and result.fixed is not None and result.fixed != original.data:
+        try:
+            write_atomic(original, result.fixed)
+        except WriteRefused as error:
+            return _unwritten(shown, original, builtin(IO_ERROR, shown, str(error)), rules, settings)
+    return result
+
+
+def fix_data(path: Path, shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> FileFix:
+    """Fix bytes that came from elsewhere (stdin) in memory; `path` says whether it is a notebook."""
+    try:
+        original = snapshot_of(path, data, notebook=path.suffix == ".ipynb")
+    except SyntaxError as error:
+        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")])
+    return _fix_snapshot(shown, original, rules, settings)
+
+
+def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings) -> FileFix:
+    read = parse_snapshot(original, shown)
     if isinstance(read, FileFix):
         return read
-    original, notebook, source = read
+    notebook, source = read
 
     def lint(code: str) -> list[Diagnostic]:
         return lint_text(shown, code, rules, settings)
@@ -88,26 +157,28 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
     if not outcome.applied:
         return result
     try:
-        new_text, result.diff = _new_content(shown, source, notebook, outcome.text)
-        data = original.encode(new_text)
-        if write and data != original.data:
-            write_atomic(original, data)
+        new_text, result.diff = new_content(shown, source, notebook, outcome.text)
+        result.fixed = original.encode(new_text)
     except (NotebookError, WriteRefused) as error:
         kind = IO_ERROR if isinstance(error, WriteRefused) else INTERNAL_ERROR
         result.errors.append(builtin(kind, shown, str(error)))
-        result.applied = []
+        result.applied, result.diff = [], ""
         result.remaining = in_file_terms(source, lint(source))
     return result
 
 
-def _read(path: Path, shown: str, root: Path) -> tuple[Snapshot, Notebook | None, str] | FileFix:
-    """The file as read, its notebook if it is one, and the text to lint; or why there is none."""
+def _unwritten(shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings) -> FileFix:
+    """A fixed file that could not be written: its findings as they still are, and why."""
+    notebook, source = parse_snapshot(original, shown)  # type: ignore[misc]  (it parsed before fixing)
+    found = lint_text(shown, source, rules, settings)
+    return FileFix(shown, remaining=notebook.map_diagnostics(source, found) if notebook else found, errors=[error])
+
+
+def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str] | FileFix:
+    """The file's notebook if it is one (by its name as shown), and the text to lint; or why there is none."""
     try:
-        original = snapshot(path, root, notebook=path.suffix == ".ipynb")
-        notebook = parse_bytes(original.data) if path.suffix == ".ipynb" else None
-        return original, notebook, notebook.text if notebook else decode(original.data)
-    except Unreadable as error:
-        return FileFix(shown, errors=[builtin(IO_ERROR, shown, str(error))])
+        notebook = parse_bytes(original.data) if shown.endswith(".ipynb") else None
+        return notebook, notebook.text if notebook else decode(original.data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
         return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")])
@@ -120,7 +191,7 @@ def _broken(d: Diagnostic) -> Diagnostic:
     return Diagnostic(INTERNAL_ERROR[0], INTERNAL_ERROR[1], message, d.path, d.start, d.start, cell=d.cell)
 
 
-def _new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) -> tuple[str, str]:
+def new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) -> tuple[str, str]:
     """The file's new text and the diff that shows it (one hunk group per changed cell)."""
     if notebook is None:
         return fixed, _unified(source, fixed, shown)
@@ -139,16 +210,8 @@ def _unified(before: str, after: str, name: str) -> str:
 
 
 # -- what the user reads ---------------------------------------------------------------------
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _held_back(d: Diagnostic, settings: Settings) -> bool:
-    return not settings.unsafe_fixes and d.fix is not None and d.fix.applicability is Applicability.UNSAFE and bool(d.fix.edits)
-
-
 def _left(remaining: list[Diagnostic], settings: Settings) -> str:
-    unsafe = sum(1 for d in remaining if _held_back(d, settings))
+    unsafe = sum(1 for d in remaining if d.hidden_fix(settings.unsafe_fixes))
     parts = []
     if unsafe:
         parts.append(f"{unsafe} more with --unsafe-fixes")
@@ -157,34 +220,63 @@ def _left(remaining: list[Diagnostic], settings: Settings) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _report(results: list[FileFix], settings: Settings, write: bool, checked: int) -> str:
+def _would_fix(results: list[FileFix], settings: Settings, checked: int) -> str:
     fixed = [r for r in results if r.applied]
     count = sum(len(r.applied) for r in fixed)
     remaining = [d for r in results for d in r.remaining]
-    where = f"{_plural(count, 'finding')} in {_plural(len(fixed), 'file')}"
-    if not write:
-        diff = "".join(r.diff for r in results)
-        if count:
-            return f"{diff}Would fix {where}{_left(remaining, settings)}.\n"
-        if remaining:
-            return f"No fixes available{_left(remaining, settings)}.\n"
-        return f"Nothing to fix ({_plural(checked, 'file')} checked).\n"
-    out = [f"Fixed {where}:\n"] if count else []
+    if count:
+        return f"Would fix {plural(count, 'finding')} in {plural(len(fixed), 'file')}{_left(remaining, settings)}.\n"
+    if remaining:
+        return f"No fixes available{_left(remaining, settings)}.\n"
+    return f"Nothing to fix ({plural(checked, 'file')} checked).\n"
+
+
+def _listing(fixed: list[FileFix]) -> str:
+    """What was fixed, per file and rule (`--show-fixes`)."""
+    count = sum(len(r.applied) for r in fixed)
+    out = [f"Fixed {plural(count, 'finding')} in {plural(len(fixed), 'file')}:\n"] if count else []
     for result in fixed:
         out.append(f"  {result.path}:\n")
         counts = Counter((d.code, d.name) for d in result.applied)
         out += [f"    {n:>3}  {code} {name}\n" for (code, name), n in sorted(counts.items())]
-    if remaining:
-        out.append(("\n" if out else "") + text.full(remaining))
-        out.append(f"Found {_plural(len(remaining), 'remaining finding')}{_left(remaining, settings)}.\n")
-    else:
-        out.append(f"No findings remain ({_plural(checked, 'file')} checked).\n")
     return "".join(out)
 
 
-def _exit_code(results: list[FileFix], write: bool, missing: bool) -> int:
+def _fixed_summary(count: int, remaining: list[Diagnostic], settings: Settings, checked: int) -> str:
+    if not count and not remaining:
+        return f"All checks passed ({plural(checked, 'file')} checked).\n"
+    total = plural(count + len(remaining), "finding")
+    return f"Found {total} ({count} fixed, {len(remaining)} remaining).\n" + fix_line(remaining, settings.unsafe_fixes)
+
+
+def _report(results: list[FileFix], settings: Settings, options: RunOptions, checked: int) -> None:
+    from torchlint.cli import report
+    from torchlint.engine.lint import FileResult
+
+    fixed = [r for r in results if r.applied]
+    count = sum(len(r.applied) for r in fixed)
+    if options.diff:
+        diff = "".join(r.diff for r in results)
+        emit(diff + ("" if options.quiet else _would_fix(results, settings, checked)), options.output_file, settings.root)
+        return
+    listing = _listing(fixed) if options.show_fixes else ""
+    if options.fix_only:
+        emit("" if options.quiet else listing or f"Fixed {plural(count, 'finding')}.\n", options.output_file, settings.root)
+        return
+    remaining = [d for r in results for d in r.remaining]
+    summary = listing + ("\n" if listing else "") + _fixed_summary(count, remaining, settings, checked)
+    report(RunResult([FileResult(r.path, r.remaining) for r in results], []), settings, options, summary)
+
+
+def _exit_code(results: list[FileFix], options: RunOptions, missing: bool) -> int:
     if missing or any(r.errors for r in results) or any(d.code == INTERNAL_ERROR[0] for r in results for d in r.remaining):
         return EXIT_ERROR
-    if any(r.remaining for r in results) or (not write and any(r.applied for r in results)):
+    applied = any(r.applied for r in results)
+    remaining = any(r.remaining for r in results)
+    if options.exit_non_zero_on_fix and applied:
         return EXIT_FINDINGS
-    return EXIT_CLEAN
+    if options.exit_zero or options.fix_only:
+        return EXIT_CLEAN
+    if options.diff:
+        return EXIT_FINDINGS if applied or remaining else EXIT_CLEAN
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN

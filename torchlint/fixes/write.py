@@ -43,11 +43,16 @@ def snapshot(path: Path, root: Path, notebook: bool) -> Snapshot:
     project); raises Unreadable, or SyntaxError for a Python file's unusable coding cookie."""
     data = read_source(path, root)
     real = path.resolve()
+    return snapshot_of(real, data, notebook)
+
+
+def snapshot_of(path: Path, data: bytes, notebook: bool) -> Snapshot:
+    """Bytes read elsewhere (stdin) as a snapshot; raises SyntaxError for an unusable coding cookie."""
     if notebook:
         encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
     else:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return Snapshot(real, data, encoding)
+    return Snapshot(path, data, encoding)
 
 
 def write_atomic(original: Snapshot, data: bytes) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR
+from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR
 
 # A file torchlint could not read or parse, or its own failure: that file's findings are missing.
 ERROR_CODES = frozenset({SYNTAX_ERROR[0], IO_ERROR[0], INTERNAL_ERROR[0]})

@@ -13,8 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from torchlint import __version__
-from torchlint.diagnostics import Diagnostic, Edit, Fix, Position
-from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR
+from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Edit, Fix, Position
 from torchlint.output.levels import level
 from torchlint.registry import all_rules
 
