@@ -15,6 +15,7 @@ class UnusedNoqa(Rule):
     summary = "A `# noqa` code that suppresses no finding"
     default_enabled = False
     fix_availability = "safe"
+    fix_versions = {"a comment (no torch API)": "1.0"}
     tokens = ("noqa", "NOQA", "NoQA")
     reviews_suppressions = True
     docs = """
@@ -78,5 +79,6 @@ that suppresses nothing changes nothing when it goes.
             before = line[: column + match.start()]
             edit = Edit(Position(row, len(before.rstrip()) + 1), end, "")
         message = f"Unused `noqa` for {', '.join(unused)}: nothing to suppress here"
-        fix = Fix("Remove the unused code" if left else "Remove the unused `noqa` comment", Applicability.SAFE, (edit,))
+        action = "Remove the unused code" if left else "Remove the unused `noqa` comment"
+        fix = Fix(action, Applicability.SAFE, (edit,), min_torch=(1, 0))
         return Diagnostic(cls.code, cls.name, message, path, start, end, fix, source_line=line, anchor_rows=(row,))
