@@ -113,7 +113,7 @@ def test_version_alias_and_show_files(tmp_path):
 
 @pytest.mark.parametrize(
     ("flags", "env", "coloured"),
-    [([], {}, False), (["--color", "always"], {}, True), ([], {"FORCE_COLOR": "1"}, True), (["--color", "never"], {"FORCE_COLOR": "1"}, False)],
+    [([], {}, False), (["--color", "always"], {}, True), ([], {"FORCE_COLOR": "1"}, True), (["--color", "never"], {"FORCE_COLOR": "1"}, False), ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False)],
 )
 def test_colour_follows_the_flag_and_the_environment(tmp_path, monkeypatch, flags, env, coloured):
     monkeypatch.delenv("NO_COLOR", raising=False)
