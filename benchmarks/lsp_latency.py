@@ -1,6 +1,11 @@
 """Latency of `torchlint lsp` from an edit to its diagnostics, against libcst's bare parse.
 
     python benchmarks/lsp_latency.py [--edits 50] [--lines 1000]
+    python benchmarks/lsp_latency.py --fix-all 5 [--lines 5000]
+
+With `--fix-all N` it times instead N `source.fixAll` code actions on the script against N
+runs of the CLI's `torchlint fix` on the same text (alternating), and prints the ratio of
+their medians.
 
 Starts the installed `torchlint lsp` over stdio, opens a synthetic ~1,000-line training
 script, then sends one edit at a time (a whole-document didChange, as the server asks for)
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -205,11 +211,73 @@ async def measure(texts: list[str], path: Path) -> dict[str, list[float]]:
     return samples
 
 
+async def measure_fix_all(text: str, path: Path, runs: int) -> dict[str, list[float]]:
+    """Per run: `torchlint fix` of the file, then `source.fixAll` on the same open document (unsafe
+    fixes on in both: the synthetic script's fixes are mostly unsafe)."""
+    client = LanguageClient("lsp-latency", "1")
+    published: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_publish(params: types.PublishDiagnosticsParams) -> None:
+        if not published.done():
+            published.set_result(len(params.diagnostics))
+
+    command = torchlint_command()
+    await client.start_io(command[0], *command[1:], "lsp")
+    await client.initialize_async(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri(), initialization_options={"debounceMs": 0, "unsafeFixes": True})
+    )
+    client.initialized(types.InitializedParams())
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    print(f"{await asyncio.wait_for(published, 120)} diagnostics on the script")
+    samples: dict[str, list[float]] = {"torchlint fix (CLI)": [], "source.fixAll (LSP)": []}
+    end = types.Position(line=text.count("\n"), character=0)
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([*command, "fix", "--diff", "--unsafe-fixes", str(path)], capture_output=True, check=False)
+        samples["torchlint fix (CLI)"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line=0, character=0), end=end),
+                context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]),
+            )
+        )
+        samples["source.fixAll (LSP)"].append(time.perf_counter() - started)
+        if not actions or actions[0].edit is None:
+            sys.exit("fix-all returned no edit: the script has nothing to fix")
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return samples
+
+
+def fix_all_main(lines: int, runs: int) -> None:
+    text = training_script(lines)
+    path = Path(tempfile.mkdtemp(prefix="lsp-fix-all-")) / "train.py"
+    path.write_text(text)  # the CLI reads the file; the server gets the same text from didOpen
+    print(f"script: {text.count(chr(10))} lines, {len(text.encode())} bytes; {runs} runs each")
+    samples = asyncio.run(measure_fix_all(text, path, runs))
+    cli = statistics.median(samples["torchlint fix (CLI)"])
+    print(f"\n{'':<24}{'median s':>10}{'max s':>8}{'/CLI':>7}")
+    for name, values in samples.items():
+        print(f"{name:<24}{statistics.median(values):>10.2f}{max(values):>8.2f}{statistics.median(values) / cli:>7.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=50)
-    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--lines", type=int, default=None, help="script length (1000, or 5000 with --fix-all)")
+    parser.add_argument("--fix-all", type=int, default=0, metavar="N", help="time N fix-all actions against N CLI fixes")
     args = parser.parse_args()
+    if args.fix_all:
+        fix_all_main(args.lines or 5000, args.fix_all)
+        return
+    args.lines = args.lines or 1000
 
     base = training_script(args.lines)
     texts = [base] + [edited(base, i) for i in range(1, args.edits + 1)]

@@ -25,6 +25,9 @@ class AdamWithWeightDecay(Rule):
     summary = "`Adam(weight_decay=...)` is L2 regularization, not decoupled weight decay; use `AdamW`"
     default_enabled = False
     fix_availability = "unsafe"
+    fix_versions = {
+        '`torch.optim.AdamW`': '1.2',
+    }
     tokens = ("Adam",)
     docs = """
 ## What it does
@@ -106,7 +109,7 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         if self.ctx.fact(Training).is_test_file:
             return  # a unit test's optimizer exercises the code under test; it trains no model anyone keeps
         edits = self._rename(node.func, qualname or "")
-        fix = self.make_fix("Use `AdamW` (decoupled weight decay)", Applicability.UNSAFE, *edits)
+        fix = self.make_fix("Use `AdamW` (decoupled weight decay)", Applicability.UNSAFE, *edits, writes="`torch.optim.AdamW`")
         self.report(node, "`Adam` with `weight_decay` adds an L2 term to the gradient that the adaptive step scales away; `AdamW` decays weights directly", fix)
 
     def _decays(self, call: cst.Call) -> bool:
@@ -135,5 +138,5 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         imported = next((local for local, full in self.ctx.symbols.aliases.items() if full == "torch.optim.AdamW"), None)
         if imported is not None:
             return [self.ctx.replace(func, imported)]
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(func)
         return [import_edit, self.ctx.replace(func, f"{alias}.optim.AdamW")]

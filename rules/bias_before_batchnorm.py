@@ -46,6 +46,9 @@ class BiasBeforeBatchnorm(Rule):
     name = "bias-before-batchnorm"
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`bias=False`': '1.0',
+    }
     tokens = ("BatchNorm",)
     docs = """
 ## What it does
@@ -97,8 +100,11 @@ Unsafe. Without a bias the layer's `state_dict` has no `<layer>.bias` key, so lo
 checkpoint saved before the change with `load_state_dict(..., strict=True)` fails on the
 unexpected key (load with `strict=False`, or drop the key, after checking the model). The
 outputs stay the same up to the running mean, which a model trained from scratch relearns.
-Code that touches the layer's bias, such as an initialisation loop calling
-`nn.init.zeros_(m.bias)` without an `if m.bias is not None` guard, must handle `None`.
+Code that touches the layer's bias must handle `None`: where the file reads `m.bias` on a
+module it finds by walking a model (`for m in self.modules():`, a function given to
+`model.apply`) or narrows with `isinstance(m, nn.Conv2d)`, with no `m.bias is not None` check,
+the finding says so and offers no fix, since the fixed model would raise `AttributeError`
+when built.
 
 ## References
 - [BatchNorm2d](https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html)
@@ -195,6 +201,7 @@ Code that touches the layer's bias, such as an initialisation loop calling
         self.calls: list[cst.Call] = []
         self.classes: list[cst.ClassDef] = []
         self.reported: set[cst.Call] = set()
+        self.bias_reads: list[cst.CSTNode] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
@@ -458,13 +465,66 @@ Code that touches the layer's bias, such as an initialisation loop calling
             return
         self.reported.add(layer.call)
         new = self._without_bias(layer)
-        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new)) if new else None
+        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new), writes="`bias=False`") if new else None
         line = self.ctx.start(norm.call).row
-        self.report(
-            layer.call,
-            f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias; pass `bias=False`",
-            fix,
-        )
+        message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias; pass `bias=False`"
+        reader = self._bias_reader(layer.kind)
+        if reader is not None:
+            fix = None
+            message += f" (no fix: `{self.ctx.code(reader)}` on line {self.ctx.start(reader).row} reads the bias of such layers and must handle `None` first)"
+        self.report(layer.call, message, fix)
+
+    # -- reads of `.bias` through modules found by walking a model ---------------------
+    def _bias_reader(self, kind: str) -> cst.Attribute | None:
+        """A `.bias` read that would fail on a `kind` layer without one: on a module found by
+        walking a model (`for m in self.modules()`, a function given to `.apply`) or narrowed by
+        `isinstance(m, nn.<kind>)`, with no `m.bias is None` check around it."""
+        if self.bias_reads is None:
+            self.bias_reads = [n for n in walk(self.ctx.module) if m.matches(n, m.Attribute(value=m.Name(), attr=m.Name("bias")))]
+        for read in self.bias_reads:
+            name = read.value.value  # type: ignore[attr-defined]
+            classes = self._isinstance_classes(read, name)
+            if classes is not None and not self._may_be(classes, kind):
+                continue
+            if (classes is not None or self._walked_module(read, name)) and not self._none_checked(read, name):
+                return read
+        return None
+
+    def _isinstance_classes(self, read: cst.CSTNode, name: str) -> list[cst.BaseExpression] | None:
+        """The classes of the `isinstance(name, ...)` tests of the `if`s around `read`, or None."""
+        found: list[cst.BaseExpression] | None = None
+        for ancestor in self.ctx.ancestors(read):
+            if not isinstance(ancestor, cst.If):
+                continue
+            for call in walk(ancestor.test):
+                if m.matches(call, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])):
+                    classes = call.args[1].value  # type: ignore[attr-defined]
+                    found = (found or []) + ([e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes])
+        return found
+
+    def _may_be(self, classes: list[cst.BaseExpression], kind: str) -> bool:
+        """Whether a module passing the isinstance test may be a `kind` layer (an unknown class may)."""
+        for cls in classes:
+            qualname = self.ctx.symbols.qualname(cls) or ""
+            last = qualname.rsplit(".", 1)[-1]
+            if not qualname.startswith("torch.nn.") or last == kind or last.startswith("_"):
+                return True
+        return False
+
+    def _walked_module(self, read: cst.CSTNode, name: str) -> bool:
+        for ancestor in self.ctx.ancestors(read):
+            if isinstance(ancestor, cst.For | cst.CompFor) and _walks_modules(ancestor.iter) and _binds(ancestor.target, name):
+                return True
+            if isinstance(ancestor, cst.FunctionDef) and any(p.name.value == name for p in ancestor.params.params):
+                return re.search(rf"\.apply\(\s*(?:self\.)?{re.escape(ancestor.name.value)}\s*\)", self.ctx.source) is not None
+        return False
+
+    def _none_checked(self, read: cst.CSTNode, name: str) -> bool:
+        """A `m.bias is None` / `is not None` test in the loop or function body around the read."""
+        for ancestor in self.ctx.ancestors(read):
+            if isinstance(ancestor, cst.For | cst.FunctionDef | cst.Module):
+                return re.search(rf"\b{re.escape(name)}\.bias\s+is\s+(?:not\s+)?None\b", self.ctx.code(ancestor)) is not None
+        return False
 
     def _fusion_fixture(self, node: cst.CSTNode) -> bool:
         """Inside a class or function named for BatchNorm fusion, where the bias is what is tested."""
@@ -530,3 +590,12 @@ Code that touches the layer's bias, such as an initialisation loop calling
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
             args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
         return layer.call.with_changes(args=args)
+
+
+def _walks_modules(iterable: cst.BaseExpression) -> bool:
+    """`model.modules()`, `self.children()`, `net.named_modules()`: every submodule, any class."""
+    return m.matches(iterable, m.Call(func=m.Attribute(attr=m.Name("modules") | m.Name("children") | m.Name("named_modules") | m.Name("named_children"))))
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(target))

@@ -37,6 +37,9 @@ class CudnnBenchmarkOff(Rule):
     summary = "A script trains a conv net on the GPU without `torch.backends.cudnn.benchmark = True`"
     default_enabled = False
     fix_availability = "unsafe"
+    fix_versions = {
+        '`torch.backends.cudnn.benchmark = True`': '1.0',
+    }
     tokens = ("Conv", "conv", "torchvision")
     docs = """
 ## What it does
@@ -159,13 +162,13 @@ file's imports, or turns an explicit `False` into `True`.
             return
         if self.turned_off:
             for value in self.turned_off:
-                fix = self.make_fix("Set it to True", Applicability.UNSAFE, self.ctx.replace(value, "True"))
+                fix = self.make_fix("Set it to True", Applicability.UNSAFE, self.ctx.replace(value, "True"), writes="`torch.backends.cudnn.benchmark = True`")
                 self.report(value, "cuDNN autotuning is turned off in a script that trains a conv net on the GPU", fix)
             return
         alias, import_edit = self.ctx.torch_alias()
         line = f"{alias}.backends.cudnn.benchmark = True\n"
         edit = self._after_imports(("import torch\n" if import_edit else "") + line)
-        fix = self.make_fix(f"Set `{alias}.backends.cudnn.benchmark = True` after the imports", Applicability.UNSAFE, edit)
+        fix = self.make_fix(f"Set `{alias}.backends.cudnn.benchmark = True` after the imports", Applicability.UNSAFE, edit, writes="`torch.backends.cudnn.benchmark = True`")
         self.report(self.convs[0], "this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`", fix)
 
     def _after_imports(self, text: str) -> Edit:

@@ -22,6 +22,9 @@ class DataloaderWithoutWorkers(Rule):
     name = "dataloader-without-workers"
     summary = "`DataLoader` feeding a GPU training loop loads batches in the main process or without pinned memory"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`num_workers=`, `pin_memory=True`': '1.0',
+    }
     tokens = ("DataLoader",)
     docs = f"""
 ## What it does
@@ -200,7 +203,7 @@ accelerator PyTorch warns and ignores it.
         fix = None
         if values:
             added = " and ".join(f"`{name}={value}`" for name, value in values.items())
-            fix = self.make_fix(f"Pass {added}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values))
+            fix = self.make_fix(f"Pass {added}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values), writes="`num_workers=`, `pin_memory=True`")
         self.report(call, message, fix)
 
     def _spawn_safe(self, call: cst.Call) -> bool:

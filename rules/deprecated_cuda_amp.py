@@ -10,7 +10,7 @@ from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import GAP
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule, Valid
+from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 # torch.cuda.amp.* warns (FutureWarning) from torch 2.4, the release that added the last of the
 # device-generic replacements (torch.amp.custom_fwd/custom_bwd; GradScaler came in 2.3).
@@ -24,6 +24,13 @@ _CUSTOM = {
     "torch.cuda.amp.autocast_mode.custom_bwd": "custom_bwd",
 }
 _DEPRECATED = frozenset({*_AUTOCAST, *_SCALER, *_CUSTOM})
+# What each replacement writes: its entry in the rule's `fix_versions`.
+_WRITES = {
+    "autocast": '`torch.amp.autocast("cuda", ...)`',
+    "GradScaler": '`torch.amp.GradScaler("cuda", ...)`',
+    "custom_fwd": "`torch.amp.custom_fwd`/`custom_bwd`",
+    "custom_bwd": "`torch.amp.custom_fwd`/`custom_bwd`",
+}
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
 # torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
 _AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
@@ -59,6 +66,12 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
+    fix_versions = {
+        '`torch.amp.autocast("cuda", ...)`': '1.10',
+        '`torch.amp.GradScaler("cuda", ...)`': '2.3',
+        '`torch.amp.custom_fwd`/`custom_bwd`': '2.4',
+    }
+    performance = False  # a deprecation: tests break on it too
     docs = """
 ## What it does
 Flags uses of the CUDA-specific mixed-precision API, under any import alias
@@ -111,8 +124,12 @@ for x, y in loader:
 Safe: torch implements each deprecated name as the generic one with `"cuda"` filled in.
 Positional arguments of `autocast` (`enabled`, `dtype`, `cache_enabled`) become keyword
 arguments, because `torch.amp.autocast` orders its parameters differently. The fix rewrites
-the call site and spells the new name through the file's own `torch` import (adding
-`import torch` when there is none); a `from torch.cuda.amp import ...` line is left in place.
+the call site and spells the new name through the `torch` import in scope there (adding
+`import torch` at the top when there is none). When the fixes rewrite every use of a name
+imported from `torch.cuda.amp` (`from torch.cuda.amp import autocast`, `from torch.cuda import
+amp`), each of them rewrites all those uses and removes the import it leaves unused; an import
+that is also mentioned elsewhere (another use, `__all__`, a comment) or sits in an `__init__.py`
+stays.
 A call that unpacks `*args` into `autocast` is reported without a fix.
 
 ## References
@@ -144,12 +161,12 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         ),
         Invalid(
             "import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = GradScaler(2.0**10)\n\n\n@autocast()\ndef forward(x):\n    return net(x)\n",
-            fixed="import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = T.amp.GradScaler(\"cuda\", 2.0**10)\n\n\n@T.amp.autocast(\"cuda\")\ndef forward(x):\n    return net(x)\n",
+            fixed="import torch as T\n\nscaler = T.amp.GradScaler(\"cuda\", 2.0**10)\n\n\n@T.amp.autocast(\"cuda\")\ndef forward(x):\n    return net(x)\n",
             count=2,
         ),
         Invalid(
             "from torch.cuda import amp\n\nwith amp.autocast(False, torch.bfloat16):\n    y = model(x)\n",
-            fixed="from torch.cuda import amp\nimport torch\n\nwith torch.amp.autocast(\"cuda\", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n",
+            fixed="import torch\n\nwith torch.amp.autocast(\"cuda\", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n",
         ),
         Invalid(
             "import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
@@ -175,6 +192,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.compat_names: set[str] = set()  # imported from torch.cuda.amp as a fallback
+        self.rewrites: list[Rewrite] = []
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`try: from torch.amp import GradScaler / except ImportError: from torch.cuda.amp import GradScaler`."""
@@ -223,13 +241,17 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
     def _report(self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None) -> None:
         message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}` with the \"cuda\" device"
         if args is None:
-            self.report(node, message)
+            self.rewrites.append(Rewrite(node, message, None))
             return
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(node)
         func = cst.parse_expression(f"{alias}.amp.{new}")
         call = node.with_changes(func=func, args=_commas(args)) if isinstance(node, cst.Call) else cst.Call(func, _commas(args))
-        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call))
-        self.report(node, message, fix)
+        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call), writes=_WRITES[new])
+        old = node.func if isinstance(node, cst.Call) else node
+        self.rewrites.append(Rewrite(node, message, fix, (dotted(old) or "").split(".")[0] or None))
+
+    def finish(self) -> None:
+        self.report_rewrites(self.rewrites)
 
     @staticmethod
     def _autocast_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg] | None:

@@ -34,6 +34,9 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     summary = "A forward pass for evaluation or inference runs with autograd recording"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`torch.no_grad()`': '1.0',
+    }
     text_tests = (may_evaluate,)  # it looks only at evaluation code
     docs = """
 ## What it does
@@ -297,7 +300,7 @@ the grad mode to other code.
             return
         callee = self.ctx.code(first.func)
         fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
-        alias = self.ctx.torch_alias()[0]
+        alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
         where = f"decorate the function with `@{alias}.no_grad()`" if scope.function is not None else f"wrap it in `with {alias}.no_grad():`"
         self.report(first, f"`{callee}(...)` runs for evaluation ({scope.reason}) while autograd records its graph; {where}", fix)
 
@@ -305,16 +308,16 @@ the grad mode to other code.
     def _decorate(self, function: cst.FunctionDef) -> Fix | None:
         if function.asynchronous is not None:
             return None
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(function)
         at = self.ctx.start(function)
         indent = self.ctx.line(at.row)[: at.column - 1]
         edit = Edit(at, at, f"@{alias}.no_grad(){self.ctx.module.default_newline}{indent}")
-        return self.make_fix(f"Decorate `{function.name.value}` with `@{alias}.no_grad()`", Applicability.UNSAFE, import_edit, edit)
+        return self.make_fix(f"Decorate `{function.name.value}` with `@{alias}.no_grad()`", Applicability.UNSAFE, import_edit, edit, writes="`torch.no_grad()`")
 
     def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
         if any(self._suspends(s) for s in statements):
             return None
-        alias, import_edit = self.ctx.torch_alias()
+        alias, import_edit = self.ctx.torch_alias(block)
         first = statements[0]
         wrapped = cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{alias}.no_grad()"))],
@@ -326,7 +329,7 @@ the grad mode to other code.
         module = self.ctx.module
         new = module.with_changes(body=body) if block is module else module.deep_replace(block, block.with_changes(body=body))
         edit = self._changed_text(new.code)
-        return self.make_fix(f"Wrap the evaluation code in `with {alias}.no_grad():`", Applicability.UNSAFE, import_edit, edit)
+        return self.make_fix(f"Wrap the evaluation code in `with {alias}.no_grad():`", Applicability.UNSAFE, import_edit, edit, writes="`torch.no_grad()`")
 
     def _changed_text(self, new_code: str) -> Edit:
         """The one edit turning the file's text into `new_code`: the span between their common ends."""

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops
 from torchlint.diagnostics import Applicability, Edit, Fix
@@ -42,6 +42,9 @@ class HostSyncInLoop(Rule):
     name = "host-sync-in-loop"
     summary = "A host-device sync (`.item()`, `.cpu()`, `if tensor:`, ...) runs on every batch"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`.detach()` and a conversion where read': '1.0',
+    }
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing.
     tokens = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
     text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
@@ -574,7 +577,7 @@ depends on what the value is for.
             return None
         if any(isinstance(b.node, cst.AugAssign) and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign) for b in bindings):
             return None
-        convert = self._conversion(inits, value)
+        convert = self._conversion(bindings)
         if convert is None or self.ctx.fact(Scopes).read_in_nested_scope(name, scope):
             return None
         loops = self.ctx.fact(LoopFacts)
@@ -587,17 +590,57 @@ depends on what the value is for.
             f"Accumulate `{name}` on the device (`.detach()`) and convert it with `{convert}()` where it is read",
             Applicability.UNSAFE,
             *edits,
+            writes="`.detach()` and a conversion where read",
         )
 
-    def _conversion(self, inits: list[cst.BaseExpression | None], value: cst.BaseExpression) -> str | None:
-        """`float` or `int`, so reads keep the Python type the loop used to produce."""
-        if any(isinstance(_unsigned(v), cst.Float) for v in inits):
+    def _conversion(self, bindings: list[Binding]) -> str | None:
+        """`float` or `int`: the Python type the sum had, so reads keep it. `int` only when every
+        value added is evidently integral; a float anywhere makes the sum a float."""
+        kinds = {self._numeric(b.value) for b in bindings}
+        if "float" in kinds:
             return "float"
-        if self._integral(value):
+        return "int" if kinds == {"int"} else None
+
+    def _numeric(self, node: cst.BaseExpression | None, depth: int = 0) -> str | None:
+        """"int" or "float" for a Python number evidently of that type, else None.
+
+        `.item()` of a count is an int, of a loss or a mean a float; `/` gives a float.
+        """
+        node = _unsigned(node)
+        if node is None or depth > 4:
+            return None
+        if isinstance(node, cst.Integer | cst.Float):
+            return "int" if isinstance(node, cst.Integer) else "float"
+        if isinstance(node, cst.BinaryOperation):
+            return self._arithmetic(node, depth)
+        if isinstance(node, cst.Name):
+            bindings = self.ctx.fact(Scopes).reaching(node)
+            return self._numeric(bindings[0].value, depth + 1) if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(node, cst.Subscript):  # `x.shape[0]`, `x.size()[0]`
+            return "int" if _last_name(node.value) in ("shape", "size") else None
+        if not isinstance(node, cst.Call):
+            return None
+        name = _last_name(node.func)
+        if isinstance(node.func, cst.Name):
+            return {"float": "float", "int": "int", "len": "int"}.get(name)
+        if name in ("size", "numel", "dim", "ndimension", "nelement"):
             return "int"
-        if _floating(value, self.ctx.fact(Scopes)):
+        if name != "item" or node.args:
+            return None
+        receiver = node.func.value  # type: ignore[attr-defined]
+        if self._integral(receiver):
+            return "int"
+        return "float" if _floating(receiver, self.ctx.fact(Scopes)) else None
+
+    def _arithmetic(self, node: cst.BinaryOperation, depth: int) -> str | None:
+        left, right = self._numeric(node.left, depth + 1), self._numeric(node.right, depth + 1)
+        if isinstance(node.operator, cst.Divide):
+            return "float" if left or right else None
+        if not isinstance(node.operator, cst.Add | cst.Subtract | cst.Multiply | cst.FloorDivide | cst.Modulo):
+            return None
+        if "float" in (left, right):
             return "float"
-        return None
+        return "int" if left == right == "int" else None
 
     def _integral(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A count: `(a == b).sum()`, `pred.eq(y).sum()`, `torch.sum(a == b)`, `.long()`."""

@@ -31,6 +31,9 @@ class LossAccumulatedWithGraph(Rule):
     name = "loss-accumulated-with-graph"
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`.detach()`/`.item()`': '1.0',
+    }
     # Every finding needs a backward pass in the file: `.backward()`, `manual_backward` or `torch.autograd.*`.
     tokens = ("backward", "autograd")
     text_tests = (may_train,)  # it looks only at training code
@@ -53,6 +56,8 @@ except now and then (`if i % 100 == 99: running = 0.0` still lets 100 graphs pil
 
 Not flagged:
 - values already detached: `loss.item()`, `loss.detach()`, `float(loss)`, `loss.data`;
+- the other elements unpacked beside a loss (`n` and `logs` in `loss, n, logs = criterion(...)`),
+  which may be counts or dicts: only the one the loop backpropagates is known to be the loss;
 - code under `torch.no_grad()`, `torch.inference_mode()` or `set_grad_enabled(False)`
   (also through decorators and callers), where no graph is recorded;
 - accumulators that are themselves backpropagated later (`total.backward()`,
@@ -308,7 +313,7 @@ may need `.item()` where it is read.
             key = backprop.key(expr) if not isinstance(expr, cst.Subscript) else None
             if key is not None and key in backprop.carried:
                 return True  # the loop backpropagates this very value
-            if grad is GradMode.MANAGED or not self._trains(loop):
+            if grad is GradMode.MANAGED or not self._trains(loop) or self._unpacked(expr):
                 return False
             return backprop.is_loss_call(expr) or any(backprop.is_loss_call(v) for v in values)
         if grad is GradMode.MANAGED or not self._trains(loop):
@@ -330,6 +335,11 @@ may need `.item()` where it is read.
         if not bindings or any(b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings):
             return None
         return [b.value for b in bindings if b.value is not None]
+
+    def _unpacked(self, expr: cst.BaseExpression) -> bool:
+        """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
+        not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
+        return isinstance(expr, cst.Name) and any(b.kind == "unpack" for b in self.ctx.fact(Scopes).reaching(expr))
 
     def _trains(self, loop: Loop) -> bool:
         """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""
@@ -384,7 +394,7 @@ may need `.item()` where it is read.
         loss = self.ctx.code(carrier)
         needs_parens = not isinstance(carrier, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not carrier.lpar
         detached = f"({loss}).detach()" if needs_parens else f"{loss}.detach()"
-        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached))
+        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached), writes="`.detach()`/`.item()`")
         self.report(
             candidate.node,
             f"`{shown}` keeps the autograd graph of every step alive: the loss requires grad; accumulate `{detached}` (or `.item()`)",

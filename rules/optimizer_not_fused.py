@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -38,6 +40,11 @@ class OptimizerNotFused(Rule):
     summary = "Adam/AdamW/SGD on GPU parameters without `fused=True`"
     default_enabled = False
     fix_availability = "unsafe"
+    fix_versions = {
+        '`fused=True` (Adam, AdamW; parameters already on the GPU)': '2.0',
+        '`fused=True` (SGD)': '2.3',
+        '`fused=True` (parameters still on the CPU when the optimizer is built)': '2.4',
+    }
     tokens = ("Adam", "SGD")
     docs = """
 ## What it does
@@ -147,8 +154,22 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
                 continue
             fused = cst.Arg(cst.Name("True"), keyword=cst.Name("fused"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             edit = self.ctx.replace(call, call.with_changes(args=_appended(call.args, fused)))
-            fix = self.make_fix("Pass `fused=True`", Applicability.UNSAFE, edit)
+            fix = self.make_fix("Pass `fused=True`", Applicability.UNSAFE, edit, writes=self._fused_entry(call, name))
             self.report(call, f"`{name}` on GPU parameters without `fused=True`: the fused implementation updates them all in a few kernels", fix)
+
+    def _fused_entry(self, call: cst.Call, name: str) -> str:
+        """Before torch 2.4 the fused kernels refuse parameters still on the CPU when the
+        optimizer is built; they are evidently on the GPU when their module was moved earlier."""
+        if not self._moved_before(call):
+            return "`fused=True` (parameters still on the CPU when the optimizer is built)"
+        return "`fused=True` (SGD)" if name == "SGD" else "`fused=True` (Adam, AdamW; parameters already on the GPU)"
+
+    def _moved_before(self, call: cst.Call) -> bool:
+        owners = {self.ctx.code(n.func.value) for n in walk(call) if m.matches(n, _PARAMETERS)}
+        before = "\n".join(self.ctx.line(row) for row in range(1, self.ctx.start(call).row))
+        return bool(owners) and all(
+            re.search(rf"(^|[^\w.]){re.escape(owner)}\s*(=.*)?\.\s*(to|cuda)\s*\(", before, re.MULTILINE) for owner in owners
+        )
 
     @staticmethod
     def _defaults_apply(call: cst.Call) -> bool:

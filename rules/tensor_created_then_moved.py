@@ -37,6 +37,9 @@ class TensorCreatedThenMoved(Rule):
     name = "tensor-created-then-moved"
     summary = "Tensor built on the CPU and then copied to the device, instead of built there"
     fix_availability = "safe"
+    fix_versions = {
+        '`device=` at creation': '1.0',
+    }
     tokens = tuple(sorted(_FACTORIES))
     docs = """
 ## What it does
@@ -169,7 +172,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
             fix = None
             if device is not False and not creation.lpar:  # `(torch.zeros(3)).cuda()`: rare, left to the user
                 applicability = Applicability.SAFE if self._exact(factory, creation) else Applicability.UNSAFE
-                fix = self.make_fix("Pass the device at creation", applicability, *self._device_edits(move, creation, device))
+                fix = self.make_fix("Pass the device at creation", applicability, *self._device_edits(move, creation, device), writes="`device=` at creation")
             self.report(move, f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there", fix)
 
     def _per_step(self, node: cst.CSTNode) -> bool:

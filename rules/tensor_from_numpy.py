@@ -7,7 +7,8 @@ import libcst.matchers as m
 
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule, Valid
+from torchlint.analysis.symbols import dotted
+from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 # Legacy type constructors and the dtype each one converts to (None: the default dtype).
 _LEGACY = {
@@ -33,6 +34,9 @@ class TensorFromNumpy(Rule):
     name = "tensor-from-numpy"
     summary = "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`torch.from_numpy`/`torch.as_tensor`': '1.0',
+    }
     tokens = ("tensor", "Tensor")
     docs = """
 ## What it does
@@ -97,6 +101,8 @@ ndarray and no `dtype=` is given; otherwise the fix uses `torch.as_tensor`, keep
 and `device=`. For the legacy constructors the fix passes their dtype explicitly
 (`torch.Tensor` becomes the default dtype, `torch.float32`, or `torch.get_default_dtype()` in a
 file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
+A constructor imported by name (`from torch import tensor`) is spelled through `torch`, and
+the import is removed once the fixes leave it unused.
 
 ## References
 - [torch.from_numpy](https://pytorch.org/docs/stable/generated/torch.from_numpy.html)
@@ -138,7 +144,7 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
         ),
         Invalid(
             "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4))\nx = FloatTensor(np.sin(grid[:, 0::2]))\n",
-            fixed="import numpy as np\nfrom torch import FloatTensor\nimport torch\ngrid = np.ones((4, 4))\nx = torch.as_tensor(np.sin(grid[:, 0::2]), dtype=torch.float32)\n",
+            fixed="import numpy as np\nimport torch\ngrid = np.ones((4, 4))\nx = torch.as_tensor(np.sin(grid[:, 0::2]), dtype=torch.float32)\n",
         ),
         Invalid(
             "import torch\nimport numpy as np\n\nclass Data(torch.utils.data.Dataset):\n"
@@ -186,6 +192,7 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.calls: list[cst.Call] = []
+        self.rewrites: list[Rewrite] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if node.args and m.matches(node.func, m.Name() | m.Attribute()):
@@ -194,6 +201,7 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
     def finish(self) -> None:
         for call in self.calls:
             self._check(call)
+        self.report_rewrites(self.rewrites)
 
     def _check(self, call: cst.Call) -> None:
         qualname = self.ctx.symbols.qualname(call.func) or ""
@@ -213,12 +221,13 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
-        torch, import_edit = self.ctx.torch_alias()
+        torch, import_edit = self.ctx.torch_alias(call)
         exact = evidence.exact and not keywords
         func = "from_numpy" if exact else "as_tensor"
         new = call.with_changes(func=cst.parse_expression(f"{torch}.{func}"))
-        fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new))
-        self.report(call, f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares its memory", fix)
+        fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
+        message = f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares its memory"
+        self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     def _check_legacy(self, call: cst.Call, kind: str, cuda: bool) -> None:
         if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
@@ -227,19 +236,16 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
         evidence = self._evidence(data.value)
         if evidence is None:
             return
-        torch, import_edit = self.ctx.torch_alias()
+        torch, import_edit = self.ctx.torch_alias(call)
         dtype = _LEGACY[kind] or ("get_default_dtype()" if "set_default_dtype" in self.ctx.source else "float32")
         args = [data, self._keyword("dtype", f"{torch}.{dtype}")] + ([self._keyword("device", '"cuda"')] if cuda else [])
         separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         args = [a.with_changes(comma=separator) for a in args[:-1]] + [args[-1]]
         new = call.with_changes(func=cst.parse_expression(f"{torch}.as_tensor"), args=args)
-        fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new))
+        fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
         shown = "torch.cuda." + kind if cuda else "torch." + kind
-        self.report(
-            call,
-            f"legacy constructor `{shown}` on the numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor` with an explicit dtype",
-            fix,
-        )
+        message = f"legacy constructor `{shown}` on the numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor` with an explicit dtype"
+        self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     # -- helpers -----------------------------------------------------------------------
     def _evidence(self, value: cst.BaseExpression) -> Evidence | None:
@@ -277,3 +283,8 @@ file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
             value=cst.parse_expression(value),
             equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
         )
+
+
+def _head(call: cst.Call) -> str | None:
+    """The imported name the call is written through: `tensor` in `tensor(x)`, `torch` in `torch.tensor(x)`."""
+    return (dotted(call.func) or "").split(".")[0] or None

@@ -24,6 +24,9 @@ class TransferWithoutNonBlocking(Rule):
     name = "transfer-without-non-blocking"
     summary = "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
     fix_availability = "safe"
+    fix_versions = {
+        '`non_blocking=True`': '1.0',
+    }
     tokens = ("pin_memory",)
     docs = """
 ## What it does
@@ -156,7 +159,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     continue
                 reported.add(call)
                 edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
-                fix = self.make_fix("Pass `non_blocking=True`", Applicability.SAFE, *edits)
+                fix = self.make_fix("Pass `non_blocking=True`", Applicability.SAFE, *edits, writes="`non_blocking=True`")
                 self.report(call, "Batch from a `pin_memory=True` loader copied without `non_blocking=True`: the host waits for the copy and all work queued before it", fix)
 
     @staticmethod

@@ -28,6 +28,10 @@ class ZeroGradWithoutSetToNone(Rule):
     name = "zero-grad-without-set-to-none"
     summary = "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
     fix_availability = "unsafe"
+    fix_versions = {
+        '`zero_grad(set_to_none=True)`': '1.7',
+        '`param.grad = None`': '1.0',
+    }
     docs = """
 ## What it does
 Flags, in files that use torch:
@@ -223,10 +227,10 @@ None; the behaviour follows `target-torch-version`.
         if self._old_torch:
             args = [*kept, cst.Arg(cst.Name("True"), keyword=cst.Name("set_to_none"), equal=_equal())]
             args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1 else a for i, a in enumerate(args)]
-            return self.make_fix("Pass `set_to_none=True`", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=args)))
+            return self.make_fix("Pass `set_to_none=True`", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=args)), writes="`zero_grad(set_to_none=True)`")
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return self.make_fix("Drop `set_to_none=False` (None is the default)", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=kept)))
+        return self.make_fix("Drop `set_to_none=False` (None is the default)", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=kept)), writes="`param.grad = None`")
 
     @cached_property
     def _custom_zero_grad(self) -> bool:
@@ -250,10 +254,10 @@ None; the behaviour follows `target-torch-version`.
             return
         replacement = self._zero_grad_call(loop)
         if replacement is not None:
-            fix = self.make_fix(f"Replace the loop with `{replacement}`", Applicability.UNSAFE, self.ctx.replace(loop, replacement))
+            fix = self.make_fix(f"Replace the loop with `{replacement}`", Applicability.UNSAFE, self.ctx.replace(loop, replacement), writes=_writes(replacement))
             self.report(loop, f"this loop fills every gradient with zeros; `{replacement}` sets them to None instead", fix)
             return
-        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, self._none_body(loop, param))
+        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, self._none_body(loop, param), writes="`param.grad = None`")
         self.report(loop, f"this loop fills every gradient with zeros; set `{param}.grad = None` instead", fix)
 
     def _check_update_loop(self, loop: cst.For, param: str) -> None:
@@ -271,7 +275,7 @@ None; the behaviour follows `target-torch-version`.
             return
         zeroing = statements[start:]
         edit = Edit(self.ctx.start(zeroing[0]), self.ctx.end(zeroing[-1]), f"{param}.grad = None")
-        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, edit)
+        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, edit, writes="`param.grad = None`")
         self.report(zeroing[0], f"zeroing `{param}.grad` after the update fills it with zeros; set `{param}.grad = None` instead", fix)
 
     @staticmethod
@@ -434,3 +438,8 @@ None; the behaviour follows `target-torch-version`.
 
 def _equal() -> cst.AssignEqual:
     return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _writes(replacement: str) -> str:
+    """The `fix_versions` entry of a loop's replacement."""
+    return "`zero_grad(set_to_none=True)`" if "set_to_none=True" in replacement else "`param.grad = None`"

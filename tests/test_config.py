@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_torchlint
-from torchlint.config import NEWEST_TORCH, infer_torch_version, load_settings
+from torchlint.config import load_settings
+from torchlint.torch_target import NEWEST_TORCH, declared_in
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
 
@@ -47,8 +48,8 @@ def _error(cwd: Path, *args: str) -> str:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "train.py").write_text(DP)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_train.py").write_text(DP)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run_train.py").write_text(DP)
     return tmp_path
 
 
@@ -78,8 +79,8 @@ def test_pyproject_without_a_torchlint_table_is_not_a_config(project):
 
 def test_nearest_config_above_the_checked_path_applies(project):
     _pyproject(project, 'ignore = ["TL004"]')
-    (project / "tests" / "torchlint.toml").write_text('select = ["TL004"]\n')
-    assert _found(project / "tests") == [("test_train.py", 2)]
+    (project / "scripts" / "torchlint.toml").write_text('select = ["TL004"]\n')
+    assert _found(project / "scripts") == [("run_train.py", 2)]
     assert _found(project, "train.py") == []
 
 
@@ -99,23 +100,23 @@ def test_extend_select_key(project):
 
 
 def test_per_file_ignores_key(project):
-    _pyproject(project, '[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL004"]')
+    _pyproject(project, '[tool.torchlint.per-file-ignores]\n"scripts/*" = ["TL004"]')
     assert _found(project) == [("train.py", 2)]
     _pyproject(project, '[tool.torchlint.per-file-ignores]\n"train.py" = ["data-parallel"]')
-    assert _found(project) == [("tests/test_train.py", 2)]
+    assert _found(project) == [("scripts/run_train.py", 2)]
 
 
 def test_exclude_key_skips_what_a_walk_finds_but_not_named_files(project):
-    _pyproject(project, 'exclude = ["tests"]')
+    _pyproject(project, 'exclude = ["scripts"]')
     assert _found(project) == [("train.py", 2)]
-    assert _found(project, "tests/test_train.py") == [("tests/test_train.py", 2)]
+    assert _found(project, "scripts/run_train.py") == [("scripts/run_train.py", 2)]
 
 
 def test_extend_exclude_keeps_the_default_exclusions(project):
     (project / "build").mkdir()
     (project / "build" / "gen.py").write_text(DP)
     assert ("build/gen.py", 2) not in _found(project)
-    _pyproject(project, 'extend-exclude = ["test_*.py"]')
+    _pyproject(project, 'extend-exclude = ["run_*.py"]')
     assert _found(project) == [("train.py", 2)]
 
 
@@ -217,6 +218,11 @@ def test_tool_torchlint_that_is_not_a_table(project):
 # -- torch version inference --------------------------------------------------------------
 
 
+def _declared(folder):
+    found = declared_in(folder)
+    return found.version if found else None
+
+
 @pytest.mark.parametrize(
     ("dependencies", "expected"),
     [
@@ -226,20 +232,20 @@ def test_tool_torchlint_that_is_not_a_table(project):
         (['"torch~=2.4.0"'], (2, 4)),
         (['"torch<2"'], (1, 13)),
         (['"torchvision>=0.15"'], None),
-        (['"torch"'], None),
+        (['"torch"'], NEWEST_TORCH),
         ([], None),
     ],
 )
 def test_infer_torch_version_from_pyproject_dependencies(tmp_path, dependencies, expected):
     (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\ndependencies = [{', '.join(dependencies)}]\n")
-    assert infer_torch_version(tmp_path) == expected
+    assert _declared(tmp_path) == expected
 
 
 def test_infer_torch_version_from_requirements_files(tmp_path):
     (tmp_path / "requirements.txt").write_text("# pinned\nnumpy==1.26\ntorchaudio==2.0\n")
-    assert infer_torch_version(tmp_path) is None
+    assert _declared(tmp_path) is None
     (tmp_path / "requirements-train.txt").write_text("torch==2.0.1  # cuda 11.8\n")
-    assert infer_torch_version(tmp_path) == (2, 0)
+    assert _declared(tmp_path) == (2, 0)
 
 
 def test_config_version_wins_over_inference_and_newest_is_the_fallback(tmp_path):
@@ -249,12 +255,14 @@ def test_config_version_wins_over_inference_and_newest_is_the_fallback(tmp_path)
     assert load_settings(start=tmp_path).torch_version == (2, 3)
     bare = tmp_path / "bare"
     bare.mkdir()
+    assert load_settings(start=bare, isolated=True).torch_version == (1, 12)  # the nearest declaration
+    (bare / ".git").mkdir()  # its own repository: the search stops at its root
     assert load_settings(start=bare, isolated=True).torch_version == NEWEST_TORCH
 
 
 def test_unparsable_pyproject_gives_no_inference_but_no_crash(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project\n")
-    assert infer_torch_version(tmp_path) is None
+    assert _declared(tmp_path) is None
 
 
 # -- suppression comments ----------------------------------------------------------------
@@ -310,7 +318,7 @@ def test_gitignore_is_honoured_in_directory_walks(project):
     (project / "ignored.py").write_text(DP)
     (project / "gen").mkdir()
     (project / "gen" / "model.py").write_text(DP)
-    (project / "tests" / ".gitignore").write_text("test_*.py\n")
+    (project / "scripts" / ".gitignore").write_text("run_*.py\n")
     assert _found(project) == [("train.py", 2)]
     assert _found(project, "ignored.py") == [("ignored.py", 2)]  # a file named explicitly is checked
 
@@ -318,4 +326,4 @@ def test_gitignore_is_honoured_in_directory_walks(project):
 def test_only_python_files_are_checked(project):
     (project / "notes.txt").write_text(DP)
     (project / "script").write_text(DP)
-    assert sorted(name for name, _ in _found(project)) == ["tests/test_train.py", "train.py"]
+    assert sorted(name for name, _ in _found(project)) == ["scripts/run_train.py", "train.py"]

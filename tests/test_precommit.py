@@ -113,3 +113,41 @@ def test_hooks_fail_fix_and_then_pass(tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert second.stdout.count("Passed") == 2
     assert (project / "train.py").read_text() == FIXED
+
+
+AMP_SCRIPT = """\
+import torch
+from torch.cuda import amp
+
+cuda = torch.cuda.is_available()
+scaler = amp.GradScaler(enabled=cuda)
+for x in loader:
+    x = x.to("cuda")
+    with amp.autocast(enabled=cuda):
+        loss = model(x)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_staged_file_gets_its_projects_torch_not_the_newest(tmp_path):
+    """The issue's scenario: torch>=1.8.0 declared at the root, only src/train.py staged. The fix
+    hook must not write torch.amp.GradScaler (torch 2.3), exactly as with --all-files."""
+    repository, rev = snapshot_of_this_repository(tmp_path / "torchlint")
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "train.py").write_text(AMP_SCRIPT)
+    (project / "requirements.txt").write_text("torch>=1.8.0\n")
+    git("init", "-q", cwd=project)
+    git("add", "src/train.py", cwd=project)
+    home = tmp_path / "pre-commit-home"
+    staged = pre_commit("try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home)
+    assert staged.returncode == 0, staged.stdout + staged.stderr
+    assert (project / "src" / "train.py").read_text() == AMP_SCRIPT
+    # With a newer torch declared, the same staged file is fixed: the hook did run on it.
+    (project / "requirements.txt").write_text("torch>=2.4\n")
+    newer = pre_commit("try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home)
+    assert newer.returncode == 1, newer.stdout + newer.stderr
+    assert 'torch.amp.GradScaler("cuda", enabled=cuda)' in (project / "src" / "train.py").read_text()

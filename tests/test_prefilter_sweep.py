@@ -1,6 +1,6 @@
 """The prefilter on real code: a rule it skips for a file would have found nothing there.
 
-For every .py file of the installed torch and of the development set's 25 pinned wheels, each rule whose `may_match` is false for the file's text is
+For every .py file of the installed torch and of the development set's pinned wheels, each rule whose `may_match` is false for the file's text is
 run on it anyway, through a subclass without the prefilter. A finding it reports is one the
 prefilter hides. This is the real-code half of `test_cache_jobs_prefilter.py`, which checks
 every rule's examples and fixtures.
@@ -54,7 +54,7 @@ def test_prefilter_hides_nothing_in_torch():
 
 
 def test_prefilter_hides_nothing_in_the_development_set_packages():
-    """Every .py file of the 25 pinned wheels, not only the labeled ones."""
+    """Every .py file of the pinned wheels, not only the labeled ones."""
     packages = load_labels()["package"]
     wheels = cache_dir() / "wheels"
     download(packages, wheels)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from torchlint import __version__
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, load, run_options, selection_options, use_color
+from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, load, project_options, run_options, selection_options, use_color
 from torchlint.output.summary import fix_line, found_line, statistics
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def main() -> None:
 @click.argument("paths", nargs=-1)
 @selection_options
 @run_options
+@project_options
 def check(paths, **values) -> None:
     """Report slow PyTorch patterns in PATHS (default: the current directory; `-` reads stdin)."""
     options = RunOptions.take(values)
@@ -68,6 +69,8 @@ def run(paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_com
         fail("`-` (stdin) cannot be combined with other paths")
     paths = paths or (".",)
     settings = load((options.stdin_filename,) if stdin and options.stdin_filename else paths, unsafe_fixes=options.unsafe_fixes, **selection)
+    if selection.get("show_settings"):
+        _show_settings(selection["show_settings"], settings, options)
     if options.show_files:
         _show_files(paths, settings, stdin, options)
     if options.add_noqa:
@@ -83,10 +86,25 @@ def run(paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_com
     sys.exit(exit_code(result, options.exit_zero))
 
 
+def _show_settings(path: Path, settings: Settings, options: RunOptions) -> None:
+    from torchlint.config import ConfigError
+    from torchlint.project import settings_report
+
+    try:
+        emit(settings_report(path, settings), options.output_file, settings.root)
+    except ConfigError as error:
+        fail(str(error))
+    sys.exit(EXIT_CLEAN)
+
+
 def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> RunResult:
+    from torchlint.config import ConfigError
     from torchlint.engine.run import check_paths
 
-    result = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
+    try:
+        result = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
+    except ConfigError as error:  # a broken config file found beside one of the files
+        fail(str(error))
     for warning in result.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
     if not result.files and not result.missing:
@@ -171,7 +189,7 @@ def clean(paths) -> None:
     from torchlint.engine.cache import CACHE_DIR
 
     settings = load(paths or (".",), None, False)
-    directory = settings.root / CACHE_DIR
+    directory = cache_directory(settings)
     if directory.is_dir():
         shutil.rmtree(directory, ignore_errors=True)
         click.echo(f"Removed {directory}")
@@ -210,4 +228,5 @@ def rule_command(code_or_name: str) -> None:
     if rule is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
     state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
-    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.\n{rule.docs}")
+    versions = "".join(f"\nFix writing {what} needs torch >= {since}." for what, since in rule.fix_versions.items())
+    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.{versions}\n{rule.docs}")

@@ -122,6 +122,7 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             extend_select=_split(overrides.get("extend_select", ())),
             target_torch_version=overrides.get("target_torch_version"),
             unsafe_fixes=overrides.get("unsafe_fixes", False),
+            cache_dir=overrides.get("cache_dir"),
         )
         settings.torch_version  # inferred from the project's declarations, which may be malformed
         return settings
@@ -171,3 +172,14 @@ def _leaves_project(path: Path, root: Path | None) -> bool:
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def project_options(command):
+    """`--show-settings FILE` and `--cache-dir`, kept here so cli.py only names them."""
+    command = click.option(
+        "--show-settings", type=click.Path(path_type=Path), metavar="FILE", help="Print the settings that apply to FILE and exit."
+    )(command)
+    return click.option(
+        "--cache-dir", envvar="TORCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=Path),
+        help="Where to keep the result cache (default: .torchlint_cache at the project root).",
+    )(command)

@@ -18,6 +18,7 @@ import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
 from torchlint.registry import all_rules, find_rule, matches
+from torchlint.torch_target import NEWEST_TORCH, TorchTarget, infer
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
@@ -27,8 +28,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-NEWEST_TORCH = (2, 13)
-LAST_1X = (1, 13)
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 
@@ -62,15 +61,37 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     target_torch_version: tuple[int, int] | None = None
     unsafe_fixes: bool = False
+    lint_tests: bool = False  # performance rules also report in test code
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None  # the config file these settings came from
     overrides: tuple[Selection, ...] = ()  # command-line selections, applied after the config's
+    # The command line's values, kept so that settings found for another file get them too.
+    cli: tuple[tuple[str, Any], ...] = ()
+    pinned: bool = False  # --config or --isolated: the same settings for every file
+    directory: Path | None = None  # the folder of the files these settings serve
+    cache_dir: Path | None = None  # --cache-dir / TORCHLINT_CACHE_DIR
 
     @cached_property
+    def torch_target(self) -> TorchTarget:
+        """Read once per settings: inferring it reads the project's declaration files."""
+        if self.target_torch_version is not None:
+            where = f"target-torch-version in {self.source}" if self.source and not self._cli_target else "--target-torch-version"
+            return TorchTarget(self.target_torch_version, where)
+        if self.directory is None:  # settings of no file on disk (text in memory): newest torch
+            return TorchTarget(NEWEST_TORCH, "no file: newest torch")
+        from torchlint.project import git_root
+
+        found = infer(self.directory, stop=git_root(self.directory) or self.root)
+        return found or TorchTarget(NEWEST_TORCH, "no torch requirement declared: newest torch")
+
+    @property
+    def _cli_target(self) -> bool:
+        return any(name == "target_torch_version" and value for name, value in self.cli)
+
+    @property
     def torch_version(self) -> tuple[int, int]:
-        """Read once per run: inferring it reads the project's requirement files."""
-        return self.target_torch_version or infer_torch_version(self.root) or NEWEST_TORCH
+        return self.torch_target.version
 
     def enabled_rules(self) -> list[type[Rule]]:
         rules = all_rules()
@@ -106,6 +127,9 @@ class Settings:
             changes["target_torch_version"] = parse_version(overrides["target_torch_version"], "--target-torch-version")
         if overrides.get("unsafe_fixes"):
             changes["unsafe_fixes"] = True
+        if overrides.get("cache_dir"):
+            changes["cache_dir"] = Path(overrides["cache_dir"]).absolute()
+        changes["cli"] = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v))
         return replace(self, **changes)
 
 
@@ -155,16 +179,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_settings(config: Path | None = None, *, start: Path | None = None, isolated: bool = False) -> Settings:
     """Settings from `config`, else from the nearest config file above `start`."""
-    root = (start or Path.cwd()).resolve()
+    from torchlint.project import project_root
+
+    start = (start or Path.cwd()).resolve()
+    directory = start if start.is_dir() else start.parent
+    pinned = isolated or config is not None
     if isolated:
-        return Settings(root=root if root.is_dir() else root.parent)
+        return Settings(root=project_root(directory), pinned=True, directory=directory)
     if config is None:
-        config = find_config(root if root.is_dir() else root.parent)
+        config = find_config(directory)
         if config is None:
-            return Settings(root=root if root.is_dir() else root.parent)
+            return Settings(root=project_root(directory), directory=directory)
     elif not config.is_file():
         raise ConfigError(f"{config}: config file not found")
-    return _settings_from_table(_torchlint_table(_read_toml(config), config), config)
+    settings = _settings_from_table(_torchlint_table(_read_toml(config), config), config)
+    return replace(settings, pinned=pinned, directory=directory)
 
 
 def _torchlint_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -203,10 +232,10 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
             values["per_file_ignores"] = {k: tuple(v) for k, v in value.items()}
         elif key == "target-torch-version":
             values["target_torch_version"] = parse_version(value, where)
-        elif key == "unsafe-fixes":
+        elif key in ("unsafe-fixes", "lint-tests"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
-            values["unsafe_fixes"] = value
+            values[key.replace("-", "_")] = value
         elif (rule := find_rule(key)) is not None and isinstance(value, dict):
             options[rule.name] = _rule_options(rule, value, where)
         else:
@@ -225,55 +254,3 @@ def _rule_options(rule: type[Rule], value: dict[str, Any], where: str) -> dict[s
             raise ConfigError(f"{where}.{key}: expected {type(default).__name__}")
         parsed[name] = option
     return parsed
-
-
-# -- target torch version inferred from the project's own requirement ---------------------
-_TORCH_REQ = re.compile(r"^\s*torch\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
-_SPEC = re.compile(r"(==|~=|>=|<=|>|<|!=)\s*(\d+(?:\.\d+)*)")
-
-
-def infer_torch_version(root: Path) -> tuple[int, int] | None:
-    """The oldest torch the project admits, from pyproject dependencies or requirements*.txt."""
-    requirements: list[str] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            project = _read_toml(pyproject).get("project", {})
-        except ConfigError:
-            project = {}
-        if not isinstance(project, dict):
-            raise ConfigError(f"{pyproject}: [project] must be a table")
-        dependencies = project.get("dependencies", [])
-        if not isinstance(dependencies, list):
-            raise ConfigError(f"{pyproject}: [project] dependencies must be a list of strings")
-        requirements += [r for r in dependencies if isinstance(r, str)]
-    for path in sorted(root.glob("requirements*.txt")):
-        try:
-            requirements += path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-    for requirement in requirements:
-        match = _TORCH_REQ.match(requirement)
-        if match and not requirement.strip().lower().startswith(("torchvision", "torchaudio", "torchtext")):
-            version = _oldest_admitted(match.group("spec"))
-            if version is not None:
-                return version
-    return None
-
-
-def _oldest_admitted(spec: str) -> tuple[int, int] | None:
-    lower: tuple[int, int] | None = None
-    upper: tuple[int, int] | None = None
-    for op, version in _SPEC.findall(spec):
-        parts = [int(p) for p in version.split(".")] + [0]
-        major_minor = (parts[0], parts[1])
-        if op in ("==", "~=", ">=", ">"):
-            lower = major_minor
-        elif op == "<=":
-            upper = major_minor
-        elif op == "<":
-            if parts[1] > 0:
-                upper = (parts[0], parts[1] - 1)
-            else:
-                upper = LAST_1X if parts[0] == 2 else NEWEST_TORCH
-    return lower or upper

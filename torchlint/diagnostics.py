@@ -52,6 +52,8 @@ class Fix:
     message: str
     applicability: Applicability
     edits: tuple[Edit, ...] = ()
+    # The lowest torch (major, minor) whose API the edits write; below it the fix is not offered.
+    min_torch: tuple[int, int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

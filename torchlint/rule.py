@@ -9,12 +9,13 @@ traversal and calls `finish()` once the whole tree has been seen.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
 from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.fixes.edits import drop_unused_import
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -38,6 +39,17 @@ class Valid:
     target_torch_version: str | None = None
 
 
+@dataclass(frozen=True)
+class Rewrite:
+    """A finding whose fix rewrites a use of the imported name `head` (`autocast` in `autocast()`)
+    into code that no longer needs it."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None
+    head: str | None = field(default=None)
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -48,6 +60,11 @@ class Rule:
     docs: ClassVar[str]
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}
+    # What each of the rule's fixes writes -> the lowest torch that has it ("2.3"). Every fix
+    # with edits names its entry (`make_fix(..., writes=...)`); the rules' docs list the table.
+    fix_versions: ClassVar[dict[str, str]] = {}
+    # Performance rules report nothing in test code unless `lint-tests = true`.
+    performance: ClassVar[bool] = True
     # The rule cannot fire on a file whose text contains none of these (the prefilter):
     # a file no enabled rule may match is not even parsed by libcst.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)
@@ -76,5 +93,37 @@ class Rule:
         """Called after the traversal, when every analysis fact about the file is available."""
 
     # Fix construction helpers, so rules state intent rather than offsets.
-    def make_fix(self, message: str, applicability: Applicability, *edits: Edit | None) -> Fix:
-        return Fix(message, applicability, tuple(e for e in edits if e is not None))
+    def make_fix(self, message: str, applicability: Applicability, *edits: Edit | None, writes: str | None = None) -> Fix:
+        """A fix; `writes` names its entry in `fix_versions`, so it is offered only on a target
+        torch that has what it writes (the engine drops it below and says why)."""
+        since = _version(self.fix_versions[writes]) if writes is not None else None
+        return Fix(message, applicability, tuple(e for e in edits if e is not None), since)
+
+
+    def report_rewrites(self, rewrites: list[Rewrite]) -> None:
+        """Report each rewrite. Where the rewrites replace every use of an imported name, each of
+        their fixes rewrites all of those uses and removes the import: one fix applied alone
+        would otherwise leave the import unused, or remove it under a use that is still there."""
+        groups: dict[str, list[Rewrite]] = {}
+        for rewrite in rewrites:
+            if rewrite.head and rewrite.fix is not None and rewrite.fix.edits:
+                groups.setdefault(rewrite.head, []).append(rewrite)
+        merged: dict[int, Fix] = {}
+        for head, members in groups.items():
+            if len({m.fix.applicability for m in members if m.fix}) != 1:
+                continue
+            edits = list(dict.fromkeys(e for m in members if m.fix for e in m.fix.edits))
+            drop = drop_unused_import(self.ctx, head, len(members), [e.content for e in edits])
+            if drop is None:
+                continue
+            where = f" at all {len(members)} uses of `{head}`" if len(members) > 1 else ""
+            for m in members:
+                assert m.fix is not None
+                merged[id(m)] = Fix(f"{m.fix.message}{where}, and remove its unused import", m.fix.applicability, (*edits, drop), m.fix.min_torch)
+        for rewrite in rewrites:
+            self.report(rewrite.node, rewrite.message, merged.get(id(rewrite), rewrite.fix))
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)

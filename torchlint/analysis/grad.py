@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -678,6 +679,10 @@ class Evaluation(_Shared):
         if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES:
             return True
         if isinstance(base, cst.Name) and base.value in known:
+            return True
+        # A base imported from another file of the project (`from .backbone import Backbone`).
+        name = dotted(base)
+        if name and self.ctx.project is not None and self.ctx.project.is_module_class(Path(self.ctx.path), name):
             return True
         # Relative imports (`from .module import Module`, `from ...modeling_utils import PreTrainedModel`)
         # do not resolve; their names still say what they are.

@@ -1,4 +1,5 @@
-"""Result cache: a file's findings keyed by its content, its path, torchlint and the config.
+"""Result cache: a file's findings keyed by its content, its path, torchlint and the config,
+and checked against the content of the other project files they were drawn from.
 
 One small JSON file per entry, written to a temporary name and renamed into place, so two
 runs sharing the cache never see half an entry. Each entry carries a checksum of its key and
@@ -18,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 import torchlint
+from torchlint.analysis.project_index import digest_of
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.rule import Rule
@@ -48,10 +50,14 @@ def settings_fingerprint(settings: Settings, rules: list[type[Rule]]) -> str:
     return hashlib.sha256(described.encode()).hexdigest()
 
 
+def cache_directory(settings: Settings) -> Path:
+    """`--cache-dir` / TORCHLINT_CACHE_DIR, else one cache at the project root."""
+    return settings.cache_dir or settings.root / CACHE_DIR
+
+
 class ResultCache:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.directory = root / CACHE_DIR
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
 
     def key(self, fingerprint: str, path: str, data: bytes) -> str:
         digest = hashlib.sha256(fingerprint.encode())
@@ -61,46 +67,50 @@ class ResultCache:
         return digest.hexdigest()
 
     def get(self, key: str) -> list[Diagnostic] | None:
+        """The entry, unless another project file its findings were drawn from has changed."""
         try:
             entry = self.directory / key[:2] / f"{key}.json"
-            if not _real_folder(entry.parent, self.root) or entry.is_symlink():
+            if not _real_folder(entry.parent, self.directory) or entry.is_symlink():
                 return None
             stored = json.loads(entry.read_text(encoding="utf-8"))
-            records = stored["findings"]
-            if stored["checksum"] != _checksum(key, records):
+            records, depends_on = stored["findings"], stored["depends_on"]
+            if stored["checksum"] != _checksum(key, [records, depends_on]):
+                return None
+            if any(digest_of(Path(path)) != digest for path, digest in depends_on.items()):
                 return None
             return [_diagnostic(item) for item in records]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
-    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
+    def put(self, key: str, diagnostics: list[Diagnostic], depends_on: dict[str, str]) -> None:
         folder = self.directory / key[:2]
         records = [_record(d) for d in diagnostics]
         try:
-            for directory in (self.directory, folder):
-                if not directory.is_symlink():
-                    directory.mkdir(exist_ok=True)
-                if not _real_folder(directory, self.root):
-                    return
+            if self.directory.is_symlink() or folder.is_symlink():
+                return
+            folder.mkdir(parents=True, exist_ok=True)
+            if not _real_folder(folder, self.directory):
+                return
             _write_tags(self.directory)
             fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"checksum": _checksum(key, records), "findings": records}, handle)
+                json.dump({"checksum": _checksum(key, [records, depends_on]), "findings": records, "depends_on": depends_on}, handle)
             os.replace(temporary, folder / f"{key}.json")  # replaces a planted symlink, never writes through it
         except OSError:
             return
 
 
-def _real_folder(directory: Path, root: Path) -> bool:
-    """A folder that is no symlink and really lies inside the project."""
+def _real_folder(directory: Path, cache: Path) -> bool:
+    """A folder that is no symlink and really lies inside the cache (itself no symlink)."""
     try:
-        return not directory.is_symlink() and directory.is_dir() and directory.resolve().is_relative_to(root.resolve())
+        real = not directory.is_symlink() and not cache.is_symlink() and directory.is_dir()
+        return real and directory.resolve().is_relative_to(cache.resolve())
     except (OSError, RuntimeError):
         return False
 
 
-def _checksum(key: str, records: list) -> str:
-    return hashlib.sha256(json.dumps([key, records], sort_keys=True).encode()).hexdigest()
+def _checksum(key: str, content: list) -> str:
+    return hashlib.sha256(json.dumps([key, content], sort_keys=True).encode()).hexdigest()
 
 
 def _write_tags(directory: Path) -> None:

@@ -9,8 +9,10 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
+from torchlint.fixes.edits import indentation, render, torch_import
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project_index import ProjectIndex
     from torchlint.rule import Rule
 
 F = TypeVar("F")
@@ -32,6 +34,10 @@ class FileContext:
         self._positions: Any = None
         self._facts: dict[type, Any] = {}
         self._lines: list[str] | None = None
+        # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
+        self.skip_test_code = False
+        # The other files of the project, for facts that cross files; None for text not on disk.
+        self.project: ProjectIndex | None = None
 
     def close(self) -> None:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
@@ -86,8 +92,10 @@ class FileContext:
             self._lines = source_lines(self.source)
         return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
 
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+    def code(self, node: cst.CSTNode, like: cst.CSTNode | None = None) -> str:
+        """The code of `node` as written where `like` (by default `node` itself) stands: the
+        continuation lines of a multi-line node keep the indentation of the blocks around it."""
+        return render(self.module, node, indentation(self.module, self.ancestors(like or node)))
 
     # -- edits -------------------------------------------------------------------------
     # libcst's positions leave out a node's own parentheses; edits around a node go outside them.
@@ -96,8 +104,8 @@ class FileContext:
         if isinstance(new, str):
             return Edit(self.start(node), self.end(node), new)
         if getattr(new, "lpar", None) and getattr(node, "lpar", None):
-            return Edit(self._outer_start(node), self._outer_end(node), self.code(new))
-        return Edit(self.start(node), self.end(node), self.code(new))
+            return Edit(self._outer_start(node), self._outer_end(node), self.code(new, like=node))
+        return Edit(self.start(node), self.end(node), self.code(new, like=node))
 
     def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
         at = self._outer_start(node)
@@ -115,11 +123,15 @@ class FileContext:
         rpar = getattr(node, "rpar", None)
         return self.end(rpar[-1]) if rpar else self.end(node)
 
-    def torch_alias(self) -> tuple[str, Edit | None]:
-        """The file's own name for `torch`, with the edit that imports it when it is missing."""
-        alias = self.symbols.alias_for("torch")
-        if alias is not None:
-            return alias, None
+    def torch_alias(self, at: cst.CSTNode | None = None) -> tuple[str, Edit | None]:
+        """The name `torch` is imported under where code at `at` runs (module level when None), with
+        the edit that imports it at module level when no import there or in an enclosing function
+        binds it: an import inside another function does not count."""
+        scopes = [a.body for a in (self.ancestors(at) if at is not None else ()) if type(a) is cst.FunctionDef]
+        for body in [*scopes, self.module]:
+            alias = torch_import(body.body if isinstance(body, cst.IndentedBlock | cst.Module) else ())
+            if alias is not None:
+                return alias, None
         return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
 
     def _import_position(self) -> Position:
@@ -138,6 +150,12 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        if self.skip_test_code and rule.performance and self._in_test_code(node):
+            return
+        if fix is not None and fix.min_torch is not None and self.target_torch_version < fix.min_torch:
+            need, have = fix.min_torch, self.target_torch_version
+            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
+            fix = None
         start, end = self.start(node), self.end(node)
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
@@ -146,6 +164,15 @@ class FileContext:
                 context_before=self._lines_between(start.row - 2, start.row - 1), context_after=self._lines_between(start.row + 1, start.row + 2),
             )
         )
+
+    def _in_test_code(self, node: cst.CSTNode) -> bool:
+        """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
+        for candidate in (node, *self.ancestors(node)):
+            if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
+                return True
+            if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
+                return True
+        return False
 
     def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
 from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Position, source_lines  # noqa: F401 (re-exported)
 from torchlint.engine.context import FileContext
 from torchlint.engine.stack import on_big_stack
 from torchlint.engine.traversal import run_rules
+from torchlint.project import is_test_path
 from torchlint.registry import matches
 from torchlint.rule import Rule
 from torchlint.suppressions import scan
@@ -30,6 +32,10 @@ _COUNT_TOKENS_ABOVE = 256 * 1024  # characters; below this no file reaches MAX_T
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # What CPython raises for input nested deeper than it compiles; libcst would take minutes on it.
 _DEPTH_MESSAGES = ("too many nested parentheses", "too complex", "too many statically nested blocks")
+
+# pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
+# `def test_epoch(model, loader)` is more likely an evaluation routine.
+_TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 
 
 
@@ -112,6 +118,8 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
+    ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
+    ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
         failed = run_rules(ctx, instances)
@@ -158,6 +166,10 @@ def _line(text: str, row: int) -> str:
 
 
 def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+    """The rules for one file: less its per-file-ignores, and less the performance rules in test
+    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
+    if not settings.lint_tests and is_test_path(path_rel):
+        rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
     if not ignored:
         return rules

@@ -8,9 +8,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
+from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine.cache import ResultCache, settings_fingerprint
+from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
 from torchlint.engine.files import Unreadable, discover, read_source
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
 from torchlint.notebook import NotebookError, parse_bytes
@@ -52,21 +54,26 @@ def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Setti
     return lint_text(shown, text, rules, settings)
 
 
-def lint_file(path: Path, rules: list[type[Rule]], settings: Settings, cache: ResultCache | None = None) -> FileResult:
+def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileResult:
+    """One file under its own settings (see `torchlint.project`), through the cache at its project root."""
     shown = display_path(path)
     try:
         data = read_source(path, settings.root)
     except Unreadable as problem:
         return FileResult(shown, [builtin(IO_ERROR, shown, str(problem))])
-    file_rules = rules_for(_relative_to_root(path, settings.root), rules, settings)
-    if cache is None:
-        return FileResult(shown, lint_bytes(shown, data, file_rules, settings))
-    key = cache.key(settings_fingerprint(settings, file_rules), shown, data)
+    rules = file_rules(path, settings.enabled_rules(), settings)
+    if not use_cache:
+        return FileResult(shown, lint_bytes(shown, data, rules, settings))
+    cache = ResultCache(cache_directory(settings))
+    key = cache.key(settings_fingerprint(settings, rules), shown, data)
     found = cache.get(key)
     if found is None:
-        found = lint_bytes(shown, data, file_rules, settings)
+        index = index_for(settings.root)
+        index.consulted.clear()
+        found = lint_bytes(shown, data, rules, settings)
         if not any(d.code == INTERNAL_ERROR[0] for d in found):
-            cache.put(key, found)
+            own = path.absolute()
+            cache.put(key, found, {str(p): digest for p, digest in index.consulted.items() if p != own})
     return FileResult(shown, found)
 
 
@@ -81,48 +88,52 @@ def lint_notebook(shown: str, data: bytes, rules: list[type[Rule]], settings: Se
 
 def file_rules(path: Path, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
     """The rules that apply to `path` once per-file-ignores are taken off."""
-    return rules_for(_relative_to_root(path, settings.root), rules, settings)
-
-
-def _relative_to_root(path: Path, root: Path) -> str:
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    return rules_for(relative_path(path, settings.root), rules, settings)
 
 
 # -- the process pool --------------------------------------------------------------------
-_worker_state: tuple[list[type[Rule]], Settings, ResultCache | None] | None = None
+_worker_state: tuple[list[Settings], bool] | None = None
 
 
-def _start_worker(rules: list[type[Rule]], settings: Settings, cache: ResultCache | None) -> None:
+def _start_worker(distinct: list[Settings], use_cache: bool) -> None:
     global _worker_state
-    _worker_state = (rules, settings, cache)
+    _worker_state = (distinct, use_cache)
 
 
-def _work(path: Path) -> FileResult:
-    rules, settings, cache = _worker_state  # type: ignore[misc]
-    return lint_file(path, rules, settings, cache)
+def _work(job: tuple[Path, int]) -> FileResult:
+    distinct, use_cache = _worker_state  # type: ignore[misc]
+    return lint_file(job[0], distinct[job[1]], use_cache)
 
 
 def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, use_cache: bool = True) -> RunResult:
-    """Lint every file under `paths`; results come in discovery order whatever `jobs` is."""
+    """Lint every file under `paths`, each under its own settings; results come in discovery
+    order whatever `jobs` is. Raises ConfigError for a broken config file found on the way."""
     discovery = discover(paths, settings)
-    rules = settings.enabled_rules()
-    cache = ResultCache(settings.root) if use_cache else None
     files = discovery.files
+    per_file = FileSettings(settings)
+    distinct: list[Settings] = []
+    which: list[int] = []
+    for path in files:
+        found = per_file.for_file(path)
+        index = next((i for i, s in enumerate(distinct) if s is found), None)
+        if index is None:
+            index = len(distinct)
+            distinct.append(found)
+        which.append(index)
+    for each in distinct:
+        each.torch_target  # read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
     unreadable = [FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)]) for path, why in discovery.unreadable]
     if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
-        linted = [lint_file(path, rules, settings, cache) for path in files]
+        linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
         return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
     # Largest first, a few at a time: the prefilter leaves the cost in a minority of files, and a
     # big one drawn last would keep one process busy while the others idle.
     order = sorted(range(len(files)), key=lambda i: _size(files[i]), reverse=True)
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     results: list[FileResult] = [None] * len(files)  # type: ignore[list-item]
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(rules, settings, cache)) as pool:
-        for i, result in zip(order, pool.map(_work, [files[i] for i in order], chunksize=4)):
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(distinct, use_cache)) as pool:
+        for i, result in zip(order, pool.map(_work, [(files[i], which[i]) for i in order], chunksize=4)):
             results[i] = result
     return RunResult(results + unreadable, discovery.missing, discovery.warnings)
 

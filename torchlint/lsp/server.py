@@ -23,7 +23,7 @@ from torchlint import __version__
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Position
 from torchlint.engine.lint import INTERNAL_ERROR, lint_text, rules_for
-from torchlint.engine.run import _relative_to_root  # per-file-ignores match paths as `check` does
+from torchlint.project import relative_path  # per-file-ignores match paths as `check` does
 from torchlint.fixes.apply import FixError, applies, fix_to_fixpoint
 from torchlint.lsp.actions import (
     FIX_ALL,
@@ -155,7 +155,7 @@ class TorchlintServer(LanguageServer):
     def linter_for(self, path: Path) -> Linter:
         project, problem = self.projects.for_directory(path.parent)
         settings = self.editor.apply(project)
-        rules = rules_for(_relative_to_root(path, settings.root), settings.enabled_rules(), settings)
+        rules = rules_for(relative_path(path, settings.root), settings.enabled_rules(), settings)
         return Linter(path, settings, rules, problem)
 
     def _lint(self, unit: Unit, generation: int) -> Result:

@@ -21,7 +21,8 @@ from torchlint.engine.lint import SYNTAX_ERROR
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
 from torchlint.verify import fixtures as fixture_pairs
 from torchlint.verify.compare import Tolerance
-from torchlint.verify.launch import RunConfig, Version
+from torchlint.verify.launch import SESSION, RunConfig, Version
+from torchlint.verify.reaper import start_watchdog, stop_watchdog
 from torchlint.verify.report import render
 from torchlint.verify.session import SetupError, compare_versions, settings_entry
 from torchlint.verify.sources import flagged_lines, linter, read_version
@@ -60,6 +61,8 @@ def verify(
     tol = Tolerance(rtol, atol)
     settings_args = dict(config_path=config_path, isolated=isolated, unsafe_fixes=unsafe_fixes, **selection)
     signal.signal(signal.SIGTERM, _terminated)  # so runners are killed and temp files removed
+    signal.signal(signal.SIGHUP, _terminated)  # a closed terminal, likewise
+    watchdog = start_watchdog(SESSION)  # and, should this process be killed outright, the watchdog
     try:
         if use_fixtures:
             config = RunConfig((), steps, device, timeout)
@@ -78,6 +81,8 @@ def verify(
     except KeyboardInterrupt:
         click.echo("torchlint: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    finally:
+        stop_watchdog(watchdog)
     emit(render(report, output_format), output_file)
     sys.exit(EXIT_CLEAN if ok else EXIT_FINDINGS)
 

@@ -3,8 +3,9 @@
 Each run gets the same interpreter, arguments, working directory, environment and seed.
 A run past its timeout gets SIGTERM (the runner then prints every thread's stack, which
 shows where it hung) and, a moment later, SIGKILL for its whole process group; the group
-is killed after every run as well, so DataLoader workers or subprocesses the script
-started cannot outlive it.
+and every process carrying this session's tag (`reaper`) are killed after every run as well,
+so DataLoader workers or subprocesses the script started, even in a session of their own,
+cannot outlive it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from torchlint.verify.reaper import TAG, new_tag, reap
+
+SESSION = new_tag()  # carried by every process of this verify's runs, whatever session they join
 
 SEED = 0
 GRACE_S = 3.0  # between SIGTERM and SIGKILL on a timeout
@@ -83,6 +88,7 @@ def environment(device: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONHASHSEED"] = str(SEED)
     env["PYTHONUNBUFFERED"] = "1"
+    env[TAG] = SESSION
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # the script's own device choice then falls to the CPU
     return env
@@ -151,6 +157,7 @@ def supervise(process: subprocess.Popen, timeout: float | None) -> tuple[bool, i
             time.sleep(POLL_S)
     finally:
         kill_group(process.pid)  # the leader is still unreaped here, so its group id is not reused
+        reap(SESSION)  # children that left the group with setsid
         returncode = process.wait()
     return timed_out, returncode
 

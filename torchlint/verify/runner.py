@@ -30,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from torchlint.verify.reaper import die_with_parent
+
 # Tensors up to this many elements are compared whole; larger ones by an even sample of it.
 SAMPLE = 4096
 # Name components that wrappers add (DataParallel, DDP, torch.compile): dropped from names
@@ -419,6 +421,7 @@ def cpu_name() -> str:
 
 
 def main(argv: list[str]) -> int:
+    die_with_parent()
     spec = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
     # On a timeout the parent sends SIGTERM first: print where every thread was, then die.
     faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)

@@ -1,0 +1,170 @@
+"""Per-rule precision (seeded samples, judged by hand) and recall on the fetched corpus, both splits.
+
+    python benchmarks/precision.py                      # the table, tune and validate side by side
+    python benchmarks/precision.py --split tune --pending /tmp/pending.md
+                                                         # also write the drawn, unjudged findings
+                                                         # with their context, to judge
+    python benchmarks/precision.py --details            # plus every FP, debatable and missed label
+
+Each repository of tests/corpus/manifest.toml must have been brought with the `fetch` tool
+(mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files and notebooks at the
+pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default .pytest_cache/torchlint-corpus)
+and checked by the installed `torchlint check --isolated --select ALL`. Findings are cached per
+content hash of the torchlint package, so a rerun after judging costs nothing and a rule change
+re-checks. Judge a finding by adding it to tests/corpus/judgements.toml (the --pending file has a
+stub for each); the validate split is judged only once a change is complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from corpus.corpus import (  # noqa: E402
+    SPLITS,
+    CorpusError,
+    Finding,
+    Precision,
+    Recall,
+    cache_dir,
+    extract,
+    judgement_problems,
+    judgements,
+    manifest,
+    precision,
+    recall,
+    recall_files,
+    recall_labels,
+    sample,
+    source_lines,
+    split_findings,
+    wilson,
+)
+
+PACKAGE = Path(__file__).resolve().parents[1] / "torchlint"
+DEFAULT_OFF = ("TL109", "TL110", "TL111")
+CONTEXT = 8
+
+
+def _package_hash() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cached_findings(repos, split: str) -> list[Finding]:
+    """The split's findings, computed once per version of the rules."""
+    path = cache_dir() / "findings" / f"{split}-{_package_hash()}.json"
+    if path.exists():
+        return [Finding(**row) for row in json.loads(path.read_text())]
+    found = split_findings(repos, split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([asdict(f) for f in found]))
+    return found
+
+
+def _cell(tally: Precision | None) -> str:
+    if tally is None or tally.drawn == 0:
+        return "- | - | -"
+    low, high = wilson(tally.tp, tally.judged)
+    value = f"{tally.tp / tally.judged:.2f} [{low:.2f}, {high:.2f}]" if tally.judged else "-"
+    pending = f" ({tally.pending} unjudged)" if tally.pending else ""
+    debatable = f", {tally.debatable} deb." if tally.debatable else ""
+    return f"{tally.found} | {tally.tp}/{tally.judged}{debatable}{pending} | {value}"
+
+
+def _recall_cell(tally: Recall | None) -> str:
+    if tally is None or tally.value is None:
+        return "-"
+    return f"{tally.tp}/{tally.tp + tally.fn} = {tally.value:.2f}"
+
+
+def table(results: dict[str, tuple[dict, dict]], rules: list[str], files: dict[str, int]) -> str:
+    """A markdown table: per rule and split, findings, TP/judged, strict precision [95% Wilson], recall."""
+    head = "| rule |" + "".join(
+        f" {s}: findings | {s}: TP/judged | {s}: precision [95%] | {s}: recall ({files[s]} files) |" for s in results
+    )
+    lines = [head, "|" + "---|" * (1 + 4 * len(results))]
+    for rule in rules:
+        cells = "".join(
+            f" {_cell(precision_.get(rule))} | {_recall_cell(recall_.get(rule))} |" for precision_, recall_ in results.values()
+        )
+        marker = " (opt-in)" if rule in DEFAULT_OFF else ""
+        lines.append(f"| {rule}{marker} |{cells}")
+    return "\n".join(lines) + "\n"
+
+
+def pending_report(drawn: dict[str, list[Finding]], verdicts: dict, roots: dict[str, Path]) -> str:
+    """Each drawn, unjudged finding with its context and a judgement stub to complete."""
+    out = []
+    for rule, items in drawn.items():
+        for f in items:
+            if f.key in verdicts:
+                continue
+            lines = source_lines(roots[f.repo], f.path)
+            first = max(1, f.row - CONTEXT)
+            context = "\n".join(f"{n:5d}{'>' if n == f.row else ' '} {lines[n - 1]}" for n in range(first, min(len(lines), f.row + CONTEXT) + 1))
+            out.append(
+                f"## {rule} {f.repo} {f.path}:{f.row}\n{f.message}\n```\n{context}\n```\n```toml\n[[judgement]]\n"
+                f"repo = {json.dumps(f.repo)}\ncommit = {json.dumps(f.commit)}\npath = {json.dumps(f.path)}\n"
+                f"line = {f.row}\nrule = {json.dumps(rule)}\ntext = {json.dumps(f.text)}\nverdict = \"\"\nreason = \"\"\n```\n"
+            )
+    return "\n".join(out)
+
+
+def details(drawn: dict[str, list[Finding]], verdicts: dict, recall_: dict[str, Recall], split: str) -> list[str]:
+    out = []
+    for rule, items in drawn.items():
+        for f in items:
+            judged = verdicts.get(f.key)
+            if judged and judged["verdict"] != "TP":
+                out.append(f"{rule} [{split}] {judged['verdict']} {f.repo} {f.path}:{f.row}: {judged['reason']}")
+    for rule, tally in sorted(recall_.items()):
+        out += [f"{rule} [{split}] missed {text}" for text in tally.missed or []]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=SPLITS, action="append", help="only this split (repeatable)")
+    parser.add_argument("--pending", type=Path, help="write the drawn, unjudged findings with context here")
+    parser.add_argument("--details", action="store_true", help="list every FP, debatable and missed label")
+    args = parser.parse_args()
+    problems = judgement_problems()
+    if problems:
+        sys.exit("judgements.toml: " + "; ".join(problems[:5]))
+    seed, repos = manifest()
+    by_name = {r.name: r for r in repos}
+    verdicts = judgements()
+    labelled = recall_labels()
+    results, pending, notes = {}, [], []
+    try:
+        roots = {r.name: extract(r) for r in repos if r.split in (args.split or SPLITS)}
+        for split in args.split or SPLITS:
+            found = cached_findings(repos, split)
+            drawn = sample(found, seed, split)
+            recall_ = recall(found, labelled, by_name, split)
+            results[split] = (precision(found, drawn, verdicts), recall_)
+            pending.append(pending_report(drawn, verdicts, roots))
+            notes += details(drawn, verdicts, recall_, split)
+    except CorpusError as error:
+        sys.exit(f"corpus: {error}")
+    rules = sorted({rule for tallies, missed in results.values() for rule in [*tallies, *missed]})
+    files = {s: recall_files(labelled, by_name, s) for s in results}
+    print(table(results, rules, files), end="")
+    if args.details:
+        print("\n".join(notes))
+    if args.pending:
+        args.pending.write_text("\n".join(p for p in pending if p))
+        print(f"unjudged findings written to {args.pending}")
+
+
+if __name__ == "__main__":
+    main()

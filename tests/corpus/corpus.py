@@ -1,0 +1,340 @@
+"""The fetched corpus: extraction, findings, seeded samples, judgements and scores.
+
+The code under judgement never enters this repository. `manifest.toml` pins each repository at a
+commit and assigns its split; its code is read from the `fetch` tool's bare mirrors
+(`$TORCHLINT_MIRROR`, default /work/.mirror) and unpacked into a cache outside the tracked tree.
+`judgements.toml` holds one verdict per finding, keyed by what survives small edits of the file
+(repository, commit, path, rule and the stripped text of the finding's line), so a rerun after a
+rule change asks only about findings it has not seen. `recall.toml` lists, for files labelled
+completely, every place a rule should fire.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import subprocess
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from devset.score import RULES, torchlint_executable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+MANIFEST = HERE / "manifest.toml"
+JUDGEMENTS = HERE / "judgements.toml"
+RECALL = HERE / "recall.toml"
+SPLITS = ("tune", "validate")
+VERDICTS = ("TP", "FP", "debatable")
+SOURCE_SUFFIXES = (".py", ".ipynb")
+SAMPLE_SIZE = 20
+MIN_REPOS = 30
+# Kept for an independent evaluation: never fetched, read or labelled here.
+RESERVED = frozenset({
+    "pytorch/examples", "karpathy/nanogpt", "karpathy/mingpt", "kuangliu/pytorch-cifar",
+    "huggingface/pytorch-image-models", "facebookresearch/deit", "facebookresearch/mae",
+    "facebookresearch/mixup-cifar10", "facebookresearch/detectron2", "facebookresearch/fairseq",
+    "facebookresearch/dino", "facebookresearch/detr", "bearpaw/pytorch-classification",
+    "yunjey/pytorch-tutorial", "hunkim/pytorchzerotoall", "morvanzhou/pytorch-tutorial",
+    "shusentang/dive-into-dl-pytorch", "eriklindernoren/pytorch-gan",
+    "clovaai/deep-text-recognition-benchmark", "jcjohnson/pytorch-examples",
+    "weiaicunzai/pytorch-cifar100", "mrdbourke/pytorch-deep-learning", "seungeunrho/minimalrl",
+    "sfujim/td3", "grantsrb/pytorch-a2c", "qinghuixiao/flexo", "ciflord/shell_repo", "openai/clip",
+    "compvis/stable-diffusion", "lucidrains/denoising-diffusion-pytorch", "lucidrains/vit-pytorch",
+    "lightning-ai/pytorch-lightning", "open-mmlab/mmengine", "rasbt/llms-from-scratch",
+    "nvidia/deeplearningexamples",
+})
+RESERVED_OWNERS = frozenset({"bentrevett", "sgrvinod"})
+Z95 = 1.959963984540054
+
+
+class CorpusError(Exception):
+    """A repository of the manifest cannot be read at its pinned commit."""
+
+
+@dataclass(frozen=True)
+class Repo:
+    name: str
+    commit: str
+    split: str
+
+    @property
+    def slug(self) -> str:
+        return self.name.replace("/", "+", 1)
+
+
+@dataclass(frozen=True)
+class Finding:
+    repo: str
+    commit: str
+    path: str  # a notebook's findings name their cell: "book.ipynb#3" (rows count within it)
+    row: int
+    rule: str
+    message: str
+    text: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.repo, self.commit, self.path, self.rule, self.text)
+
+
+def load_toml(path: Path) -> dict:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def manifest(path: Path = MANIFEST) -> tuple[int, list[Repo]]:
+    """The sampling seed and the pinned repositories."""
+    data = load_toml(path)
+    return data["seed"], [Repo(r["name"], r["commit"], r["split"]) for r in data["repo"]]
+
+
+def is_reserved(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in RESERVED or lowered.split("/", 1)[0] in RESERVED_OWNERS
+
+
+def assigned_splits(names: list[str], seed: int) -> dict[str, str]:
+    """The split of each repository: a seeded shuffle of the sorted names, first half `tune`."""
+    order = sorted(names)
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return {name: "tune" if i < half else "validate" for i, name in enumerate(order)}
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("TORCHLINT_CORPUS_CACHE")
+    return Path(configured) if configured else ROOT / ".pytest_cache" / "torchlint-corpus"
+
+
+def git_dir(repo: Repo) -> Path:
+    """The bare git directory the `fetch` tool left for this repository."""
+    base = Path(os.environ.get("TORCHLINT_MIRROR", "/work/.mirror")) / repo.slug / "repo"
+    nested = base / ".git"
+    if nested.is_dir():
+        return nested
+    if base.is_dir():
+        return base
+    raise CorpusError(f"{repo.name}: no mirror at {base} (bring it with the fetch tool)")
+
+
+def extract(repo: Repo) -> Path:
+    """Unpack the repository's Python files and notebooks at its commit (once) into the cache."""
+    target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}"
+    done = target / ".complete"
+    if done.exists():
+        return target
+    git = ["git", "--git-dir", str(git_dir(repo))]
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", repo.commit], capture_output=True, timeout=600)
+    if listing.returncode != 0:
+        raise CorpusError(f"{repo.name}@{repo.commit}: {listing.stderr.decode(errors='replace').strip()}")
+    blobs = {}  # path -> object id; the snapshot lacks its largest files, so no `git archive`
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        fields = meta.split()
+        path = name.decode("utf-8", errors="replace")
+        if len(fields) == 3 and fields[1] == b"blob" and path.endswith(SOURCE_SUFFIXES):
+            blobs[path] = fields[2].decode()
+    for path, blob in blobs.items():
+        content = subprocess.run([*git, "cat-file", "blob", blob], capture_output=True, timeout=600)
+        if content.returncode != 0:
+            continue  # a file the snapshot left out (4 MiB or more): not source a person wrote
+        destination = target / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(content.stdout)
+    done.write_text(repo.commit)
+    return target
+
+
+def source_lines(root: Path, path: str) -> list[str]:
+    """The lines a finding's row counts: for "book.ipynb#3", those of the notebook's third cell."""
+    name, _, cell = path.partition("#")
+    text = (root / name).read_text(encoding="utf-8", errors="replace")
+    if not cell:
+        return text.splitlines()
+    try:
+        cells = json.loads(text).get("cells", [])
+        source = cells[int(cell) - 1].get("source", "")
+    except (json.JSONDecodeError, AttributeError, IndexError, ValueError):
+        return []
+    return ("".join(source) if isinstance(source, list) else str(source)).splitlines()
+
+
+def _line_text(root: Path, path: str, row: int, cache: dict[str, list[str]]) -> str:
+    if path not in cache:
+        cache[path] = source_lines(root, path)
+    lines = cache[path]
+    return lines[row - 1].strip() if 0 < row <= len(lines) else ""
+
+
+def findings(repo: Repo, root: Path) -> list[Finding]:
+    """Every rule, opt-in ones included, over the repository as a new user would run it."""
+    command = [torchlint_executable(), "check", "--isolated", "--select", "ALL", "--exit-zero", "--quiet", "--output-format", "json", "."]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=3600)
+    try:
+        rows = json.loads(done.stdout)
+    except json.JSONDecodeError as error:
+        raise CorpusError(f"{repo.name}: torchlint printed no JSON (exit {done.returncode}): {done.stderr.strip()[-500:]}") from error
+    texts: dict[str, list[str]] = {}
+    found = []
+    for row in rows:
+        name = Path(row["filename"])
+        path = (name.relative_to(root) if name.is_absolute() else name).as_posix()
+        if row.get("cell") is not None:
+            path = f"{path}#{row['cell']}"
+        line = row["location"]["row"]
+        found.append(Finding(repo.name, repo.commit, path, line, row["code"], row["message"], _line_text(root, path, line, texts)))
+    return found
+
+
+def split_findings(repos: list[Repo], split: str) -> list[Finding]:
+    found: list[Finding] = []
+    for repo in repos:
+        if repo.split == split:
+            found += findings(repo, extract(repo))
+    return sorted(found, key=lambda f: (f.rule, f.repo, f.path, f.row))
+
+
+def _rank(seed: int, split: str, finding: Finding) -> str:
+    """A finding's place in the draw: a hash of the seed and its key, not of its neighbours."""
+    return hashlib.sha256(json.dumps([seed, split, *finding.key]).encode()).hexdigest()
+
+
+def sample(found: list[Finding], seed: int, split: str, size: int = SAMPLE_SIZE) -> dict[str, list[Finding]]:
+    """Per rule, the `size` distinct findings ranked first by a seeded hash (all where fewer).
+
+    Ranking each finding on its own key keeps the draw stable when a rule change adds or removes
+    findings: a finding judged before stays drawn as long as it is still reported and still ranks
+    in the first `size`, so a rerun asks only about findings new to the sample.
+    """
+    by_rule: dict[str, dict[tuple, Finding]] = defaultdict(dict)
+    for f in found:
+        if f.rule in RULES:  # not TL000 (unparsable file) or TL999 (internal error)
+            by_rule[f.rule].setdefault(f.key, f)
+    drawn = {}
+    for rule, unique in sorted(by_rule.items()):
+        ranked = sorted(unique.values(), key=lambda f: _rank(seed, split, f))[:size]
+        drawn[rule] = sorted(ranked, key=lambda f: (f.repo, f.path, f.row))
+    return drawn
+
+
+def judgements(path: Path = JUDGEMENTS) -> dict[tuple, dict]:
+    """Verdicts keyed like Finding.key."""
+    if not path.exists():
+        return {}
+    return {
+        (j["repo"], j["commit"], j["path"], j["rule"], j["text"]): j
+        for j in load_toml(path).get("judgement", [])
+    }
+
+
+def judgement_problems(path: Path = JUDGEMENTS) -> list[str]:
+    found = []
+    seen = set()
+    for j in load_toml(path).get("judgement", []) if path.exists() else []:
+        key = (j.get("repo"), j.get("commit"), j.get("path"), j.get("rule"), j.get("text"))
+        if None in key:
+            found.append(f"{key}: repo, commit, path, rule and text are required")
+        if j.get("verdict") not in VERDICTS:
+            found.append(f"{key}: verdict must be one of {VERDICTS}")
+        if not str(j.get("reason", "")).strip():
+            found.append(f"{key}: no reason given")
+        if key in seen:
+            found.append(f"{key}: judged twice")
+        seen.add(key)
+    return found
+
+
+def wilson(successes: int, total: int, z: float = Z95) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion (stays inside [0, 1] for small samples)."""
+    if total == 0:
+        return (0.0, 1.0)
+    p = successes / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class Precision:
+    found: int = 0
+    drawn: int = 0
+    tp: int = 0
+    fp: int = 0
+    debatable: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.tp + self.fp + self.debatable
+
+    @property
+    def pending(self) -> int:
+        return self.drawn - self.judged
+
+
+def precision(found: list[Finding], drawn: dict[str, list[Finding]], verdicts: dict[tuple, dict]) -> dict[str, Precision]:
+    result: dict[str, Precision] = defaultdict(Precision)
+    for f in {f.key: f for f in found}.values():
+        if f.rule in RULES:
+            result[f.rule].found += 1
+    for rule, items in drawn.items():
+        tally = result[rule]
+        tally.drawn = len(items)
+        for f in items:
+            verdict = verdicts.get(f.key, {}).get("verdict")
+            if verdict == "TP":
+                tally.tp += 1
+            elif verdict == "FP":
+                tally.fp += 1
+            elif verdict == "debatable":
+                tally.debatable += 1
+    return dict(result)
+
+
+@dataclass
+class Recall:
+    tp: int = 0
+    fn: int = 0
+    missed: list[str] | None = None
+
+    @property
+    def value(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+
+def recall_labels(path: Path = RECALL) -> list[dict]:
+    return load_toml(path).get("file", []) if path.exists() else []
+
+
+def recall(found: list[Finding], files: list[dict], repos: dict[str, Repo], split: str) -> dict[str, Recall]:
+    """Per rule: `finding` labels in completely labelled files of the split that a finding hit."""
+    rows: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for f in found:
+        rows[(f.repo, f.path, f.rule)].append(f.row)
+    result: dict[str, Recall] = defaultdict(lambda: Recall(missed=[]))
+    for entry in files:
+        if repos[entry["repo"]].split != split:
+            continue
+        for label in entry.get("labels", []):
+            if label["expect"] != "finding":
+                continue
+            end = label.get("end", label["line"])
+            path = f"{entry['path']}#{label['cell']}" if "cell" in label else entry["path"]
+            hit = any(label["line"] <= r <= end for r in rows[(entry["repo"], path, label["rule"])])
+            tally = result[label["rule"]]
+            if hit:
+                tally.tp += 1
+            else:
+                tally.fn += 1
+                tally.missed.append(f"{entry['repo']} {path}:{label['line']} {label['why']}")
+    return dict(result)
+
+
+def recall_files(files: list[dict], repos: dict[str, Repo], split: str) -> int:
+    return sum(1 for entry in files if repos[entry["repo"]].split == split)

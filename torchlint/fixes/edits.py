@@ -1,0 +1,118 @@
+"""Helpers that turn libcst nodes into edit text without losing the user's formatting.
+
+`Module.code_for_node` renders a node as if it stood at column 0: the continuation lines of a
+call that spans several lines lose the indentation of the block around it. `render` gives
+libcst's code generator the enclosing blocks' indentation, so a replacement keeps its argument
+lines and closing bracket where the user put them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from torchlint.diagnostics import Edit, Position
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+
+def indentation(module: cst.Module, ancestors: Iterable[cst.CSTNode]) -> list[str]:
+    """The indent tokens of the blocks around a node, outermost first (from its ancestors, innermost first)."""
+    blocks = [a for a in ancestors if type(a) is cst.IndentedBlock]
+    return [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]  # type: ignore[attr-defined]
+
+
+def render(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
+    """The code of `node` where `indents` are the indent tokens of the blocks it sits in."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens.extend(indents)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def torch_import(statements: Iterable[cst.BaseStatement]) -> str | None:
+    """The name that `import torch` (`as T`, or `import torch.nn`) binds among `statements`,
+    looking into `try` bodies (`try: import torch`) but not into branches that may not run."""
+    for statement in statements:
+        if isinstance(statement, cst.Try):
+            found = torch_import(statement.body.body)  # type: ignore[arg-type]
+        elif isinstance(statement, cst.SimpleStatementLine):
+            found = next((bound for small in statement.body if isinstance(small, cst.Import) for bound in _torch_names(small)), None)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _torch_names(node: cst.Import) -> Iterable[str]:
+    for alias in node.names:
+        name = alias.name
+        while isinstance(name, cst.Attribute):
+            name = name.value
+        if not isinstance(name, cst.Name) or name.value != "torch":
+            continue
+        if alias.asname is None:
+            yield "torch"
+        elif isinstance(alias.name, cst.Name) and isinstance(alias.asname.name, cst.Name):
+            yield alias.asname.name.value  # `import torch as T`; `import torch.nn as nn` binds no torch
+
+
+def references(source: str, name: str) -> int:
+    """How often `name` is written as a name in `source`: not as an attribute (`x.name`), but in
+    strings and comments too, so a count that matches the known uses is a safe lower bound."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", source))
+
+
+def import_binding(module: cst.Module, name: str) -> tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom, cst.ImportAlias] | None:
+    """The one module-level import statement that binds `name` with `from m import name` or `as name`."""
+    found = []
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import | cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                bound = alias.asname.name if alias.asname else (alias.name if isinstance(small, cst.ImportFrom) else None)
+                if isinstance(bound, cst.Name) and bound.value == name:
+                    found.append((statement, small, alias))
+    return found[0] if len(found) == 1 else None
+
+
+def without_alias(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> cst.Import | cst.ImportFrom | None:
+    """The import statement without `alias`, or None when nothing would be left of it."""
+    kept = [a for a in node.names if a is not alias]  # type: ignore[union-attr]
+    if not kept:
+        return None
+    if node.names[-1] is alias:  # type: ignore[index]
+        kept[-1] = kept[-1].with_changes(comma=alias.comma)  # the last name keeps the layout's trailing comma (or none)
+    return node.with_changes(names=kept)
+
+
+def drop_unused_import(ctx: FileContext, name: str, rewritten: int, new_texts: Iterable[str]) -> Edit | None:
+    """The edit that removes the module-level import of `name` once `rewritten` uses of it are
+    rewritten into `new_texts`, when the file has no other mention of it.
+
+    Not in an `__init__.py`, whose imports are its package's interface.
+    """
+    if ctx.path.endswith("__init__.py") or any(references(text, name) for text in new_texts):
+        return None
+    if references(ctx.source, name) != rewritten + 1:
+        return None  # another use, a re-export in `__all__`, a mention we cannot judge
+    found = import_binding(ctx.module, name)
+    if found is None:
+        return None
+    statement, node, alias = found
+    smaller = without_alias(node, alias)
+    if smaller is not None:
+        return ctx.replace(node, smaller)
+    if len(statement.body) > 1:
+        return None
+    start, end = ctx.start(statement), ctx.end(statement)
+    return Edit(Position(start.row, 1), Position(end.row + 1, 1), "")

@@ -1,0 +1,246 @@
+"""The torch version a project must run on, read from what it declares, never by running its code.
+
+Sources, per directory: `[project]` dependencies and optional dependencies in pyproject.toml,
+setup.cfg `install_requires`/`extras_require`, setup.py's `setup(...)` keywords read from its
+syntax tree, requirements*.txt (following `-r`), and conda's environment.yml. Requirements whose
+environment marker is false here are skipped. The target is the lowest version any of them
+allows, because the code must run there; a file gets the nearest directory that declares torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+NEWEST_TORCH = (2, 13)
+LAST_1X = (1, 13)
+_TORCH_NAMES = ("torch", "pytorch")  # pytorch: conda's name for it
+_CONDA_SPEC = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-]+)\s*(?P<spec>[^#]*)")
+_RELEASE = re.compile(r"(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class TorchTarget:
+    version: tuple[int, int]
+    source: str  # where it came from, shown by --show-settings
+
+    def describe(self) -> str:
+        return f"{self.version[0]}.{self.version[1]} ({self.source})"
+
+
+def infer(directory: Path, stop: Path | None = None) -> TorchTarget | None:
+    """The nearest declaration of torch at or above `directory`, up to `stop` (inclusive)."""
+    for folder in [directory, *directory.parents]:
+        found = declared_in(folder)
+        if found is not None:
+            return found
+        if folder == stop:
+            return None
+    return None
+
+
+def declared_in(folder: Path) -> TorchTarget | None:
+    """The lowest torch version the declarations in `folder` allow, or None if none names torch."""
+    found: list[TorchTarget] = []
+    for path, requirements in _declarations(folder):
+        for line in requirements:
+            version = _lowest_torch(line)
+            if version is not None:
+                found.append(TorchTarget(version, f"{path.name}: {line.strip()}"))
+    return min(found, key=lambda t: t.version) if found else None
+
+
+def _declarations(folder: Path) -> list[tuple[Path, list[str]]]:
+    readers = (
+        ("pyproject.toml", _pyproject),
+        ("setup.cfg", _setup_cfg),
+        ("setup.py", _setup_py),
+        ("environment.yml", _conda),
+        ("environment.yaml", _conda),
+    )
+    found = [(folder / name, read(folder / name)) for name, read in readers if (folder / name).is_file()]
+    for path in sorted(folder.glob("requirements*.txt")):
+        found.append((path, _requirements(path, set())))
+    return found
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _pyproject(path: Path) -> list[str]:
+    """The declared requirements; a [project] table pip itself would refuse is a config error."""
+    from torchlint.config import ConfigError  # config reads targets through this module
+
+    try:
+        project = tomllib.loads(_text(path)).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return []
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    if not isinstance(project, dict):
+        raise ConfigError(f"{path}: [project] must be a table")
+    if not isinstance(project.get("dependencies", []), list):
+        raise ConfigError(f"{path}: [project] dependencies must be a list of strings")
+    found = _strings(project.get("dependencies"))
+    optional = project.get("optional-dependencies")
+    for group in optional.values() if isinstance(optional, dict) else ():
+        found += _strings(group)
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _setup_cfg(path: Path) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(_text(path))
+    except configparser.Error:
+        return []
+    found = parser.get("options", "install_requires", fallback="").splitlines()
+    if parser.has_section("options.extras_require"):
+        for _, value in parser.items("options.extras_require"):
+            found += value.splitlines()
+    return found
+
+
+def _setup_py(path: Path) -> list[str]:
+    """`install_requires` and `extras_require` of the `setup(...)` call, as literals or names bound
+    to literals at module level; anything computed stays unknown."""
+    try:
+        tree = ast.parse(_text(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    names = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) == "setup":
+            for keyword in node.keywords:
+                if keyword.arg in ("install_requires", "extras_require"):
+                    found += _literal_strings(keyword.value, names)
+    return found
+
+
+def _called(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _literal_strings(node: ast.expr, names: dict[str, ast.expr]) -> list[str]:
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Dict):
+        return [s for value in node.values for s in _literal_strings(value, names)]
+    if isinstance(node, ast.List | ast.Tuple):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _requirements(path: Path, seen: set[Path]) -> list[str]:
+    """Requirement lines, with `-r other.txt` includes read in place (each file once)."""
+    resolved = path.resolve()
+    if resolved in seen or not path.is_file():
+        return []
+    seen.add(resolved)
+    found: list[str] = []
+    for raw in _text(path).splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        include = re.match(r"^(?:-r|--requirement)[\s=]\s*(\S+)", line)
+        if include:
+            found += _requirements(path.parent / include.group(1), seen)
+        elif line and not line.startswith(("#", "-")):
+            found.append(line)
+    return found
+
+
+def _conda(path: Path) -> list[str]:
+    """Items of the `dependencies:` list and of its `pip:` sub-list; a line reader is enough for
+    the shape conda documents, and spares the lint path a YAML parser."""
+    found: list[str] = []
+    inside = False
+    for raw in _text(path).splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if not line.startswith((" ", "-", "\t")):
+            inside = line.strip() == "dependencies:"
+            continue
+        item = line.strip()
+        if inside and item.startswith("- ") and not item.endswith(":"):
+            found.append(_from_conda(item[2:].strip().strip("'\"")))
+    return found
+
+
+def _from_conda(item: str) -> str:
+    """`pytorch=1.8` (conda's "1.8.*") and `pytorch 1.8.*` as pip would write them."""
+    item = item.split("::", 1)[-1]
+    match = _CONDA_SPEC.match(item)
+    if match is None:
+        return item
+    name, spec = match.group("name"), match.group("spec").strip()
+    if re.match(r"^=?\d", spec) or re.match(r"^=[^=]", spec):
+        spec = "==" + spec.lstrip("=")
+        spec = spec if "*" in spec or spec.count(".") > 1 else spec + ".*"
+    return f"{name}{spec.replace(' ', '')}"
+
+
+def _lowest_torch(line: str) -> tuple[int, int] | None:
+    """The lowest major.minor `line` allows when it requires torch under this environment."""
+    try:
+        requirement = Requirement(line.strip())
+    except InvalidRequirement:
+        return None
+    if requirement.name.lower() not in _TORCH_NAMES or not _applies(requirement.marker):
+        return None
+    return _lowest(requirement)
+
+
+def _applies(marker: Marker | None) -> bool:
+    if marker is None:
+        return True
+    try:
+        # Optional groups count: a project's extras must run on its target as well.
+        return marker.evaluate({"extra": ""}) or "extra" in str(marker)
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return True
+
+
+def _lowest(requirement: Requirement) -> tuple[int, int]:
+    lower: tuple[int, int] | None = None
+    upper: tuple[int, int] | None = None
+    for spec in requirement.specifier:
+        match = _RELEASE.match(spec.version)
+        if match is None:
+            continue
+        version = (int(match.group(1)), int(match.group(2) or 0))
+        if spec.operator in ("==", "~=", ">=", ">", "==="):
+            lower = max(lower, version) if lower else version
+        elif spec.operator == "<=":
+            upper = min(upper, version) if upper else version
+        elif spec.operator == "<":
+            below = (version[0], version[1] - 1) if version[1] > 0 else (LAST_1X if version[0] == 2 else NEWEST_TORCH)
+            upper = min(upper, below) if upper else below
+    # Only an upper bound: the newest release it allows is the one a fresh install gets.
+    return lower or upper or NEWEST_TORCH
