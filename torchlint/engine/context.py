@@ -177,7 +177,8 @@ class FileContext:
     def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""
         self.line(1)  # splits the source once
-        return tuple(self._lines[max(first, 1) - 1 : max(last, 0)])
+        rows = len(self._lines) - (self._lines[-1] == "")  # a final line break starts no row
+        return tuple(self._lines[max(first, 1) - 1 : max(min(last, rows), 0)])
 
     def _statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""
