@@ -56,6 +56,8 @@ def check(paths, config_path, isolated, output_format, output_file, statistics, 
         result = check_paths(list(paths), settings, jobs=jobs, use_cache=not no_cache)
     except ConfigError as error:
         fail(str(error))
+    for warning in result.warnings:
+        click.echo(f"torchlint: warning: {warning}", err=True)
     for name in result.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     if not result.files and not result.missing:

@@ -35,9 +35,11 @@ def selection_options(command):
 def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **overrides) -> Settings:
     """Settings for this run, or exit 2 with a one-line message."""
     start = Path(paths[0]) if paths and Path(paths[0]).exists() else Path.cwd()
+    if not start.is_dir():  # a file's own folder, not its symlink target's: the target may lie outside
+        start = start.absolute().parent
     try:
         settings = load_settings(config_path, start=start, isolated=isolated)
-        return settings.merged(
+        settings = settings.merged(
             select=_split(overrides.get("select", ())),
             ignore=_split(overrides.get("ignore", ())),
             extend_select=_split(overrides.get("extend_select", ())),
@@ -45,6 +47,8 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             unsafe_fixes=overrides.get("unsafe_fixes", False),
             cache_dir=overrides.get("cache_dir"),
         )
+        settings.torch_version  # inferred from the project's declarations, which may be malformed
+        return settings
     except ConfigError as error:
         fail(str(error))
 

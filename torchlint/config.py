@@ -14,6 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
+
 from torchlint.registry import all_rules, find_rule, matches
 from torchlint.rule import Rule
 from torchlint.torch_target import NEWEST_TORCH, TorchTarget, infer
@@ -140,6 +143,14 @@ def _check_selector(selector: str, where: str) -> None:
         raise ConfigError(f"{where}: unknown rule selector {selector!r}")
 
 
+def _check_patterns(patterns: list[str], where: str) -> None:
+    for pattern in patterns:
+        try:
+            pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+        except (GitWildMatchPatternError, ValueError, TypeError):
+            raise ConfigError(f"{where}: invalid pattern {pattern!r}") from None
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table."""
     start = start.resolve()
@@ -148,9 +159,15 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _torchlint_table(_read_toml(candidate), candidate):
+        if candidate.is_file() and _has_torchlint_table(_read_toml(candidate)):
             return candidate
     return None
+
+
+def _has_torchlint_table(data: dict[str, Any]) -> bool:
+    """An empty `[tool.torchlint]` still marks the project's root, as in Ruff."""
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "torchlint" in tool
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -158,6 +175,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
 
@@ -177,8 +196,19 @@ def load_settings(config: Path | None = None, *, start: Path | None = None, isol
             return Settings(root=project_root(directory), directory=directory)
     elif not config.is_file():
         raise ConfigError(f"{config}: config file not found")
-    settings = _settings_from_table(_torchlint_table(_read_toml(config), config), config)
+    data = _read_toml(config)
+    _check_project_table(data, config)
+    settings = _settings_from_table(_torchlint_table(data, config), config)
     return replace(settings, pinned=pinned, directory=directory)
+
+
+def _check_project_table(data: dict[str, Any], path: Path) -> None:
+    """The torch target is read from `[project]`: a malformed one is a config error, not a guess."""
+    project = data.get("project", {})
+    if not isinstance(project, dict):
+        raise ConfigError(f"{path}: [project] must be a table")
+    if not isinstance(project.get("dependencies", []), list):
+        raise ConfigError(f"{path}: [project] dependencies must be a list of strings")
 
 
 def _torchlint_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -203,6 +233,8 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
             if key in ("select", "ignore", "extend-select"):
                 for selector in value:
                     _check_selector(selector, where)
+            else:
+                _check_patterns(value, where)
             values[key.replace("-", "_")] = tuple(value)
         elif key == "per-file-ignores":
             if not isinstance(value, dict) or not all(

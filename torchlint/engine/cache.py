@@ -2,8 +2,11 @@
 and checked against the content of the other project files they were drawn from.
 
 One small JSON file per entry, written to a temporary name and renamed into place, so two
-runs sharing the cache never see half an entry. A cache that cannot be read or written is
-simply not used.
+runs sharing the cache never see half an entry. Each entry carries a checksum of its key and
+findings, so a damaged or planted entry is recomputed rather than trusted. Nothing is written
+through a symlink: the cache folder and its subfolders must be real folders inside the project,
+and its marker files are created exclusively. A cache that cannot be read or written is simply
+not used.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def cache_directory(settings: Settings) -> Path:
 class ResultCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.root = directory.parent  # the folder the cache must really lie in (no symlink out of it)
 
     def key(self, fingerprint: str, path: str, data: bytes) -> str:
         digest = hashlib.sha256(fingerprint.encode())
@@ -66,33 +70,62 @@ class ResultCache:
     def get(self, key: str) -> list[Diagnostic] | None:
         """The entry, unless another project file its findings were drawn from has changed."""
         try:
-            raw = json.loads((self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
-            if any(digest_of(Path(path)) != digest for path, digest in raw["d"].items()):
+            entry = self.directory / key[:2] / f"{key}.json"
+            if not _real_folder(entry.parent, self.root) or entry.is_symlink():
                 return None
-            return [_diagnostic(item) for item in raw["f"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            stored = json.loads(entry.read_text(encoding="utf-8"))
+            records, depends_on = stored["findings"], stored["depends_on"]
+            if stored["checksum"] != _checksum(key, [records, depends_on]):
+                return None
+            if any(digest_of(Path(path)) != digest for path, digest in depends_on.items()):
+                return None
+            return [_diagnostic(item) for item in records]
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
     def put(self, key: str, diagnostics: list[Diagnostic], depends_on: dict[str, str]) -> None:
         folder = self.directory / key[:2]
+        records = [_record(d) for d in diagnostics]
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            _write_tag(self.directory)
+            for directory in (self.directory, folder):
+                if not directory.is_symlink():
+                    directory.mkdir(exist_ok=True)
+                if not _real_folder(directory, self.root):
+                    return
+            _write_tags(self.directory)
             fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"d": depends_on, "f": [_record(d) for d in diagnostics]}, handle)
-            os.replace(temporary, folder / f"{key}.json")
+                json.dump({"checksum": _checksum(key, [records, depends_on]), "findings": records, "depends_on": depends_on}, handle)
+            os.replace(temporary, folder / f"{key}.json")  # replaces a planted symlink, never writes through it
         except OSError:
             return
 
 
-def _write_tag(directory: Path) -> None:
-    tag = directory / "CACHEDIR.TAG"
-    if not tag.exists():
-        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# torchlint's result cache\n", encoding="utf-8")
-    ignore = directory / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
+def _real_folder(directory: Path, root: Path) -> bool:
+    """A folder that is no symlink and really lies inside the project."""
+    try:
+        return not directory.is_symlink() and directory.is_dir() and directory.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _checksum(key: str, records: list) -> str:
+    return hashlib.sha256(json.dumps([key, records], sort_keys=True).encode()).hexdigest()
+
+
+def _write_tags(directory: Path) -> None:
+    _create(directory / "CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# torchlint's result cache\n")
+    _create(directory / ".gitignore", "*\n")
+
+
+def _create(path: Path, text: str) -> None:
+    """Write a new file; one that exists, or a symlink (even a dangling one), is left alone."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _pos(at: Position) -> list[int]:

@@ -1,16 +1,20 @@
-"""Which files a run looks at: Python files and Jupyter notebooks under the given paths, less excluded ones.
+"""Which files a run looks at, and the one safe way to read them.
 
 Paths named on the command line are always checked; exclusions and .gitignore apply to
-what a directory walk finds, as in ruff.
+what a directory walk finds, as in ruff. Every room that reads a source file (check, fix,
+the language server) reads it through `read_source`: regular files only, one size cap, and
+never through a symlink that leaves the project, so nothing outside it is shown or rewritten.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
 from torchlint.config import Settings
 
@@ -20,26 +24,89 @@ DEFAULT_EXCLUDE = (
     "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
 )
 SUFFIXES = (".py", ".ipynb")
+# Parsing takes minutes beyond this; such files are generated data, not training code.
+MAX_FILE_BYTES = 2 * 2**20
+
+
+class Unreadable(Exception):
+    """A source file that is not read; the message says why in one line."""
 
 
 @dataclass(frozen=True)
 class Discovery:
     files: list[Path]
     missing: list[str]  # paths that were named but do not exist
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories the walk could not enter
+    warnings: list[str] = field(default_factory=list)  # ignore-file lines that were skipped
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether the file `path` names really lies in `root`: a symlink on the way may lead out."""
+    try:
+        path.absolute().relative_to(root)
+    except ValueError:
+        return True  # named outside the project by the user: not reached through the project
+    try:
+        path.resolve(strict=True).relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return True
+
+
+def read_source(path: Path, root: Path) -> bytes:
+    """The bytes of a regular file in the project, or Unreadable. Opened without blocking and
+    checked on the open descriptor, so a FIFO, a device or a file swapped in meanwhile is refused."""
+    if not inside(path, root):
+        raise Unreadable("symlink to a file outside the project; not followed")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise Unreadable(f"cannot read file: {error.strerror or error}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise Unreadable(f"file too large to analyse ({info.st_size / 2**20:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)")
+        try:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise Unreadable(f"cannot read file: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:  # grew after the check
+        raise Unreadable(f"file too large to analyse (over {MAX_FILE_BYTES // 2**20} MiB)")
+    return data
+
+
+def compile_patterns(lines: list[str] | tuple[str, ...]) -> tuple[pathspec.PathSpec, list[str]]:
+    """A spec of the valid gitignore-style patterns, and the lines that are not valid patterns:
+    git skips those, and so do we, rather than stop the run."""
+    valid: list[str] = []
+    bad: list[str] = []
+    for line in lines:
+        try:
+            pathspec.PathSpec.from_lines("gitwildmatch", [line])
+        except (GitWildMatchPatternError, ValueError, TypeError):
+            bad.append(line)
+            continue
+        valid.append(line)
+    return pathspec.PathSpec.from_lines("gitwildmatch", valid), bad
 
 
 def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    return compile_patterns(patterns)[0]
 
 
-def _gitignore(directory: Path) -> pathspec.PathSpec | None:
+def _gitignore(directory: Path, warnings: list[str]) -> pathspec.PathSpec | None:
     path = directory / ".gitignore"
     if not path.is_file():
         return None
     try:
-        return _spec(tuple(path.read_text(encoding="utf-8", errors="replace").splitlines()))
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    spec, bad = compile_patterns(lines)
+    warnings += [f"{path}: skipped invalid pattern {line!r}" for line in bad]
+    return spec
 
 
 def discover(paths: list[str], settings: Settings) -> Discovery:
@@ -47,10 +114,11 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
     files: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
+    discovery = Discovery(files, missing)
     for name in paths:
         path = Path(name)
         if path.is_dir():
-            found = _walk(path, settings.root, exclude)
+            found = _walk(path, settings.root, exclude, discovery)
         elif path.exists() or path.is_symlink():
             found = [path]
         else:
@@ -61,7 +129,7 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             if key not in seen:
                 seen.add(key)
                 files.append(file)
-    return Discovery(files, missing)
+    return discovery
 
 
 def _relative(path: Path, root: Path, top: Path) -> str:
@@ -77,13 +145,17 @@ def _relative(path: Path, root: Path, top: Path) -> str:
         return path.as_posix()
 
 
-def _walk(top: Path, root: Path, exclude: pathspec.PathSpec) -> list[Path]:
+def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discovery) -> list[Path]:
     found: list[Path] = []
     ignores: dict[str, list[tuple[Path, pathspec.PathSpec]]] = {}
-    for directory, dirnames, filenames in os.walk(top, followlinks=False):
+
+    def unreadable(error: OSError) -> None:
+        discovery.unreadable.append((Path(error.filename), f"cannot read directory: {error.strerror or error}"))
+
+    for directory, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         here = Path(directory)
         inherited = ignores.get(str(here.parent), []) if here != top else []
-        own = _gitignore(here)
+        own = _gitignore(here, discovery.warnings)
         active = inherited + ([(here, own)] if own else [])
         ignores[directory] = active
 

@@ -9,9 +9,7 @@ import re
 import tokenize
 import traceback
 import warnings
-from array import array
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
 
 import libcst as cst
 
@@ -26,9 +24,14 @@ from torchlint.registry import matches
 from torchlint.rule import Rule
 from torchlint.suppressions import scan
 
-MAX_NESTING = 200  # CPython's tokenizer limit on open brackets ("too many nested parentheses")
-_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
-_BRACKET_STEP = str.maketrans({"(": "\x01", "[": "\x01", "{": "\x01", ")": "\xff", "]": "\xff", "}": "\xff"})
+# libcst's cost grows with tokens, not bytes: about 10k tokens a second and 1.4 KB of memory
+# each on this project's machines. Beyond this a file (generated data, not training code)
+# would cost more than a few seconds and hundreds of MB; it is counted only for large files.
+MAX_TOKENS = 150_000
+_COUNT_TOKENS_ABOVE = 256 * 1024  # characters; below this no file reaches MAX_TOKENS' cost
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+# What CPython raises for input nested deeper than it compiles; libcst would take minutes on it.
+_DEPTH_MESSAGES = ("too many nested parentheses", "too complex", "too many statically nested blocks")
 
 # pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
 # `def test_epoch(model, loader)` is more likely an evaluation routine.
@@ -68,11 +71,12 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
     try:
-        if not rules and _python_error(path, text) is None:
+        python = _python_error(path, text)
+        if not rules and python is None:
             return []  # the prefilter: no rule can fire, and the file is valid Python
-        if (refused := _refused(path, text)) is not None:
+        if (refused := _refused(path, text, python)) is not None:
             return [refused]
-        found = on_big_stack(_lint_parsed, path, text, rules, settings)
+        found = on_big_stack(_lint_parsed, path, text, rules, settings, python)
     finally:
         if collecting:
             gc.enable()
@@ -83,18 +87,26 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def _refused(path: str, text: str) -> Diagnostic | None:
-    """The syntax error of a text not handed to libcst at all: a null byte, or nesting too deep."""
+def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | None:
+    """Why a text is not handed to libcst at all: a null byte, nesting deeper than Python itself
+    compiles, or more tokens than libcst parses in a few seconds."""
     if "\x00" in text:
         return builtin(SYNTAX_ERROR, path, "source contains a null byte")
-    return _nesting_error(path, text)
+    if isinstance(python, (RecursionError, MemoryError)):
+        return builtin(SYNTAX_ERROR, path, "too deeply nested: Python itself cannot compile this file")
+    if isinstance(python, SyntaxError) and python.msg in _DEPTH_MESSAGES:
+        row = python.lineno or 1
+        return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", row, max(1, python.offset or 1), _line(text, row))
+    if len(text) > _COUNT_TOKENS_ABOVE and (tokens := len(_TOKEN.findall(text))) > MAX_TOKENS:
+        return builtin(IO_ERROR, path, f"file too large to analyse ({tokens:,} tokens > {MAX_TOKENS:,})")
+    return None
 
 
-def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settings, python: Exception | None) -> list[Diagnostic]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return [_syntax_error(path, text, error)]
+        return [_syntax_error(path, text, error, python)]
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
@@ -119,7 +131,8 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
 def _python_error(path: str, text: str) -> Exception | None:
     """CPython's verdict, about ten times faster than libcst's parse: None when it parses the text,
     else what it raised (a SyntaxError; ValueError, RecursionError or MemoryError when it cannot say).
-    A refusal is never final on its own: libcst knows newer syntax."""
+    Run under Python's own recursion limit, so it refuses what `python` itself would refuse for depth.
+    A plain SyntaxError is never final on its own: libcst knows newer syntax."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
@@ -129,27 +142,10 @@ def _python_error(path: str, text: str) -> Exception | None:
     return None
 
 
-def _nesting_error(path: str, text: str) -> Diagnostic | None:
-    """CPython refuses brackets nested deeper than 200; libcst parses them in super-linear
-    time (a 3,000-deep list takes most of a minute), so such files are reported as Python
-    reports them, unparsed. The bracket count ignores strings, so CPython confirms."""
-    brackets = _NOT_BRACKET.sub("", text)
-    if len(brackets) <= MAX_NESTING:
-        return None
-    depths = accumulate(array("b", brackets.translate(_BRACKET_STEP).encode("latin-1")))
-    if max(depths) <= MAX_NESTING:
-        return None
-    python = _python_error(path, text)
-    if isinstance(python, SyntaxError) and python.msg == "too many nested parentheses" and python.lineno:
-        return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", python.lineno, max(1, python.offset or 1), _line(text, python.lineno))
-    return None
-
-
-def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError, python: Exception | None) -> Diagnostic:
     """The finding for a file libcst cannot parse, with CPython's message and location when
     CPython agrees: libcst points at the token after the error, often on the next line."""
     row, column, message = error.raw_line, error.raw_column + 1, f"invalid syntax: {error.message}"
-    python = _python_error(path, text)
     if isinstance(python, SyntaxError) and python.lineno:
         row, column = python.lineno, max(1, python.offset or 1)
         message = python.msg if python.msg.startswith("invalid syntax") else f"invalid syntax: {python.msg}"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import stat
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.analysis.project_index import index_for
@@ -14,13 +13,11 @@ from torchlint.config import Settings
 from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
-from torchlint.engine.files import discover
+from torchlint.engine.files import Unreadable, discover, read_source
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
 from torchlint.notebook import NotebookError, parse_bytes
 from torchlint.rule import Rule
 
-# Parsing takes minutes beyond this; such files are generated data, not training code.
-MAX_FILE_BYTES = 8 * 2**20
 # Below this many files a pool costs more to start than it saves.
 MIN_FILES_FOR_POOL = 8
 
@@ -29,6 +26,7 @@ MIN_FILES_FOR_POOL = 8
 class RunResult:
     files: list[FileResult]
     missing: list[str]
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -36,24 +34,13 @@ class RunResult:
 
 
 def display_path(path: Path) -> str:
-    """Paths relative to the working directory when below it, as users typed them."""
+    """Paths relative to the working directory when below it, as users typed them, with control
+    characters escaped: a newline in a file name must not forge a line of output."""
     try:
-        return path.absolute().relative_to(Path.cwd()).as_posix()
+        shown = path.absolute().relative_to(Path.cwd()).as_posix()
     except ValueError:
-        return path.as_posix()
-
-
-def _read(path: Path, shown: str) -> tuple[bytes | None, Diagnostic | None]:
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
-            return None, builtin(IO_ERROR, shown, "not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            size = info.st_size / 2**20
-            return None, builtin(IO_ERROR, shown, f"file too large to analyse ({size:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)")
-        return path.read_bytes(), None
-    except OSError as error:
-        return None, builtin(IO_ERROR, shown, f"cannot read file: {error.strerror or error}")
+        shown = path.as_posix()
+    return shown if shown.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
 
 
 def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
@@ -70,9 +57,10 @@ def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Setti
 def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileResult:
     """One file under its own settings (see `torchlint.project`), through the cache at its project root."""
     shown = display_path(path)
-    data, problem = _read(path, shown)
-    if problem is not None:
-        return FileResult(shown, [problem])
+    try:
+        data = read_source(path, settings.root)
+    except Unreadable as problem:
+        return FileResult(shown, [builtin(IO_ERROR, shown, str(problem))])
     rules = file_rules(path, settings.enabled_rules(), settings)
     if not use_cache:
         return FileResult(shown, lint_bytes(shown, data, rules, settings))
@@ -135,8 +123,10 @@ def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, u
     for each in distinct:
         each.torch_target  # read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
+    unreadable = [FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)]) for path, why in discovery.unreadable]
     if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
-        return RunResult([lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)], discovery.missing)
+        linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
+        return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
     # Largest first, a few at a time: the prefilter leaves the cost in a minority of files, and a
     # big one drawn last would keep one process busy while the others idle.
     order = sorted(range(len(files)), key=lambda i: _size(files[i]), reverse=True)
@@ -145,7 +135,7 @@ def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, u
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(distinct, use_cache)) as pool:
         for i, result in zip(order, pool.map(_work, [(files[i], which[i]) for i in order], chunksize=4)):
             results[i] = result
-    return RunResult(results, discovery.missing)
+    return RunResult(results + unreadable, discovery.missing, discovery.warnings)
 
 
 def _size(path: Path) -> int:

@@ -3,6 +3,8 @@
 A 2,000-deep nested expression overflows the 8 MiB main-thread stack inside libcst's native
 parser, which kills the process with no chance to report. A dedicated thread with a large
 stack and a matching recursion limit turns that into a normal result or a RecursionError.
+The high limit holds only while that thread runs: everywhere else Python's own limit keeps
+deep input (notebook JSON, TOML, CPython's parse) a RecursionError instead of a segfault.
 """
 
 from __future__ import annotations
@@ -27,18 +29,19 @@ def on_big_stack(work: Callable[..., T], *args: object) -> T:
         except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
             outcome["error"] = error
 
-    with _lock:  # stack_size is process-wide: set it only around our own thread's creation
-        previous = threading.stack_size(STACK_BYTES)
+    # stack_size and the recursion limit are process-wide: the caller waits in join() meanwhile.
+    with _lock:
+        previous_stack = threading.stack_size(STACK_BYTES)
+        previous_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(previous_limit, RECURSION_LIMIT))
         try:
             thread = threading.Thread(target=target, name="torchlint-deep", daemon=True)
             thread.start()
         finally:
-            threading.stack_size(previous)
-    thread.join()
+            threading.stack_size(previous_stack)
+        thread.join()
+        sys.setrecursionlimit(previous_limit)
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
 
-
-if sys.getrecursionlimit() < RECURSION_LIMIT:
-    sys.setrecursionlimit(RECURSION_LIMIT)

@@ -15,15 +15,16 @@ from pathlib import Path
 import click
 
 from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, fail, load, selection_options
-from torchlint.config import Settings
+from torchlint.config import ConfigError, Settings
 from torchlint.diagnostics import Applicability, Diagnostic
-from torchlint.engine.files import discover
+from torchlint.engine.files import Unreadable, discover
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, builtin, decode, lint_text
 from torchlint.engine.run import display_path, file_rules
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
 from torchlint.fixes.write import Snapshot, WriteRefused, snapshot, write_atomic
 from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
+from torchlint.project import FileSettings
 from torchlint.rule import Rule
 
 
@@ -49,8 +50,10 @@ def fix(paths, config_path, isolated, write, show_diff, unsafe_fixes, **selectio
     paths = paths or (".",)
     settings = load(paths, config_path, isolated, unsafe_fixes=unsafe_fixes, **selection)
     discovery = discover(list(paths), settings)
-    rules = settings.enabled_rules()
-    results = [fix_file(path, file_rules(path, rules, settings), settings, write) for path in discovery.files]
+    results = [fix_file(path, file_rules(path, own.enabled_rules(), own), own, write) for path, own in _with_settings(discovery.files, settings)]
+    results += [FileFix(display_path(d), errors=[builtin(IO_ERROR, display_path(d), why)]) for d, why in discovery.unreadable]
+    for warning in discovery.warnings:
+        click.echo(f"torchlint: warning: {warning}", err=True)
     for name in discovery.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     for result in results:
@@ -61,10 +64,19 @@ def fix(paths, config_path, isolated, write, show_diff, unsafe_fixes, **selectio
     sys.exit(_exit_code(results, write, bool(discovery.missing)))
 
 
+def _with_settings(files: list[Path], settings: Settings) -> list[tuple[Path, Settings]]:
+    """Each file with its own settings (see `torchlint.project`), or exit 2 on a broken config."""
+    per_file = FileSettings(settings)
+    try:
+        return [(path, per_file.for_file(path)) for path in files]
+    except ConfigError as error:
+        fail(str(error))
+
+
 def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: bool) -> FileFix:
     """Fix one file in memory; write it when `write` and nothing went wrong."""
     shown = display_path(path)
-    read = _read(path, shown)
+    read = _read(path, shown, settings.root)
     if isinstance(read, FileFix):
         return read
     original, notebook, source = read
@@ -97,14 +109,14 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
     return result
 
 
-def _read(path: Path, shown: str) -> tuple[Snapshot, Notebook | None, str] | FileFix:
+def _read(path: Path, shown: str, root: Path) -> tuple[Snapshot, Notebook | None, str] | FileFix:
     """The file as read, its notebook if it is one, and the text to lint; or why there is none."""
     try:
-        original = snapshot(path, notebook=path.suffix == ".ipynb")
+        original = snapshot(path, root, notebook=path.suffix == ".ipynb")
         notebook = parse_bytes(original.data) if path.suffix == ".ipynb" else None
         return original, notebook, notebook.text if notebook else decode(original.data)
-    except OSError as error:
-        return FileFix(shown, errors=[builtin(IO_ERROR, shown, f"cannot read file: {error.strerror or error}")])
+    except Unreadable as error:
+        return FileFix(shown, errors=[builtin(IO_ERROR, shown, str(error))])
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
         return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")])

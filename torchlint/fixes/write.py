@@ -16,6 +16,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchlint.engine.files import read_source
+
 
 class WriteRefused(Exception):
     """The fixed text was not written; the message says why in one line."""
@@ -36,10 +38,11 @@ class Snapshot:
             raise WriteRefused(f"the fixed text cannot be encoded as {self.encoding} ({error.reason}); not written") from None
 
 
-def snapshot(path: Path, notebook: bool) -> Snapshot:
-    """Read `path`; raises OSError, or SyntaxError for a Python file's unusable coding cookie."""
+def snapshot(path: Path, root: Path, notebook: bool) -> Snapshot:
+    """Read `path` as every room reads sources (so never a FIFO, a device or a file outside the
+    project); raises Unreadable, or SyntaxError for a Python file's unusable coding cookie."""
+    data = read_source(path, root)
     real = path.resolve()
-    data = real.read_bytes()
     if notebook:
         encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
     else:
