@@ -161,9 +161,15 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _torchlint_table(_read_toml(candidate), candidate):
+        if candidate.is_file() and _has_torchlint_table(_read_toml(candidate)):
             return candidate
     return None
+
+
+def _has_torchlint_table(data: dict[str, Any]) -> bool:
+    """An empty `[tool.torchlint]` still marks the project's root, as in Ruff."""
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "torchlint" in tool
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -192,8 +198,19 @@ def load_settings(config: Path | None = None, *, start: Path | None = None, isol
             return Settings(root=project_root(directory), directory=directory)
     elif not config.is_file():
         raise ConfigError(f"{config}: config file not found")
-    settings = _settings_from_table(_torchlint_table(_read_toml(config), config), config)
+    data = _read_toml(config)
+    _check_project_table(data, config)
+    settings = _settings_from_table(_torchlint_table(data, config), config)
     return replace(settings, pinned=pinned, directory=directory)
+
+
+def _check_project_table(data: dict[str, Any], path: Path) -> None:
+    """The torch target is read from `[project]`: a malformed one is a config error, not a guess."""
+    project = data.get("project", {})
+    if not isinstance(project, dict):
+        raise ConfigError(f"{path}: [project] must be a table")
+    if not isinstance(project.get("dependencies", []), list):
+        raise ConfigError(f"{path}: [project] dependencies must be a list of strings")
 
 
 def _torchlint_table(data: dict[str, Any], path: Path) -> dict[str, Any]:

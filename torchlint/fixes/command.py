@@ -25,6 +25,7 @@ from torchlint.fixes.write import Snapshot, WriteRefused, snapshot, snapshot_of,
 from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
+from torchlint.project import FileSettings
 from torchlint.rule import Rule
 
 
@@ -63,12 +64,13 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
     if stdin:
         _fix_stdin(settings, options, write)
     checked = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
-    rules = settings.enabled_rules()
+    per_file = FileSettings(settings)
     results = []
     for found in checked.files:
         if any(d.applicable(settings.unsafe_fixes) for d in found.diagnostics):
             path = Path(found.path)
-            results.append(fix_file(path, file_rules(path, rules, settings), settings, write))
+            own = per_file.for_file(path)  # each file's own project settings, as its check had
+            results.append(fix_file(path, file_rules(path, own.enabled_rules(), own), own, write))
             continue
         problems = [d for d in found.diagnostics if d.code == IO_ERROR[0]]
         results.append(FileFix(found.path, remaining=[d for d in found.diagnostics if d.code != IO_ERROR[0]], errors=problems))
