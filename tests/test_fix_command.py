@@ -40,7 +40,7 @@ NUMPY_SCRIPT = (
     "model = nn.DataParallel(model)\n"
 )
 NUMPY_FIXED = NUMPY_SCRIPT.replace(
-    "from torch import FloatTensor, nn\n", "from torch import FloatTensor, nn\nimport torch\n"
+    "from torch import FloatTensor, nn\n", "from torch import nn\nimport torch\n"  # the import the fix leaves unused goes
 ).replace("FloatTensor(grid)  #", "torch.as_tensor(grid, dtype=torch.float32)  #")
 
 
@@ -231,7 +231,7 @@ def test_a_read_only_file_is_reported_not_overwritten(tmp_path):
 
 def test_a_file_changed_on_disk_after_it_was_read_is_not_overwritten(tmp_path):
     path = write(tmp_path / "train.py", "slow()\n")
-    original = snapshot(path, notebook=False)
+    original = snapshot(path, tmp_path, notebook=False)
     path.write_text("slow()  # edited meanwhile\n")
     with pytest.raises(WriteRefused, match="changed on disk"):
         write_atomic(original, b"fast()\n")

@@ -173,7 +173,7 @@ def test_other_json_layouts_are_kept(tmp_path):
     run_torchlint("fix", "--isolated", "--unsafe-fixes", "--apply", path.name, cwd=tmp_path)
     expected = raw.replace(
         "from torch import FloatTensor\\nx = FloatTensor(np.zeros(3))",
-        "from torch import FloatTensor\\nimport torch\\nx = torch.as_tensor(np.zeros(3), dtype=torch.float32)",
+        "import torch\\nx = torch.as_tensor(np.zeros(3), dtype=torch.float32)",  # its last use rewritten, the import goes
     ).replace('"y = FloatTensor(np.ones(3))\\n"', '"y = torch.as_tensor(np.ones(3), dtype=torch.float32)\\n"')
     assert path.read_text() == expected
 

@@ -190,6 +190,11 @@ def _mask(source: str, counter: Iterator[int]) -> tuple[str, dict[int, str]]:
     return "".join(out), magics
 
 
+def masks_magics(text: str) -> bool:
+    """Whether a linted text hides IPython magics, whose code may use any name of the module."""
+    return _PLACEHOLDER_RE.search(text) is not None
+
+
 def _is_magic(content: str) -> bool:
     if content.lstrip().startswith(("%", "!", "?")) or _ASSIGNED_MAGIC.match(content):
         return True

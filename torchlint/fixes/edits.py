@@ -16,6 +16,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.diagnostics import Edit, Position
+from torchlint.notebook import masks_magics
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -99,9 +100,10 @@ def drop_unused_import(ctx: FileContext, name: str, rewritten: int, new_texts: I
     """The edit that removes the module-level import of `name` once `rewritten` uses of it are
     rewritten into `new_texts`, when the file has no other mention of it.
 
-    Not in an `__init__.py`, whose imports are its package's interface.
+    Not in an `__init__.py`, whose imports are its package's interface, nor in a notebook with
+    magics, whose masked lines may still use the name.
     """
-    if ctx.path.endswith("__init__.py") or any(references(text, name) for text in new_texts):
+    if ctx.path.endswith("__init__.py") or masks_magics(ctx.source) or any(references(text, name) for text in new_texts):
         return None
     if references(ctx.source, name) != rewritten + 1:
         return None  # another use, a re-export in `__all__`, a mention we cannot judge
