@@ -57,3 +57,24 @@ def rule_docs(code: str) -> str:
 @pytest.fixture
 def torchlint():
     return run_torchlint
+
+
+# Tests that take minutes: the sweeps over real code, the fixtures' verify runs and fuzzing.
+# They run in the full command (CI); `-m "not slow"` leaves them out of the edit loop.
+SLOW_TESTS = (
+    "test_prefilter_sweep.py::test_prefilter_hides_nothing",
+    "test_fix_sweep.py::",
+    "test_devset.py::",
+    "test_fuzz.py::",
+    "test_verify.py::test_fixture_pair_verdict",
+    "test_verify.py::test_host_sync_fixture",
+    "test_verify.py::test_fixtures_table",
+    "test_precommit.py::",
+    "test_verify_reaping.py::",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(marker in item.nodeid for marker in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

@@ -88,8 +88,10 @@ def test_symlink_loop_fifo_and_unreadable_file(tmp_path):
 
 
 def test_file_deleted_mid_run(tmp_path):
+    # Training-shaped files, so each is parsed: 400 of them take seconds, and half vanish meanwhile.
+    body = SLOW + "for x in loader:\n    loss(x).backward()\n    opt.step()\n" + "y = 1\n" * 200
     for i in range(400):
-        (tmp_path / f"m{i:03d}.py").write_text(SLOW + "y = 1\n" * 2000)
+        (tmp_path / f"m{i:03d}.py").write_text(body)
     command = [str(Path(sys.executable).parent / "torchlint"), "check", ".", "--no-cache", "--jobs", "1", "--output-format", "json"]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
