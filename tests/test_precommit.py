@@ -102,7 +102,7 @@ def test_hooks_fail_fix_and_then_pass(tmp_path):
     output = first.stdout + first.stderr
     assert first.returncode == 1, output
     assert "torchlint...." in output and "- hook id: torchlint\n- exit code: 1" in output
-    assert "train.py:10:13: TL003 [tensor-from-numpy]" in output and "train.py:18:11: TL001 [eval-without-no-grad]" in output
+    assert "train.py:10:13: TL003 [*] [tensor-from-numpy]" in output and "train.py:18:11: TL001 [*] [eval-without-no-grad]" in output
     assert "explore.ipynb:cell 2:2:5: TL003" in output
     assert "- hook id: torchlint-fix\n- files were modified by this hook" in output
     assert (project / "train.py").read_text() == FIXED

@@ -72,8 +72,7 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
             own = per_file.for_file(path)  # each file's own project settings, as its check had
             results.append(fix_file(path, file_rules(path, own.enabled_rules(), own), own, write))
             continue
-        problems = [d for d in found.diagnostics if d.code == IO_ERROR[0]]
-        results.append(FileFix(found.path, remaining=[d for d in found.diagnostics if d.code != IO_ERROR[0]], errors=problems))
+        results.append(FileFix(found.path, remaining=found.diagnostics))  # unreadable or too large: a finding, as in check
     for warning in checked.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
     for name in checked.missing:
@@ -85,7 +84,7 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
 
 def _show_errors(results: list[FileFix], write: bool) -> None:
     for result in results:
-        unreadable = [] if write else [d for d in result.remaining if d.code == SYNTAX_ERROR[0]]  # --fix lists them
+        unreadable = [] if write else [d for d in result.remaining if d.code in (SYNTAX_ERROR[0], IO_ERROR[0])]  # --fix lists them
         for error in result.errors + unreadable:
             click.echo(f"torchlint: error: {text.concise([error]).rstrip()}", err=True)
 
