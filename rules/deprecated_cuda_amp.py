@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import GAP
+from torchlint.analysis.text import may_use_cuda_amp
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
@@ -42,8 +42,6 @@ _VERSION_TEST = re.compile(r"version|torch_?\d|hasattr|getattr", re.IGNORECASE)
 
 # What every spelling the import table resolves to torch.cuda.amp has in the text:
 # `torch.cuda.amp.X`, `from torch.cuda import amp`, `import torch.cuda as tc; tc.amp.X`.
-_CUDA_AMP_TEXT = re.compile(r"cuda" + GAP + r"(?:\." + GAP + r"amp\b|import\b)")
-_AMP_ATTRIBUTE_TEXT = re.compile(r"\." + GAP + r"amp" + GAP + r"\.")
 
 
 def _short(qualname: str) -> str:
@@ -64,6 +62,8 @@ def _with_comma(arg: cst.Arg) -> cst.Arg:
 class DeprecatedCudaAmp(Rule):
     code = "TL106"
     name = "deprecated-cuda-amp"
+    tokens = ("amp",)
+    text_tests = (may_use_cuda_amp,)
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
     fix_versions = {
@@ -182,12 +182,6 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         ),
         Invalid("import torch\nctx = torch.cuda.amp.autocast(*flags)\n"),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        if "amp" not in text:
-            return False
-        return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode, may_evaluate
+from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, Position
 from torchlint.rule import Invalid, Rule
 

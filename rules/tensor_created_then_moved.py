@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.scopes import Scopes
-from torchlint.analysis.text import GAP
+from torchlint.analysis.text import moves_a_call_result
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, Edit, Position
 from torchlint.rule import Invalid, Rule
@@ -29,7 +29,6 @@ _STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$")
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 # `).to` / `).cuda`, also split over lines: the text of a move applied to a call.
-_MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
 
 
 class TensorCreatedThenMoved(Rule):
@@ -41,6 +40,7 @@ class TensorCreatedThenMoved(Rule):
         '`device=` at creation': '1.0',
     }
     tokens = tuple(sorted(_FACTORIES))
+    text_tests = (moves_a_call_result,)
     docs = """
 ## What it does
 Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`,
@@ -141,11 +141,6 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
         Invalid("import torch\nx = torch.zeros(3).to(device, torch.float16)\n"),
         Invalid("import torch\nx = torch.ones(3).cuda(non_blocking=True)\n"),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        """A factory's name, and a call's closing parenthesis followed by `.to` or `.cuda`."""
-        return super().may_match(text) and _MOVE_OF_CALL.search(text) is not None
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -9,6 +9,7 @@ from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.diagnostics import Applicability
 from torchlint.analysis.symbols import dotted
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
+from torchlint.analysis.text import may_use_numpy
 
 # Legacy type constructors and the dtype each one converts to (None: the default dtype).
 _LEGACY = {
@@ -38,6 +39,7 @@ class TensorFromNumpy(Rule):
         '`torch.from_numpy`/`torch.as_tensor`': '1.0',
     }
     tokens = ("tensor", "Tensor")
+    text_tests = (may_use_numpy,)
     docs = """
 ## What it does
 Flags `torch.tensor(x)`, and the legacy constructors `torch.Tensor(x)`,
@@ -183,11 +185,6 @@ the import is removed once the fixes leave it unused.
             "            self.y = self.y.astype(np.int64)\n\n    def __getitem__(self, i):\n        return torch.as_tensor(self.y[i])\n",
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        """All evidence of numpy goes through an import of numpy (`.numpy()` included) or pandas."""
-        return ("tensor" in text or "Tensor" in text) and ("numpy" in text or "pandas" in text)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

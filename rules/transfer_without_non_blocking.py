@@ -10,6 +10,7 @@ from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
+from torchlint.analysis.text import may_build_dataloader
 
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -28,6 +29,7 @@ class TransferWithoutNonBlocking(Rule):
         '`non_blocking=True`': '1.0',
     }
     tokens = ("pin_memory",)
+    text_tests = (may_build_dataloader,)
     docs = """
 ## What it does
 Flags `.to(device)` and `.cuda()` calls that copy a batch (or a tensor of it: `x`, `batch[0]`,
@@ -127,10 +129,6 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             "        for x, y in loader:\n            self.step(x, y)\n",
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return "pin_memory" in text and "DataLoader" in text
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

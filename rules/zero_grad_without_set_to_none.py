@@ -11,6 +11,7 @@ import libcst.matchers as m
 from torchlint.analysis.provenance import Bindings
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
+from torchlint.analysis.text import may_zero_grads
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
 _ZEROING_FUNCTION = re.compile(r"(zero|clear|reset|reinit|init).*grad|grad.*(zero|clear|reset)", re.IGNORECASE)
@@ -26,6 +27,8 @@ def _is_false(arg: cst.Arg) -> bool:
 class ZeroGradWithoutSetToNone(Rule):
     code = "TL006"
     name = "zero-grad-without-set-to-none"
+    tokens = ("grad",)
+    text_tests = (may_zero_grads,)
     summary = "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
     fix_availability = "unsafe"
     fix_versions = {
@@ -161,13 +164,6 @@ None; the behaviour follows `target-torch-version`.
             "    for group in opt.param_groups:\n        for p in group['params']: p.grad = None\n",
         ),
     ]
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
-        if "zero_grad" in text:
-            return True
-        return "grad" in text and ("zero_" in text or "fill_" in text or "zeros_like" in text)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -59,18 +59,21 @@ def torchlint():
     return run_torchlint
 
 
-# Tests that take minutes: the sweeps over real code, the fixtures' verify runs and fuzzing.
-# They run in the full command (CI); `-m "not slow"` leaves them out of the edit loop.
+# Tests that take minutes, or seconds each because they run scripts under torch: the sweeps over
+# real code, fuzzing, pre-commit, verify and every test that runs a fixed script to show it still
+# works. They run in the full command (CI); `-m "not slow"` leaves them out of the edit loop.
 SLOW_TESTS = (
     "test_prefilter_sweep.py::test_prefilter_hides_nothing",
     "test_fix_sweep.py::",
     "test_devset.py::",
     "test_fuzz.py::",
-    "test_verify.py::test_fixture_pair_verdict",
-    "test_verify.py::test_host_sync_fixture",
-    "test_verify.py::test_fixtures_table",
+    "test_verify.py::",
     "test_precommit.py::",
     "test_verify_reaping.py::",
+    "still_runs",
+    "and_it_runs",
+    "runs_on_cpu",
+    "test_fixture_pair_and_the_fixed",
 )
 
 

@@ -227,3 +227,12 @@ def test_target_torch_version_rejects_non_versions(project, value):
     assert result.returncode == 2
     assert result.stderr.startswith("torchlint: error: --target-torch-version: ")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_clean_removes_the_projects_result_cache(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n")
+    run_torchlint("check", "a.py", cwd=tmp_path)
+    assert (tmp_path / ".torchlint_cache").is_dir()
+    result = run_torchlint("clean", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / ".torchlint_cache").exists()

@@ -186,7 +186,7 @@ def _summary(result: RunResult, unsafe: bool) -> str:
 @click.argument("paths", nargs=-1)
 def clean(paths) -> None:
     """Remove the result cache of the project at PATHS (default: the current directory)."""
-    from torchlint.engine.cache import CACHE_DIR
+    from torchlint.engine.cache import cache_directory
 
     settings = load(paths or (".",), None, False)
     directory = cache_directory(settings)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
-from torchlint.registry import all_rules, find_rule, matches
+from torchlint.catalogue import RuleEntry, entries
+from torchlint.registry import matches
 from torchlint.torch_target import NEWEST_TORCH, TorchTarget, infer
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class Selection:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
 
-    def apply(self, rules: tuple[type[Rule], ...], chosen: list[type[Rule]]) -> list[type[Rule]]:
+    def apply(self, rules: tuple[RuleEntry, ...], chosen: list[RuleEntry]) -> list[RuleEntry]:
         if self.select is not None:
             chosen = [r for r in rules if any(matches(r, s) for s in self.select)]
         chosen = chosen + [r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)]
@@ -93,8 +94,8 @@ class Settings:
     def torch_version(self) -> tuple[int, int]:
         return self.torch_target.version
 
-    def enabled_rules(self) -> list[type[Rule]]:
-        rules = all_rules()
+    def enabled_rules(self) -> list[RuleEntry]:
+        rules = entries()
         chosen = [r for r in rules if r.default_enabled]
         for layer in (Selection(self.select, self.extend_select, self.ignore), *self.overrides):
             chosen = layer.apply(rules, chosen)
@@ -141,7 +142,7 @@ def parse_version(value: Any, where: str) -> tuple[int, int]:
 
 
 def _check_selector(selector: str, where: str) -> None:
-    if not any(matches(rule, selector) for rule in all_rules()):
+    if not any(matches(rule, selector) for rule in entries()):
         raise ConfigError(f"{where}: unknown rule selector {selector!r}")
 
 
@@ -253,11 +254,16 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
             values[key.replace("-", "_")] = value
-        elif (rule := find_rule(key)) is not None and isinstance(value, dict):
-            options[rule.name] = _rule_options(rule, value, where)
+        elif (entry := _rule_named(key)) is not None and isinstance(value, dict):
+            options[entry.name] = _rule_options(entry.load(), value, where)
         else:
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.torchlint]")
     return Settings(rule_options=options, **values)
+
+
+def _rule_named(key: str) -> RuleEntry | None:
+    """The rule a `[tool.torchlint.<rule>]` table names, by name or code."""
+    return next((e for e in entries() if key.strip().lower() == e.name or key.strip().upper() == e.code), None)
 
 
 def _rule_options(rule: type[Rule], value: dict[str, Any], where: str) -> dict[str, Any]:

@@ -17,16 +17,26 @@ if TYPE_CHECKING:
 
 @cache
 def all_rules() -> tuple[type[Rule], ...]:
+    found = [rule for name in rule_modules() for rule in rules_in(name)]
+    return tuple(sorted(found, key=lambda r: r.code))
+
+
+def rule_modules() -> list[str]:
+    """The modules of the rule package, found on its path without importing them."""
     import torchlint.rules as package
+
+    return [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)]
+
+
+def rules_in(name: str) -> list[type[Rule]]:
     from torchlint.rule import Rule
 
-    found: list[type[Rule]] = []
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__:
-                found.append(value)
-    return tuple(sorted(found, key=lambda r: r.code))
+    module = importlib.import_module(name)
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__
+    ]
 
 
 def find_rule(code_or_name: str) -> type[Rule] | None:

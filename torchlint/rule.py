@@ -82,6 +82,11 @@ class Rule:
         self.opts = {**self.options, **options}
 
     @classmethod
+    def load(cls) -> type[Rule]:
+        """The rule itself: the engine takes rules and their catalogue entries alike."""
+        return cls
+
+    @classmethod
     def may_match(cls, text: str) -> bool:
         """False only when the rule certainly cannot fire on `text`; must never hide a finding."""
         return any(token in text for token in cls.tokens) and all(test(text) for test in cls.text_tests)

@@ -18,19 +18,18 @@ one a PyTorch expert acts on.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import Enum
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name, name_tokens
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import GAP
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -51,11 +50,6 @@ _MODE_SWITCHES = frozenset({"eval", "train"})
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 
-
-def name_tokens(name: str) -> list[str]:
-    """Lower-case words of an identifier: `valLoader2` -> ["val", "loader"], `netG` -> ["net", "g"]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[^a-z]+", spaced.lower()) if t]
 
 
 def _literal_bool(expr: cst.BaseExpression) -> bool | None:
@@ -453,42 +447,6 @@ _VERBS = frozenset(
 _MODEL_QUALIFIERS = frozenset(
     {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
 )  # fmt: skip
-_EVAL_FUNCTION_WORDS = frozenset(
-    {
-        "val", "valid", "validate", "validation", "eval", "evaluate", "evaluation", "test", "testing",
-        "predict", "prediction", "predictions", "infer", "inference", "generate", "generation",
-    }
-)  # fmt: skip
-# Words that name evaluation wherever they stand in a function's name.
-_EVAL_UNAMBIGUOUS = frozenset({"predict", "prediction", "predictions", "evaluate", "evaluation", "validation", "inference"})
-# Otherwise a function is named for evaluation when an evaluation word leads, followed only by what is
-# evaluated or how (`evaluate_model`, `val_epoch`, `generate_samples`), or ends it after a
-# plain verb or qualifier (`run_validation`, `do_eval`, `batch_predict`). `_validate_args`,
-# `infer_shape` or `generate_code` are other kinds of work.
-_EVAL_OBJECTS = frozenset(
-    {
-        "epoch", "epochs", "step", "steps", "loop", "batch", "batches", "model", "models", "net", "network",
-        "one", "single", "all", "loader", "dataloader", "dataset", "data", "set", "split", "image", "images",
-        "img", "imgs", "text", "texts", "sample", "samples", "tokens", "sequence", "sequences", "caption",
-        "captions", "audio", "speech", "video", "response", "responses", "completion", "completions",
-        "output", "outputs", "greedy", "beam", "fn", "func", "accuracy", "acc", "loss", "losses", "metrics",
-        "metric", "score", "scores", "perplexity", "ppl", "proba", "probs", "logits", "on", "per", "iter",
-        "iteration", "run", "pass", "forward", "episode", "episodes", "policy", "agent", "classifier",
-        "generator", "encoder", "decoder", "embeddings", "features", "and", "with", "time", "impl",
-    }
-)  # fmt: skip
-_EVAL_PREFIXES = frozenset(
-    {
-        "run", "do", "start", "perform", "full", "quick", "final", "simple", "batch", "batched", "single",
-        "get", "make", "compute", "model", "net", "online", "offline", "periodic", "custom", "default",
-        "standard", "greedy", "beam", "fast", "distributed", "multi", "zero", "shot", "few", "knn", "linear",
-        "sample", "autoregressive", "on", "the", "my", "inner", "outer", "local", "global",
-    }
-)  # fmt: skip
-_EVAL_DATA_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout"})
-_DATA_WORDS = frozenset(
-    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "data", "dataset", "datasets", "ds", "set", "iter", "iterator", "batches", "samples", "images", "x"}
-)
 # Hooks Lightning already runs under no_grad / inference_mode.
 _FRAMEWORK_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "val_step"})
 # Model wrappers whose __call__ already runs inference without grad.
@@ -496,69 +454,6 @@ _NO_GRAD_WRAPPERS = ("ultralytics.", "transformers.pipeline", "detectron2.engine
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
 _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
-
-
-@lru_cache(maxsize=1 << 16)
-def is_eval_name(name: str) -> bool:
-    """Whether a function's name says it evaluates."""
-    tokens = name_tokens(name)
-    if not tokens:
-        return False
-    if set(tokens) & _EVAL_UNAMBIGUOUS:
-        return True  # predict_sentiment, compute_validation_loss, run_inference_loop
-    if tokens[0] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_OBJECTS for t in tokens[1:]):
-        return True
-    return tokens[-1] in _EVAL_FUNCTION_WORDS and all(t in _EVAL_PREFIXES for t in tokens[:-1])
-
-
-@lru_cache(maxsize=1 << 16)
-def is_eval_data_name(name: str) -> bool:
-    """Whether a name says it holds validation or test data: `val_loader`, `testset`, `dev_iter`."""
-    tokens = name_tokens(name)
-    if set(tokens) & _EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
-        return True
-    return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in _EVAL_DATA_WORDS)
-
-
-_DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
-_EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
-_TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
-# A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
-_EVAL_DATA_STRING = re.compile(r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(_EVAL_DATA_WORDS)))
-# Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
-_EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
-_WORD = re.compile(r"\w*")
-
-
-def may_evaluate(text: str) -> bool:
-    """Whether the text has what every evaluation scope needs: a `.eval()` or `.train(False)`
-    switch, a function named for evaluation, or a name or subscript string of evaluation data.
-    Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
-    if "eval" in text and _EVAL_CALL.search(text):
-        return True
-    if "False" in text and _TRAIN_OFF.search(text):
-        return True
-    if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
-        return True
-    if _EVAL_DATA_STRING.search(text):
-        return True
-    return any(is_eval_data_name(word) for word in _words_with_eval_data_roots(text))
-
-
-def _words_with_eval_data_roots(text: str) -> set[str]:
-    """The identifiers around each root found in the lower-cased text: a few occurrences per file,
-    where a scan of every identifier would cost a tenth of a parse."""
-    low = text.lower()
-    if len(low) != len(text):  # lower-casing changed the length of some non-ASCII letter
-        return set(_WORD.findall(text))
-    backwards = text[::-1]
-    size = len(text)
-    words = set()
-    for root in _EVAL_DATA_ROOT.finditer(low):
-        at = root.start()
-        before = _WORD.match(backwards, size - at).end() - (size - at)
-        words.add(text[at - before : _WORD.match(text, at).end()])
-    return words
 
 
 def _is_forward_name(name: str) -> bool:
@@ -913,7 +808,7 @@ class Evaluation(_Shared):
             if is_eval_data_name(name.value):
                 return True
         for string in m.findall(iterable, m.SimpleString()):
-            if string.evaluated_value in _EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
+            if string.evaluated_value in EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
                 return True
         return False
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name
+
 # What may stand between two tokens of one expression: whitespace, a backslash joining lines,
 # a comment ending its line (inside brackets). Each alternative starts with its own character,
 # so a failed search never backtracks into exponential splits.
@@ -38,3 +40,74 @@ def may_have_batch_loops(text: str) -> bool:
     if "loader" in low or "batches" in low:
         return True
     return bool(("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low)))
+
+
+_DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
+_EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
+_TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
+# A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
+_EVAL_DATA_STRING = re.compile(r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS)))
+# Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
+_EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
+_WORD = re.compile(r"\w*")
+
+
+def may_evaluate(text: str) -> bool:
+    """Whether the text has what every evaluation scope needs: a `.eval()` or `.train(False)`
+    switch, a function named for evaluation, or a name or subscript string of evaluation data.
+    Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
+    if "eval" in text and _EVAL_CALL.search(text):
+        return True
+    if "False" in text and _TRAIN_OFF.search(text):
+        return True
+    if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
+        return True
+    if _EVAL_DATA_STRING.search(text):
+        return True
+    return any(is_eval_data_name(word) for word in _words_with_eval_data_roots(text))
+
+
+def _words_with_eval_data_roots(text: str) -> set[str]:
+    """The identifiers around each root found in the lower-cased text: a few occurrences per file,
+    where a scan of every identifier would cost a tenth of a parse."""
+    low = text.lower()
+    if len(low) != len(text):  # lower-casing changed the length of some non-ASCII letter
+        return set(_WORD.findall(text))
+    backwards = text[::-1]
+    size = len(text)
+    words = set()
+    for root in _EVAL_DATA_ROOT.finditer(low):
+        at = root.start()
+        before = _WORD.match(backwards, size - at).end() - (size - at)
+        words.add(text[at - before : _WORD.match(text, at).end()])
+    return words
+
+
+# -- the text tests of single rules ------------------------------------------------------------
+_CUDA_AMP_TEXT = re.compile(r"cuda" + GAP + r"(?:\." + GAP + r"amp\b|import\b)")
+_AMP_ATTRIBUTE_TEXT = re.compile(r"\." + GAP + r"amp" + GAP + r"\.")
+_MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
+
+
+def may_use_cuda_amp(text: str) -> bool:
+    """`torch.cuda.amp`, `from torch.cuda import amp`, or some `x.amp.y` (an alias of it)."""
+    return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
+
+
+def moves_a_call_result(text: str) -> bool:
+    """A call's closing parenthesis followed by `.to` or `.cuda`."""
+    return _MOVE_OF_CALL.search(text) is not None
+
+
+def may_use_numpy(text: str) -> bool:
+    """All evidence of numpy goes through an import of numpy (`.numpy()` included) or pandas."""
+    return "numpy" in text or "pandas" in text
+
+
+def may_build_dataloader(text: str) -> bool:
+    return "DataLoader" in text
+
+
+def may_zero_grads(text: str) -> bool:
+    """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
+    return "zero_grad" in text or "zero_" in text or "fill_" in text or "zeros_like" in text

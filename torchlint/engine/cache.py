@@ -12,17 +12,22 @@ not used.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torchlint
 from torchlint.analysis.project_index import digest_of
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
+    from torchlint.rule import Rule
 
 CACHE_DIR = ".torchlint_cache"
 
@@ -31,17 +36,16 @@ CACHE_DIR = ".torchlint_cache"
 def _code_fingerprint() -> str:
     """torchlint's version plus the size and mtime of its modules, so edited rules invalidate."""
     package = Path(torchlint.__file__).parent
-    import torchlint.rules as rules
-
+    rules = importlib.util.find_spec("torchlint.rules")  # found, not imported: checks start without the rules
     parts = [torchlint.__version__]
-    for directory in (package, *(Path(p) for p in rules.__path__)):
+    for directory in (package, *(Path(p) for p in rules.submodule_search_locations or ())):
         for path in sorted(directory.rglob("*.py")):
             stat = path.stat()
             parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def settings_fingerprint(settings: Settings, rules: list[type[Rule]]) -> str:
+def settings_fingerprint(settings: Settings, rules: list[RuleEntry | type[Rule]]) -> str:
     described = json.dumps(
         [_code_fingerprint(), [r.code for r in rules], settings.rule_options, settings.torch_version],
         sort_keys=True,

@@ -10,19 +10,21 @@ import tokenize
 import traceback
 import warnings
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from torchlint.analysis.project_index import index_for
+from torchlint.catalogue import RuleEntry
 from torchlint.config import Settings
 from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Position, source_lines  # noqa: F401 (re-exported)
-from torchlint.engine.context import FileContext
 from torchlint.engine.stack import on_big_stack
-from torchlint.engine.traversal import run_rules
 from torchlint.project import is_test_path
 from torchlint.registry import matches
-from torchlint.rule import Rule
 from torchlint.suppressions import scan
+
+if TYPE_CHECKING:
+    import libcst
+
+    from torchlint.rule import Rule
 
 # libcst's cost grows with tokens, not bytes: about 10k tokens a second and 1.4 KB of memory
 # each on this project's machines. Beyond this a file (generated data, not training code)
@@ -61,7 +63,7 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_text(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
     enabled = rules
     reviewers = [rule for rule in rules if rule.reviews_suppressions]
@@ -73,11 +75,11 @@ def lint_text(path: str, text: str, rules: list[type[Rule]], settings: Settings)
     kept, used = suppressions.filter(found, keep=lambda d: d.code == INTERNAL_ERROR[0])
     if not any(d.code == SYNTAX_ERROR[0] for d in found):  # no rule ran on it: no comment is judged
         for reviewer in reviewers:
-            kept += reviewer.review(path, text, suppressions, used, enabled)
+            kept += reviewer.load().review(path, text, suppressions, used, enabled)
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def _lint(path: str, text: str, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+def _lint(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
     """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
@@ -110,7 +112,13 @@ def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | Non
     return None
 
 
-def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settings, python: Exception | None) -> list[Diagnostic]:
+def _lint_parsed(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings, python: Exception | None) -> list[Diagnostic]:
+    # Imported here, not with the module: a run whose files no rule may match never needs libcst.
+    import libcst as cst
+
+    from torchlint.engine.context import FileContext
+    from torchlint.engine.traversal import run_rules
+
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -120,7 +128,7 @@ def _lint_parsed(path: str, text: str, rules: list[type[Rule]], settings: Settin
     ctx = FileContext(path, text, module, settings.torch_version)
     ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
     ctx.project = index_for(settings.root) if settings.directory is not None else None
-    instances = [rule(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
+    instances = [rule.load()(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
         failed = run_rules(ctx, instances)
     except RecursionError:
@@ -150,7 +158,7 @@ def _python_error(path: str, text: str) -> Exception | None:
     return None
 
 
-def _syntax_error(path: str, text: str, error: cst.ParserSyntaxError, python: Exception | None) -> Diagnostic:
+def _syntax_error(path: str, text: str, error: libcst.ParserSyntaxError, python: Exception | None) -> Diagnostic:
     """The finding for a file libcst cannot parse, with CPython's message and location when
     CPython agrees: libcst points at the token after the error, often on the next line."""
     row, column, message = error.raw_line, error.raw_column + 1, f"invalid syntax: {error.message}"
@@ -165,7 +173,7 @@ def _line(text: str, row: int) -> str:
     return lines[row - 1] if 0 < row <= len(lines) else ""
 
 
-def rules_for(path_rel: str, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+def rules_for(path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[RuleEntry | type[Rule]]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
     code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
     if not settings.lint_tests and is_test_path(path_rel):

@@ -7,6 +7,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
@@ -16,7 +17,10 @@ from torchlint.engine.cache import ResultCache, cache_directory, settings_finger
 from torchlint.engine.files import Unreadable, discover, read_source
 from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
 from torchlint.notebook import NotebookError, parse_bytes
-from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
+    from torchlint.rule import Rule
 
 # Below this many files a pool costs more to start than it saves.
 MIN_FILES_FOR_POOL = 8
@@ -43,7 +47,7 @@ def display_path(path: Path) -> str:
     return shown if shown.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
 
 
-def lint_bytes(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_bytes(shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
     if shown.endswith(".ipynb"):
         return lint_notebook(shown, data, rules, settings)
     try:
@@ -77,7 +81,7 @@ def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileRe
     return FileResult(shown, found)
 
 
-def lint_notebook(shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_notebook(shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
     """A notebook's code cells linted as one module; findings carry their cell."""
     try:
         notebook = parse_bytes(data)
@@ -86,7 +90,7 @@ def lint_notebook(shown: str, data: bytes, rules: list[type[Rule]], settings: Se
     return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
 
 
-def file_rules(path: Path, rules: list[type[Rule]], settings: Settings) -> list[type[Rule]]:
+def file_rules(path: Path, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[RuleEntry | type[Rule]]:
     """The rules that apply to `path` once per-file-ignores are taken off."""
     return rules_for(relative_path(path, settings.root), rules, settings)
 
