@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -65,7 +67,9 @@ It stays quiet when:
   `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
   (generation) or take the result out of autograd (`.item()`, `.numpy()`); a module's `forward`
   and the methods it calls; helpers called only from other evaluation functions; overrides
-  that delegate to `super()`; shape-probing forwards in `__init__`;
+  that delegate to `super()`; shape-probing forwards in `__init__`; a module-level function
+  the file never calls whose every call in the project's other files runs under `no_grad` or
+  `inference_mode` (found by the project index, also in a single-file run);
 - the file is a unit-test module, or does not use torch.
 
 It reports once per evaluation scope (function, loop or block), at the first forward pass.
@@ -299,11 +303,21 @@ the grad mode to other code.
             return
         if function is not None and grad.feeds_training(function):
             return
+        if function is not None and self._called_only_without_grad_elsewhere(function):
+            return
         callee = self.ctx.code(first.func)
         fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
         alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
         where = f"decorate the function with `@{alias}.no_grad()`" if scope.function is not None else f"wrap it in `with {alias}.no_grad():`"
         self.report(first, f"`{callee}(...)` runs for evaluation ({scope.reason}) while autograd records its graph; {where}", fix)
+
+    def _called_only_without_grad_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """A module-level function this file never calls, which the project's other files call
+        only under `no_grad`/`inference_mode`: its callers chose the grad mode already."""
+        grad = self.ctx.fact(Grad)
+        if self.ctx.project is None or not isinstance(grad.parent(function), cst.Module) or grad.call_sites(function) != []:
+            return False
+        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), function.name.value)
 
     # -- fixes ----------------------------------------------------------------------------
     def _decorate(self, function: cst.FunctionDef) -> Fix | None:

@@ -12,7 +12,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.scopes import Binding, Scopes
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.text import may_have_batch_loops
+from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -45,9 +45,10 @@ class HostSyncInLoop(Rule):
     fix_versions = {
         '`.detach()` and a conversion where read': '1.0',
     }
-    # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing.
-    tokens = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
-    text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
+    # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing;
+    # it looks only in per-batch loops.
+    tokens = ()
+    text_tests = (may_name_a_device, may_have_batch_loops)
     docs = """
 ## What it does
 Flags host-device synchronisations that run on every iteration of a per-batch training or
@@ -223,6 +224,17 @@ depends on what the value is for.
                 "    running_loss += loss.detach()\n"
                 "print(f'loss {float(running_loss) / len(train_loader):.3f}')\n"
             ),
+        ),
+        # a device named in capitals, imported from the project's config module
+        Invalid(
+            "import torch\n"
+            "from config import DEVICE\n"
+            "for x, y in train_loader:\n"
+            "    loss = criterion(model(x.to(DEVICE)), y.to(DEVICE))\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    print(loss.item())\n",
+            fixed=None,
         ),
         # Reads under a periodic guard are converted there; counts are read back with int().
         Invalid(

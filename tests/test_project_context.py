@@ -167,3 +167,55 @@ def test_tl001_sees_a_module_base_class_in_another_file(tmp_path):
         assert _json(tmp_path, *args, "--select", "TL001") == []
     again = run_torchlint("check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path)  # the cached entry is stale
     assert again.returncode == 0, again.stdout
+
+
+EVALUATE = "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n"
+
+
+@pytest.mark.parametrize(
+    ("caller", "flagged"),
+    [
+        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n", False),
+        ("import torch\nfrom pkg import metrics\n\n@torch.inference_mode()\ndef report(net, loader):\n    return metrics.evaluate(net, loader)\n", False),
+        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\nevaluate(net, test_loader)\n", True),
+        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.set_grad_enabled(True):\n    evaluate(net, val_loader)\n", True),
+        ("import torch\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n", True),  # another `evaluate`: not imported from metrics
+    ],
+    ids=["with-no-grad", "inference-mode-decorator", "one-call-with-grad", "grad-enabled", "unrelated-name"],
+)
+def test_tl001_trusts_callers_in_other_files_only_when_all_turn_grad_off(tmp_path, caller, flagged):
+    """An evaluation function the file never calls takes its grad mode from its callers elsewhere
+    in the project: silent only when every one of them runs it under no_grad or inference_mode."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "metrics.py").write_text(EVALUATE)
+    (tmp_path / "train.py").write_text(caller)
+    for args in (("pkg/metrics.py",), (".",)):
+        found = [d for d in _json(tmp_path, *args, "--select", "TL001") if d["filename"].endswith("metrics.py")]
+        assert bool(found) is flagged, (args, found)
+
+
+LOGGING_LOOP = (
+    "import torch\nfrom config import DEVICE\n\n\ndef train(model, loader, opt):\n    for x, y in loader:\n"
+    "        loss = torch.nn.functional.cross_entropy(model(x.to(DEVICE)), y.to(DEVICE))\n"
+    "        loss.backward()\n        opt.step()\n        print(loss.item())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "flagged"),
+    [
+        ('import torch\n\nDEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', True),
+        ('DEVICE = "cpu"\n', False),  # a CPU-only project: its syncs cost nothing
+        ('DEVICE = "cpu"\n\n\ndef use_gpu():\n    global DEVICE\n    DEVICE = "cuda:0"\n', True),  # rebound: unknown, its name decides
+    ],
+    ids=["gpu", "cpu-only", "rebound"],
+)
+def test_a_device_declared_in_another_module_is_evidence(tmp_path, config, flagged):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "config.py").write_text(config)
+    (tmp_path / "train.py").write_text(LOGGING_LOOP)
+    for args in (("train.py",), (".",)):
+        found = [d["code"] for d in _json(tmp_path, *args, "--select", "TL002")]
+        assert found == (["TL002"] if flagged else []), args

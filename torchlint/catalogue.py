@@ -39,7 +39,8 @@ class RuleEntry:
 
     def may_match(self, text: str) -> bool:
         """The rule's own prefilter (`Rule.may_match`), without importing the rule."""
-        return any(token in text for token in self.tokens) and all(getattr(text_tests, test)(text) for test in self.text_tests)
+        tokens = not self.tokens or any(token in text for token in self.tokens)
+        return tokens and all(getattr(text_tests, test)(text) for test in self.text_tests)
 
     def load(self) -> type[Rule]:
         return getattr(importlib.import_module(self.module), self.qualname)

@@ -65,8 +65,8 @@ class Rule:
     fix_versions: ClassVar[dict[str, str]] = {}
     # Performance rules report nothing in test code unless `lint-tests = true`.
     performance: ClassVar[bool] = True
-    # The rule cannot fire on a file whose text contains none of these (the prefilter):
-    # a file no enabled rule may match is not even parsed by libcst.
+    # The rule cannot fire on a file whose text contains none of these (the prefilter; empty: no
+    # token test): a file no enabled rule may match is not even parsed by libcst.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)
     # Text tests (`analysis/text.py`) of the kind of code the rule looks at, all of which must hold
     # too: `may_train` for a rule about training code. Override `may_match` for more.
@@ -89,7 +89,7 @@ class Rule:
     @classmethod
     def may_match(cls, text: str) -> bool:
         """False only when the rule certainly cannot fire on `text`; must never hide a finding."""
-        return any(token in text for token in cls.tokens) and all(test(text) for test in cls.text_tests)
+        return (not cls.tokens or any(token in text for token in cls.tokens)) and all(test(text) for test in cls.text_tests)
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.ctx.report(self, node, message, fix)

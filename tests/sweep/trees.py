@@ -20,7 +20,8 @@ from devset.fetch import cache_dir, download, verified_wheel
 # Training code from PyPI, pinned like the development set's packages (and sharing its cache).
 # Chosen for dense training loops whose fixes between them exercise every rule with a fix but
 # the opt-in TL110 (d2l, deepod, torchensemble, yolov5), trainers and callbacks (ignite, fastai),
-# and a size that keeps each to seconds next to torch's 2,300 files.
+# training strategies and plugins (avalanche), fit loops of libraries (skorch, tabnet), and a size
+# that keeps each to seconds next to torch's 2,300 files.
 PACKAGES = [
     {
         "name": "d2l",
@@ -57,6 +58,24 @@ PACKAGES = [
         "version": "0.2.0",
         "sha256": "8c191b6bdc9d8e2346f540951f52e7d638c3a05fcf2c5ffa5236bbe8c0d4c81d",
         "target_torch_version": "1.4",
+    },
+    {
+        "name": "skorch",
+        "version": "1.1.0",
+        "sha256": "2a444993bc34d31f3582d6ba7198fcd0e7b8df27bd9d0b853c6da6b85ffd5f41",
+        "target_torch_version": "2.0",  # declares no torch bound; its tests run on 2.x
+    },
+    {
+        "name": "pytorch-tabnet",
+        "version": "4.1.0",
+        "sha256": "70e8c9803f68f7cb26930d4cdb88857d1d98c745e0daf99d0f870fc70698515f",
+        "target_torch_version": "1.3",
+    },
+    {
+        "name": "avalanche-lib",
+        "version": "0.6.0",
+        "sha256": "3ab3817d627363e045cdf0a9b9439901f96da7ac43be46471093842e6ec5e9d7",
+        "target_torch_version": "2.0",  # declares no torch bound
     },
 ]
 

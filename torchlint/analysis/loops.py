@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -433,6 +434,10 @@ class LoopFacts:
                 args = [a.value for a in node.args if a.keyword is None]
                 return not args or not isinstance(args[0], cst.SimpleString) or self._device_string(args[0])
             return False
+        if isinstance(node, cst.Name | cst.Attribute) and self.ctx.project is not None and (name := dotted(node)):
+            declared = self.ctx.project.names_gpu(Path(self.ctx.path), name)  # `DEVICE = "cuda"` in a config module
+            if declared is not None:
+                return declared
         last = (_last(node) or "").lower()
         return bool(_DEVICE_NAME.search(last)) and "cpu" not in last
 

@@ -1,7 +1,10 @@
-"""What one file of a project can learn from the others: here, which classes are nn.Modules.
+"""What one file of a project can learn from the others: which classes are nn.Modules, and
+which functions every other file calls only with autograd off.
 
 A method of `class Net(Backbone)` is module API (its callers choose the grad mode) when
-`Backbone`, imported from another file of the project, is an `nn.Module` subclass. The index
+`Backbone`, imported from another file of the project, is an `nn.Module` subclass. An
+`evaluate(model, loader)` that the file never calls runs without grad when every call of it in
+the project's other files sits under `no_grad`/`inference_mode` (a `with` or a decorator). The index
 follows imports through the project's files, read with `ast` (a tenth of a libcst parse) only
 when a rule asks, and keeps one summary per file content, so an editor or a pre-commit run on
 a single file sees the same answer as a run over the whole project. What cannot be resolved
@@ -12,11 +15,17 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 _NOT_CALLABLE = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MAX_DEPTH = 8
+_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
+_ACCELERATORS = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "xla"})
+# Folders that hold no code of the project's own; a larger project is not scanned for call sites.
+_NOT_PROJECT = frozenset({"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"})
+_MAX_FILES = 3000
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,8 @@ class _Summary:
 
     imports: dict[str, tuple[int, str]] = field(default_factory=dict)
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)  # name -> (defines forward, bases)
+    calls: list[tuple[str, bool]] = field(default_factory=list)  # callee as written, whether grad is off there
+    devices: dict[str, bool] = field(default_factory=dict)  # module-level name -> whether the device can be a GPU
 
 
 def _summarise(text: str) -> _Summary:
@@ -45,7 +56,68 @@ def _summarise(text: str) -> _Summary:
             forward = any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "forward" for s in node.body)
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
+    _collect_devices(tree, summary.devices)
+    _collect_calls(tree, False, summary.calls)
     return summary
+
+
+def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
+    """Every call's callee and whether a `with` or decorator around it turns autograd off.
+
+    Iterative: a deeply nested file must not exhaust the stack."""
+    stack = [(node, grad_off)]
+    while stack:
+        node, off = stack.pop()
+        if isinstance(node, ast.Call) and (callee := _dotted(node.func)):
+            calls.append((callee, off))
+        if isinstance(node, ast.With | ast.AsyncWith) and any(_turns_grad_off(item.context_expr) for item in node.items):
+            stack.extend((child, True) for child in node.body)
+            stack.extend((item, off) for item in node.items)
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            off = off or any(_turns_grad_off(d) for d in node.decorator_list)
+        stack.extend((child, off) for child in ast.iter_child_nodes(node))
+
+
+def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
+    """Module-level names bound to a device. A name bound anywhere in the file (any scope, any
+    branch) to something else, or to both kinds, is unknown: `device = "cpu"` then
+    `if cuda: device = "cuda"` says nothing for sure."""
+    bound: dict[str, set[bool | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).add(_device_kind(node.value))
+    module_level = {t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign) for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    for name in module_level & bound.keys():
+        kinds = bound[name]
+        if kinds == {True} or kinds == {False}:
+            devices[name] = kinds.pop()
+
+
+def _device_kind(value: ast.expr) -> bool | None:
+    """True for a device that can be a GPU (`"cuda"`, `torch.device("cuda:0")`, `"cuda" if ... else
+    "cpu"`), False for the CPU alone, None for anything else."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        name = value.value.split(":")[0]
+        return True if name in _ACCELERATORS else (False if name == "cpu" else None)
+    if isinstance(value, ast.Call) and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "device" and value.args:
+        return _device_kind(value.args[0])
+    if isinstance(value, ast.IfExp):
+        kinds = {_device_kind(value.body), _device_kind(value.orelse)}
+        return True if True in kinds else (False if kinds == {False} else None)
+    return None
+
+
+def _turns_grad_off(expr: ast.expr) -> bool:
+    """`torch.no_grad()`, `@torch.inference_mode`, `torch.set_grad_enabled(False)` and their aliases."""
+    call = expr if isinstance(expr, ast.Call) else None
+    name = (_dotted(call.func) if call else _dotted(expr)) or ""
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf in _GRAD_OFF:
+        return not (call and call.args and not (isinstance(call.args[0], ast.Constant) and call.args[0].value is True))
+    return leaf == "set_grad_enabled" and call is not None and bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -65,10 +137,66 @@ class ProjectIndex:
         self._summaries: dict[str, _Summary] = {}  # content digest -> summary
         self._digests: dict[Path, tuple[int, int, str]] = {}  # path -> (mtime, size, digest)
         self.consulted: dict[Path, str] = {}  # files read for the current question -> content digest
+        self._files: list[Path] | None = None  # the project's .py files, walked once per process
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
         return self._resolve(file.absolute(), name, 0, set())
+
+    def names_gpu(self, file: Path, name: str) -> bool | None:
+        """Whether `name`, as written in `file`, is a module-level device of the project that can
+        be a GPU (True) or is the CPU alone (False); None when unknown."""
+        return self._device(file.absolute(), name, 0)
+
+    def _device(self, file: Path, name: str, depth: int) -> bool | None:
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return None
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.devices:
+            return summary.devices[head]
+        target = self._target(file, summary, name)
+        return self._device(target[0], target[1], depth + 1) if target is not None else None
+
+    def always_called_without_grad(self, file: Path, function: str) -> bool:
+        """Whether the project's other files call `function` of `file`, and only with grad off.
+
+        False when unknown: no call found, a call with grad on, or too many files to read."""
+        file = file.absolute()
+        modes = []
+        for other in self._project_files():
+            if other == file:
+                continue
+            summary = self._summary(other, consult=False)
+            for callee, off in summary.calls if summary else ():
+                if self._target(other, summary, callee) == (file, function):
+                    self.consulted[other] = self._digests[other][2]
+                    modes.append(off)
+        return bool(modes) and all(modes)
+
+    def _target(self, file: Path, summary: _Summary, callee: str) -> tuple[Path, str] | None:
+        """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`."""
+        head, _, rest = callee.partition(".")
+        if head not in summary.imports:
+            return None
+        level, target = summary.imports[head]
+        module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
+        if not leaf or "." in rest:
+            return None
+        source = self._module_file(file, level, module)
+        return (source.absolute(), leaf) if source is not None else None
+
+    def _project_files(self) -> list[Path]:
+        if self._files is None:
+            found: list[Path] = []
+            for directory, folders, names in os.walk(self.root):
+                folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_PROJECT]
+                found += [Path(directory, n).absolute() for n in names if n.endswith(".py")]
+                if len(found) > _MAX_FILES:
+                    found = []
+                    break
+            self._files = found
+        return self._files
 
     def _resolve(self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]]) -> bool | None:
         if depth > _MAX_DEPTH or (file, name) in seen:
@@ -112,7 +240,7 @@ class ProjectIndex:
                     return path
         return None
 
-    def _summary(self, path: Path) -> _Summary | None:
+    def _summary(self, path: Path, consult: bool = True) -> _Summary | None:
         try:
             info = path.stat()
             known = self._digests.get(path)
@@ -126,7 +254,8 @@ class ProjectIndex:
                     self._summaries[digest] = _summarise(data.decode("utf-8", "replace"))
         except OSError:
             return None
-        self.consulted[path] = digest
+        if consult:
+            self.consulted[path] = digest
         return self._summaries[digest]
 
 

@@ -111,3 +111,13 @@ def may_build_dataloader(text: str) -> bool:
 def may_zero_grads(text: str) -> bool:
     """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
     return "zero_grad" in text or "zero_" in text or "fill_" in text or "zeros_like" in text
+
+
+_DEVICE_WORDS = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
+
+
+def may_name_a_device(text: str) -> bool:
+    """A word that can name an accelerator, in any case (`x.to(DEVICE)`, `cfg.Gpu`): device
+    names are matched case-insensitively (`loops.is_device_like`), so the text test is too."""
+    low = text.lower()
+    return any(word in low for word in _DEVICE_WORDS)
