@@ -15,9 +15,12 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -208,6 +211,9 @@ def _from_conda(item: str) -> str:
 
 def _lowest_torch(line: str) -> tuple[int, int] | None:
     """The lowest major.minor `line` allows when it requires torch under this environment."""
+    # Imported here: most runs find no requirement to read, and packaging costs 20 ms of start-up.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         requirement = Requirement(line.strip())
     except InvalidRequirement:
@@ -218,6 +224,12 @@ def _lowest_torch(line: str) -> tuple[int, int] | None:
 
 
 def _applies(marker: Marker | None) -> bool:
+    from packaging.markers import (
+        InvalidMarker,
+        UndefinedComparison,
+        UndefinedEnvironmentName,
+    )
+
     if marker is None:
         return True
     try:
