@@ -110,7 +110,7 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
             return  # a unit test's optimizer exercises the code under test; it trains no model anyone keeps
         edits = self._rename(node.func, qualname or "")
         fix = self.make_fix("Use `AdamW` (decoupled weight decay)", Applicability.UNSAFE, *edits, writes="`torch.optim.AdamW`")
-        self.report(node, "`Adam` with `weight_decay` adds an L2 term to the gradient that the adaptive step scales away; `AdamW` decays weights directly", fix)
+        self.report(node, "`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`", fix)
 
     def _decays(self, call: cst.Call) -> bool:
         decay = None

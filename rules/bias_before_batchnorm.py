@@ -467,7 +467,7 @@ when built.
         new = self._without_bias(layer)
         fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new), writes="`bias=False`") if new else None
         line = self.ctx.start(norm.call).row
-        message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias; pass `bias=False`"
+        message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias"
         reader = self._bias_reader(layer.kind)
         if reader is not None:
             fix = None

@@ -189,21 +189,22 @@ accelerator PyTorch warns and ignores it.
         guarded = self._spawn_safe(call)
         missing = []
         if workers:
-            missing.append("no worker processes (`num_workers`)")
+            missing.append("`num_workers`")
         if pin:
-            missing.append("no pinned memory (`pin_memory`)")
-        message = f"`DataLoader` feeding a loop that moves batches to the device, with {' and '.join(missing)}"
+            missing.append("`pin_memory`")
+        message = f"`DataLoader` feeding a device loop without {' or '.join(missing)}"
         values = {}
         if workers and guarded:
             values["num_workers"] = str(WORKERS)
         if pin:
             values["pin_memory"] = "True"
-        if workers and not guarded:
-            message += "; guard the script with `if __name__ == \"__main__\":` before adding workers"
+        guard = "; workers need the script guarded by `if __name__ == \"__main__\":` first" if workers and not guarded else ""
         fix = None
         if values:
             added = " and ".join(f"`{name}={value}`" for name, value in values.items())
-            fix = self.make_fix(f"Pass {added}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values), writes="`num_workers=`, `pin_memory=True`")
+            fix = self.make_fix(f"Pass {added}{guard}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values), writes="`num_workers=`, `pin_memory=True`")
+        elif guard:
+            fix = self.make_fix(f"Guard the script with `if __name__ == \"__main__\":`, then pass `num_workers`", Applicability.DISPLAY_ONLY)
         self.report(call, message, fix)
 
     def _spawn_safe(self, call: cst.Call) -> bool:

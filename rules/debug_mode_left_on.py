@@ -148,7 +148,7 @@ behind a command-line switch that defaults to off.
         if not training.trains or training.is_test_file or self._behind_switch():
             return
         fix = self.make_fix("Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY)
-        self.report(call, f"{tool} left on in training code slows every step; remove it or put it behind a debug flag", fix)
+        self.report(call, f"{tool} left on in training code slows every step; remove or guard it", fix)
 
     def _behind_switch(self) -> bool:
         """Whether the call being visited sits under a debug `if` or in a debugging/testing function."""

@@ -233,7 +233,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         return any(isinstance(node, cst.Attribute) and (self.ctx.symbols.qualname(node) or "").startswith(generic) for node in walk(root))
 
     def _report(self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None) -> None:
-        message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}` with the \"cuda\" device"
+        message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}(\"cuda\")`"
         if args is None:
             self.rewrites.append(Rewrite(node, message, None))
             return

@@ -307,9 +307,10 @@ the grad mode to other code.
             return
         callee = self.ctx.code(first.func)
         fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
-        alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
-        where = f"decorate the function with `@{alias}.no_grad()`" if scope.function is not None else f"wrap it in `with {alias}.no_grad():`"
-        self.report(first, f"`{callee}(...)` runs for evaluation ({scope.reason}) while autograd records its graph; {where}", fix)
+        if fix is None:
+            alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
+            fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
+        self.report(first, f"`{callee}(...)` evaluates ({scope.reason}) with autograd recording", fix)
 
     def _called_only_without_grad_elsewhere(self, function: cst.FunctionDef) -> bool:
         """A module-level function this file never calls, which the project's other files call

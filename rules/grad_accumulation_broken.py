@@ -304,11 +304,10 @@ tuned around.
         step, guard = group.guarded[0]
         divisor = _modulo(guard.test)
         every = f"every `{self.ctx.code(divisor)}` iterations" if divisor is not None else "only now and then"
-        fix = self.make_fix(f"Call `{self.ctx.code(call)}` under the same guard, right after `{self.ctx.code(step)}`", Applicability.DISPLAY_ONLY)
+        fix = self.make_fix(f"Call `{self.ctx.code(call)}` right after `{self.ctx.code(step)}`, under its guard ({every})", Applicability.DISPLAY_ONLY)
         self.report(
             call,
-            f"`{self.ctx.code(call)}` runs on every iteration but `{self.ctx.code(step)}` {every}: the gradients of the "
-            "other micro-batches are wiped before each step, defeating the accumulation",
+            f"`{self.ctx.code(call)}` on every iteration wipes the gradients being accumulated for the step",
             fix,
         )
 
@@ -329,9 +328,7 @@ tuned around.
             fix = self.make_fix(f"Divide the loss by `{self.ctx.code(divisor)}` before `backward()`", Applicability.DISPLAY_ONLY)
             self.report(
                 call,
-                f"`{self.ctx.code(loss)}` is backpropagated on every micro-batch but the optimizer steps every "
-                f"`{self.ctx.code(divisor)}` iterations and the loss is never divided by it: the summed gradient is "
-                f"`{self.ctx.code(divisor)}` times the mean",
+                f"gradients of `{self.ctx.code(loss)}` sum over `{self.ctx.code(divisor)}` micro-batches, never divided by it",
                 fix,
             )
 

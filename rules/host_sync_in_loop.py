@@ -492,7 +492,7 @@ depends on what the value is for.
             )
         if candidate.kind == "format":
             return (
-                f"formatting tensor `{value}` for output copies it to the host on every batch, a host-device sync",
+                f"formatting tensor `{value}` copies it to the host on every batch, a host-device sync",
                 self._hint(f"Log it every N steps under `if step % log_every == 0:` (with `{value}.item()`)"),
             )
         call = candidate.node
@@ -504,8 +504,8 @@ depends on what the value is for.
             fix = self._accumulate_fix(call, candidate.value, accumulator) if isinstance(accumulator, cst.Name) else None
             message = f"`{shown}` waits for the device on every batch to add to `{total}`"
             if fix is not None:
-                return message + "; accumulate on the device and convert once where it is read", fix
-            return message + "; accumulate on the device and convert once per log interval", self._hint(
+                return message, fix
+            return message, self._hint(
                 f"Accumulate on the device (`{total} += {value}.detach()`) and call `.item()` once per log interval or after the loop"
             )
         collection = self._collection(call)

@@ -397,7 +397,7 @@ may need `.item()` where it is read.
         fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached), writes="`.detach()`/`.item()`")
         self.report(
             candidate.node,
-            f"`{shown}` keeps the autograd graph of every step alive: the loss requires grad; accumulate `{detached}` (or `.item()`)",
+            f"`{shown}` keeps each step's graph alive; add `{detached}`",
             fix,
         )
 

@@ -155,7 +155,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
             fused = cst.Arg(cst.Name("True"), keyword=cst.Name("fused"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             edit = self.ctx.replace(call, call.with_changes(args=_appended(call.args, fused)))
             fix = self.make_fix("Pass `fused=True`", Applicability.UNSAFE, edit, writes=self._fused_entry(call, name))
-            self.report(call, f"`{name}` on GPU parameters without `fused=True`: the fused implementation updates them all in a few kernels", fix)
+            self.report(call, f"`{name}` on GPU parameters without `fused=True`, which updates them all in a few kernels", fix)
 
     def _fused_entry(self, call: cst.Call, name: str) -> str:
         """Before torch 2.4 the fused kernels refuse parameters still on the CPU when the

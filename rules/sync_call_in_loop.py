@@ -203,10 +203,10 @@ only the author knows whether the call is still wanted.
                 continue
             shown = self.ctx.code(call)
             if what == "synchronize":
-                message = f"`{shown}` on every batch blocks the CPU until the GPU is idle, so the next step cannot be queued ahead"
+                message = f"`{shown}` on every batch blocks the CPU until the GPU is idle"
                 fix = self.make_fix("Remove it, or synchronize only when a value is read (every N steps, after the loop)", Applicability.DISPLAY_ONLY)
             else:
-                message = f"`{shown}` on every batch frees the allocator's cached blocks, so the next batch pays for slow, synchronizing cudaMalloc calls again"
+                message = f"`{shown}` on every batch empties the cache, so each batch calls cudaMalloc again"
                 fix = self.make_fix("Remove it, or call it once between phases (after training, before evaluation)", Applicability.DISPLAY_ONLY)
             self.report(call, message, fix)
 

@@ -223,7 +223,7 @@ the import is removed once the fixes leave it unused.
         func = "from_numpy" if exact else "as_tensor"
         new = call.with_changes(func=cst.parse_expression(f"{torch}.{func}"))
         fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
-        message = f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares its memory"
+        message = f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares it"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     def _check_legacy(self, call: cst.Call, kind: str, cuda: bool) -> None:
@@ -241,7 +241,7 @@ the import is removed once the fixes leave it unused.
         new = call.with_changes(func=cst.parse_expression(f"{torch}.as_tensor"), args=args)
         fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
         shown = "torch.cuda." + kind if cuda else "torch." + kind
-        message = f"legacy constructor `{shown}` on the numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor` with an explicit dtype"
+        message = f"legacy `{shown}` copies numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor`"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     # -- helpers -----------------------------------------------------------------------

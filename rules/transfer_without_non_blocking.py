@@ -158,7 +158,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 reported.add(call)
                 edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
                 fix = self.make_fix("Pass `non_blocking=True`", Applicability.SAFE, *edits, writes="`non_blocking=True`")
-                self.report(call, "Batch from a `pin_memory=True` loader copied without `non_blocking=True`: the host waits for the copy and all work queued before it", fix)
+                self.report(call, "pinned batch copied without `non_blocking=True`: the host waits for the copy", fix)
 
     @staticmethod
     def _pins(loaders: DataLoaders, call: cst.Call) -> bool:

@@ -251,7 +251,7 @@ None; the behaviour follows `target-torch-version`.
         replacement = self._zero_grad_call(loop)
         if replacement is not None:
             fix = self.make_fix(f"Replace the loop with `{replacement}`", Applicability.UNSAFE, self.ctx.replace(loop, replacement), writes=_writes(replacement))
-            self.report(loop, f"this loop fills every gradient with zeros; `{replacement}` sets them to None instead", fix)
+            self.report(loop, f"this loop fills every gradient with zeros; use `{replacement}`", fix)
             return
         fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, self._none_body(loop, param), writes="`param.grad = None`")
         self.report(loop, f"this loop fills every gradient with zeros; set `{param}.grad = None` instead", fix)

@@ -183,7 +183,6 @@ def test_output_file_is_never_written_through_a_link_out_of_the_project(tmp_path
     assert "Found 3 findings" in inside.read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="12 rules still write messages of 100+ characters; their advice belongs in the fix/help line")
 def test_every_rules_messages_stay_under_100_characters():
     from torchlint.config import Settings, parse_version
     from torchlint.engine.lint import lint_text

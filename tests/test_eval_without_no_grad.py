@@ -94,10 +94,10 @@ def test_line_endings_and_tab_indentation_survive_the_fix():
     )
 
 
-def test_a_yield_inside_the_block_gets_no_fix():
+def test_a_yield_inside_the_block_gets_advice_but_no_edit():
     code = "import torch\n\ndef stream(model, loader):\n    model.eval()\n    for x in loader:\n        yield model(x)\n"
     [finding] = findings(code)
-    assert finding.fix is None
+    assert not finding.fix.edits and finding.fix.message == "Run it under `torch.no_grad()`"  # advice, no edit
 
 
 def test_methods_only_called_from_no_grad_methods_run_without_grad():
