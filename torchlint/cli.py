@@ -16,7 +16,19 @@ from typing import TYPE_CHECKING
 import click
 
 from torchlint import __version__
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, load, project_options, run_options, selection_options, use_color
+from torchlint.cli_options import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    RunOptions,
+    emit,
+    fail,
+    load,
+    project_options,
+    run_options,
+    selection_options,
+    use_color,
+)
 from torchlint.output.summary import fix_line, found_line, statistics
 
 if TYPE_CHECKING:
@@ -223,10 +235,9 @@ def rules_command(output_format: str) -> None:
 def rule_command(code_or_name: str) -> None:
     """Print one rule's documentation."""
     from torchlint.registry import find_rule
+    from torchlint.rule_docs import page
 
     rule = find_rule(code_or_name)
     if rule is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
-    state = "enabled by default" if rule.default_enabled else "opt-in (enable with --extend-select)"
-    versions = "".join(f"\nFix writing {what} needs torch >= {since}." for what, since in rule.fix_versions.items())
-    click.echo(f"# {rule.name} ({rule.code})\n\n{rule.summary}.\n\n{state}; fix: {rule.fix_availability}.{versions}\n{rule.docs}")
+    click.echo(page(rule), nl=False)

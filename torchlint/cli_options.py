@@ -130,6 +130,13 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
         fail(str(error))
 
 
+def install_hint(extra: str) -> str:
+    """How to install an extra: torchlint is installed from a clone or its git URL, not an index."""
+    from torchlint import REPOSITORY
+
+    return f"`pip install -e '.[{extra}]'` in a clone, or `pip install \"torchlint[{extra}] @ git+{REPOSITORY}\"`"
+
+
 def fail(message: str) -> None:
     click.echo(f"torchlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)

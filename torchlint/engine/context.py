@@ -10,6 +10,7 @@ from libcst.metadata import CodeRange, PositionProvider
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
 from torchlint.fixes.edits import indentation, render, torch_import
+from torchlint.rule_docs import url
 
 if TYPE_CHECKING:
     from torchlint.analysis.project_index import ProjectIndex
@@ -160,7 +161,7 @@ class FileContext:
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
             Diagnostic(
-                rule.code, rule.name, message, self.path, start, end, fix, source_line=self.line(start.row), anchor_rows=anchors,
+                rule.code, rule.name, message, self.path, start, end, fix, url=url(rule.code), source_line=self.line(start.row), anchor_rows=anchors,
                 context_before=self._lines_between(start.row - 2, start.row - 1), context_after=self._lines_between(start.row + 1, start.row + 2),
             )
         )

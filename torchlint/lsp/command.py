@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from torchlint.cli_options import fail
+from torchlint.cli_options import fail, install_hint
 
 
 @click.command("lsp")
@@ -14,5 +14,5 @@ def lsp() -> None:
     try:
         from torchlint.lsp.server import serve
     except ImportError as error:
-        fail(f"the language server needs pygls: pip install 'torchlint[lsp]' ({error})")
+        fail(f"the language server needs pygls: install torchlint's lsp extra, {install_hint('lsp')} ({error})")
     serve()

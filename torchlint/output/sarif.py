@@ -13,9 +13,18 @@ from typing import Any
 from urllib.parse import quote
 
 from torchlint import __version__
-from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Edit, Fix, Position
+from torchlint.diagnostics import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    SYNTAX_ERROR,
+    Diagnostic,
+    Edit,
+    Fix,
+    Position,
+)
 from torchlint.output.levels import level
 from torchlint.registry import all_rules
+from torchlint.rule_docs import url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -55,6 +64,7 @@ def _descriptors() -> list[dict[str, Any]]:
     found = [_descriptor(code, name, short, long, "error", True) for (code, name), (short, long) in _BUILTIN.items()]
     for rule in all_rules():
         found.append(_descriptor(rule.code, rule.name, rule.summary, rule.docs.strip(), "warning", rule.default_enabled))
+        found[-1]["helpUri"] = url(rule.code)
         found[-1]["properties"] = {"fixAvailability": rule.fix_availability}
     return sorted(found, key=lambda descriptor: descriptor["id"])
 

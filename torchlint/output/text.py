@@ -85,8 +85,6 @@ def _full_block(d: Diagnostic, style: Style) -> str:
         lines += _snippet(d, style)
     if d.fix is not None:
         lines.append(f"  = {style.paint(_FIX_LABEL[d.fix.applicability], _CYAN)}: {d.fix.message}")
-    if d.url:
-        lines.append(f"  = docs: {d.url}")
     return "\n".join(lines) + "\n"
 
 

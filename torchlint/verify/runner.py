@@ -254,7 +254,7 @@ def run(spec: dict[str, Any], write: Any) -> dict[str, Any]:
     try:
         import torch
     except ImportError:
-        return {**results, "status": "no-torch", "error": "torch is not installed in this Python"}
+        return {**results, "status": "no-torch", "error": "torch is not installed in this Python: install torch there (`pip install torch`)"}
     cuda = torch.cuda.is_available()
     results["environment"].update(
         torch=torch.__version__, threads=torch.get_num_threads(), gpu=torch.cuda.get_device_name() if cuda else None

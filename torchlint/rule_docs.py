@@ -1,0 +1,80 @@
+"""Each rule's documentation page, rendered from the rule itself.
+
+`torchlint rule CODE` prints a page; `python -m torchlint.rule_docs [DIR]` writes every page and an
+index to `docs/rules/` (the default DIR), where each finding's `url` points. A test keeps the
+committed pages equal to what the rules say, so the docs cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from torchlint import REPOSITORY
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+def url(code: str) -> str:
+    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
+
+
+def page(rule: type[Rule]) -> str:
+    state = "on by default" if rule.default_enabled else "opt-in: enable it with `--extend-select " + rule.code + "`"
+    lines = [f"# {rule.code} `{rule.name}`", "", f"{rule.summary}.", "", f"- **Default:** {state}.", f"- **Fix:** {_fix(rule)}."]
+    lines += [f"- **Fix needs torch >= {since}** where it writes {what}." for what, since in rule.fix_versions.items()]
+    if rule.performance:
+        lines.append("- **Test code:** not checked unless `lint-tests = true`.")
+    return "\n".join(lines) + "\n" + rule.docs.rstrip() + "\n"
+
+
+def _fix(rule: type[Rule]) -> str:
+    return {
+        "none": "none",
+        "display-only": "advice only, never applied",
+        "safe": "safe (`--fix`)",
+        "unsafe": "unsafe, may change behaviour (`--fix --unsafe-fixes`); the page says when",
+    }.get(rule.fix_availability, rule.fix_availability)
+
+
+def index(rules: tuple[type[Rule], ...]) -> str:
+    """The table of every rule and the lowest torch each fix writes for."""
+    rows = [
+        "# Rules",
+        "",
+        "Generated from the rules by `python -m torchlint.rule_docs`; do not edit by hand.",
+        "",
+        "| code | name | default | fix | lowest torch of the fix | summary |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule in rules:
+        versions = "; ".join(f"{since} ({what})" for what, since in rule.fix_versions.items()) or "-"
+        default = "on" if rule.default_enabled else "opt-in"
+        rows.append(f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability} | {versions} | {rule.summary} |")
+    return "\n".join(rows) + "\n"
+
+
+def render(rules: tuple[type[Rule], ...]) -> dict[str, str]:
+    """File name -> text of every page under docs/rules/."""
+    return {"README.md": index(rules), **{f"{rule.code}.md": page(rule) for rule in rules}}
+
+
+def write(directory: Path) -> int:
+    from torchlint.registry import all_rules
+
+    directory.mkdir(parents=True, exist_ok=True)
+    pages = render(all_rules())
+    for stale in set(p.name for p in directory.glob("*.md")) - pages.keys():
+        (directory / stale).unlink()
+    for name, text in pages.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    return len(pages)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DOCS
+    print(f"wrote {write(target)} pages to {target}")
