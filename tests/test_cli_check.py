@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_torchlint
+from conftest import ROOT, run_torchlint
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
 
@@ -236,3 +236,10 @@ def test_clean_removes_the_projects_result_cache(tmp_path):
     result = run_torchlint("clean", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert not (tmp_path / ".torchlint_cache").exists()
+
+
+def test_every_fixtures_fixed_version_is_clean_under_the_default_rules():
+    after = sorted(str(p) for p in (ROOT / "fixtures").glob("*/after.py"))
+    assert len(after) >= 15
+    result = run_torchlint("check", "--no-cache", "--output-format", "concise", *after, cwd=ROOT)
+    assert result.returncode == 0, result.stdout
