@@ -390,5 +390,5 @@ def test_machine_formats_have_no_summary_line(tmp_path, output_format):
 
 
 def test_every_registered_format_is_offered():
-    assert set(FORMATS) == {"full", "concise", "grouped", "json", "json-lines", "github", "sarif", "junit"}
+    assert set(FORMATS) == {"full", "concise", "grouped", "json", "json-lines", "github", "sarif", "junit", "gitlab", "rdjson", "pylint", "azure"}
     assert all(isinstance(FORMATS[name]([]), str) for name in FORMATS)

@@ -57,6 +57,18 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class FileSpan:
+    """Where a notebook finding lies in the `.ipynb` JSON text itself, for the formats that annotate
+    the file (SARIF, GitHub, JUnit, ...): rows of its source lines, exact columns where the JSON
+    string holds the line unescaped, and its fix as edits of the JSON text when they map exactly
+    (None: the fix would need new lines or escapes, so those formats give no fix)."""
+
+    start: Position
+    end: Position
+    edits: tuple[Edit, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str
@@ -76,6 +88,26 @@ class Diagnostic:
     anchor_rows: tuple[int, ...] = field(default=(), compare=False, repr=False)
     # For internal errors: the traceback, printed with --show-traceback for bug reports.
     detail: str = field(default="", compare=False, repr=False)
+    # A notebook finding's place in the .ipynb text (rows above are cell-relative).
+    file_span: FileSpan | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def file_start(self) -> Position:
+        """The start as a row of the file on disk: in a notebook, the .ipynb line holding it."""
+        return self.file_span.start if self.file_span is not None else self.start
+
+    @property
+    def file_end(self) -> Position:
+        return self.file_span.end if self.file_span is not None else self.end
+
+    @property
+    def file_edits(self) -> tuple[Edit, ...]:
+        """The fix's edits of the file on disk; none for a notebook fix that does not map exactly."""
+        if self.fix is None:
+            return ()
+        if self.cell is None:
+            return self.fix.edits
+        return self.file_span.edits or () if self.file_span is not None else ()
 
     @property
     def fixable(self) -> bool:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from torchlint.diagnostics import Diagnostic, Edit, Position, source_lines
+from torchlint.diagnostics import Diagnostic, Edit, FileSpan, Position, source_lines
 
 _MARKER = "# --- torchlint: cell boundary ---"
 _PLACEHOLDER = "__torchlint_magic_{}__"
@@ -57,11 +57,23 @@ class Notebook:
         self.text = (self.marker + "\n").join(cell.code for cell in self.cells)
 
     def map_diagnostics(self, text: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-        """Diagnostics of virtual `text` in notebook terms: `cell` set, rows cell-relative."""
+        """Diagnostics of virtual `text` in notebook terms: `cell` set, rows cell-relative, and
+        their place in the .ipynb text (`file_span`) for the formats that annotate the file."""
         if not self.cells:
             return diagnostics
         markers = _marker_rows(text, self.marker)
-        return [self._map(markers, d) for d in diagnostics]
+        places = _SourcePlaces(self.raw)
+        return [self._in_file(places, markers, self._map(markers, d), d) for d in diagnostics]
+
+    def _in_file(self, places: _SourcePlaces, markers: list[int], mapped: Diagnostic, virtual: Diagnostic) -> Diagnostic:
+        assert mapped.cell is not None
+        start, _ = places.locate(mapped.cell, mapped.start)
+        end, _ = places.locate(mapped.cell, mapped.end)
+        edits = None
+        if virtual.fix is not None:
+            located = [(self._locate(markers, e.start), self._locate(markers, e.end), e.content) for e in virtual.fix.edits]
+            edits = places.edits(located)
+        return replace(mapped, file_span=FileSpan(start, end, edits))
 
     def _locate(self, markers: list[int], at: Position) -> tuple[int, Position]:
         """The 1-based cell and the cell-relative position of virtual position `at`."""
@@ -312,6 +324,52 @@ def _items(raw: str, i: int) -> Iterator[tuple[int, int]]:
         i = _skip(raw, end)
         if raw[i] == ",":
             i = _skip(raw, i + 1)
+
+
+class _SourcePlaces:
+    """Where each line of each cell's source lies in the notebook's JSON text.
+
+    nbformat stores a source as a list of strings, one per line, each on a line of the file; a
+    position maps exactly when the JSON string holds the line's text before it unescaped."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", raw)]
+        self.items: list[list[tuple[int, int]]] = []  # per cell: (start, end) of each line's JSON string
+        for start, end in _source_spans(raw):
+            if start < end and raw[start] == "[":
+                self.items.append(list(_items(raw, start)))
+            else:
+                self.items.append([(start, end)] if start < end else [])
+
+    def _file_position(self, offset: int) -> Position:
+        row = bisect.bisect_right(self.line_starts, offset)
+        return Position(row, offset - self.line_starts[row - 1] + 1)
+
+    def locate(self, cell: int, at: Position) -> tuple[Position, bool]:
+        """The .ipynb position of cell-relative `at`, and whether its column is exact."""
+        items = self.items[cell - 1] if 0 < cell <= len(self.items) else []
+        if not items:
+            return Position(1, 1), False
+        single = len(items) == 1 and self.raw[items[0][0]] == '"' and "\\n" in self.raw[items[0][0] : items[0][1] - 2]
+        start, end = items[min(at.row, len(items)) - 1] if not single else items[0]
+        encoded = self.raw[start + 1 : end - 1]
+        line = _DECODER.raw_decode(self.raw, start)[0]
+        exact = not single and at.row <= len(items) and encoded[: at.column - 1] == line[: at.column - 1]
+        return self._file_position(start + 1 + (at.column - 1 if exact else 0)), exact
+
+    def edits(self, located: list[tuple[tuple[int, Position], tuple[int, Position], str]]) -> tuple[Edit, ...] | None:
+        """The edits in .ipynb terms, or None unless every one stays inside one source line and
+        writes text that JSON holds unescaped."""
+        out = []
+        for (cell, start), (end_cell, end), content in located:
+            if cell != end_cell or start.row != end.row or json.dumps(content, ensure_ascii=self.raw.isascii())[1:-1] != content:
+                return None
+            (file_start, exact_start), (file_end, exact_end) = self.locate(cell, start), self.locate(cell, end)
+            if not (exact_start and exact_end):
+                return None
+            out.append(Edit(file_start, file_end, content))
+        return tuple(out)
 
 
 def _source_spans(raw: str) -> list[tuple[int, int]]:

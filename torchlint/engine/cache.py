@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import torchlint
 from torchlint.analysis.project_index import digest_of
 from torchlint.config import Settings
-from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from torchlint.diagnostics import Applicability, Diagnostic, Edit, FileSpan, Fix, Position
 
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry
@@ -140,14 +140,26 @@ def _record(d: Diagnostic) -> dict:
     fix = None
     if d.fix is not None:
         fix = [d.fix.message, d.fix.applicability.value, [[_pos(e.start), _pos(e.end), e.content] for e in d.fix.edits]]
+    span = None
+    if d.file_span is not None:
+        edits = None if d.file_span.edits is None else [[_pos(e.start), _pos(e.end), e.content] for e in d.file_span.edits]
+        span = [_pos(d.file_span.start), _pos(d.file_span.end), edits]
     return {"c": d.code, "n": d.name, "m": d.message, "p": d.path, "s": _pos(d.start), "e": _pos(d.end),
-            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line, "cb": d.context_before, "ca": d.context_after}
+            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line, "cb": d.context_before, "ca": d.context_after, "fs": span}
+
+
+def _edits(items: list) -> tuple[Edit, ...]:
+    return tuple(Edit(Position(*a), Position(*b), c) for a, b, c in items)
 
 
 def _diagnostic(item: dict) -> Diagnostic:
     fix = None
     if item["f"] is not None:
         message, applicability, edits = item["f"]
-        fix = Fix(message, Applicability(applicability), tuple(Edit(Position(*a), Position(*b), c) for a, b, c in edits))
+        fix = Fix(message, Applicability(applicability), _edits(edits))
+    span = None
+    if item["fs"] is not None:
+        start, end, edits = item["fs"]
+        span = FileSpan(Position(*start), Position(*end), None if edits is None else _edits(edits))
     return Diagnostic(item["c"], item["n"], item["m"], item["p"], Position(*item["s"]), Position(*item["e"]), fix,
-                      item["cell"], item["u"], item["l"], tuple(item["cb"]), tuple(item["ca"]))
+                      item["cell"], item["u"], item["l"], tuple(item["cb"]), tuple(item["ca"]), file_span=span)

@@ -9,7 +9,16 @@ from __future__ import annotations
 from typing import Callable
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.output import github, json_format, junit, sarif, text
+from torchlint.output import (
+    github,
+    gitlab,
+    json_format,
+    junit,
+    lines,
+    rdjson,
+    sarif,
+    text,
+)
 
 Formatter = Callable[[list[Diagnostic]], str]
 
@@ -22,6 +31,10 @@ FORMATS: dict[str, Formatter] = {
     "github": github.github,
     "sarif": sarif.render_sarif,
     "junit": junit.render_junit,
+    "gitlab": gitlab.render_gitlab,
+    "rdjson": rdjson.render_rdjson,
+    "pylint": lines.render_pylint,
+    "azure": lines.render_azure,
 }
 # Formats read by people, which end with a one-line summary.
 HUMAN_FORMATS = frozenset({"full", "concise", "grouped"})

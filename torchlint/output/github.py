@@ -23,10 +23,10 @@ def _command(d: Diagnostic) -> str:
     properties = {
         "title": f"torchlint ({d.code}){cell}",
         "file": d.path,
-        "line": d.start.row,
-        "col": d.start.column,
-        "endLine": d.end.row,
-        "endColumn": d.end.column,
+        "line": d.file_start.row,  # in a notebook, the .ipynb line that holds the source line
+        "col": d.file_start.column,
+        "endLine": d.file_end.row,
+        "endColumn": d.file_end.column,
     }
     joined = ",".join(f"{key}={_property(str(value))}" for key, value in properties.items())
     message = _data(f"[{d.name}] {d.message}")

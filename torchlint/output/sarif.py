@@ -84,10 +84,10 @@ def _replacement(edit: Edit) -> dict[str, Any]:
     return {"deletedRegion": _region(edit.start, edit.end), "insertedContent": {"text": edit.content}}
 
 
-def _fix(path: str, fix: Fix) -> dict[str, Any]:
+def _fix(path: str, fix: Fix, edits: tuple[Edit, ...]) -> dict[str, Any]:
     return {
         "description": {"text": fix.message},
-        "artifactChanges": [{"artifactLocation": _artifact(path), "replacements": [_replacement(e) for e in fix.edits]}],
+        "artifactChanges": [{"artifactLocation": _artifact(path), "replacements": [_replacement(e) for e in edits]}],
         "properties": {"applicability": fix.applicability.value},
     }
 
@@ -97,14 +97,14 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
         "ruleId": d.code,
         "level": level(d.code),
         "message": {"text": d.message},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path), "region": _region(d.start, d.end)}}],
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path), "region": _region(d.file_start, d.file_end)}}],
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
-    if d.fix is not None and d.fix.edits:
-        result["fixes"] = [_fix(d.path, d.fix)]
-    if d.cell is not None:
-        result["properties"] = {"cell": d.cell}  # rows are then counted within that notebook cell
+    if d.fix is not None and d.file_edits:
+        result["fixes"] = [_fix(d.path, d.fix, d.file_edits)]
+    if d.cell is not None:  # the region is in the .ipynb text; the cell and its own rows ride along
+        result["properties"] = {"cell": d.cell, "cellRegion": _region(d.start, d.end)}
     return result
 
 
