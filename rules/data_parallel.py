@@ -17,6 +17,7 @@ _NAMES = (
 class DataParallel(Rule):
     code = "TL004"
     name = "data-parallel"
+    gpu_only = True  # DataParallel's cost is copying between GPUs
     summary = "`nn.DataParallel` is slower than `DistributedDataParallel`, even on one machine"
     fix_availability = "display-only"
     tokens = ("DataParallel",)

@@ -20,6 +20,7 @@ _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.T
 class DataloaderWithoutWorkers(Rule):
     code = "TL101"
     name = "dataloader-without-workers"
+    gpu_only = True  # workers and pinned memory speed up host-to-GPU feeding
     summary = "`DataLoader` feeding a GPU training loop loads batches in the main process or without pinned memory"
     fix_availability = "unsafe"
     fix_versions = {

@@ -35,6 +35,7 @@ _MEASURING_WORDS = frozenset(
 class SyncCallInLoop(Rule):
     code = "TL108"
     name = "sync-call-in-loop"
+    gpu_only = True  # synchronize and empty_cache do nothing on a CPU
     summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
     fix_availability = "display-only"
     tokens = ("synchronize", "empty_cache")

@@ -34,6 +34,7 @@ _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 class TensorCreatedThenMoved(Rule):
     code = "TL103"
     name = "tensor-created-then-moved"
+    gpu_only = True  # the saving is a host-to-GPU copy
     summary = "Tensor built on the CPU and then copied to the device, instead of built there"
     fix_availability = "safe"
     fix_versions = {

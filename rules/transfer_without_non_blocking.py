@@ -23,6 +23,7 @@ _BEFORE_NON_BLOCKING = {"to": 2, "cuda": 1}
 class TransferWithoutNonBlocking(Rule):
     code = "TL102"
     name = "transfer-without-non-blocking"
+    gpu_only = True  # a non-blocking copy overlaps a host-to-GPU transfer
     summary = "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
     fix_availability = "safe"
     fix_versions = {

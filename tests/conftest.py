@@ -70,6 +70,7 @@ SLOW_TESTS = (
     "test_verify.py::",
     "test_precommit.py::",
     "test_verify_reaping.py::",
+    "test_verify_progress.py::",
     "still_runs",
     "and_it_runs",
     "runs_on_cpu",

@@ -63,15 +63,22 @@ def test_host_sync_fixture_syncs_once_per_step_before_and_almost_never_after(fix
     assert top["per_step"] >= 0.95 and "TL002" in top["flagged_by"], top
 
 
-def test_fixtures_table_has_a_row_per_rule():
-    if not PAIRS:
-        pytest.skip("no fixture pairs in fixtures/ yet")
-    first = PAIRS[0]
-    result = run("verify", "--fixtures", first, "--device", "cpu", "--steps", "2", timeout=300)
+def test_fixtures_table_fits_100_columns_and_marks_gpu_only_speed():
+    """A GPU-only rule's CPU speed reads "needs a GPU", in the table and in the JSON."""
+    result = run("verify", "--fixtures", "data-parallel", "tensor-from-numpy", "--device", "cpu", "--steps", "2", timeout=300)
     assert result.returncode in (0, 1), result.stderr
     lines = result.stdout.splitlines()
-    assert lines[2].split()[:2] == ["rule", "step"]
-    assert [line for line in lines[3:] if line.strip()][0].split()[1] == first
+    header = next(i for i, line in enumerate(lines) if line.startswith("rule "))
+    assert lines[header].split()[:3] == ["rule", "ms", "before"]
+    rows = {line.split()[0]: line for line in lines[header + 1 : header + 3]}
+    assert "needs a GPU" in rows["TL004"] and "needs a GPU" not in rows["TL003"]
+    assert "rules: TL003 tensor-from-numpy, TL004 data-parallel" in result.stdout
+    assert "which CPU timings cannot show" in result.stdout
+    assert max(len(line) for line in lines) <= 100, result.stdout
+    assert "[2/2] TL004 data-parallel: equivalent" in result.stderr  # one plain line per fixture off a terminal
+    assert "\r" not in result.stderr and "\x1b" not in result.stderr
+    _, report = verify("--fixtures", "data-parallel", "--steps", "2", timeout=300)
+    assert report[0]["speed_note"] == "needs a GPU" and "speedup" in report[0]
 
 
 def test_fixtures_rejects_an_unknown_rule():

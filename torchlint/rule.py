@@ -65,6 +65,9 @@ class Rule:
     fix_versions: ClassVar[dict[str, str]] = {}
     # Performance rules report nothing in test code unless `lint-tests = true`.
     performance: ClassVar[bool] = True
+    # What the fix saves exists only on a GPU (transfers, kernel launches, multi-GPU): `verify`
+    # on a CPU shows no speed figure for it.
+    gpu_only: ClassVar[bool] = False
     # The rule cannot fire on a file whose text contains none of these (the prefilter; empty: no
     # token test): a file no enabled rule may match is not even parsed by libcst.
     tokens: ClassVar[tuple[str, ...]] = ("torch",)

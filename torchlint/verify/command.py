@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 
-from torchlint.cli_options import EXIT_CLEAN, EXIT_FINDINGS, emit, fail, load, selection_options
+from torchlint.cli_options import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    emit,
+    fail,
+    load,
+    selection_options,
+)
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.lint import SYNTAX_ERROR
@@ -22,9 +29,15 @@ from torchlint.fixes.apply import FixError, fix_to_fixpoint
 from torchlint.verify import fixtures as fixture_pairs
 from torchlint.verify.compare import Tolerance
 from torchlint.verify.launch import SESSION, RunConfig, Version
+from torchlint.verify.progress import Progress
 from torchlint.verify.reaper import start_watchdog, stop_watchdog
 from torchlint.verify.report import render
-from torchlint.verify.session import SetupError, compare_versions, settings_entry
+from torchlint.verify.session import (
+    SetupError,
+    compare_versions,
+    settings_entry,
+    speed_note,
+)
 from torchlint.verify.sources import flagged_lines, linter, read_version
 
 EXIT_INTERRUPTED = 130
@@ -118,7 +131,10 @@ def _script_report(script: str, other: str | None, config: RunConfig, repeat: in
         second = Version("fixed", original.path, original.shown, fixed.text)
         flagged = {"original": flagged_lines(found), "fixed": flagged_lines(lint(fixed.text))}
         fixes = fixed.applied
-    report = compare_versions(original, second, config, repeat, tol, flagged)
+    with Progress(1) as progress:
+        progress.begin(original.shown)
+        report = compare_versions(original, second, config, repeat, tol, flagged, progress)
+        progress.end(report["verdict"])
     return {
         "script": original.shown,
         "against": second.shown if other is not None else None,
@@ -126,6 +142,7 @@ def _script_report(script: str, other: str | None, config: RunConfig, repeat: in
         "fixes": [fix_entry(d) for d in fixes],
         "settings": settings_entry(config, repeat, tol),
         **report,
+        "speed_note": speed_note([d.code for d in fixes], report["environment"]["device"]) if other is None else None,
     }
 
 

@@ -20,7 +20,8 @@ from torchlint.engine.run import display_path
 from torchlint.registry import find_rule, matches
 from torchlint.verify.compare import Tolerance
 from torchlint.verify.launch import RunConfig
-from torchlint.verify.session import compare_versions, settings_entry
+from torchlint.verify.progress import Progress
+from torchlint.verify.session import compare_versions, settings_entry, speed_note
 from torchlint.verify.sources import flagged_lines, linter, read_version
 
 EXPECT = re.compile(r"^#\s*torchlint-verify:\s*expect\s+(equivalent|diverged)\s*$", re.MULTILINE)
@@ -72,11 +73,18 @@ def run(
     if root is None:
         fail("no fixtures/ directory found next to the torchlint package")
     config = RunConfig(("--scale", str(scale)), config.steps, config.device, config.timeout)
-    return [fixture_report(d, config, repeat, tol, scale, settings_for) for d in select(pairs(root), selectors)]
+    chosen = select(pairs(root), selectors)
+    reports = []
+    with Progress(len(chosen)) as progress:
+        for directory in chosen:
+            progress.begin(f"{_code(directory)} {directory.name}")
+            reports.append(fixture_report(directory, config, repeat, tol, scale, settings_for, progress))
+            progress.end(reports[-1]["verdict"])
+    return reports
 
 
 def fixture_report(
-    directory: Path, config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings]
+    directory: Path, config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings], progress: Progress
 ) -> dict[str, Any]:
     before = read_version("before", display_path(directory / "before.py"))
     after = read_version("after", display_path(directory / "after.py"))
@@ -91,5 +99,6 @@ def fixture_report(
         "args": list(config.args),
         "fixes": [],
         "settings": settings_entry(config, repeat, tol, scale),
-        **compare_versions(before, after, config, repeat, tol, flagged),
+        **(compared := compare_versions(before, after, config, repeat, tol, flagged, progress)),
+        "speed_note": speed_note([_code(directory)], compared["environment"]["device"]),
     }

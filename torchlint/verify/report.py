@@ -10,6 +10,7 @@ The dict is built by `command.py`; its keys are the JSON contract:
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import Counter
 from typing import Any
 
@@ -54,7 +55,7 @@ def rows(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     memory = "peak memory (CUDA)" if "cuda" in (first["memory_kind"], second["memory_kind"]) else "peak memory (RSS)"
     table = [
         ("steps", _steps(first), _steps(second), ""),
-        ("median step time", ms(first["median_step_ms"]), ms(second["median_step_ms"]), change(report["speedup"])),
+        ("median step time", ms(first["median_step_ms"]), ms(second["median_step_ms"]), report.get("speed_note") or change(report["speedup"])),
         ("host syncs per step", per_step(first["syncs_per_step"]), per_step(second["syncs_per_step"]), ""),
     ]
     if first["cuda_syncs_per_step"] is not None or second["cuda_syncs_per_step"] is not None:
@@ -157,6 +158,8 @@ def text(report: dict[str, Any]) -> str:
         widths = [max(len(row[i]) for row in table) for i in range(4)]
         out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
         out += agreement_lines(report)
+        if report.get("speed_note"):
+            out.append(GPU_ONLY_NOTE)
     synced = sync_line_rows(report)
     if synced:
         out += ["", "lines that sync most (per step):"]
@@ -192,19 +195,26 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 # -- the fixtures table --------------------------------------------------------------------
-FIXTURE_HEADER = ("rule", "step before", "step after", "speedup", "syncs/step", "peak memory", "max loss diff", "max param diff", "verdict")
+# One row per rule, within 100 columns: the rule's name is in the lines below the table.
+FIXTURE_HEADER = ("rule", "ms before", "ms after", "speedup", "syncs/step", "peak MiB", "loss diff", "param diff", "verdict")
+GPU_ONLY_NOTE = "needs a GPU: these fixes save work that exists only on a GPU, which CPU timings cannot show"
+
+
+def _number(value: float | None, digits: str = ".3g") -> str:
+    return "-" if value is None else format(value, digits)
 
 
 def fixture_row(report: dict[str, Any]) -> tuple[str, ...]:
     before, after = (report["versions"][label] for label in report["labels"])
     agreement = report["agreement"] or {}
+    memory = [None if v["peak_memory_bytes"] is None else v["peak_memory_bytes"] / 2**20 for v in (before, after)]
     return (
-        f"{report['rule_code']} {report['rule']}",
-        ms(before["median_step_ms"]),
-        ms(after["median_step_ms"]),
-        speedup(report["speedup"]),
-        f"{per_step(before['syncs_per_step'])} -> {per_step(after['syncs_per_step'])}",
-        f"{mib(before['peak_memory_bytes'])} -> {mib(after['peak_memory_bytes'])}",
+        report["rule_code"],
+        _number(before["median_step_ms"]),
+        _number(after["median_step_ms"]),
+        report.get("speed_note") or speedup(report["speedup"]),
+        f"{per_step(before['syncs_per_step'])}>{per_step(after['syncs_per_step'])}",
+        f"{_number(memory[0], '.0f')}>{_number(memory[1], '.0f')}",
         diff(agreement.get("loss_max_diff")),
         diff(agreement.get("parameter_max_diff")),
         fixture_verdict(report),
@@ -219,8 +229,11 @@ def fixture_verdict(report: dict[str, Any]) -> str:
 def fixtures_text(reports: list[dict[str, Any]]) -> str:
     table = [FIXTURE_HEADER, *(fixture_row(r) for r in reports)]
     widths = [max(len(row[i]) for row in table) for i in range(len(FIXTURE_HEADER))]
-    out = [_fixtures_setup(reports), ""]
+    out = [*textwrap.wrap(_fixtures_setup(reports), 100), ""]
     out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    out += ["", *textwrap.wrap("rules: " + ", ".join(f"{r['rule_code']} {r['rule']}" for r in reports), 100)]
+    if any(r.get("speed_note") for r in reports):
+        out.append(GPU_ONLY_NOTE + ".")
     for report in (r for r in reports if r["verdict"] != "equivalent"):
         out += ["", f"{report['rule_code']} {report['rule']}: {fixture_verdict(report)}: {report['reason']}"]
         for label in report["labels"]:
@@ -234,7 +247,8 @@ def fixtures_markdown(reports: list[dict[str, Any]]) -> str:
     out = [_fixtures_setup(reports) + ".", "", "| " + " | ".join(FIXTURE_HEADER) + " |", "|---|" + "---:|" * 7 + "---|"]
     out += ["| " + " | ".join(fixture_row(r)) + " |" for r in reports]
     problems = [f"- {r['rule_code']} {r['rule']}: {fixture_verdict(r)}: {r['reason']}" for r in reports if r["verdict"] != "equivalent"]
-    return "\n".join(out + ([""] + problems if problems else [])) + "\n"
+    notes = [f"_{GPU_ONLY_NOTE}._"] if any(r.get("speed_note") for r in reports) else []
+    return "\n".join(out + ([""] + problems if problems else []) + ([""] + notes if notes else [])) + "\n"
 
 
 def _fixtures_setup(reports: list[dict[str, Any]]) -> str:

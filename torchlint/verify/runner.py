@@ -297,7 +297,10 @@ def print_script_traceback(error: BaseException) -> None:
 
 def install(torch: Any, recorder: Recorder, cuda: bool):
     """Install the global hooks; returns the function that removes them."""
-    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+    from torch.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
 
     handles = [register_optimizer_step_pre_hook(recorder.pre_step), register_optimizer_step_post_hook(recorder.post_step)]
     tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward

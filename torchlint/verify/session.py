@@ -11,8 +11,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from torchlint.verify.compare import Tolerance, agreement, as_dict, verdict, version_summary, worst
+from torchlint.verify.compare import (
+    Tolerance,
+    agreement,
+    as_dict,
+    verdict,
+    version_summary,
+    worst,
+)
 from torchlint.verify.launch import RunConfig, RunOutcome, Version, run_version
+from torchlint.verify.progress import Progress
 
 SETUP_STATUSES = ("no-torch", "no-cuda")
 
@@ -22,14 +30,16 @@ class SetupError(Exception):
 
 
 def compare_versions(
-    first: Version, second: Version, config: RunConfig, repeat: int, tol: Tolerance, flagged: dict[str, dict[int, list[str]]]
+    first: Version, second: Version, config: RunConfig, repeat: int, tol: Tolerance, flagged: dict[str, dict[int, list[str]]],
+    progress: Progress,
 ) -> dict[str, Any]:
     """Run both versions `repeat` times, alternating, and describe how they compare."""
     runs: dict[str, list[RunOutcome]] = {first.label: [], second.label: []}
     with tempfile.TemporaryDirectory(prefix="torchlint-verify-") as tmp:
         index = 0
-        for _ in range(repeat):
+        for attempt in range(1, repeat + 1):
             for version in (first, second):
+                progress.run(version.label, attempt, repeat)
                 outcome = run_version(version, config, Path(tmp), index)
                 index += 1
                 if outcome.status in SETUP_STATUSES:
@@ -69,6 +79,16 @@ def environment(runs: dict[str, list[RunOutcome]], device: str | None) -> dict[s
     """Where the runs ran, from the first run that reported it."""
     found = next((o.results["environment"] for outcomes in runs.values() for o in outcomes if o.results), {})
     return {"python": None, "cpu": None, "threads": None, "gpu": None, "torch": None, **found, "device": device}
+
+
+def speed_note(codes: list[str], device: str | None) -> str | None:
+    """Why a speed figure means nothing here: every fix saves work that exists only on a GPU."""
+    from torchlint.registry import find_rule
+
+    rules = [find_rule(code) for code in codes]
+    if device == "cuda" or not rules or not all(rule is not None and rule.gpu_only for rule in rules):
+        return None
+    return "needs a GPU"
 
 
 def settings_entry(config: RunConfig, repeat: int, tol: Tolerance, scale: int | None = None) -> dict[str, Any]:
