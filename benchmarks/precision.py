@@ -8,7 +8,8 @@
 
 Each repository of tests/corpus/manifest.toml must have been brought with the `fetch` tool
 (mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files and notebooks at the
-pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default .pytest_cache/torchlint-corpus)
+pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default $TMPDIR/torchlint-corpus, outside
+this checkout so each repository is its own project)
 and checked by the installed `torchlint check --isolated --select ALL`. Findings are cached per
 content hash of the torchlint package, so a rerun after judging costs nothing and a rule change
 re-checks. Judge a finding by adding it to tests/corpus/judgements.toml (the --pending file has a
@@ -47,15 +48,16 @@ from corpus.corpus import (  # noqa: E402
     wilson,
 )
 
-PACKAGE = Path(__file__).resolve().parents[1] / "torchlint"
+ROOT = Path(__file__).resolve().parents[1]
+CODE = (ROOT / "torchlint", ROOT / "rules")  # the engine and the rules (rules/ is torchlint.rules)
 DEFAULT_OFF = ("TL109", "TL110", "TL111")
 CONTEXT = 8
 
 
 def _package_hash() -> str:
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
+    for path in sorted(p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -16,6 +16,7 @@ from torchlint.analysis.text import may_zero_grads
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
 _ZEROING_FUNCTION = re.compile(r"(zero|clear|reset|reinit|init).*grad|grad.*(zero|clear|reset)", re.IGNORECASE)
 _NONE_DEFAULT_SINCE = (2, 0)
+_SET_TO_NONE_SINCE = (1, 7)  # before it, a bare zero_grad() has no faster form to advise
 _ZEROING_METHODS = frozenset({"zero_", "fill_"})
 _SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_grad did before zeroing
 
@@ -98,6 +99,8 @@ None; the behaviour follows `target-torch-version`.
     valid = [
         "import torch\noptimizer.zero_grad()\n",
         Valid("import torch\noptimizer.zero_grad(set_to_none=True)\n", target_torch_version="1.13"),
+        # torch before 1.7 has no set_to_none: nothing faster to advise
+        Valid("import torch\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad()\n", target_torch_version="1.5"),
         "optimizer.zero_grad(set_to_none=False)\n",
         "import torch\n\nclass Opt(torch.optim.Optimizer):\n    def zero_grad(self, set_to_none=False):\n"
         "        super().zero_grad(set_to_none=False)\n",
@@ -201,7 +204,8 @@ None; the behaviour follows `target-torch-version`.
         if m.matches(call.func, m.Attribute(value=m.Call(func=m.Name("super")))) or self._in_zeroing_function(call):
             return
         if not call.args:
-            if self._old_torch and not self._custom_zero_grad and not self._reads_grads(self._scope_of(call)):
+            has_set_to_none = self.ctx.target_torch_version >= _SET_TO_NONE_SINCE
+            if self._old_torch and has_set_to_none and not self._custom_zero_grad and not self._reads_grads(self._scope_of(call)):
                 fix = self._set_to_none_fix(call, [])
                 self.report(call, "`zero_grad()` zeroes gradients in place before torch 2.0; pass `set_to_none=True`", fix)
             return

@@ -17,6 +17,7 @@ import math
 import os
 import random
 import subprocess
+import tempfile
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass
@@ -108,8 +109,10 @@ def assigned_splits(names: list[str], seed: int) -> dict[str, str]:
 
 
 def cache_dir() -> Path:
+    """Outside this checkout: inside it, each repository would take torchlint's own project
+    root, torch target and .gitignore (which ignores .pytest_cache) instead of its own."""
     configured = os.environ.get("TORCHLINT_CORPUS_CACHE")
-    return Path(configured) if configured else ROOT / ".pytest_cache" / "torchlint-corpus"
+    return Path(configured) if configured else Path(tempfile.gettempdir()) / "torchlint-corpus"
 
 
 def git_dir(repo: Repo) -> Path:
