@@ -21,14 +21,16 @@ _RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
 # CPU and CUDA kernels round the intermediate steps differently: values may differ in the last bits.
 _ROUNDED = frozenset({"linspace", "logspace"})
 _FACTORIES = _EXACT | _RANDOM | _ROUNDED
-# Factories of given data: the data starts on the host whatever the device, and
-# `.to(device, non_blocking=True)` then skips the stream sync a `device=` creation waits for.
+# Factories of given data: it starts on the host whatever the device, so `device=` copies it
+# from the host as well: nothing to save.
 _DATA = frozenset({"tensor", "as_tensor"})
-# Functions that run on every step: a module's forward, a framework's step hooks.
-_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$")
+# Functions that run on every step: a module's forward, a framework's step hooks, a loss.
+_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)")
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
-# `).to` / `).cuda`, also split over lines: the text of a move applied to a call.
+# The examples' per-step code: a training loop, and a module's forward.
+_LOOP = "import torch\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n"
+_FORWARD = "import torch as T\n\n\nclass Block(T.nn.Module):\n    def forward(self, x):\n        n = x.size(0)\n"
 
 
 class TensorCreatedThenMoved(Rule):
@@ -44,29 +46,29 @@ class TensorCreatedThenMoved(Rule):
     text_tests = (moves_a_call_result,)
     docs = """
 ## What it does
-Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`,
-`as_tensor`, `arange`, `linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) whose
-result is immediately moved to a device: `torch.zeros(n).cuda()`, `torch.arange(n).to(device)`,
-`torch.tensor(data).to(x.device)`.
+Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `arange`,
+`linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) whose result is immediately moved
+to a device, where it runs on every step: `torch.zeros(n).cuda()` in a per-batch loop,
+`torch.arange(n).to(x.device)` in a `forward`, or in a `*_step` function, or in a function of the
+file those call.
 
-Random factories are flagged only where they run on every step: in a per-batch loop, in a
-`forward` or `*_step` function, or in a function of the file those call. Elsewhere (weight
-initialization, a one-off sample) drawing from the CPU generator is often deliberate: the
-values then do not depend on the device the script runs on.
-
-Not flagged: factories already given `device=` (a later `.to()` is something else), given
-`out=`, `pin_memory=` or a `generator=` (a CPU generator cannot draw on the GPU), or `**kwargs`;
-`.to()` calls whose first argument is not a device (`.to(torch.float16)`, `.to(other_tensor)`);
-`torch.tensor(data).to(device, non_blocking=True)` (the data starts on the host anyway, and the
-non-blocking copy avoids the wait a `device=` creation has); unit tests.
+Not flagged:
+- a creation that runs once (before the loop, in `__init__`, at module level): one copy per run
+  costs nothing, and a random one drawn from the CPU generator is often deliberate (its values
+  then do not depend on the device);
+- `torch.tensor(data)` and `torch.as_tensor(data)`: the data starts on the host, so building
+  with `device=` copies it from the host as well;
+- factories already given `device=` (a later `.to()` is something else), given `out=`,
+  `pin_memory=` or a `generator=` (a CPU generator cannot draw on the GPU), or `**kwargs`;
+- `.to()` calls whose first argument is not a device (`.to(torch.float16)`, `.to(other_tensor)`);
+- unit tests.
 
 ## Why is this bad?
 The tensor is first allocated and filled in host memory, then a second allocation is made on
 the device and the data is copied over, a synchronous copy from pageable memory. Building it on
 the device directly skips the host work and the copy: one allocation and, for `zeros`, `ones`
 or `arange`, a fill kernel that runs asynchronously. In code that runs on every step (a
-`forward`, a training loop) this is a host-device round trip per call. For `torch.tensor(data)`
-the data always starts on the host, so the gain is the skipped intermediate tensor and call.
+`forward`, a training loop) this is a host-device round trip per call.
 
 ## Example
 ```python
@@ -87,7 +89,7 @@ becomes `device="cuda"` / `device="cuda:index"`, the same current-device semanti
 not offered when the move also converts (`.to(device, dtype)`), or passes `non_blocking`,
 `copy` or `memory_format`.
 
-Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `arange` without a
+Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
 `step`: the values are the same on every device. Unsafe for:
 
 - `rand`, `randn`, `randint`, `randperm`: on the device the values come from the device's
@@ -122,25 +124,30 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
         "import torch\nx = torch.zeros(3)\nx = x.cuda()\n",
         # a random initialization, drawn once from the CPU generator
         "import torch\n\n\nclass Cross(torch.nn.Module):\n    def __init__(self, n):\n        self.w = torch.nn.Parameter(torch.randn(n).to(device))\n",
-        "import torch\nids = torch.as_tensor(batch_ids, dtype=torch.long).to(device, non_blocking=True)\n",
+        # built once, before the loop: one copy per run costs nothing
+        "import torch\nrewards = torch.zeros(steps, envs).to(device)\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n",
+        # given data starts on the host: `device=` would copy it from the host as well
+        "import torch\nfor obs, r in train_loader:\n    reward = torch.tensor(r).to(device)\n    model(obs).sum().backward()\n    optimizer.step()\n",
+        "import torch\n\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.tensor([0.5, 0.25]).cuda()\n",
     ]
     invalid = [
-        Invalid("import torch\nx = torch.zeros(3, 4).cuda()\n", fixed="import torch\nx = torch.zeros(3, 4, device=\"cuda\")\n"),
+        Invalid(_LOOP + "    noise = torch.zeros(3, 4).cuda()\n", fixed=_LOOP + "    noise = torch.zeros(3, 4, device=\"cuda\")\n"),
         Invalid(
-            "import torch as T\nmask = T.ones(\n    n, 1, dtype=T.bool,\n).to(self.device)\n",
-            fixed="import torch as T\nmask = T.ones(\n    n, 1, dtype=T.bool, device=self.device,\n)\n",
+            _FORWARD + "        mask = T.ones(\n            n, 1, dtype=T.bool,\n        ).to(self.device)\n        return x * mask\n",
+            fixed=_FORWARD + "        mask = T.ones(\n            n, 1, dtype=T.bool, device=self.device,\n        )\n        return x * mask\n",
         ),
-        Invalid("from torch import arange\npos = arange(seq_len).to(device=x.device)\n", fixed="from torch import arange\npos = arange(seq_len, device=x.device)\n"),
-        Invalid("import torch\nt = torch.tensor([0.5, 0.25]).cuda(1).float()\n", fixed="import torch\nt = torch.tensor([0.5, 0.25], device=\"cuda:1\").float()\n"),
-        Invalid("import torch\nt = torch.tensor(data).cuda(rank)\n", fixed="import torch\nt = torch.tensor(data, device=rank)\n"),
+        Invalid(
+            _FORWARD + "        pos = T.arange(x.size(1)).to(device=x.device)\n        return x + pos\n",
+            fixed=_FORWARD + "        pos = T.arange(x.size(1), device=x.device)\n        return x + pos\n",
+        ),
         # random values on every forward: unsafe, the generator changes
         Invalid(
             "import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape).to(x.device))\n",
             fixed="import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape, device=x.device))\n",
         ),
         # not a pure move: flagged without a fix
-        Invalid("import torch\nx = torch.zeros(3).to(device, torch.float16)\n"),
-        Invalid("import torch\nx = torch.ones(3).cuda(non_blocking=True)\n"),
+        Invalid(_LOOP + "    x = torch.zeros(3).to(device, torch.float16)\n"),
+        Invalid(_LOOP + "    x = torch.ones(3).cuda(non_blocking=True)\n"),
     ]
 
     def __init__(self, ctx, options) -> None:
@@ -160,10 +167,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor` and `ara
         if not self.candidates or self.ctx.fact(Training).is_test_file:
             return
         for move, creation, factory in self.candidates:
-            device = self._device(move)
-            if device is None or (device is False and factory in _DATA and _passes(move, "non_blocking")):
+            if factory in _DATA:  # the data starts on the host: `device=` copies it from there too
                 continue
-            if factory in _RANDOM and not self._per_step(move):
+            device = self._device(move)
+            if device is None or not self._per_step(move):  # built once: one copy per run costs nothing
                 continue
             fix = None
             if device is not False and not creation.lpar:  # `(torch.zeros(3)).cuda()`: rare, left to the user

@@ -176,7 +176,7 @@ def test_loops_over_other_iterables_are_not_flagged():
     ],
 )
 def test_fix_safety_follows_whether_the_values_can_change(creation, applicability):
-    found = _lint("TL103", f"import torch\nx = {creation}.to(device)\n")
+    found = _lint("TL103", f"import torch\n\n\ndef forward(x, n):\n    return x + {creation}.to(device)\n")  # every step
     assert len(found) == 1 and found[0].fix.applicability is applicability
 
 
@@ -191,17 +191,17 @@ def test_random_factories_are_flagged_only_where_they_run_every_step():
 
 def test_fix_keeps_an_indented_multi_line_creation_intact():
     text = (
-        "import torch\n\n\ndef f(x):\n    if x is not None:\n        m = torch.zeros(\n            x.shape[0],\n"
+        "import torch\n\n\ndef forward(x):\n    if x is not None:\n        m = torch.zeros(\n            x.shape[0],\n"
         "            dtype=torch.bool,  # the mask\n        ).to(x.device)\n    return m\n"
     )
     assert _fixed("TL103", text, unsafe=False) == (
-        "import torch\n\n\ndef f(x):\n    if x is not None:\n        m = torch.zeros(\n            x.shape[0],\n"
+        "import torch\n\n\ndef forward(x):\n    if x is not None:\n        m = torch.zeros(\n            x.shape[0],\n"
         "            dtype=torch.bool, device=x.device,  # the mask\n        )\n    return m\n"
     )
 
 
 @pytest.mark.parametrize("spacing", ["torch.zeros(3) .cuda()", "(torch.zeros(3)\n .to(device))", "torch.zeros(3).\\\n    to(device)"])
 def test_prefilter_admits_unusual_spacing(spacing):
-    text = f"import torch\nx = {spacing}\n"
+    text = f"import torch\n\n\ndef forward(x):\n    y = {spacing}\n    return x + y\n"
     assert find_rule("TL103").may_match(text)
     assert [d.code for d in _lint("TL103", text)] == ["TL103"]
