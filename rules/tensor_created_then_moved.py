@@ -25,7 +25,7 @@ _FACTORIES = _EXACT | _RANDOM | _ROUNDED
 # from the host as well: nothing to save.
 _DATA = frozenset({"tensor", "as_tensor"})
 # Functions that run on every step: a module's forward, a framework's step hooks, a loss.
-_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)")
+_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|^forward_|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)")
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 # The examples' per-step code: a training loop, and a module's forward.

@@ -11,21 +11,17 @@ from torchlint.analysis.symbols import dotted
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 from torchlint.analysis.text import may_use_numpy
 
-# Legacy type constructors and the dtype each one converts to (None: the default dtype).
-_LEGACY = {
-    "Tensor": None,
-    "FloatTensor": "float32",
-    "DoubleTensor": "float64",
-    "HalfTensor": "float16",
-    "BFloat16Tensor": "bfloat16",
-    "LongTensor": "int64",
-    "IntTensor": "int32",
-    "ShortTensor": "int16",
-    "CharTensor": "int8",
-    "ByteTensor": "uint8",
-    "BoolTensor": "bool",
-}
 _KEPT_KEYWORDS = frozenset({"dtype", "device"})
+# numpy's dtype spellings -> the dtype's name; `float` and `int` are numpy's float64 and int64.
+_DTYPE_NAMES = {
+    "float": "float64", "double": "float64", "single": "float32", "half": "float16", "int": "int64",
+    "long": "int64", "longlong": "int64", "intc": "int32", "bool": "bool", "bool_": "bool", "ubyte": "uint8",
+    **{n: n for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bfloat16")},
+}  # fmt: skip
+# torch's own spellings where they differ from numpy's: `torch.float` is float32.
+_TORCH_DTYPE_NAMES = {**_DTYPE_NAMES, "float": "float32", "int": "int32", "short": "int16"}
+# numpy constructors whose default dtype is float64.
+_FLOAT64_BY_DEFAULT = frozenset({"zeros", "ones", "empty", "full", "eye", "identity", "linspace", "genfromtxt", "loadtxt", "rand", "randn", "normal", "uniform", "random", "standard_normal"})
 # Expressions that can carry numpy evidence; anything else (literals, lists) cannot.
 _TRACEABLE = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation, cst.IfExp)
 
@@ -38,37 +34,32 @@ class TensorFromNumpy(Rule):
     fix_versions = {
         '`torch.from_numpy`/`torch.as_tensor`': '1.0',
     }
-    tokens = ("tensor", "Tensor")
+    tokens = ("tensor",)
     text_tests = (may_use_numpy,)
     docs = """
 ## What it does
-Flags `torch.tensor(x)`, and the legacy constructors `torch.Tensor(x)`,
-`torch.FloatTensor(x)`, `torch.LongTensor(x)` (and the other `torch.*Tensor` /
-`torch.cuda.*Tensor` types), where `x` is evidently a numpy array from evidence in the same
-file: the result of a numpy function that returns an array (`np.array`, `np.zeros`, `np.load`,
+Flags `torch.tensor(x)` where `x` is evidently a numpy array from evidence in the same file: the result of a numpy function that returns an array (`np.array`, `np.zeros`, `np.load`,
 `np.stack`, ...), of `.numpy()`, of pandas' `.to_numpy()` or `.values`, a parameter annotated
 `np.ndarray`, a name or `self.` attribute bound to one of these, indexing, slicing,
 `.reshape`/`.astype`/`.T` or arithmetic of such a value, or the return value of a function in
 the file that returns one. Python lists and scalars, and values of unknown origin, are never
 flagged.
 
-Not flagged: an array that may share memory with a tensor (`t.numpy()`, or a slice or reshape of
-it), where `torch.tensor`'s copy is what keeps the new tensor apart from `t` (use `t.clone()`
-there instead); `torch.tensor(x, device="cuda")` with a device written as an accelerator, because
-the copy to the device happens either way and `as_tensor` would save nothing (a device held in
-a variable may be the CPU, so those calls are flagged); and calls that pass `requires_grad=` or
-`pin_memory=`, which `as_tensor` does not take.
+Not flagged:
+- an array that may share memory with a tensor (`t.numpy()`, or a slice or reshape of it), where
+  `torch.tensor`'s copy is what keeps the new tensor apart from `t` (use `t.clone()` there);
+- a `dtype=` that converts, or whose match with the array's dtype the code does not show
+  (`.astype(np.float32)`, `np.zeros(n)` is float64): a conversion copies either way;
+- a `device=` other than a written CPU: the copy to the device happens either way;
+- calls that pass `requires_grad=` or `pin_memory=`, which `as_tensor` does not take;
+- the legacy constructors (`torch.Tensor(x)`, `torch.FloatTensor(x)`, ...): on a numpy array
+  they share its memory when the dtypes match and copy only to convert, as `as_tensor` would.
 
 ## Why is this bad?
 `torch.tensor` always copies its input. For a numpy array on the CPU that copy is wasted work:
 `torch.from_numpy(x)` wraps the array's memory without copying, and `torch.as_tensor(x, dtype=...)`
 copies only when the dtype or device has to change, so it is never slower and on the CPU saves
 the whole copy. In a `Dataset.__getitem__` or a per-batch loop the copy is paid for every sample.
-
-The legacy constructors are discouraged by the PyTorch docs. On a numpy array they silently
-share its memory when the array's dtype matches theirs and copy it otherwise, and they reject
-numpy scalars; `torch.as_tensor` with an explicit `dtype=` does the same conversion and says
-what happens.
 
 ## Example
 ```python
@@ -77,8 +68,7 @@ import torch
 
 features = np.load("features.npy")
 x = torch.tensor(features)
-y = torch.tensor(features[:, 0], dtype=torch.float32)
-z = torch.LongTensor(np.arange(10))
+y = torch.tensor(features[:, 0].astype(np.float32), dtype=torch.float32)
 ```
 
 ## Use instead
@@ -88,8 +78,7 @@ import torch
 
 features = np.load("features.npy")
 x = torch.from_numpy(features)
-y = torch.as_tensor(features[:, 0], dtype=torch.float32)
-z = torch.as_tensor(np.arange(10), dtype=torch.int64)
+y = torch.as_tensor(features[:, 0].astype(np.float32), dtype=torch.float32)
 ```
 
 ## Fix safety
@@ -100,9 +89,7 @@ show up in the tensor, and in-place writes to the tensor change the array; code 
 A read-only array (`np.frombuffer`, a memory-mapped `np.load`) gives a warning and a tensor
 that must not be written to. `torch.from_numpy` is chosen only when the value is certainly an
 ndarray and no `dtype=` is given; otherwise the fix uses `torch.as_tensor`, keeping `dtype=`
-and `device=`. For the legacy constructors the fix passes their dtype explicitly
-(`torch.Tensor` becomes the default dtype, `torch.float32`, or `torch.get_default_dtype()` in a
-file that changes the default) and `device="cuda"` for `torch.cuda.*Tensor`.
+and `device=`.
 A constructor imported by name (`from torch import tensor`) is spelled through `torch`, and
 the import is removed once the fixes leave it unused.
 
@@ -130,23 +117,30 @@ the import is removed once the fixes leave it unused.
         "import torch\n\nclass Scale:\n    def double(self):\n        self.a = self.a * 2\n        return torch.tensor(self.a)\n",
         "import torch\nimport numpy as np\nif isinstance(x, np.ndarray):\n    pass\nelse:\n    t = torch.tensor(x)\n",
         "import torch\nimport numpy as np\nx = np.zeros(3)\nfor i in range(3):\n    t = torch.tensor(x)\n    x = t.tolist()\n",
+        # a conversion copies whichever function builds the tensor: float64 into float32
+        "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4))\nx = FloatTensor(np.sin(grid[:, 0::2]))\n",
+        "import torch\nimport numpy as np\nmemory = np.zeros((64, 9))\nx = torch.tensor(memory[:, :4], dtype=torch.float32)\n",
+        # a dtype the code does not show: as_tensor may have to convert (and copy) as well
+        "import torch\nimport pandas as pd\ndf = pd.read_csv('train.csv')\ny = torch.tensor(df['label'].values, dtype=torch.float32)\n",
+        # legacy constructors share the array's memory when the dtypes match, as as_tensor would
+        "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4), dtype=np.float32)\nx = FloatTensor(grid[:, 0::2])\n",
+        "import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.LongTensor(memory[:, 4:5].astype(int))\n",
+        # built on a device: the copy from the host happens either way
+        "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n        return torch.tensor(data, device=device)\n",
     ]
     invalid = [
         Invalid(
             "import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.tensor(features)\n",
             fixed="import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.from_numpy(features)\n",
         ),
+        # the dtypes match, so as_tensor shares the array instead of copying it
         Invalid(
-            "import numpy as np\nimport torch\nx = torch.tensor(np.stack(rows), dtype=torch.float32)\n",
-            fixed="import numpy as np\nimport torch\nx = torch.as_tensor(np.stack(rows), dtype=torch.float32)\n",
+            "import numpy as np\nimport torch\nx = torch.tensor(np.stack(rows).astype(np.float32), dtype=torch.float)\n",
+            fixed="import numpy as np\nimport torch\nx = torch.as_tensor(np.stack(rows).astype(np.float32), dtype=torch.float)\n",
         ),
         Invalid(
-            "import numpy\nimport torch as T\nx = T.LongTensor(numpy.arange(9).reshape(3, 3))\n",
-            fixed="import numpy\nimport torch as T\nx = T.as_tensor(numpy.arange(9).reshape(3, 3), dtype=T.int64)\n",
-        ),
-        Invalid(
-            "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4))\nx = FloatTensor(np.sin(grid[:, 0::2]))\n",
-            fixed="import numpy as np\nimport torch\ngrid = np.ones((4, 4))\nx = torch.as_tensor(np.sin(grid[:, 0::2]), dtype=torch.float32)\n",
+            "import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.tensor(memory[:, 4:5].astype(int), dtype=T.long)\n",
+            fixed="import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.as_tensor(memory[:, 4:5].astype(int), dtype=T.long)\n",
         ),
         Invalid(
             "import torch\nimport numpy as np\n\nclass Data(torch.utils.data.Dataset):\n"
@@ -163,18 +157,10 @@ the import is removed once the fixes leave it unused.
             "def double(t):\n    return torch.as_tensor(to_numpy(t) * 2, device='cpu')\n",
         ),
         Invalid(
-            "import torch\nimport pandas as pd\ndf = pd.read_csv('train.csv')\ny = torch.Tensor(df['label'].values)\n",
-            fixed="import torch\nimport pandas as pd\ndf = pd.read_csv('train.csv')\ny = torch.as_tensor(df['label'].values, dtype=torch.float32)\n",
-        ),
-        Invalid(
-            "import torch\nimport numpy as np\ndef load(path: str, rows: np.ndarray):\n    return torch.cuda.FloatTensor(rows)\n",
-            fixed="import torch\nimport numpy as np\ndef load(path: str, rows: np.ndarray):\n    return torch.as_tensor(rows, dtype=torch.float32, device=\"cuda\")\n",
-        ),
-        Invalid(
-            "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n"
-            "        return torch.tensor(data, device=device)\n    return data\n",
-            fixed="import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n"
-            "        return torch.as_tensor(data, device=device)\n    return data\n",
+            "import torch\nimport numpy as np\n\ndef predict(data):\n    if isinstance(data, np.ndarray):\n"
+            "        return torch.tensor(data)\n    return data\n",
+            fixed="import torch\nimport numpy as np\n\ndef predict(data):\n    if isinstance(data, np.ndarray):\n"
+            "        return torch.from_numpy(data)\n    return data\n",
         ),
         Invalid(
             "import numpy as np\nimport pandas as pd\nimport torch\n\nclass Table(torch.utils.data.Dataset):\n"
@@ -201,47 +187,28 @@ the import is removed once the fixes leave it unused.
         self.report_rewrites(self.rewrites)
 
     def _check(self, call: cst.Call) -> None:
-        qualname = self.ctx.symbols.qualname(call.func) or ""
-        head, _, last = qualname.rpartition(".")
-        if qualname == "torch.tensor":
+        if self.ctx.symbols.qualname(call.func) == "torch.tensor":
             self._check_tensor(call)
-        elif head in ("torch", "torch.cuda") and last in _LEGACY:
-            self._check_legacy(call, last, cuda=head == "torch.cuda")
 
     def _check_tensor(self, call: cst.Call) -> None:
         data, keywords = call.args[0], call.args[1:]
         if data.keyword is not None or data.star or not all(self._kept(a) for a in keywords):
             return
         device = next((a.value for a in keywords if a.keyword and a.keyword.value == "device"), None)
-        if device is not None and self._is_accelerator(device):
-            return
+        if device is not None and not self._is_cpu(device):
+            return  # built on a device: the copy from the host happens either way
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
+        dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)
+        if dtype is not None and (self._dtype_name(dtype) is None or self._dtype_name(dtype) != self._array_dtype(data.value, evidence)):
+            return  # a conversion copies whichever function makes the tensor
         torch, import_edit = self.ctx.torch_alias(call)
         exact = evidence.exact and not keywords
         func = "from_numpy" if exact else "as_tensor"
         new = call.with_changes(func=cst.parse_expression(f"{torch}.{func}"))
         fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
-        message = f"`torch.tensor` copies the numpy array {self._origin(data.value, evidence)}; `torch.{func}` shares it"
-        self.rewrites.append(Rewrite(call, message, fix, _head(call)))
-
-    def _check_legacy(self, call: cst.Call, kind: str, cuda: bool) -> None:
-        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
-            return
-        data = call.args[0]
-        evidence = self._evidence(data.value)
-        if evidence is None:
-            return
-        torch, import_edit = self.ctx.torch_alias(call)
-        dtype = _LEGACY[kind] or ("get_default_dtype()" if "set_default_dtype" in self.ctx.source else "float32")
-        args = [data, self._keyword("dtype", f"{torch}.{dtype}")] + ([self._keyword("device", '"cuda"')] if cuda else [])
-        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        args = [a.with_changes(comma=separator) for a in args[:-1]] + [args[-1]]
-        new = call.with_changes(func=cst.parse_expression(f"{torch}.as_tensor"), args=args)
-        fix = self.make_fix(f"Use `torch.as_tensor(..., dtype=torch.{dtype})`", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
-        shown = "torch.cuda." + kind if cuda else "torch." + kind
-        message = f"legacy `{shown}` copies numpy array {self._origin(data.value, evidence)}; use `torch.as_tensor`"
+        message = f"`torch.tensor` copies numpy array {self._origin(data.value, evidence)}; `{func}` would share it"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     # -- helpers -----------------------------------------------------------------------
@@ -253,10 +220,10 @@ the import is removed once the fixes leave it unused.
     def _origin(self, value: cst.BaseExpression, evidence: Evidence) -> str:
         """`x` (from line N) or the inline expression, to show the user why it is numpy."""
         text = self.ctx.code(value).strip()
-        shown = f"`{text}`" if len(text) <= 40 else "argument"
+        shown = f"`{text}`" if len(text) <= 32 else "argument"
         if evidence.origin is value or self._contains(value, evidence.origin):
             return shown
-        return f"{shown} (from line {self.ctx.start(evidence.origin).row})"
+        return f"{shown} (line {self.ctx.start(evidence.origin).row})"
 
     def _contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         return any(a is outer for a in self.ctx.ancestors(inner))
@@ -265,21 +232,47 @@ the import is removed once the fixes leave it unused.
     def _kept(arg: cst.Arg) -> bool:
         return arg.keyword is not None and arg.keyword.value in _KEPT_KEYWORDS
 
-    def _is_accelerator(self, device: cst.BaseExpression) -> bool:
-        """A device written as a literal other than the CPU (`"cuda"`, `torch.device("cuda", 0)`)."""
+    def _is_cpu(self, device: cst.BaseExpression) -> bool:
+        """A device written as the CPU (`"cpu"`, `torch.device("cpu")`)."""
         if isinstance(device, cst.SimpleString):
-            return not str(device.evaluated_value).startswith("cpu")
+            return str(device.evaluated_value).startswith("cpu")
         if isinstance(device, cst.Call) and self.ctx.symbols.qualname(device.func) == "torch.device" and device.args:
-            return self._is_accelerator(device.args[0].value)
+            return self._is_cpu(device.args[0].value)
         return False
 
-    @staticmethod
-    def _keyword(name: str, value: str) -> cst.Arg:
-        return cst.Arg(
-            keyword=cst.Name(name),
-            value=cst.parse_expression(value),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-        )
+    def _array_dtype(self, value: cst.BaseExpression, evidence: Evidence) -> str | None:
+        """The array's dtype where the code shows it: `.astype(np.float32)`, `np.zeros(n)` (float64),
+        `np.array(x, dtype=...)`, read through indexing and the name's assignment; else None."""
+        for expr in (value, evidence.origin):
+            while isinstance(expr, cst.Subscript):
+                expr = expr.value
+            if isinstance(expr, cst.Call):
+                return self._made_dtype(expr)
+        return None
+
+    def _dtype_name(self, expr: cst.BaseExpression) -> str | None:
+        """`np.float32`, `torch.float`, `"float32"`, `float` -> the dtype's name; None otherwise."""
+        if isinstance(expr, cst.SimpleString):
+            return _DTYPE_NAMES.get(str(expr.evaluated_value))
+        qualname = self.ctx.symbols.qualname(expr) or dotted(expr) or ""
+        names = _TORCH_DTYPE_NAMES if qualname.startswith("torch.") else _DTYPE_NAMES
+        return names.get(qualname.rsplit(".", 1)[-1])
+
+    def _made_dtype(self, call: cst.Call) -> str | None:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "astype" and call.args:
+            return self._dtype_name(call.args[0].value)
+        qualname = self.ctx.symbols.qualname(call.func) or ""
+        if not qualname.startswith("numpy."):
+            return None
+        name = qualname.rsplit(".", 1)[-1]
+        given = next((a.value for a in call.args if a.keyword and a.keyword.value == "dtype"), None)
+        if given is not None:
+            return self._dtype_name(given)
+        if name in _DTYPE_NAMES:  # np.float32(x)
+            return _DTYPE_NAMES[name]
+        if name == "arange":  # numpy infers its dtype from the arguments: integers give int64
+            return "float64" if any(isinstance(a.value, cst.Float) for a in call.args) else "int64"
+        return "float64" if name in _FLOAT64_BY_DEFAULT else None
 
 
 def _head(call: cst.Call) -> str | None:

@@ -34,14 +34,14 @@ _BOOT = (
 # TL003 (unsafe fix) and TL004 (display-only) from the shipped pack.
 NUMPY_SCRIPT = (
     "import numpy as np\n"
-    "from torch import FloatTensor, nn\n"
+    "from torch import tensor, nn\n"
     "grid = np.ones((4, 4))\n"
-    "x = FloatTensor(grid)  # keep this comment\n"
+    "x = tensor(grid)  # keep this comment\n"
     "model = nn.DataParallel(model)\n"
 )
 NUMPY_FIXED = NUMPY_SCRIPT.replace(
-    "from torch import FloatTensor, nn\n", "from torch import nn\nimport torch\n"  # the import the fix leaves unused goes
-).replace("FloatTensor(grid)  #", "torch.as_tensor(grid, dtype=torch.float32)  #")
+    "from torch import tensor, nn\n", "from torch import nn\nimport torch\n"  # the import the fix leaves unused goes
+).replace("tensor(grid)  #", "torch.from_numpy(grid)  #")
 
 
 def probe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -64,8 +64,8 @@ def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
         result = run_torchlint("fix", "--isolated", "--unsafe-fixes", *flags, "train.py", cwd=tmp_path)
         assert result.returncode == 1, result.stderr
         assert "--- a/train.py\n+++ b/train.py\n" in result.stdout
-        assert "-x = FloatTensor(grid)  # keep this comment\n" in result.stdout
-        assert "+x = torch.as_tensor(grid, dtype=torch.float32)  # keep this comment\n" in result.stdout
+        assert "-x = tensor(grid)  # keep this comment\n" in result.stdout
+        assert "+x = torch.from_numpy(grid)  # keep this comment\n" in result.stdout
         assert "+import torch\n" in result.stdout
         assert result.stdout.endswith("Would fix 1 finding in 1 file (1 not fixable).\n")
     assert script.read_text() == NUMPY_SCRIPT

@@ -45,7 +45,7 @@ def nbformat_text(nb: dict) -> str:
 
 
 STREAM = [{"name": "stdout", "output_type": "stream", "text": ["épocha 1: loss 0.25\n"]}]
-IMPORTS = "%matplotlib inline\nimport numpy as np\nfrom torch import FloatTensor, nn"
+IMPORTS = "%matplotlib inline\nimport numpy as np\nfrom torch import tensor, nn"
 TRAIN = (
     "!pip install -q tqdm\n"
     "files = !ls data\n"
@@ -57,11 +57,11 @@ TRAIN = (
     "total = (len(files)\n"
     "         % 7)\n"
     "for step in range(3):\n"
-    "    %time batch = FloatTensor(grid)\n"
-    "    x = FloatTensor(grid)"
+    "    %time batch = tensor(grid)\n"
+    "    x = tensor(grid)"
 )
-BASH = "%%bash\nfor f in *.npy; do echo $f; done\npython -c 'import torch; torch.FloatTensor(np.zeros(3))'"
-LATER = "y = FloatTensor(grid * 2)  # grid comes from cell 3\nmodel = nn.DataParallel(model)\n"
+BASH = "%%bash\nfor f in *.npy; do echo $f; done\npython -c 'import torch; torch.tensor(np.zeros(3))'"
+LATER = "y = tensor(grid * 2)  # grid comes from cell 3\nmodel = nn.DataParallel(model)\n"
 
 
 def slow_notebook() -> dict:
@@ -76,12 +76,12 @@ def slow_notebook() -> dict:
 
 def fixed_notebook() -> dict:
     nb = slow_notebook()
-    nb["cells"][0]["source"] = (IMPORTS.replace("from torch import FloatTensor, nn", "from torch import FloatTensor, nn\n") + "import torch").splitlines(keepends=True)
+    nb["cells"][0]["source"] = (IMPORTS.replace("from torch import tensor, nn", "from torch import tensor, nn\n") + "import torch").splitlines(keepends=True)
     nb["cells"][2]["source"] = TRAIN.replace(
-        "    x = FloatTensor(grid)", "    x = torch.as_tensor(grid, dtype=torch.float32)"
+        "    x = tensor(grid)", "    x = torch.from_numpy(grid)"
     ).splitlines(keepends=True)
     nb["cells"][4]["source"] = LATER.replace(
-        "FloatTensor(grid * 2)", "torch.as_tensor(grid * 2, dtype=torch.float32)"
+        "tensor(grid * 2)", "torch.as_tensor(grid * 2)"
     ).splitlines(keepends=True)
     return nb
 
@@ -130,8 +130,8 @@ def test_dry_run_shows_cell_diffs_and_writes_nothing(slow):
     assert slow.read_bytes() == before
     assert result.returncode == 1
     assert "--- a/slow_training.ipynb:cell 3\n+++ b/slow_training.ipynb:cell 3\n" in result.stdout
-    assert "-    x = FloatTensor(grid)\n" in result.stdout
-    assert "+    x = torch.as_tensor(grid, dtype=torch.float32)\n" in result.stdout
+    assert "-    x = tensor(grid)\n" in result.stdout
+    assert "+    x = torch.from_numpy(grid)\n" in result.stdout
     assert "cell 2" not in result.stdout and "cell 4" not in result.stdout
     assert result.stdout.endswith("Would fix 2 findings in 1 file (1 not fixable).\n")
 
@@ -163,18 +163,18 @@ def test_other_json_layouts_are_kept(tmp_path):
     # Two-space indentation, unsorted keys, a source stored as one string, no final newline.
     raw = (
         '{\n  "nbformat": 4,\n  "nbformat_minor": 4,\n  "metadata": {},\n  "cells": [\n'
-        '    {\n      "source": "import numpy as np\\nfrom torch import FloatTensor\\nx = FloatTensor(np.zeros(3))",\n'
+        '    {\n      "source": "import numpy as np\\nfrom torch import tensor\\nx = tensor(np.zeros(3))",\n'
         '      "cell_type": "code",\n      "outputs": [],\n      "metadata": {},\n      "execution_count": null\n    },\n'
-        '    {\n      "source": [\n        "y = FloatTensor(np.ones(3))\\n",\n        "z = 1"\n      ],\n'
+        '    {\n      "source": [\n        "y = tensor(np.ones(3))\\n",\n        "z = 1"\n      ],\n'
         '      "cell_type": "code",\n      "outputs": [],\n      "metadata": {},\n      "execution_count": null\n    }\n  ]\n}'
     )
     path = tmp_path / "layout.ipynb"
     path.write_text(raw)
     run_torchlint("fix", "--isolated", "--unsafe-fixes", "--apply", path.name, cwd=tmp_path)
     expected = raw.replace(
-        "from torch import FloatTensor\\nx = FloatTensor(np.zeros(3))",
-        "import torch\\nx = torch.as_tensor(np.zeros(3), dtype=torch.float32)",  # its last use rewritten, the import goes
-    ).replace('"y = FloatTensor(np.ones(3))\\n"', '"y = torch.as_tensor(np.ones(3), dtype=torch.float32)\\n"')
+        "from torch import tensor\\nx = tensor(np.zeros(3))",
+        "import torch\\nx = torch.from_numpy(np.zeros(3))",  # its last use rewritten, the import goes
+    ).replace('"y = tensor(np.ones(3))\\n"', '"y = torch.from_numpy(np.ones(3))\\n"')
     assert path.read_text() == expected
 
 
@@ -201,7 +201,7 @@ def test_an_invalid_notebook_is_a_one_line_error(tmp_path, content, message):
 
 
 def test_a_notebook_in_another_language_is_not_linted(tmp_path):
-    nb = notebook(code("x <- FloatTensor(grid)", "r"))
+    nb = notebook(code("x <- tensor(grid)", "r"))
     nb["metadata"] = {"kernelspec": {"language": "R", "name": "ir"}, "language_info": {"name": "R"}}
     (tmp_path / "analysis.ipynb").write_text(nbformat_text(nb))
     result = run_torchlint("check", "--isolated", "analysis.ipynb", cwd=tmp_path)
