@@ -33,8 +33,8 @@ def test_a_terminal_sees_which_run_is_going_and_for_how_long():
     os.close(controller)
     shown = seen.decode()
     assert process.returncode in (0, 1), shown
-    assert "[1/1] numpy_input.py: original, run 1 of 2, " in shown
-    assert "[1/1] numpy_input.py: fixed, run 2 of 2, " in shown
+    assert "numpy_input.py: original, run 1 of 2, " in shown and "verify  [" in shown  # click's bar
+    assert "numpy_input.py: fixed, run 2 of 2, " in shown
     assert "\r\x1b[K" in shown  # the status line is rewritten in place
     assert "[1/1] numpy_input.py: equivalent (" in shown
     assert b"\x1b" not in stdout and b"verdict:" in stdout  # the report itself stays clean
