@@ -198,3 +198,10 @@ def test_every_rules_messages_stay_under_100_characters():
                 if len(d.message) >= 100:
                     too_long.add(d.code)
     assert sorted(too_long) == []
+
+
+def test_fix_accepts_every_flag_check_does():
+    def flags(command: str) -> set[str]:
+        return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", run_torchlint(command, "--help").stdout))
+
+    assert flags("check") - flags("fix") == set()

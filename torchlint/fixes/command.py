@@ -14,14 +14,37 @@ from pathlib import Path
 
 import click
 
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, fail, run_options, selection_options
+from torchlint.cli_options import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    RunOptions,
+    emit,
+    fail,
+    project_options,
+    run_options,
+    selection_options,
+)
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.files import Unreadable
-from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, builtin, decode, lint_text
+from torchlint.engine.lint import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    SYNTAX_ERROR,
+    builtin,
+    decode,
+    lint_text,
+)
 from torchlint.engine.run import RunResult, check_paths, display_path, file_rules
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
-from torchlint.fixes.write import Snapshot, WriteRefused, snapshot, snapshot_of, write_atomic
+from torchlint.fixes.write import (
+    Snapshot,
+    WriteRefused,
+    snapshot,
+    snapshot_of,
+    write_atomic,
+)
 from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
@@ -43,6 +66,7 @@ class FileFix:
 @click.argument("paths", nargs=-1)
 @selection_options
 @run_options
+@project_options
 @click.option("--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix).")
 def fix(paths, write, **values) -> None:
     """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
