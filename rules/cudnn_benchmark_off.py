@@ -28,6 +28,7 @@ _NOT_HELPERS = ("torch.", "numpy.", "random.")
 def _flag(target: cst.BaseExpression, flag: str) -> bool:
     """`torch.backends.cudnn.<flag>` or `cudnn.<flag>` as an assignment target."""
     name = dotted(target) or ""
+    gpu_only = True  # cuDNN autotuning exists only on a GPU
     return name == f"cudnn.{flag}" or name.endswith(f".cudnn.{flag}")
 
 
