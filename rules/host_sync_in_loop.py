@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-
 import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
 from torchlint.diagnostics import Applicability, Edit, Fix
@@ -20,6 +21,9 @@ _METHODS = ("item", "cpu", "numpy", "tolist")
 _CONVERSIONS = ("float", "int", "bool")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+# Owners whose `.step()` takes no data: an optimizer's update. Any other `.step(value)` consumes
+# the value on the host (an environment's action, a plateau scheduler's metric).
+_UPDATE_OWNERS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler", "solver"})
 _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter", "all_to_all")
 _BACKEND = re.compile(r"(\b|_)(mps|xla|tpu|cpu)(\b|_)|Device(CPU|MPS|TPU)", re.IGNORECASE)
 _LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
@@ -76,8 +80,9 @@ Not flagged:
   (`if torch.is_tensor(lr): lr = lr.item()`);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, code in
   `test_*` functions and `Test*` classes, values just agreed across ranks with a collective
-  (`all_reduce(done); if done.item(): break`), and branches for one backend
-  (`if isinstance(device, DeviceMPS):`);
+  (`all_reduce(done); if done.item(): break`), branches for one backend
+  (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
+  optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string): there a sync costs nothing.
 
@@ -147,6 +152,16 @@ depends on what the value is for.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): beware of frequently transferring data between CPUs and GPUs](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # an RL action: the environment steps on the host, so it needs the value every step
+        Valid(
+            "import torch\nfor t in range(steps):\n    action = policy(obs.to(device)).argmax().item()\n"
+            "    obs, reward, done, info = env.step(action)\n    loss = policy.loss(obs.to(device))\n"
+            "    loss.backward()\n    optimizer.step()\n"
+        ),
+        Valid(
+            "import torch\nfor x, y in train_loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n"
+            "    optimizer.step()\n    obs, r, done, _ = env.step(policy(obs.cuda()).argmax().item())\n"
+        ),
         # Per-epoch loop, not per batch.
         "import torch\ndevice = torch.device('cuda')\nfor epoch in range(10):\n    loss = train_one_epoch(model, loader)\n    print(loss.item())\n",
         # Under a periodic guard.
@@ -406,6 +421,7 @@ depends on what the value is for.
             or self._in_test(candidate.node)
             or self._reduced_across_ranks(candidate.value)
             or self._backend_branch(candidate.node)
+            or self._handed_to_a_step(candidate.node)
         )
 
     def _in_test(self, node: cst.CSTNode) -> bool:
@@ -450,6 +466,36 @@ depends on what the value is for.
             if isinstance(call, cst.Call) and _last_name(call.func) in _COLLECTIVES:
                 return True
         return False
+
+    def _handed_to_a_step(self, node: cst.CSTNode) -> bool:
+        """The host needs the value at once: it goes to a `.step(...)` that is not an optimizer's,
+        `env.step(pi(s).argmax().item())` or `a = ...item()` then `env.step(a)` (an RL action)."""
+        scopes = self.ctx.fact(Scopes)
+        names: list[str] = []
+        for parent in scopes.ancestors(node):
+            if isinstance(parent, cst.Call) and self._takes_data_step(parent):
+                return True
+            if isinstance(parent, cst.Assign):
+                names = [t.target.value for t in parent.targets if isinstance(t.target, cst.Name)]
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                break
+        loads = scopes.loads[scopes.scope_of(node)]
+        return any(self._in_data_step(load, scopes) for name in names for load in loads.get(name, []))
+
+    def _in_data_step(self, load: cst.Name, scopes: Scopes) -> bool:
+        for parent in scopes.ancestors(load):
+            if isinstance(parent, cst.Call) and self._takes_data_step(parent):
+                return True
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+        return False
+
+    @staticmethod
+    def _takes_data_step(call: cst.Call) -> bool:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "step" or not call.args:
+            return False
+        return not set(name_tokens(dotted(func.value) or "")) & _UPDATE_OWNERS
 
     def _element_wise(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """Whether an inner loop or comprehension inside the per-batch loop repeats the sync."""
