@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+from pathlib import Path
+
 import libcst as cst
 
+from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
-_NAMES = (
+_NAMES = frozenset({
     "torch.nn.DataParallel",
     "torch.nn.parallel.DataParallel",
     "torch.nn.parallel.data_parallel.DataParallel",
-)
+})
+# The functional form: replicates the module on every call, as DataParallel's forward does.
+_FUNCTIONAL = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+_MAX_DEPTH = 8
 
 
 class DataParallel(Rule):
@@ -20,10 +27,12 @@ class DataParallel(Rule):
     gpu_only = True  # DataParallel's cost is copying between GPUs
     summary = "`nn.DataParallel` is slower than `DistributedDataParallel`, even on one machine"
     fix_availability = "display-only"
-    tokens = ("DataParallel",)
+    tokens = ("DataParallel", "data_parallel")
     docs = """
 ## What it does
-Flags constructions of `torch.nn.DataParallel`, under any import alias.
+Flags constructions of `torch.nn.DataParallel` under any import alias, of classes derived from
+it (in the file, or imported from another file of the project), and calls of its functional
+form `torch.nn.parallel.data_parallel`.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -69,13 +78,54 @@ which a codemod cannot write for you.
         Invalid("from torch import nn\nmodel = nn.DataParallel(model, device_ids=[0, 1])\n"),
         Invalid("from torch.nn import DataParallel as DP\nmodel = DP(model)\n"),
         Invalid("import torch as T\nmodel = T.nn.parallel.DataParallel(model)\n"),
+        Invalid(
+            "from torch import nn\n"
+            "class Balanced(nn.DataParallel):\n"
+            "    pass\n"
+            "class Chunked(Balanced):\n"
+            "    pass\n"
+            "model = Chunked(model, device_ids=[0, 1])\n"
+        ),
+        Invalid(
+            "import torch.nn as nn\n"
+            "class Net(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        if self.ngpu > 1:\n"
+            "            return nn.parallel.data_parallel(self.body, x, range(self.ngpu))\n"
+            "        return self.body(x)\n"
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.symbols.qualname(node.func) not in _NAMES:
+        name = self.ctx.symbols.qualname(node.func)
+        if name in _FUNCTIONAL:
+            fix = self.make_fix("Wrap the model once in `DistributedDataParallel`, launched with `torchrun`", Applicability.DISPLAY_ONLY)
+            self.report(node, "`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`", fix)
+            return
+        if name not in _NAMES and not self._is_subclass(node.func):
             return
         fix = self.make_fix(
             "Launch with `torchrun` and wrap the model in `DistributedDataParallel` instead",
             Applicability.DISPLAY_ONLY,
         )
         self.report(node, "`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`", fix)
+
+    def _is_subclass(self, func: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether `func` names a class derived from DataParallel: one of the file's own
+        (through its bases) or one imported from another file of the project."""
+        name = dotted(func)
+        if name is None or depth > _MAX_DEPTH:
+            return False
+        if self.ctx.symbols.qualname(func) in _NAMES:
+            return True
+        own = self._classes.get(name)
+        if own is not None:
+            return any(self._is_subclass(base.value, depth + 1) for base in own.bases)
+        if self.ctx.project is None:
+            return False
+        return bool(self.ctx.project.derives_from(Path(self.ctx.path), name, _NAMES))
+
+    @cached_property
+    def _classes(self) -> dict[str, cst.ClassDef]:
+        """The file's module-level classes by name."""
+        return {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}

@@ -218,3 +218,23 @@ def test_a_device_declared_in_another_module_is_evidence(tmp_path, config, flagg
     for args in (("train.py",), (".",)):
         found = [d["code"] for d in _json(tmp_path, *args, "--select", "TL002")]
         assert found == (["TL002"] if flagged else []), args
+
+
+@pytest.mark.parametrize(
+    ("base", "flagged"),
+    [
+        ("from torch.nn.parallel import DataParallel\n\n\nclass ChunkedDataParallel(DataParallel):\n    pass\n", True),
+        ("import torch.nn as nn\n\n\nclass Inner(nn.DataParallel):\n    pass\n\n\nclass ChunkedDataParallel(Inner):\n    pass\n", True),
+        ("import torch.nn as nn\n\n\nclass ChunkedDataParallel(nn.Module):\n    pass\n", False),  # a plain module
+    ],
+    ids=["direct", "through-a-base", "not-a-subclass"],
+)
+def test_tl004_sees_a_data_parallel_subclass_in_another_file(tmp_path, base, flagged):
+    """Constructing a project's own DataParallel subclass pays DataParallel's costs."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "parallel.py").write_text(base)
+    (tmp_path / "train.py").write_text("from pkg.parallel import ChunkedDataParallel\n\nmodel = ChunkedDataParallel(model, [0, 1])\n")
+    found = [(d["filename"], d["location"]["row"]) for d in _json(tmp_path, ".", "--select", "TL004")]
+    assert found == ([("train.py", 3)] if flagged else [])

@@ -18,6 +18,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 _NOT_CALLABLE = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MAX_DEPTH = 8
@@ -129,6 +130,22 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Question:
+    """What a class resolution asks: how a torch class answers it, and whether a class of the
+    project that defines `forward` is a yes on its own."""
+
+    torch_answer: Callable[[str], bool | None]
+    settled_by_forward: bool = False
+
+
+def _torch_module(full: str) -> bool | None:
+    return full.rsplit(".", 1)[-1] not in _NOT_CALLABLE if full.startswith("torch.nn.") else None
+
+
+_is_module = _Question(_torch_module, settled_by_forward=True)
+
+
 class ProjectIndex:
     """Summaries of a project's files, built lazily and cached by content."""
 
@@ -141,7 +158,12 @@ class ProjectIndex:
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
-        return self._resolve(file.absolute(), name, 0, set())
+        return self._resolve(file.absolute(), name, 0, set(), _is_module)
+
+    def derives_from(self, file: Path, name: str, torch_classes: frozenset[str]) -> bool | None:
+        """Whether `name`, as written in `file`, is one of `torch_classes` (full names) or a
+        project class derived from one; None when unknown."""
+        return self._resolve(file.absolute(), name, 0, set(), _Question(torch_classes.__contains__))
 
     def names_gpu(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is a module-level device of the project that can
@@ -198,7 +220,7 @@ class ProjectIndex:
             self._files = found
         return self._files
 
-    def _resolve(self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]]) -> bool | None:
+    def _resolve(self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]], question: _Question) -> bool | None:
         if depth > _MAX_DEPTH or (file, name) in seen:
             return None
         seen.add((file, name))
@@ -208,21 +230,21 @@ class ProjectIndex:
         head, _, rest = name.partition(".")
         if not rest and head in summary.classes:
             forward, bases = summary.classes[head]
-            if forward:
+            if forward and question.settled_by_forward:
                 return True
-            answers = [self._resolve(file, base, depth + 1, seen) for base in bases]
+            answers = [self._resolve(file, base, depth + 1, seen, question) for base in bases]
             return True if any(answers) else (False if answers and all(a is False for a in answers) else None)
         if head not in summary.imports:
             return None
         level, target = summary.imports[head]
         full = f"{target}.{rest}" if rest else target
-        if level == 0 and full.startswith("torch.nn."):
-            return full.rsplit(".", 1)[-1] not in _NOT_CALLABLE
+        if level == 0 and full.startswith("torch."):
+            return question.torch_answer(full)
         module, _, leaf = full.rpartition(".")
         source = self._module_file(file, level, module)
         if source is None:  # `from package import module` then `module.Class`
             return None
-        return self._resolve(source, leaf, depth + 1, seen)
+        return self._resolve(source, leaf, depth + 1, seen, question)
 
     def _module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
