@@ -40,14 +40,18 @@ class EvalWithoutNoGrad(Rule):
     fix_versions = {
         '`torch.no_grad()`': '1.0',
     }
+    tokens = ("torch", "import *")  # torch itself, or a star import that may bring it
     text_tests = (may_evaluate,)  # it looks only at evaluation code
     docs = """
 ## What it does
 Flags a model's forward pass (`model(x)`, `self.net(x)`, `model.forward(x)`) that runs for
 evaluation, validation, testing or inference while autograd is on. Evaluation is recognised
 from `model.eval()` earlier in the same function, a function named like evaluation (`validate`,
-`evaluate`, `test`, `predict`, `infer`, `generate`...), or a loop over a validation or test
-loader (`for x, y in val_loader`). A call counts as a forward pass when the callee is a module
+`evaluate`, `test`, `predict`, `infer`, `generate`...), a loop over a validation or test
+loader (`for x, y in val_loader`), a forward on test data (`net(test_x)`, unless the file built
+`test_x` with a factory such as `torch.zeros` to probe shapes), a forward on a `Variable` made
+with `volatile=True` (which torch ignores since 0.4), or a forward that follows a training loop
+in the same block. A call counts as a forward pass when the callee is a module
 built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...).
 
@@ -70,7 +74,8 @@ It stays quiet when:
   that delegate to `super()`; shape-probing forwards in `__init__`; a module-level function
   the file never calls whose every call in the project's other files runs under `no_grad` or
   `inference_mode` (found by the project index, also in a single-file run);
-- the file is a unit-test module, or does not use torch.
+- the file is a unit-test module, or does not use torch (directly or through a star import of a
+  project module that imports it).
 
 It reports once per evaluation scope (function, loop or block), at the first forward pass.
 
@@ -166,6 +171,9 @@ the grad mode to other code.
         "import torch\n\ndef evaluate(model, x):\n    return model.predict(x)\n",
         "import torch\n\ndef predict(x):\n    return Model(x)\n",
         "import torch\nfrom utils import model\n\ndef validate(x):\n    return model(x)\n",
+        # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
+        "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
+        "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",
         # a dummy forward in a constructor, probing shapes
         "import torch\nfrom torch import nn\n\nclass Det(nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
         "        self.backbone = backbone\n        self.backbone.eval()\n        self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]\n",
@@ -253,6 +261,24 @@ the grad mode to other code.
             "    @torch.no_grad()\n    def generate(self, idx, steps):\n        for _ in range(steps):\n"
             "            idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)\n        return idx\n",
         ),
+        # a forward on test data after the training loop, and one inside it
+        Invalid(
+            "import torch\n\nfor x, y in loader:\n    loss = (net(x) - y).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
+            "preds = net(test_x)\nprint(preds)\n",
+            fixed="import torch\n\nfor x, y in loader:\n    loss = (net(x) - y).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
+            "with torch.no_grad():\n    preds = net(test_x)\nprint(preds)\n",
+        ),
+        Invalid(
+            "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n    out = net(test_x)\n    print(out)\n",
+            fixed="import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n"
+            "    with torch.no_grad():\n        out = net(test_x)\n    print(out)\n",
+        ),
+        # a volatile Variable: pre-0.4 code whose no-grad flag torch now ignores
+        Invalid(
+            "import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\nfake = netG(z)\nsave(fake)\n",
+            fixed="import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\n"
+            "with torch.no_grad():\n    fake = netG(z)\nsave(fake)\n",
+        ),
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
     ]
@@ -266,7 +292,7 @@ the grad mode to other code.
             self.calls.append(node)
 
     def finish(self) -> None:
-        if not self.calls or not self.ctx.symbols.uses_torch:
+        if not self.calls or not self.ctx.uses_torch:
             return
         evaluation = self.ctx.fact(Evaluation)
         if evaluation.is_test_module():
@@ -292,7 +318,7 @@ the grad mode to other code.
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
         grad = self.ctx.fact(Grad)
-        first, scope = members[0]
+        first, scope = self._innermost(members)
         function = scope.function or self.ctx.fact(Evaluation).enclosing_function(first)
         if scope.function is not None:
             region: list[cst.CSTNode] = [scope.function.body]
@@ -311,6 +337,14 @@ the grad mode to other code.
             alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
             fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
         self.report(first, f"`{callee}(...)` evaluates ({scope.reason}) with autograd recording", fix)
+
+    def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:
+        """The first forward that holds no other: the model in `loss(net(x), y)`, not its criterion."""
+        calls = {call for call, _ in members}
+        for call, scope in members:
+            if not any(other is not call and call in self.ctx.ancestors(other) for other in calls):
+                return call, scope
+        return members[0]
 
     def _called_only_without_grad_elsewhere(self, function: cst.FunctionDef) -> bool:
         """A module-level function this file never calls, which the project's other files call

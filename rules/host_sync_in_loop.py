@@ -388,7 +388,7 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not self.candidates or not self.has_loops or not self.ctx.symbols.uses_torch:
+        if not self.candidates or not self.has_loops or not self.ctx.uses_torch:
             return
         loops = self.ctx.fact(LoopFacts)
         if not loops.has_per_batch_loops or not loops.uses_accelerator:

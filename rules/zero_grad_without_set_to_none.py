@@ -183,7 +183,7 @@ None; the behaviour follows `target-torch-version`.
             self.loops.append(node)
 
     def finish(self) -> None:
-        if not self.ctx.symbols.uses_torch or not (self.calls or self.loops):
+        if not self.ctx.uses_torch or not (self.calls or self.loops):
             return
         for call in self.calls:
             self._check_call(call)

@@ -238,3 +238,22 @@ def test_tl004_sees_a_data_parallel_subclass_in_another_file(tmp_path, base, fla
     (tmp_path / "train.py").write_text("from pkg.parallel import ChunkedDataParallel\n\nmodel = ChunkedDataParallel(model, [0, 1])\n")
     found = [(d["filename"], d["location"]["row"]) for d in _json(tmp_path, ".", "--select", "TL004")]
     assert found == ([("train.py", 3)] if flagged else [])
+
+
+@pytest.mark.parametrize(
+    ("common", "flagged"),
+    [
+        ("import torch\n\nDEVICE = 'cpu'\n", True),  # the star import brings torch
+        ("from torch import *\n", True),  # a star import of torch itself
+        ("DEVICE = 'cpu'\n", False),  # nothing of torch anywhere: not a torch file
+    ],
+    ids=["project-module-imports-torch", "star-import-of-torch", "no-torch"],
+)
+def test_tl001_sees_torch_through_a_star_import(tmp_path, common, flagged):
+    """A script that gets torch from `from common import *` is still a torch script."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "common.py").write_text(common)
+    (tmp_path / "evaluate.py").write_text("from common import *\n\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n")
+    for args in (("evaluate.py",), (".",)):
+        found = [(d["filename"], d["code"]) for d in _json(tmp_path, *args, "--select", "TL001")]
+        assert found == ([("evaluate.py", "TL001")] if flagged else []), args

@@ -29,6 +29,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name, name_tokens
+from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -452,6 +453,9 @@ _FRAMEWORK_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step
 # Model wrappers whose __call__ already runs inference without grad.
 _NO_GRAD_WRAPPERS = ("ultralytics.", "transformers.pipeline", "detectron2.engine.DefaultPredictor", "detectron2.engine.defaults.")
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
+_SYNTHETIC_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye")
+)
 _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
 
@@ -650,7 +654,12 @@ class Evaluation(_Shared):
             return EvalScope(("function", evaluating), f"in `{evaluating.name.value}`", function=evaluating)
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        return self._loop_scope(call, function) or self._region_scope(call, function)
+        return (
+            self._loop_scope(call, function)
+            or self._region_scope(call, function)
+            or self._input_scope(call, function)
+            or self._after_training_scope(call, function)
+        )
 
     def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
         """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
@@ -811,6 +820,108 @@ class Evaluation(_Shared):
             if string.evaluated_value in EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
                 return True
         return False
+
+    def _input_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """The statement of a forward whose inputs say it evaluates: validation or test data
+        (`net(test_x)`), or a `Variable(..., volatile=True)`, the pre-0.4 spelling of no_grad."""
+        reason = None
+        for arg in call.args:
+            if self.is_eval_data(arg.value) and not self._is_synthetic(arg.value):
+                reason = f"on `{self.ctx.code(arg.value)}`"
+                break
+            if self._is_volatile(arg.value):
+                reason = "on a volatile `Variable`, ignored since torch 0.4"
+                break
+        if reason is None:
+            return None
+        statement, block, index = self._block_statement(call, function)
+        if statement is None:
+            return None
+        return EvalScope(("input", statement), reason, block=block, index=index, after=tuple(self._rest(block, index, function)))
+
+    def _is_volatile(self, expr: cst.BaseExpression) -> bool:
+        """`Variable(x, volatile=True)`, directly or through the one binding of a name."""
+        expr = self._bound_value(expr)
+        if not isinstance(expr, cst.Call) or not (dotted(expr.func) or "").endswith("Variable"):
+            return False
+        return any(a.keyword is not None and a.keyword.value == "volatile" and _literal_bool(a.value) for a in expr.args)
+
+    def _is_synthetic(self, expr: cst.BaseExpression) -> bool:
+        """A tensor made up by a torch factory (`test_x = torch.zeros(1, 3, 96, 96)`), perhaps in a
+        `Variable` or moved: a forward on it probes shapes or smoke-tests, it evaluates nothing."""
+        expr = self._bound_value(expr)
+        while isinstance(expr, cst.Call):
+            name = self.ctx.symbols.qualname(expr.func) or ""
+            if name in _SYNTHETIC_FACTORIES:
+                return True
+            if name.endswith("Variable") and expr.args:
+                expr = expr.args[0].value
+            elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN_METHODS:
+                expr = expr.func.value
+            else:
+                return False
+        return False
+
+    def _bound_value(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """What a name holds where it is used, when one binding with a value reaches it."""
+        if not isinstance(expr, cst.Name):
+            return expr
+        reaching = self.ctx.fact(Scopes).reaching(expr)
+        return reaching[0].value if len(reaching) == 1 and reaching[0].value is not None else expr
+
+    def _after_training_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """A forward after a training loop, in the same block and outside any loop: the trained
+        model's predictions (`pred = model(x).argmax(1)` at the end of a script).
+
+        Its group spans from the training loop to the end of the function or module, so a
+        backward anywhere after the loop keeps it silent."""
+        statement, block, index = self._block_statement(call, function)
+        if statement is None or any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(statement, function or self.ctx.module)):
+            return None
+        trained = [i for i, earlier in enumerate(block.body[:index]) if earlier in self._training_statements]
+        if not trained:
+            return None
+        key = ("after-training", block, trained[-1])
+        if key not in self._regions:
+            self._regions[key] = tuple(self._rest(block, trained[-1], function))
+        return EvalScope(key, "after the training loop", block=block, index=index, after=self._regions[key])
+
+    @cached_property
+    def _training_statements(self) -> set[cst.CSTNode]:
+        """Statements of a block that hold a loop calling `backward()`: a training loop."""
+        found: set[cst.CSTNode] = set()
+        for call in self.index.calls:
+            if not m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
+                continue
+            looped = False
+            for parent in self.ctx.ancestors(call):
+                if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                    break
+                looped = looped or isinstance(parent, cst.For | cst.While)
+                if looped and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
+                    found.add(parent)
+        return found
+
+    def _block_statement(self, node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[cst.CSTNode | None, cst.CSTNode, int]:
+        """The statement holding `node` directly in a block of `function` (or the module), that
+        block and the statement's index in it; (None, module, 0) when there is none."""
+        for parent in self.ctx.ancestors(node):
+            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda | cst.FunctionDef):
+                break
+            block = self.parent(parent)
+            if isinstance(parent, cst.BaseStatement) and isinstance(block, cst.IndentedBlock | cst.Module):
+                return parent, block, next(i for i, s in enumerate(block.body) if s is parent)
+        return None, self.ctx.module, 0
+
+    def _rest(self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None) -> Iterator[cst.CSTNode]:
+        """The statements after `block.body[at]` to the end of `function` (or the module), leaving enclosing blocks."""
+        while True:
+            yield from block.body[at + 1 :]
+            owner = next((a for a in self.ctx.ancestors(block) if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)), None)
+            if owner is None or owner is function:
+                return
+            block = self.parent(owner)
+            at = next(i for i, s in enumerate(block.body) if s is owner)
 
     def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """Code after `model.eval()` in the same function, before any later mode switch."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +37,8 @@ class _Summary:
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)  # name -> (defines forward, bases)
     calls: list[tuple[str, bool]] = field(default_factory=list)  # callee as written, whether grad is off there
     devices: dict[str, bool] = field(default_factory=dict)  # module-level name -> whether the device can be a GPU
+    stars: list[tuple[int, str]] = field(default_factory=list)  # `from module import *`: (level, module)
+    torch: bool = False  # whether it imports torch itself
 
 
 def _summarise(text: str) -> _Summary:
@@ -50,6 +52,9 @@ def _summarise(text: str) -> _Summary:
             for alias in node.names:
                 summary.imports[alias.asname or alias.name.split(".")[0]] = (0, alias.name if alias.asname else alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
+            if node.names[0].name == "*":
+                summary.stars.append((node.level, node.module or ""))
+                continue
             for alias in node.names:
                 target = f"{node.module}.{alias.name}" if node.module else alias.name
                 summary.imports[alias.asname or alias.name] = (node.level, target)
@@ -59,7 +64,8 @@ def _summarise(text: str) -> _Summary:
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
     _collect_calls(tree, False, summary.calls)
-    return summary
+    modules = [t for level, t in summary.imports.values() if not level] + [t for level, t in summary.stars if not level]
+    return replace(summary, torch=any(t == "torch" or t.startswith("torch.") for t in modules))
 
 
 def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
@@ -164,6 +170,27 @@ class ProjectIndex:
         """Whether `name`, as written in `file`, is one of `torch_classes` (full names) or a
         project class derived from one; None when unknown."""
         return self._resolve(file.absolute(), name, 0, set(), _Question(torch_classes.__contains__))
+
+    def star_imports_torch(self, file: Path) -> bool:
+        """Whether `from module import *` hands `file` torch's names: a star-imported project
+        module imports torch, itself or through its own star imports."""
+        return self._star_torch(file.absolute(), 0, set())
+
+    def _star_torch(self, file: Path, depth: int, seen: set[Path]) -> bool:
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH or file in seen:
+            return False
+        seen.add(file)
+        for level, module in summary.stars:
+            if not level and (module == "torch" or module.startswith("torch.")):
+                return True
+            source = self._module_file(file, level, module)
+            if source is None:
+                continue
+            other = self._summary(source)
+            if other is not None and (other.torch or self._star_torch(source.absolute(), depth + 1, seen)):
+                return True
+        return False
 
     def names_gpu(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is a module-level device of the project that can

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import libcst as cst
@@ -39,6 +40,14 @@ class FileContext:
         self.skip_test_code = False
         # The other files of the project, for facts that cross files; None for text not on disk.
         self.project: ProjectIndex | None = None
+
+    @property
+    def uses_torch(self) -> bool:
+        """Whether the file imports torch, itself or through `from module import *` of a project
+        module that does (then its torch names are unresolved, but the code is torch code)."""
+        if self.symbols.uses_torch:
+            return True
+        return self.project is not None and self.project.star_imports_torch(Path(self.path))
 
     def close(self) -> None:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
