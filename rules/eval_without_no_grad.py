@@ -50,10 +50,15 @@ from `model.eval()` earlier in the same function, a function named like evaluati
 `evaluate`, `test`, `predict`, `infer`, `generate`...), a loop over a validation or test
 loader (`for x, y in val_loader`), a forward on test data (`net(test_x)`, unless the file built
 `test_x` with a factory such as `torch.zeros` to probe shapes), a forward on a `Variable` made
-with `volatile=True` (which torch ignores since 0.4), or a forward that follows a training loop
-in the same block. A call counts as a forward pass when the callee is a module
+with `volatile=True` (which torch ignores since 0.4), a forward that follows a training loop
+in the same block, a function's forward of a global module put in eval mode at module level
+(and never back in training mode), or any forward outside a class in a script that loads
+weights (`load_state_dict`, `torch.load`) and never trains (no `backward`, optimizer or
+`.train()`). `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
+A call counts as a forward pass when the callee is a module
 built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
-`encoder`, `backbone`...).
+`encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
+a forward (`agent.act(obs)`) counts too.
 
 It stays quiet when:
 - the forward already runs under `torch.no_grad()`, `torch.inference_mode()`,
@@ -174,6 +179,18 @@ the grad mode to other code.
         # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
         "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
         "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",
+        # a method of a module that runs no forward; a global switched back to training in a function
+        "import torch\nfrom torch import nn\n\nclass RNN(nn.Module):\n    def init_hidden(self, n):\n        return torch.zeros(1, n, 8)\n\n"
+        "rnn = RNN()\nrnn.eval()\nh = rnn.init_hidden(4)\n",
+        "import torch\n\nmodel.eval()\n\ndef run(x, y):\n    model.train()\n    return model(x)\n",
+        # a script that loads weights: its module methods belong to their callers, and it may train
+        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def restore(self, path):\n        self.load_state_dict(torch.load(path))\n\n"
+        "    def embed(self, x):\n        return self.encoder(x)\n",
+        "import torch\n\nnet.load_state_dict(torch.load('init.pt'))\nloss = net(x).sum()\nloss.backward()\n",
+        # a library file that loads weights: functions only other files call, a function named like a model
+        "import torch\n\ndef efficientnet(width):\n    return [width] * 4\n\ndef load_weights(model, path):\n"
+        "    model.load_state_dict(torch.load(path))\n\ndef params(name):\n    return efficientnet(width=2)\n\n"
+        "def features(model, x):\n    return model(x)\n",
         # a dummy forward in a constructor, probing shapes
         "import torch\nfrom torch import nn\n\nclass Det(nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
         "        self.backbone = backbone\n        self.backbone.eval()\n        self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]\n",
@@ -278,6 +295,28 @@ the grad mode to other code.
             "import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\nfake = netG(z)\nsave(fake)\n",
             fixed="import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\n"
             "with torch.no_grad():\n    fake = netG(z)\nsave(fake)\n",
+        ),
+        # `.eval()` chained on construction; a method of a module class that runs its forward
+        Invalid(
+            "import torch\nfrom models import Encoder\n\ndef main(path):\n    enc = Encoder(64).eval()\n    return enc(load(path)).argmax(-1)\n",
+            fixed="import torch\nfrom models import Encoder\n\ndef main(path):\n    enc = Encoder(64).eval()\n"
+            "    with torch.no_grad():\n        return enc(load(path)).argmax(-1)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Agent(nn.Module):\n    def act(self, obs):\n        return self.actor(obs).argmax(-1)\n\n"
+            "agent = Agent()\nagent.eval()\nfor _ in range(100):\n    obs = env.step(agent.act(obs))\n",
+            fixed="import torch\nfrom torch import nn\n\nclass Agent(nn.Module):\n    def act(self, obs):\n        return self.actor(obs).argmax(-1)\n\n"
+            "agent = Agent()\nagent.eval()\nwith torch.no_grad():\n    for _ in range(100):\n        obs = env.step(agent.act(obs))\n",
+        ),
+        # a global put in eval mode at module level, run by a function; a script that only loads and runs
+        Invalid(
+            "import torch\n\nmodel.load_state_dict(torch.load('m.pt'))\nmodel.eval()\n\ndef classify(img):\n    return model(img).argmax(1)\n",
+            fixed="import torch\n\nmodel.load_state_dict(torch.load('m.pt'))\nmodel.eval()\n\n@torch.no_grad()\ndef classify(img):\n"
+            "    return model(img).argmax(1)\n",
+        ),
+        Invalid(
+            "import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfake = netG(torch.randn(64, 100))\nsave(fake)\n",
+            fixed="import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nwith torch.no_grad():\n    fake = netG(torch.randn(64, 100))\nsave(fake)\n",
         ),
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),

@@ -31,6 +31,7 @@ import libcst.matchers as m
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name, name_tokens
 from torchlint.analysis.scopes import Scopes
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.tensors import TensorFacts
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -456,6 +457,16 @@ _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create
 _SYNTHETIC_FACTORIES = frozenset(
     f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye")
 )
+# nn.Module's own methods: calling them runs no forward.
+_MODULE_API = frozenset({
+    "to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "type", "apply", "state_dict",
+    "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+    "modules", "named_modules", "register_buffer", "register_parameter", "register_forward_hook",
+    "register_forward_pre_hook", "register_full_backward_hook", "add_module", "get_submodule", "requires_grad_",
+    "zero_grad", "share_memory", "extra_repr", "to_empty", "set_extra_state", "get_extra_state",
+})
+# Calls that say a script loads trained weights.
+_LOADS_WEIGHTS = ("load_state_dict", "torch.load(", "jit.load(", "from_pretrained(")
 _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
 
@@ -508,7 +519,61 @@ class Evaluation(_Shared):
             function = self.enclosing_function(call)
             owner = self.enclosing_class(function) if function is not None else None
             return owner is not None and owner.name.value in self.module_classes
+        return self.is_module(name, call) or self._runs_module_method(call)
+
+    def _runs_module_method(self, call: cst.Call) -> bool:
+        """`agent.act(obs)`: a method of a module class of this file that runs a forward itself."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or _is_dunder(func.attr.value):
+            return False
+        receiver = dotted(func.value) or ""
+        owner = self._bound_classes.get(self._binding_key(receiver, call))
+        if owner is None:
+            return self._feeds_eval_module(call, receiver)
+        if owner.name.value not in self.module_classes:
+            return False
+        body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
+        method = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value), None)
+        if method is None:
+            return False
+        return any(self._is_direct_forward(inner) for inner in self.calls_in(method))
+
+    def _feeds_eval_module(self, call: cst.Call, receiver: str) -> bool:
+        """`agent.get_action(torch.Tensor(obs))` on an object the file puts in eval mode, whose class is
+        elsewhere: a module method that takes a tensor runs the module, unless it is nn.Module's own API."""
+        if call.func.attr.value in _MODULE_API or receiver not in self._eval_receivers:
+            return False
+        tensors = self.ctx.fact(TensorFacts)
+        return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
+
+    @cached_property
+    def _eval_receivers(self) -> set[str]:
+        return {receiver for switches in self._switches_by_statement.values() for kind, receiver in switches if kind == "eval" and receiver}
+
+    def _is_direct_forward(self, call: cst.Call) -> bool:
+        name = self.callee(call)
+        if name is None or not call.args:
+            return False
+        if name == "self":
+            return True  # inside a method of a module class
         return self.is_module(name, call)
+
+    @cached_property
+    def _bound_classes(self) -> dict[str, cst.ClassDef | None]:
+        """The class of this file each name is built from (`agent = Agent(envs).to(device)`); None when two differ."""
+        found: dict[str, cst.ClassDef | None] = {}
+        for target, value in self.index.assigns:
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
+                value = value.func.value
+            name = dotted(target)
+            if not name or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+                continue
+            owner = self.index.classes.get(value.func.value)
+            if owner is None:
+                continue
+            key = self._binding_key(name, target)
+            found[key] = owner if found.get(key, owner) is owner else None
+        return found
 
     def callee(self, call: cst.Call) -> str | None:
         """The dotted module a forward-looking call calls (`model` for `model.forward_features(x)`), else None."""
@@ -530,12 +595,19 @@ class Evaluation(_Shared):
             return False
         if key in self.bound_modules:
             return True
+        if "." not in name and self._is_file_function(name, at):
+            return False  # `efficientnet(width=...)`: a function of this file, whatever its name says
         tokens = name_tokens(last)
         if not tokens or set(tokens) & _NOT_MODEL_WORDS or (len(tokens) > 1 and tokens[0] in _VERBS):
             return False
         if _is_model_word(tokens[-1]):
             return True  # model, self.text_encoder, teacher_model
         return _is_model_word(tokens[0]) and all(len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:])
+
+    def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
+        scopes = self.ctx.fact(Scopes)
+        bindings = scopes.resolve(name, scopes.scope_of(at))[1]
+        return bool(bindings) and all(b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings)
 
     def is_frozen(self, name: str) -> bool:
         """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
@@ -621,6 +693,8 @@ class Evaluation(_Shared):
         if not isinstance(value, cst.Call):
             return False
         func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not value.args and isinstance(func.value, cst.Call):
+            return True  # `Encoder(dim).eval()`: only a module is built and put in eval mode like this
         if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_CHAIN_METHODS:
             return self._constructs_module(func.value)
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
@@ -659,7 +733,57 @@ class Evaluation(_Shared):
             or self._region_scope(call, function)
             or self._input_scope(call, function)
             or self._after_training_scope(call, function)
+            or self._global_eval_scope(call, function)
+            or self._inference_script_scope(call, function)
         )
+
+    def _global_eval_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """A function's forward of a global module that the script puts in eval mode at module level
+        (`model.eval()` after loading it) and never back in training mode."""
+        if function is None or self.enclosing_class(function) is not None:
+            return None
+        root = (self.callee(call) or "").split(".")[0]
+        if root not in self._module_level_evals or self.ctx.fact(Scopes).resolve(root, function)[0] is not self.ctx.module:
+            return None
+        return EvalScope(("function", function), f"`{root}` is in eval mode from module level", function=function)
+
+    @cached_property
+    def _module_level_evals(self) -> set[str]:
+        """Globals switched to eval mode by module-level code and to training mode nowhere in the file."""
+        evals = {receiver for statement in self.ctx.module.body for kind, receiver in self._switches(statement) if kind == "eval"}
+        trains = {receiver for switches in self._switches_by_statement.values() for kind, receiver in switches if kind == "train"}
+        return {r for r in evals - trains if r and "." not in r}
+
+    def _inference_script_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """A forward in a script that loads weights and never trains: it only runs inference.
+        Its module-level code and `main` count, and functions the script itself calls; methods
+        and functions only other files call are left to their callers."""
+        if not self._inference_only:
+            return None
+        reason = "in a script that loads weights and never trains"
+        if function is not None:
+            if self.enclosing_class(function) is not None or not (self.call_sites(function) or function.name.value == "main"):
+                return None  # a method, or a library function other files call: its callers decide
+            return EvalScope(("function", function), reason, function=function)
+        statement, block, index = self._block_statement(call, None)
+        if statement is None:
+            return None
+        return EvalScope(("inference", block), reason, block=block, index=index, after=tuple(self._rest(block, index, None)))
+
+    @cached_property
+    def _inference_only(self) -> bool:
+        source = self.ctx.source
+        if not any(word in source for word in _LOADS_WEIGHTS):
+            return False
+        if ".backward" in source or any(kind == "train" for switches in self._switches_by_statement.values() for kind, _ in switches):
+            return False
+        if self.ctx.fact(Grad).needs_grad([self.ctx.module]):
+            return False  # a backward, an optimizer step, `requires_grad` set somewhere
+        return not any(self._builds_optimizer(call) for call in self.index.calls)
+
+    def _builds_optimizer(self, call: cst.Call) -> bool:
+        qualname = self.ctx.symbols.qualname(call.func) or ""
+        return qualname.startswith("torch.optim.") or "optim" in name_tokens(qualname.rsplit(".", 1)[-1].lower())
 
     def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
         """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
@@ -990,12 +1114,27 @@ class Evaluation(_Shared):
             switch = self._switch(call)
             if switch is None:
                 continue
+            if switch == ("eval", ""):
+                switch = ("eval", self._chained_target(call))
             for parent in self.ctx.ancestors(call):
                 if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
                     break
                 if isinstance(parent, cst.BaseStatement):
                     found[parent].append(switch)
         return found
+
+    def _chained_target(self, call: cst.Call) -> str:
+        """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""
+        node: cst.CSTNode = call
+        parent = self.parent(node)
+        while isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _MODULE_CHAIN_METHODS:
+            node = self.parent(parent)
+            if not isinstance(node, cst.Call):
+                return ""
+            parent = self.parent(node)
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target) or ""
+        return ""
 
     def _switch(self, call: cst.Call) -> tuple[str, str] | None:
         if not m.matches(call.func, m.Attribute(attr=m.Name("eval") | m.Name("train"))):

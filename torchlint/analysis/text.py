@@ -55,12 +55,12 @@ _WORD = re.compile(r"\w*")
 def may_evaluate(text: str) -> bool:
     """Whether the text has what every evaluation scope needs: a `.eval()` or `.train(False)`
     switch, a function named for evaluation, a name or subscript string of evaluation data, a
-    `volatile` Variable, or a training loop that predictions may follow.
+    `volatile` Variable, a training loop that predictions may follow, or loaded weights.
     Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
     if "eval" in text and _EVAL_CALL.search(text):
         return True
-    if "volatile" in text or ".backward" in text:
-        return True  # a volatile Variable's forward; predictions after a training loop
+    if "volatile" in text or ".backward" in text or "load_state_dict" in text or "load(" in text:
+        return True  # a volatile Variable's forward; predictions after a training loop; an inference script
     if "False" in text and _TRAIN_OFF.search(text):
         return True
     if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
