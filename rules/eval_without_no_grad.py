@@ -71,7 +71,8 @@ It stays quiet when:
   frozen batch norm, adversarial examples, test-time adaptation);
 - the module's parameters are frozen with `requires_grad_(False)`;
 - a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
-  `predict_step`, ultralytics `YOLO`, transformers `pipeline`;
+  `predict_step`, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
+  `Trainer` subclass, ultralytics `YOLO`, transformers `pipeline`;
 - the grad mode belongs to the callers: methods of a module class of the file (its API:
   `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
   (generation) or take the result out of autograd (`.item()`, `.numpy()`); a module's `forward`
@@ -198,6 +199,11 @@ the grad mode to other code.
         "import torch\nimport pytorch_lightning as pl\n\nclass Lit(pl.LightningModule):\n    def validation_step(self, batch, i):\n        return self.model(batch)\n",
         "import torch\nfrom lightning import LightningModule\n\nclass Base(LightningModule):\n    pass\n\nclass Lit(Base):\n"
         "    def test_step(self, batch, i):\n        return self.model(batch)\n",
+        # fairseq's trainer and Hugging Face's Trainer run these hooks without grad
+        "import torch\nfrom fairseq.tasks import FairseqTask\n\nclass Task(FairseqTask):\n    def valid_step(self, sample, model, criterion):\n"
+        "        model.eval()\n        return model(sample)\n",
+        "import torch\nfrom transformers import Trainer\n\nclass MyTrainer(Trainer):\n    def prediction_step(self, model, inputs, only_loss):\n"
+        "        return model(**inputs)\n",
         # unit tests
         "import torch\nimport pytest\n\ndef test_forward():\n    model.eval()\n    assert model(torch.ones(1)).shape == (1,)\n",
         # no torch at all

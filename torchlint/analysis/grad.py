@@ -450,7 +450,12 @@ _MODEL_QUALIFIERS = frozenset(
     {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
 )  # fmt: skip
 # Hooks Lightning already runs under no_grad / inference_mode.
-_FRAMEWORK_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "val_step"})
+# Evaluation hooks that a framework's loop already runs under no_grad, by the framework's package.
+_FRAMEWORK_EVAL_HOOKS = {
+    "lightning": frozenset({"validation_step", "test_step", "predict_step", "val_step"}),
+    "fairseq": frozenset({"valid_step"}),
+    "transformers": frozenset({"prediction_step", "evaluate"}),
+}
 # Model wrappers whose __call__ already runs inference without grad.
 _NO_GRAD_WRAPPERS = ("ultralytics.", "transformers.pipeline", "detectron2.engine.DefaultPredictor", "detectron2.engine.defaults.")
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
@@ -889,19 +894,22 @@ class Evaluation(_Shared):
         return any(m.matches(call, pattern) for call in self.calls_in(function))
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
-        """A Lightning evaluation hook: the trainer calls it under no_grad / inference_mode."""
+        """An evaluation hook of a framework's class (Lightning's `validation_step`, fairseq's `valid_step`,
+        Hugging Face's `prediction_step`): the framework calls it under no_grad / inference_mode."""
         owner = self.enclosing_class(function)
-        return owner is not None and function.name.value in _FRAMEWORK_EVAL_HOOKS and self._is_lightning(owner, set())
+        if owner is None:
+            return False
+        return any(function.name.value in hooks and self._derives_from(owner, package, set()) for package, hooks in _FRAMEWORK_EVAL_HOOKS.items())
 
-    def _is_lightning(self, node: cst.ClassDef, seen: set[str]) -> bool:
-        """Whether the class derives from a Lightning module, directly or through classes of this file."""
+    def _derives_from(self, node: cst.ClassDef, package: str, seen: set[str]) -> bool:
+        """Whether the class derives from a class of `package`, directly or through classes of this file."""
         seen.add(node.name.value)
         for base in node.bases:
             name = dotted(base.value) or ""
-            if "lightning" in (self.ctx.symbols.qualname(base.value) or name).lower():
+            if package in (self.ctx.symbols.qualname(base.value) or name).lower():
                 return True
             parent = self.index.classes.get(name)
-            if parent is not None and name not in seen and self._is_lightning(parent, seen):
+            if parent is not None and name not in seen and self._derives_from(parent, package, seen):
                 return True
         return False
 
