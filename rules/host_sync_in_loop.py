@@ -72,7 +72,7 @@ shards) does not.
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
   `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
-  (`if i == 0:`) and except handlers;
+  (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
 - code after the loop, and per-epoch loops (`for epoch in range(...)`);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
@@ -162,6 +162,9 @@ depends on what the value is for.
             "import torch\nfor x, y in train_loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n"
             "    optimizer.step()\n    obs, r, done, _ = env.step(policy(obs.cuda()).argmax().item())\n"
         ),
+        # only on the listed iterations: `i in checkpoints`
+        "import torch\nfor i in range(1000):\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
+        "    if i in np.linspace(0, 1000, 10):\n        print(loss.item())\n",
         # Per-epoch loop, not per batch.
         "import torch\ndevice = torch.device('cuda')\nfor epoch in range(10):\n    loss = train_one_epoch(model, loader)\n    print(loss.item())\n",
         # Under a periodic guard.

@@ -365,6 +365,9 @@ class LoopFacts:
             return "orelse" if isinstance(target.operator, cst.NotEqual) else None
         if equal and (self.is_counter(left) or self.is_counter(right)):
             return "body"  # `if i == 0:` / `if step == total_steps - 1:` run once
+        if self.is_counter(left) and isinstance(target.operator, cst.In | cst.NotIn):
+            # `if i in checkpoints:` runs on the listed iterations only
+            return "body" if isinstance(target.operator, cst.In) else "orelse"
         return None
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
