@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability, Edit
 from torchlint.rule import Invalid, Rule
@@ -127,7 +127,7 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         known = _nonzero_number(node)
         if known is not None or not isinstance(node, cst.Name):
             return known
-        bindings = self.ctx.fact(Scopes).all_bindings(node)
+        bindings = self.ctx.fact(SemanticModel).all_bindings(node)
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
             return None
         return _nonzero_number(bindings[0].value)

@@ -9,7 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.nodes import walk
-from torchlint.analysis.provenance import Bindings
+from torchlint.analysis.model import SemanticModel
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
@@ -212,7 +212,7 @@ when built.
     def finish(self) -> None:
         if not any((layer := self._layer(c)) and layer.kind in _NORMS for c in self.calls):
             return
-        self.b = self.ctx.fact(Bindings)
+        self.b = self.ctx.fact(SemanticModel)
         for call in self.calls:
             elements = self._sequential_elements(call)
             if elements is not None:
@@ -235,14 +235,14 @@ when built.
     def _constructed(self, expr: cst.BaseExpression | None) -> _Layer | None:
         """The layer `expr` constructs, directly or through a name used only here."""
         if isinstance(expr, cst.Name):
-            uses = self.b.uses(self.b.scope(expr), expr.value)
+            uses = self.b.uses(self.b.scope_of(expr), expr.value)
             if sum(1 for u in uses if not self._is_store(u)) != 1:
                 return None  # the same layer object also goes somewhere else
             expr = self.b.value_of(expr)
         return self._layer(expr) if isinstance(expr, cst.Call) else None
 
     def _is_store(self, name: cst.Name) -> bool:
-        parent = self.b.parent.get(name)
+        parent = self.b.parents.get(name)
         return isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign | cst.For) and parent.target is name)
 
     # -- nn.Sequential -----------------------------------------------------------------
@@ -290,7 +290,7 @@ when built.
         return runs
 
     def _runs_of(self, name: cst.Name) -> list[list[cst.BaseExpression | None]]:
-        scope = self.b.scope(name)
+        scope = self.b.scope_of(name)
         statements: list[cst.SimpleStatementLine] = []
         for use in self.b.uses(scope, name.value):
             if use is name:
@@ -311,9 +311,9 @@ when built.
 
     def _growing_statement(self, use: cst.Name) -> cst.SimpleStatementLine | None:
         """The one-statement line that grows the list `use` names, or None for any other use."""
-        line = self.b.parent.get(self.b.parent.get(use))
+        line = self.b.parents.get(self.b.parents.get(use))
         while line is not None and not isinstance(line, cst.SimpleStatementLine):
-            line = self.b.parent.get(line)
+            line = self.b.parents.get(line)
         if line is None or len(line.body) != 1:
             return None
         statement = line.body[0]
@@ -338,8 +338,8 @@ when built.
         return ([None if isinstance(e, cst.StarredElement) else e.value for e in arg.elements] if isinstance(arg, cst.List) else [None]), False
 
     def _next_sibling(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
-        parent = self.b.parent.get(first)
-        if parent is None or parent is not self.b.parent.get(second) or not hasattr(parent, "body"):
+        parent = self.b.parents.get(first)
+        if parent is None or parent is not self.b.parents.get(second) or not hasattr(parent, "body"):
             return False
         body = list(parent.body)
         return body.index(first) + 1 == body.index(second) if first in body and second in body else False
@@ -402,19 +402,19 @@ when built.
 
     def _through_name(self, owner: cst.ClassDef, arg: cst.Name) -> cst.Call | None:
         """`y = self.conv(x)` then `... self.bn(y) ...` on the next line that mentions `y`."""
-        reaching = self.b.reaching(arg)
+        reaching = self.b.dominating(arg)
         if not reaching or len(reaching) != 1 or not isinstance(reaching[0].node, cst.Assign):
             return None
         assign = reaching[0].node
-        if len(assign.targets) != 1 or not isinstance(reaching[0].value, cst.Call):
+        if len(assign.targets) != 1 or not isinstance(reaching[0].exact, cst.Call):
             return None
-        fed = self._layer_call(owner, reaching[0].value)
-        first, second = self.b.parent.get(assign), self._line(arg)
+        fed = self._layer_call(owner, reaching[0].exact)
+        first, second = self.b.parents.get(assign), self._line(arg)
         if fed is None or first is None or second is None:
             return None
         if not self._next_mention(first, second, arg.value):
             return None
-        uses = [u for u in self.b.uses(self.b.scope(arg), arg.value) if u is not arg and not self._is_store(u)]
+        uses = [u for u in self.b.uses(self.b.scope_of(arg), arg.value) if u is not arg and not self._is_store(u)]
         in_second = [u for u in uses if self.b.is_ancestor(second, u)]
         rebinds = m.matches(second.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(arg.value))])) or isinstance(second.body[0], cst.Return)
         if in_second or (uses and not rebinds):
@@ -431,8 +431,8 @@ when built.
 
     def _next_mention(self, first: cst.CSTNode, second: cst.CSTNode, name: str) -> bool:
         """`second` comes after `first` in the same block, with no mention of `name` between."""
-        parent = self.b.parent.get(first)
-        if parent is None or parent is not self.b.parent.get(second):
+        parent = self.b.parents.get(first)
+        if parent is None or parent is not self.b.parents.get(second):
             return False
         body = list(parent.body)  # type: ignore[attr-defined]
         start, end = body.index(first), body.index(second)
@@ -447,7 +447,7 @@ when built.
         for node in walk(owner.body):
             if not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr))) or self.b.self_class(node) is not owner:
                 continue
-            parent = self.b.parent.get(node)
+            parent = self.b.parents.get(node)
             if node in fed or isinstance(parent, cst.AssignTarget):
                 continue
             if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _HARMLESS_ATTRS:

@@ -9,7 +9,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.scopes import target_names
+from torchlint.analysis.model import target_names
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training, is_main_guard
 from torchlint.diagnostics import Applicability, Edit, Position

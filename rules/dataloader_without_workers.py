@@ -7,7 +7,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
@@ -179,7 +179,7 @@ accelerator PyTorch warns and ignores it.
         """`TensorDataset(x, y)` of tensors evidently moved to the device: nothing to load or pin."""
         dataset = args.dataset
         if isinstance(dataset, cst.Name):
-            bindings = self.ctx.fact(Scopes).reaching(dataset)
+            bindings = self.ctx.fact(SemanticModel).reaching(dataset)
             dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
         if not isinstance(dataset, cst.Call) or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET:
             return False
@@ -211,12 +211,12 @@ accelerator PyTorch warns and ignores it.
     def _spawn_safe(self, call: cst.Call) -> bool:
         """Whether worker processes that re-import this file (spawn) would not re-run its work:
         the loader is built in a function, and the module does no work at import."""
-        return self.ctx.fact(Scopes).function_of(call) is not None and not self._works_at_import
+        return self.ctx.fact(SemanticModel).function_of(call) is not None and not self._works_at_import
 
     @cached_property
     def _works_at_import(self) -> bool:
         """Module-level loops, or calls of the file's own functions, outside a `__main__` guard."""
-        callees = self.ctx.fact(Scopes).callees
+        callees = self.ctx.fact(SemanticModel).callees
         for statement in self.ctx.module.body:
             if isinstance(statement, cst.For | cst.While | cst.With):
                 return True

@@ -10,7 +10,7 @@ from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
 from torchlint.analysis.nodes import children, walk
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
@@ -198,7 +198,7 @@ tuned around.
         self._zero_grads: dict[cst.CSTNode, list[cst.Call]] = {}
         self._backwards: dict[cst.CSTNode, list[cst.Call]] = {}
         self._ifs_with_backward: set[cst.CSTNode] = set()
-        zero_grads = [c for c in self.ctx.fact(Scopes).calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
+        zero_grads = [c for c in self.ctx.fact(SemanticModel).calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
         for calls, index in ((zero_grads, self._zero_grads), (backward_calls, self._backwards)):
             for call in calls:
                 for parent in self._enclosing(call):
@@ -210,7 +210,7 @@ tuned around.
 
     def _enclosing(self, node: cst.CSTNode):
         """Ancestors of `node` up to its function, lambda or class."""
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return
             yield parent
@@ -219,7 +219,7 @@ tuned around.
     def _groups(self) -> dict[tuple[Loop, str], _Group]:
         loops = self.ctx.fact(LoopFacts)
         groups: dict[tuple[Loop, str], _Group] = {}
-        for call in self.ctx.fact(Scopes).calls:
+        for call in self.ctx.fact(SemanticModel).calls:
             optimizer = self._stepped_optimizer(call)
             if optimizer is None:
                 continue
@@ -255,7 +255,7 @@ tuned around.
         """The `if (i + 1) % n == 0:`-like test that lets `call` run only every n-th iteration."""
         loops = self.ctx.fact(LoopFacts)
         child: cst.CSTNode = call
-        for parent in self.ctx.fact(Scopes).ancestors(call):
+        for parent in self.ctx.fact(SemanticModel).ancestors(call):
             if parent is loop:
                 return None
             if isinstance(parent, cst.If) and self._counts_accumulation(parent.test):
@@ -293,7 +293,7 @@ tuned around.
         return found
 
     def _unconditional(self, node: cst.CSTNode, loop: Loop) -> bool:
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if parent is loop:
                 return True
             if isinstance(parent, _CONDITIONAL):
@@ -341,10 +341,10 @@ tuned around.
             target = positional[0]
         value = target
         if isinstance(target, cst.Name):
-            bindings = self.ctx.fact(Scopes).reaching(target)
+            bindings = self.ctx.fact(SemanticModel).reaching(target)
             if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
                 return None  # rebound, or rescaled with `loss /= n`
-            if not any(parent is loop.body for parent in self.ctx.fact(Scopes).ancestors(bindings[0].node)):
+            if not any(parent is loop.body for parent in self.ctx.fact(SemanticModel).ancestors(bindings[0].node)):
                 return None
             value = bindings[0].value
         return target if self._plain_mean_loss(value) else None

@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
@@ -429,7 +429,7 @@ depends on what the value is for.
 
     def _in_test(self, node: cst.CSTNode) -> bool:
         """Inside a `test_*` function or a `Test*` class: tests read values to check them."""
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(parent, cst.FunctionDef) and parent.name.value.startswith("test"):
                 return True
             if isinstance(parent, cst.ClassDef) and parent.name.value.startswith("Test"):
@@ -439,7 +439,7 @@ depends on what the value is for.
     def _backend_branch(self, node: cst.CSTNode) -> bool:
         """Under `if isinstance(device, DeviceMPS):`-like tests: a workaround for one backend (MPS, XLA, CPU)."""
         child = node
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return False
             if isinstance(parent, cst.If) and child is parent.body and self._names_backend(parent.test):
@@ -461,7 +461,7 @@ depends on what the value is for.
             value = value.func.value
         if not isinstance(value, cst.Name):
             return False
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         scope = scopes.scope_of(value)
         for load in scopes.loads[scope].get(value.value, []):
             arg = scopes.parents.get(load)
@@ -473,7 +473,7 @@ depends on what the value is for.
     def _handed_to_a_step(self, node: cst.CSTNode) -> bool:
         """The host needs the value at once: it goes to a `.step(...)` that is not an optimizer's,
         `env.step(pi(s).argmax().item())` or `a = ...item()` then `env.step(a)` (an RL action)."""
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         names: list[str] = []
         for parent in scopes.ancestors(node):
             if isinstance(parent, cst.Call) and self._takes_data_step(parent):
@@ -485,7 +485,7 @@ depends on what the value is for.
         loads = scopes.loads[scopes.scope_of(node)]
         return any(self._in_data_step(load, scopes) for name in names for load in loads.get(name, []))
 
-    def _in_data_step(self, load: cst.Name, scopes: Scopes) -> bool:
+    def _in_data_step(self, load: cst.Name, scopes: SemanticModel) -> bool:
         for parent in scopes.ancestors(load):
             if isinstance(parent, cst.Call) and self._takes_data_step(parent):
                 return True
@@ -503,7 +503,7 @@ depends on what the value is for.
     def _element_wise(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """Whether an inner loop or comprehension inside the per-batch loop repeats the sync."""
         child = node
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if parent is loop or isinstance(parent, cst.FunctionDef | cst.Lambda):
                 return False
             if isinstance(parent, cst.For | cst.While) and (child is parent.body or child is getattr(parent, "test", None)):
@@ -515,7 +515,7 @@ depends on what the value is for.
 
     def _asserted(self, node: cst.CSTNode) -> bool:
         """Checks in tests (`assert`, `self.assertEqual(x.item(), 1)`) read values on purpose."""
-        for parent in self.ctx.fact(Scopes).ancestors(node):
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(parent, cst.Assert):
                 return True
             if isinstance(parent, cst.Call):
@@ -584,7 +584,7 @@ depends on what the value is for.
             return None
         if isinstance(call.func, cst.Name) and call.func.value == "bool":
             return None
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         child: cst.CSTNode = call
         for parent in scopes.ancestors(call):
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC):
@@ -598,7 +598,7 @@ depends on what the value is for.
 
     def _collection(self, call: cst.Call) -> str | None:
         """`preds.append(<call>)`: the list's name."""
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         arg = scopes.parents.get(call)
         outer = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
         if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in ("append", "extend"):
@@ -607,7 +607,7 @@ depends on what the value is for.
 
     def _logged(self, call: cst.Call) -> bool:
         """Whether the value goes straight into print/logging/a progress bar/an f-string."""
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         for parent in scopes.ancestors(call):
             if isinstance(parent, cst.FormattedStringExpression):
                 return True
@@ -625,7 +625,7 @@ depends on what the value is for.
         tensors = self.ctx.fact(TensorFacts)
         if tensors.kind(value) is not Kind.TENSOR:
             return None
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         scope = scopes.scope_of(target)
         name = target.value
         if name in scopes.declared[scope]:
@@ -639,7 +639,7 @@ depends on what the value is for.
         if any(isinstance(b.node, cst.AugAssign) and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign) for b in bindings):
             return None
         convert = self._conversion(bindings)
-        if convert is None or self.ctx.fact(Scopes).read_in_nested_scope(name, scope):
+        if convert is None or self.ctx.fact(SemanticModel).read_in_nested_scope(name, scope):
             return None
         loops = self.ctx.fact(LoopFacts)
         reads = scopes.loads[scope].get(name, [])
@@ -675,7 +675,7 @@ depends on what the value is for.
         if isinstance(node, cst.BinaryOperation):
             return self._arithmetic(node, depth)
         if isinstance(node, cst.Name):
-            bindings = self.ctx.fact(Scopes).reaching(node)
+            bindings = self.ctx.fact(SemanticModel).reaching(node)
             return self._numeric(bindings[0].value, depth + 1) if len(bindings) == 1 and bindings[0].kind == "assign" else None
         if isinstance(node, cst.Subscript):  # `x.shape[0]`, `x.size()[0]`
             return "int" if _last_name(node.value) in ("shape", "size") else None
@@ -691,7 +691,7 @@ depends on what the value is for.
         receiver = node.func.value  # type: ignore[attr-defined]
         if self._integral(receiver):
             return "int"
-        return "float" if _floating(receiver, self.ctx.fact(Scopes)) else None
+        return "float" if _floating(receiver, self.ctx.fact(SemanticModel)) else None
 
     def _arithmetic(self, node: cst.BinaryOperation, depth: int) -> str | None:
         left, right = self._numeric(node.left, depth + 1), self._numeric(node.right, depth + 1)
@@ -710,7 +710,7 @@ depends on what the value is for.
         if isinstance(node, cst.Comparison):
             return not any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons)
         if isinstance(node, cst.Name):
-            bindings = self.ctx.fact(Scopes).reaching(node)
+            bindings = self.ctx.fact(SemanticModel).reaching(node)
             single = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
             return single is not None and self._integral(single, depth + 1)
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
@@ -757,14 +757,14 @@ def _number(node: cst.BaseExpression | None) -> bool:
     return isinstance(_unsigned(node), cst.Integer | cst.Float)
 
 
-def _converted(read: cst.Name, scopes: Scopes) -> bool:
+def _converted(read: cst.Name, scopes: SemanticModel) -> bool:
     """A read that already is `float(total)` / `int(total)`."""
     arg = scopes.parents.get(read)
     call = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("float", "int") and len(call.args) == 1
 
 
-def _floating(node: cst.BaseExpression, scopes: Scopes, depth: int = 0) -> bool:
+def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -> bool:
     """A loss or a mean: the names and calls that carry floating-point values."""
     if depth > 3:
         return False

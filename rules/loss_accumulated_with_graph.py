@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import Grad, GradMode
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
@@ -288,7 +288,7 @@ may need `.item()` where it is read.
             self._report(candidate, carrier)
 
     def _function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        return self.ctx.fact(Scopes).function_of(node)
+        return self.ctx.fact(SemanticModel).function_of(node)
 
     def _carrier(self, candidate: _Candidate, loop: Loop) -> cst.BaseExpression | None:
         """The part of the added value that carries a loss's graph, if any."""
@@ -331,7 +331,7 @@ may need `.item()` where it is read.
         """What a name holds where it is read (its reaching bindings); None when a binding is not an expression."""
         if not isinstance(expr, cst.Name):
             return []
-        bindings = self.ctx.fact(Scopes).reaching(expr)
+        bindings = self.ctx.fact(SemanticModel).reaching(expr)
         if not bindings or any(b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings):
             return None
         return [b.value for b in bindings if b.value is not None]
@@ -339,7 +339,7 @@ may need `.item()` where it is read.
     def _unpacked(self, expr: cst.BaseExpression) -> bool:
         """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
         not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
-        return isinstance(expr, cst.Name) and any(b.kind == "unpack" for b in self.ctx.fact(Scopes).reaching(expr))
+        return isinstance(expr, cst.Name) and any(b.kind == "unpack" for b in self.ctx.fact(SemanticModel).reaching(expr))
 
     def _trains(self, loop: Loop) -> bool:
         """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""
@@ -370,14 +370,14 @@ may need `.item()` where it is read.
         return True
 
     def _all_bindings(self, node: cst.Name | cst.Attribute) -> list[Binding]:
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         if isinstance(node, cst.Name):
             scope, bindings = scopes.resolve(node.value, scopes.scope_of(node))
             return list(bindings)
         return scopes.all_bindings(node)
 
     def _inside(self, node: cst.CSTNode, loop: Loop) -> bool:
-        return any(parent is loop.body for parent in self.ctx.fact(Scopes).ancestors(node))
+        return any(parent is loop.body for parent in self.ctx.fact(SemanticModel).ancestors(node))
 
     def _backpropagated(self, target: cst.BaseExpression) -> bool:
         """Whether the running variable itself feeds a backward pass: accumulation on purpose."""

@@ -9,7 +9,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.nodes import walk
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
@@ -184,7 +184,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         """Whether `node` is built from some module's `.parameters()`, directly or through variables."""
         if depth > 3:
             return False
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         for current in walk(node):
             if m.matches(current, _PARAMETERS):
                 return True

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 from torchlint.analysis.training import Training
@@ -213,7 +213,7 @@ only the author knows whether the call is still wanted.
 
     def _measuring(self, call: cst.Call, loop: Loop) -> bool:
         """Whether the loop, or the function of the call inside it, measures time or memory."""
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         regions: set[cst.CSTNode] = {loop}
         function = scopes.function_of(call)
         if function is not None and not any(parent is function for parent in scopes.ancestors(loop)):

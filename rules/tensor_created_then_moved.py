@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, Edit, Position
@@ -183,7 +183,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         (or a function of the file that one of those calls, two calls deep at most)."""
         if self.ctx.fact(LoopFacts).per_batch_loop(node, every_iteration=False) is not None:
             return True
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         functions = [scopes.function_of(node)]
         for _ in range(3):
             if any(f is not None and _STEP_FUNCTION.search(f.name.value) for f in functions):

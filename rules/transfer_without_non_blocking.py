@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
 from torchlint.analysis.nodes import walk
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -196,7 +196,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             return False
         if not isinstance(receiver, cst.Name):
             return True
-        return any(_may_be_whole(b, loop) for b in self.ctx.fact(Scopes).reaching(receiver))
+        return any(_may_be_whole(b, loop) for b in self.ctx.fact(SemanticModel).reaching(receiver))
 
     def _on_side_stream(self, call: cst.Call) -> bool:
         for parent in self.ctx.ancestors(call):

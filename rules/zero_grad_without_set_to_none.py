@@ -8,7 +8,7 @@ from functools import cached_property
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.provenance import Bindings
+from torchlint.analysis.model import SemanticModel
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
 from torchlint.analysis.text import may_zero_grads
@@ -191,9 +191,9 @@ None; the behaviour follows `target-torch-version`.
             self._check_loop(loop)
 
     @cached_property
-    def b(self) -> Bindings:
+    def b(self) -> SemanticModel:
         """The name index, built only when a finding depends on a binding."""
-        return self.ctx.fact(Bindings)
+        return self.ctx.fact(SemanticModel)
 
     @property
     def _old_torch(self) -> bool:
@@ -235,7 +235,7 @@ None; the behaviour follows `target-torch-version`.
     @cached_property
     def _custom_zero_grad(self) -> bool:
         """Whether the file defines its own `zero_grad` that takes no `set_to_none`."""
-        for binding in (b for (_, name), found in self.b.bindings.items() if name == "zero_grad" for b in found):
+        for binding in (b for names in self.b.bindings.values() for b in names.get("zero_grad", ())):
             params = binding.function.params if binding.function else None
             if params and not any(p.name.value == "set_to_none" for p in (*params.params, *params.kwonly_params)):
                 return True
@@ -383,14 +383,13 @@ None; the behaviour follows `target-torch-version`.
     def _optimizer_over(self, parameters: str, loop: cst.For) -> str | None:
         """The name of an optimizer built over exactly `parameters` and visible at `loop`."""
         scope = self._scope_of(loop)
-        for (where, name), bindings in self.b.bindings.items():
-            if where is not scope and where is not self.b.module:
-                continue
-            if len(bindings) != 1 or not self._optimizer_call(bindings[0].value, parameters):
-                continue
-            if where is scope and self.b.enter[bindings[0].node] > self.b.enter[loop]:
-                continue
-            return name
+        for where in dict.fromkeys((scope, self.b.module)):
+            for name, bindings in self.b.bindings[where].items():
+                if len(bindings) != 1 or not self._optimizer_call(bindings[0].exact, parameters):
+                    continue
+                if where is scope and self.b.order[bindings[0].node] > self.b.order[loop]:
+                    continue
+                return name
         return None
 
     def _optimizer_call(self, value: cst.BaseExpression | None, parameters: str) -> bool:
@@ -401,9 +400,9 @@ None; the behaviour follows `target-torch-version`.
 
     # -- context -------------------------------------------------------------------------
     def _scope_of(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Module:
-        scope = self.b.scope(node)
+        scope = self.b.scope_of(node)
         while not isinstance(scope, cst.FunctionDef | cst.Module):
-            scope = self.b.scope(scope)
+            scope = self.b.scope_of(scope)
         return scope
 
     def _in_zeroing_function(self, node: cst.CSTNode) -> bool:
@@ -424,7 +423,7 @@ None; the behaviour follows `target-torch-version`.
         return self._reads[scope]
 
     def _harmless_grad_use(self, node: cst.Attribute) -> bool:
-        parent = self.b.parent.get(node)
+        parent = self.b.parents.get(node)
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Call) and parent.func is node):
             return True  # `p.grad = ...`, `torch.autograd.grad(...)`
         if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, cst.Is | cst.IsNot) for c in parent.comparisons):

@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES, run_torchlint
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.engine.context import FileContext
+from torchlint.engine.traversal import run_rules
 
 
 def _probe(source: str) -> tuple[FileContext, cst.BaseExpression]:
@@ -18,6 +19,7 @@ def _probe(source: str) -> tuple[FileContext, cst.BaseExpression]:
     source = textwrap.dedent(source)
     module = cst.parse_module(source)
     ctx = FileContext("probe.py", source, module, (2, 4))
+    run_rules(ctx, [])  # the engine's traversal: imports and parents, as rules see them in `finish`
     found: list[cst.Call] = []
 
     class Finder(cst.CSTVisitor):

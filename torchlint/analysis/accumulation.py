@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.nodes import children
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Backprop:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.scopes = ctx.fact(Scopes)
+        self.scopes = ctx.fact(SemanticModel)
 
     # -- backward calls ----------------------------------------------------------------
     @cached_property

@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.nodes import own_returns
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class DataLoaders:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.scopes = ctx.fact(Scopes)
+        self.scopes = ctx.fact(SemanticModel)
         self.loops = ctx.fact(LoopFacts)
         self.constructions: dict[cst.Call, LoaderArgs] = {
             call: loader_args(call) for call in self.scopes.calls if is_dataloader(ctx, call)

@@ -29,7 +29,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name, name_tokens
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
@@ -67,50 +67,15 @@ def _first_arg(call: cst.Call, keyword: str) -> cst.Arg | None:
     return None
 
 
-class FileIndex:
-    """What the queries look up by name, bucketed from the traversal's parent map (a fact of its own).
-
-    Reading `ctx.parents` (every node, in source order, once the traversal is complete) costs a
-    fraction of a second libcst walk over the tree.
-    """
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
-        self.classes: dict[str, cst.ClassDef] = {}
-        self.names: dict[str, list[cst.Name]] = defaultdict(list)
-        self.attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
-        self.assigns: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
-        self.calls: list[cst.Call] = []
-        self.loops: list[cst.For] = []
-        for node in ctx.parents:
-            kind = type(node)
-            if kind is cst.Name:
-                self.names[node.value].append(node)
-            elif kind is cst.Attribute:
-                self.attributes[node.attr.value].append(node)
-            elif kind is cst.Call:
-                self.calls.append(node)
-            elif kind is cst.Assign:
-                self.assigns.extend((t.target, node.value) for t in node.targets)
-            elif kind is cst.AnnAssign and node.value is not None:
-                self.assigns.append((node.target, node.value))
-            elif kind is cst.FunctionDef:
-                self.functions[node.name.value].append(node)
-            elif kind is cst.ClassDef:
-                self.classes[node.name.value] = node
-            elif kind is cst.For:
-                self.loops.append(node)
-
-
 class _Shared:
-    """The index and the tree helpers both facts use."""
+    """The semantic model and the tree helpers both facts use."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
 
     @property
-    def index(self) -> FileIndex:
-        return self.ctx.fact(FileIndex)
+    def model(self) -> SemanticModel:
+        return self.ctx.fact(SemanticModel)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.ctx.parents.get(node)
@@ -128,7 +93,7 @@ class _Shared:
     @cached_property
     def _calls_by_function(self) -> dict[cst.FunctionDef | None, list[cst.Call]]:
         found: dict[cst.FunctionDef | None, list[cst.Call]] = defaultdict(list)
-        for call in self.index.calls:
+        for call in self.model.calls:
             found[self.enclosing_function(call)].append(call)
         return found
 
@@ -143,9 +108,9 @@ class _Shared:
         name = function.name.value
         refs: Iterable[cst.CSTNode]
         if self.enclosing_class(function) is not None:
-            refs = self.index.attributes.get(name, ())
+            refs = self.model.attributes.get(name, ())
         else:
-            refs = [n for n in self.index.names.get(name, ()) if self._is_load(n)]
+            refs = [n for n in self.model.names.get(name, ()) if self._is_load(n)]
         sites = []
         for ref in refs:
             parent = self.parent(ref)
@@ -234,7 +199,7 @@ class Grad(_Shared):
             functions = self._callees(expr)
         else:
             functions = self._callees(cst.Call(func=expr))
-            if any(dotted(target) == name and self._mentions_grad_api(value) for target, value in self.index.assigns):
+            if any(dotted(target) == name and self._mentions_grad_api(value) for target, value in self.model.assigns):
                 return GradMode.MANAGED
         if any(self._function_uses_grad_api(f) for f in functions):
             return GradMode.MANAGED
@@ -275,7 +240,7 @@ class Grad(_Shared):
         switch the mode for the rest of that code in a way a walk up the tree cannot see.
         """
         found: set[cst.FunctionDef | None] = set()
-        for call in self.index.calls:
+        for call in self.model.calls:
             name = dotted(call.func) or ""
             if name.rsplit(".", 1)[-1] in _GRAD_APIS and not isinstance(self.parent(call), cst.WithItem | cst.Decorator):
                 found.add(self.enclosing_function(call))
@@ -357,26 +322,26 @@ class Grad(_Shared):
 
     @cached_property
     def _grad_api_calls(self) -> list[cst.Call]:
-        return [call for call in self.index.calls if (dotted(call.func) or "").rsplit(".", 1)[-1] in _GRAD_APIS]
+        return [call for call in self.model.calls if (dotted(call.func) or "").rsplit(".", 1)[-1] in _GRAD_APIS]
 
     @cached_property
     def _direct_needy(self) -> list[cst.CSTNode]:
         """Nodes that need autograd themselves: backward, autograd.grad, `x.requires_grad = True`, optimizer steps."""
-        index = self.index
-        found: list[cst.CSTNode] = [t for t, _ in index.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))]
-        return found + [call for call in index.calls if self._call_needs_grad(call)]
+        model = self.model
+        found: list[cst.CSTNode] = [t for t, _ in model.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))]
+        return found + [call for call in model.calls if self._call_needs_grad(call)]
 
     @cached_property
     def _needy(self) -> list[cst.CSTNode]:
         """Nodes that need autograd: direct ones, and calls of functions in the file that contain one."""
-        index = self.index
+        model = self.model
         found = self._direct_needy
         needy_functions: set[cst.FunctionDef] = set()
         frontier = found
         while frontier:
             new = {f for node in frontier for f in self.ctx.ancestors(node) if isinstance(f, cst.FunctionDef)} - needy_functions
             needy_functions |= new
-            frontier = [call for call in index.calls if any(f in new for f in self._callees(call))]
+            frontier = [call for call in model.calls if any(f in new for f in self._callees(call))]
             found = found + frontier
         return found
 
@@ -406,7 +371,7 @@ class Grad(_Shared):
         """Plain functions and methods of the file, by name."""
         plain: dict[str, list[cst.FunctionDef]] = defaultdict(list)
         methods: dict[str, list[cst.FunctionDef]] = defaultdict(list)
-        for name, functions in self.index.functions.items():
+        for name, functions in self.model.functions.items():
             for function in functions:
                 (plain if self.enclosing_class(function) is None else methods)[name].append(function)
         return plain, methods
@@ -567,13 +532,13 @@ class Evaluation(_Shared):
     def _bound_classes(self) -> dict[str, cst.ClassDef | None]:
         """The class of this file each name is built from (`agent = Agent(envs).to(device)`); None when two differ."""
         found: dict[str, cst.ClassDef | None] = {}
-        for target, value in self.index.assigns:
+        for target, value in self.model.assigns:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
                 value = value.func.value
             name = dotted(target)
             if not name or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
                 continue
-            owner = self.index.classes.get(value.func.value)
+            owner = self.model.classes.get(value.func.value)
             if owner is None:
                 continue
             key = self._binding_key(name, target)
@@ -610,7 +575,7 @@ class Evaluation(_Shared):
         return _is_model_word(tokens[0]) and all(len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:])
 
     def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
-        scopes = self.ctx.fact(Scopes)
+        scopes = self.ctx.fact(SemanticModel)
         bindings = scopes.resolve(name, scopes.scope_of(at))[1]
         return bool(bindings) and all(b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings)
 
@@ -621,10 +586,10 @@ class Evaluation(_Shared):
     @cached_property
     def _frozen(self) -> set[str]:
         frozen = set()
-        for call in self.index.calls:
+        for call in self.model.calls:
             if m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_"))) and call.args and _literal_bool(call.args[0].value) is False:
                 frozen.add(dotted(call.func.value) or "")
-        for loop in self.index.loops:
+        for loop in self.model.for_loops:
             source = loop.iter
             if m.matches(source, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))) and m.findall(
                 loop.body, m.Assign(targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))], value=m.Name("False"))
@@ -636,11 +601,11 @@ class Evaluation(_Shared):
     @cached_property
     def module_classes(self) -> set[str]:
         """Classes of this file that subclass torch.nn.Module (directly or through each other), or define `forward`."""
-        found = {name for name, node in self.index.classes.items() if self._defines_forward(node)}
+        found = {name for name, node in self.model.classes.items() if self._defines_forward(node)}
         changed = True
         while changed:
             changed = False
-            for name, node in self.index.classes.items():
+            for name, node in self.model.classes.items():
                 if name not in found and any(self._is_module_base(b.value, found) for b in node.bases):
                     found.add(name)
                     changed = True
@@ -670,7 +635,7 @@ class Evaluation(_Shared):
         """Names assigned a module construction: `model = Net().to(device)`, `self.enc = nn.LSTM(...)`."""
         return {
             self._binding_key(name, target)
-            for target, value in self.index.assigns
+            for target, value in self.model.assigns
             if (name := dotted(target)) and self._constructs_module(value)
         }
 
@@ -678,7 +643,7 @@ class Evaluation(_Shared):
     def bound_wrappers(self) -> set[str]:
         """Names assigned a model wrapper that runs without grad by itself (`YOLO(...)`, `pipeline(...)`)."""
         found = set()
-        for target, value in self.index.assigns:
+        for target, value in self.model.assigns:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
                 value = value.func.value
             name = dotted(target)
@@ -748,7 +713,7 @@ class Evaluation(_Shared):
         if function is None or self.enclosing_class(function) is not None:
             return None
         root = (self.callee(call) or "").split(".")[0]
-        if root not in self._module_level_evals or self.ctx.fact(Scopes).resolve(root, function)[0] is not self.ctx.module:
+        if root not in self._module_level_evals or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module:
             return None
         return EvalScope(("function", function), f"`{root}` is in eval mode from module level", function=function)
 
@@ -784,7 +749,7 @@ class Evaluation(_Shared):
             return False
         if self.ctx.fact(Grad).needs_grad([self.ctx.module]):
             return False  # a backward, an optimizer step, `requires_grad` set somewhere
-        return not any(self._builds_optimizer(call) for call in self.index.calls)
+        return not any(self._builds_optimizer(call) for call in self.model.calls)
 
     def _builds_optimizer(self, call: cst.Call) -> bool:
         qualname = self.ctx.symbols.qualname(call.func) or ""
@@ -908,7 +873,7 @@ class Evaluation(_Shared):
             name = dotted(base.value) or ""
             if package in (self.ctx.symbols.qualname(base.value) or name).lower():
                 return True
-            parent = self.index.classes.get(name)
+            parent = self.model.classes.get(name)
             if parent is not None and name not in seen and self._derives_from(parent, package, seen):
                 return True
         return False
@@ -998,7 +963,7 @@ class Evaluation(_Shared):
         """What a name holds where it is used, when one binding with a value reaches it."""
         if not isinstance(expr, cst.Name):
             return expr
-        reaching = self.ctx.fact(Scopes).reaching(expr)
+        reaching = self.ctx.fact(SemanticModel).reaching(expr)
         return reaching[0].value if len(reaching) == 1 and reaching[0].value is not None else expr
 
     def _after_training_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
@@ -1022,7 +987,7 @@ class Evaluation(_Shared):
     def _training_statements(self) -> set[cst.CSTNode]:
         """Statements of a block that hold a loop calling `backward()`: a training loop."""
         found: set[cst.CSTNode] = set()
-        for call in self.index.calls:
+        for call in self.model.calls:
             if not m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
                 continue
             looped = False
@@ -1118,7 +1083,7 @@ class Evaluation(_Shared):
     def _switches_by_statement(self) -> dict[cst.CSTNode, list[tuple[str, str]]]:
         """Every statement holding a mode switch, with its switches (kind, receiver) in order."""
         found: dict[cst.CSTNode, list[tuple[str, str]]] = defaultdict(list)
-        for call in self.index.calls:
+        for call in self.model.calls:
             switch = self._switch(call)
             if switch is None:
                 continue

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.nodes import children
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
@@ -91,8 +91,8 @@ class LoopFacts:
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
 
     @cached_property
-    def scopes(self) -> Scopes:
-        return self.ctx.fact(Scopes)
+    def scopes(self) -> SemanticModel:
+        return self.ctx.fact(SemanticModel)
 
     # -- per-batch loops ---------------------------------------------------------------
     def is_per_batch(self, loop: Loop) -> bool:

@@ -12,9 +12,8 @@ enclosing loop may flow back to it; a name of an enclosing scope (a global, a cl
 `self.` attribute count only when every binding of it is evidence. Anything else is unknown:
 the fact answers "evidently numpy" or nothing, never "evidently not".
 
-`Bindings`, the name-resolution half, is a fact of its own for rules that follow other values
-by name. Its index covers the whole module and has its own import table, so both facts can be
-asked for at any point of the traversal.
+Name resolution is the semantic model's (`SemanticModel.dominating`), shared with every
+other fact.
 """
 
 from __future__ import annotations
@@ -25,10 +24,10 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.nodes import children
-from torchlint.analysis.symbols import ImportTable, dotted
+from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.symbols import dotted
 
-__all__ = ["Binding", "Bindings", "Evidence", "NumpyProvenance"]
+__all__ = ["Evidence", "NumpyProvenance"]
 
 # numpy functions whose result is an ndarray whatever they are given (or they raise).
 _CONSTRUCTORS = frozenset(
@@ -78,6 +77,7 @@ _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
 _TORCH_VALUES = frozenset("max min topk sort median mode kthvalue cummax cummin aminmax unique_consecutive".split())
 _ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 _MAX_DEPTH = 40
+_SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class Kind(enum.Enum):
@@ -96,257 +96,12 @@ class Evidence:
     origin: cst.CSTNode  # the expression the evidence starts from (a call, an annotation)
 
 
-@dataclass(frozen=True)
-class Binding:
-    name: str
-    node: cst.CSTNode  # the binding takes effect where this node ends (a statement, a loop target)
-    value: cst.BaseExpression | None  # the bound expression, None when unknown
-    annotation: cst.BaseExpression | None = None
-    function: cst.FunctionDef | None = None
-
-
-_SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_LOOPS = (cst.For, cst.While)
-_SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
-
-
-# The node types `_record` binds names for (exact types: `isinstance` on libcst's classes is slow).
-_BINDERS = frozenset({
-    cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.WithItem,
-    cst.ExceptHandler, cst.Del, cst.FunctionDef, cst.ClassDef, cst.Param, cst.Global,
-})
-_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
-
-
-def _opens_scope(node: cst.CSTNode, child: cst.CSTNode) -> bool:
-    """Whether `child` of `node` lives in `node`'s own namespace: a function's parameters and
-    body, a class body, anything inside a comprehension."""
-    kind = type(node)
-    if kind is cst.FunctionDef or kind is cst.Lambda:
-        return child is node.body or child is node.params  # type: ignore[attr-defined]
-    if kind is cst.ClassDef:
-        return child is node.body  # type: ignore[attr-defined]
-    return kind in _COMPREHENSIONS
-
-
-class Bindings:
-    """Where each name of the file is bound, per scope, and which binding reaches a given use.
-
-    Also the parent and source order of every node, so questions like "is this binding in a
-    block that encloses that use" are cheap. Shared by the rules that follow values by name.
-    """
-
-    def __init__(self, ctx) -> None:
-        self.module: cst.Module = ctx.module
-        self.symbols = ImportTable()
-        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._scope: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.enter: dict[cst.CSTNode, int] = {}
-        self.exit: dict[cst.CSTNode, int] = {}
-        self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
-        self.attrs: dict[tuple[cst.ClassDef, str], list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
-        self.names: dict[tuple[cst.CSTNode, str], list[cst.Name]] = {}
-        self.declared_global: dict[cst.CSTNode, set[str]] = {}
-        self._index()
-
-    # -- public ------------------------------------------------------------------------
-    def reaching(self, name: cst.Name) -> list[Binding] | None:
-        """The bindings that may give `name` its value where it is used; None when that is unclear.
-
-        In the scope that binds it, the one binding that dominates the use; in an enclosing
-        scope (a global, a closure), every binding there.
-        """
-        scope = self.scope(name)
-        if name.value in self.declared_global.get(scope, ()):
-            scope = self.module
-        for candidate in self._enclosing_scopes(scope):
-            found = self.bindings.get((candidate, name.value))
-            if not found:
-                continue
-            if candidate is scope:
-                single = self._dominating(found, name)
-                return [single] if single is not None else None
-            return found
-        return None
-
-    def value_of(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The expression `name` evidently holds at its use, if one binding with a value reaches it."""
-        reaching = self.reaching(name)
-        return reaching[0].value if reaching and len(reaching) == 1 else None
-
-    def uses(self, scope: cst.CSTNode, name: str) -> list[cst.Name]:
-        """Every `Name` node spelled `name` in `scope` (loads and stores), in source order."""
-        return self.names.get((scope, name), [])
-
-    def attribute_values(self, owner: cst.ClassDef, attr: str) -> list[cst.BaseExpression | None]:
-        """What `self.<attr> = ...` assigns in the methods of `owner` (None for unpacking).
-
-        An assignment that a later one in the same method always overwrites (same block, or
-        a block around it) is left out: `self.x = df` then `self.x = self.x.values`.
-        """
-        found = self.attrs.get((owner, attr), [])
-        return [value for node, value in found if not any(self._overwrites(later, node) for later, _ in found)]
-
-    def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
-        if later is earlier or self.enter[later] <= self.exit[earlier] or self.scope(later) is not self.scope(earlier):
-            return False
-        return self.is_ancestor(self._suite(later), earlier)
-
-    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The scope whose namespace `node` (a name, a statement, a parameter) lives in."""
-        return self._scope.get(node, self.module)
-
-    def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
-        """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
-        function = self.scope(attribute)
-        if not isinstance(function, cst.FunctionDef) or not isinstance(attribute.value, cst.Name):
-            return None
-        params = function.params.params
-        if not params or params[0].name.value != attribute.value.value:
-            return None
-        owner = self.scope(function)
-        return owner if isinstance(owner, cst.ClassDef) else None
-
-    def is_ancestor(self, ancestor: cst.CSTNode | None, node: cst.CSTNode) -> bool:
-        if ancestor is None or ancestor not in self.enter or node not in self.enter:
-            return False
-        return self.enter[ancestor] <= self.enter[node] and self.exit[node] <= self.exit[ancestor]
-
-    def own_nodes(self, scope: cst.FunctionDef | cst.Module):
-        """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
-        todo: list[cst.CSTNode] = list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
-        while todo:
-            node = todo.pop()
-            yield node
-            if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
-                todo.extend(children(node))
-
-    # -- index -------------------------------------------------------------------------
-    def _index(self) -> None:
-        """One walk that numbers the nodes and notes each one's parent and scope."""
-        counter = 0
-        todo: list[tuple[cst.CSTNode, bool, cst.CSTNode]] = [(self.module, False, self.module)]
-        while todo:
-            node, leaving, scope = todo.pop()
-            counter += 1
-            if leaving:
-                self.exit[node] = counter
-                continue
-            self.enter[node] = counter
-            self._scope[node] = scope
-            todo.append((node, True, scope))
-            for child in reversed(children(node)):
-                self.parent[child] = node
-                todo.append((child, False, node if _opens_scope(node, child) else scope))
-        for node in self.enter:
-            self._record(node)
-
-    def _record(self, node: cst.CSTNode) -> None:
-        kind = type(node)
-        if kind is cst.Name:
-            self.names.setdefault((self._scope[node], node.value), []).append(node)  # type: ignore[attr-defined]
-            return
-        if kind not in _BINDERS:
-            return
-        if isinstance(node, cst.Import | cst.ImportFrom):
-            self.symbols.add(node)
-            self._bind_imports(node)
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
-                self._bind_target(target.target, node, node.value)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            self._bind_target(node.target, node, node.value)
-        elif isinstance(node, cst.NamedExpr):
-            self._bind_target(node.target, node, node.value)
-        elif isinstance(node, cst.For | cst.CompFor):
-            # The target is bound where it is written, before the body runs.
-            self._bind_target(node.target, node.target, None)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            self._bind_target(node.asname.name, node.asname, None)
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-            self._bind_target(node.name.name, node.name, None)
-        elif isinstance(node, cst.Del):
-            self._bind_target(node.target, node, None)
-        elif isinstance(node, cst.FunctionDef):
-            self._add(self.scope(node), Binding(node.name.value, node, None, function=node))
-        elif isinstance(node, cst.ClassDef):
-            self._add(self.scope(node), Binding(node.name.value, node, None))
-        elif isinstance(node, cst.Param):
-            self._add(self.scope(node), Binding(node.name.value, node, None, annotation=node.annotation and node.annotation.annotation))
-        elif isinstance(node, cst.Global):
-            self.declared_global.setdefault(self.scope(node), set()).update(n.name.value for n in node.names)
-
-    def _bind_imports(self, node: cst.Import | cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        scope = self.scope(node)
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname else alias.name
-            name = dotted(bound) if isinstance(bound, cst.Name | cst.Attribute) else None
-            if name:
-                self._add(scope, Binding(name.split(".")[0], node, None))
-
-    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Name):
-            self._add(self.scope(target), Binding(target.value, node, value))
-        elif isinstance(target, cst.Tuple | cst.List):
-            for element in target.elements:
-                self._bind_target(element.value, node, None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, node, None)
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-            owner = self.self_class(target)
-            if owner is not None:
-                self.attrs.setdefault((owner, target.attr.value), []).append((node, value))
-
-    def _add(self, scope: cst.CSTNode, binding: Binding) -> None:
-        self.bindings.setdefault((scope, binding.name), []).append(binding)
-
-    # -- reaching bindings -------------------------------------------------------------
-    def _enclosing_scopes(self, scope: cst.CSTNode):
-        """The scopes a name used in `scope` is looked up in, innermost first (class bodies skipped)."""
-        yield scope
-        node = scope
-        while node is not self.module:
-            node = self.scope(node)
-            if not isinstance(node, cst.ClassDef):
-                yield node
-
-    def _dominating(self, found: list[Binding], use: cst.CSTNode) -> Binding | None:
-        at = self.enter[use]
-        before = [b for b in found if self.exit[b.node] < at or isinstance(b.node, cst.Param)]
-        if not before:
-            return None
-        last = max(before, key=lambda b: self.exit[b.node])
-        if not isinstance(last.node, cst.Param) and not self.is_ancestor(self._suite(last.node), use):
-            return None
-        for loop in self._loops_around(use):
-            if self.is_ancestor(loop, last.node):
-                break
-            if any(self.enter[b.node] > at and self.is_ancestor(loop, b.node) for b in found):
-                return None
-        return last
-
-    def _suite(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        parent = self.parent.get(node)
-        while parent is not None and not isinstance(parent, _SUITES):
-            parent = self.parent.get(parent)
-        return parent
-
-    def _loops_around(self, node: cst.CSTNode):
-        parent = self.parent.get(node)
-        while parent is not None and not isinstance(parent, _SCOPES):
-            if isinstance(parent, _LOOPS):
-                yield parent
-            parent = self.parent.get(parent)
-
-
 class NumpyProvenance:
     """Answers `evidence(expr)`: why `expr` is a numpy array, or None when that is not evident."""
 
     def __init__(self, ctx) -> None:
-        self.b = ctx.fact(Bindings)
-        self.symbols = self.b.symbols
+        self.b = ctx.fact(SemanticModel)
+        self.symbols = ctx.symbols
         self._active: set[cst.CSTNode] = set()
         self._attrs_active: set[tuple[cst.ClassDef, str]] = set()
         self._memo: dict[cst.CSTNode, tuple[Kind, cst.CSTNode] | None] = {}
@@ -383,8 +138,8 @@ class NumpyProvenance:
         if isinstance(expr, cst.IfExp):
             return self._views(expr.body, depth + 1, seen) or self._views(expr.orelse, depth + 1, seen)
         if isinstance(expr, cst.Name):
-            reaching = self.b.reaching(expr) or []
-            return any(b.value is not None and self._views(b.value, depth + 1, seen) for b in reaching)
+            reaching = self.b.dominating(expr) or []
+            return any(b.exact is not None and self._views(b.exact, depth + 1, seen) for b in reaching)
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in _ARRAY_ATTRS:
                 return self._views(expr.value, depth + 1, seen)
@@ -412,7 +167,7 @@ class NumpyProvenance:
 
     # -- evaluation --------------------------------------------------------------------
     def _kind(self, expr: cst.CSTNode, depth: int) -> tuple[Kind, cst.CSTNode] | None:
-        if depth > _MAX_DEPTH or expr in self._active or expr not in self.b.enter:
+        if depth > _MAX_DEPTH or expr in self._active or self.b.enter(expr) is None:
             return None
         if expr in self._memo:
             return self._memo[expr]
@@ -446,21 +201,21 @@ class NumpyProvenance:
         narrowed = self._narrowed(name)
         if narrowed is not None:
             return Kind.ARRAY, narrowed
-        reaching = self.b.reaching(name)
+        reaching = self.b.dominating(name)
         if not reaching:
             return None
         return self._join([self._binding_kind(b, depth) for b in reaching])
 
     def _narrowed(self, name: cst.Name) -> cst.CSTNode | None:
         """The `isinstance(x, np.ndarray)` test of an `if` whose body holds this use of `x`."""
-        child, parent = name, self.b.parent.get(name)
+        child, parent = name, self.b.parents.get(name)
         while parent is not None and not isinstance(parent, _SCOPES):
             if isinstance(parent, cst.If) and child is parent.body and self._checks_array(parent.test, name.value):
-                rebound = self.b.bindings.get((self.b.scope(name), name.value), [])
-                if any(self.b.is_ancestor(parent.body, b.node) for b in rebound):
+                rebound = self.b.bindings[self.b.scope_of(name)].get(name.value, [])
+                if any(self.b.is_ancestor(parent.body, b.effect) for b in rebound):
                     return None
                 return parent.test
-            child, parent = parent, self.b.parent.get(parent)
+            child, parent = parent, self.b.parents.get(parent)
         return None
 
     def _checks_array(self, test: cst.BaseExpression, name: str) -> bool:
@@ -471,8 +226,8 @@ class NumpyProvenance:
         return self.symbols.qualname(test.args[1].value) == "numpy.ndarray"  # type: ignore[attr-defined]
 
     def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
-        if binding.value is not None:
-            return self._kind(binding.value, depth)
+        if binding.exact is not None:
+            return self._kind(binding.exact, depth)
         if binding.annotation is not None and self._is_array_annotation(binding.annotation):
             return Kind.NUMPY, binding.annotation
         return None
@@ -506,8 +261,8 @@ class NumpyProvenance:
     def _torch_result(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is evidently the result of a torch call (whose `.values` is a tensor)."""
         if isinstance(expr, cst.Name):
-            reaching = self.b.reaching(expr) or []
-            return any(b.value is not None and self._torch_result(b.value) for b in reaching)
+            reaching = self.b.dominating(expr) or []
+            return any(b.exact is not None and self._torch_result(b.exact) for b in reaching)
         if not isinstance(expr, cst.Call):
             return False
         qualname = self.symbols.qualname(expr.func) or ""
@@ -647,7 +402,7 @@ class NumpyProvenance:
         """The function of this file that `f(...)` or `self.f(...)` calls, when that is evident."""
         func = call.func
         if isinstance(func, cst.Name):
-            reaching = self.b.reaching(func)
+            reaching = self.b.dominating(func)
             return reaching[0].function if reaching and len(reaching) == 1 else None
         if not isinstance(func, cst.Attribute):
             return None

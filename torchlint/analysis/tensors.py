@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.nodes import own_returns
-from torchlint.analysis.scopes import Binding, Scopes
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class TensorFacts:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.scopes = ctx.fact(Scopes)
+        self.scopes = ctx.fact(SemanticModel)
         self.loops = ctx.fact(LoopFacts)
         self._memo: dict[cst.CSTNode, Kind] = {}
         self._tests_memo: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}

@@ -17,7 +17,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
 from torchlint.analysis.text import may_train
-from torchlint.analysis.scopes import Scopes
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -53,8 +53,8 @@ class Training:
         self.ctx = ctx
 
     @cached_property
-    def scopes(self) -> Scopes:
-        return self.ctx.fact(Scopes)
+    def scopes(self) -> SemanticModel:
+        return self.ctx.fact(SemanticModel)
 
     @cached_property
     def step_calls(self) -> list[cst.Call]:

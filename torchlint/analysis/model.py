@@ -1,9 +1,12 @@
-"""Who binds which name where, and who calls which function: one walk shared by the facts.
+"""The semantic model of one file: every binding, scope, load and call, from one walk.
 
-Loop, tensor and array facts all ask "what was this name bound to here?" and "who calls
-this function?". One walk per file records every node's parent, every binding in textual
-order, every load with its scope, and the same-file call sites of every function, so each
-later question is a few dictionary lookups instead of another walk.
+Every fact asks the same few questions: "what was this name bound to here?", "which scope
+is this in?", "who calls this function?", "where is every `forward` / `.eval()` / loop?".
+One walk per file records each node's parent and source position, every binding in textual
+order with its kind, every load with its scope, the names, attributes, functions, classes,
+assignments, calls and loops by kind, and the same-file call graph, so each later question
+is a few dictionary lookups instead of another walk. Value kinds (tensors, arrays, loaders),
+per-batch loops and grad mode are facts built on top of it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 Scope = cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPE_TYPES = frozenset(_SCOPES)
+_SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,37 @@ class Binding:
     order: int
     path: tuple[int, ...] = ()
 
+    @property
+    def exact(self) -> cst.BaseExpression | None:
+        """The expression the name evidently holds: the value of an "assign", else None."""
+        return self.value if self.kind == "assign" else None
 
-class Scopes:
-    """Bindings, loads and call sites of one file, built once by `ctx.fact(Scopes)`."""
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        return self.node if isinstance(self.node, cst.FunctionDef) else None
+
+    @property
+    def annotation(self) -> cst.BaseExpression | None:
+        """A parameter's annotation."""
+        if isinstance(self.node, cst.Param) and self.node.annotation is not None:
+            return self.node.annotation.annotation
+        return None
+
+    @property
+    def effect(self) -> cst.CSTNode:
+        """Where the binding takes effect: a loop's, `with`'s or handler's target is bound before its body runs."""
+        node = self.node
+        if isinstance(node, cst.For | cst.CompFor):
+            return node.target
+        if isinstance(node, cst.WithItem) and node.asname is not None:
+            return node.asname
+        if isinstance(node, cst.ExceptHandler) and node.name is not None:
+            return node.name
+        return node
+
+
+class SemanticModel:
+    """Bindings, loads, call sites and nodes by kind of one file, built once by `ctx.fact(SemanticModel)`."""
 
     def __init__(self, ctx: FileContext) -> None:
         # After the engine's traversal its parent map is complete and shared; before, build one.
@@ -63,6 +95,15 @@ class Scopes:
         self.calls: list[cst.Call] = []  # every call, in textual order
         self.loops: list[cst.For | cst.While] = []  # every loop, in textual order
         self.strings: list[cst.SimpleString] = []
+        # Nodes by kind, for questions asked by name: `forward`, `.eval()`, a class's methods.
+        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.names: dict[str, list[cst.Name]] = defaultdict(list)  # every Name, loads and stores
+        self.attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
+        self.assigns: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []  # (target, value), plain and annotated
+        self.names_in: dict[tuple[Scope, str], list[cst.Name]] = defaultdict(list)  # every Name of a scope, in order
+        self.class_attrs: dict[tuple[cst.ClassDef, str], list[Binding]] = defaultdict(list)  # `self.x = ...` in methods
+        self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.module = ctx.module
         walker = _Walker(self)
@@ -175,6 +216,128 @@ class Scopes:
                 return parent
         return None
 
+    @property
+    def for_loops(self) -> list[cst.For]:
+        return [loop for loop in self.loops if isinstance(loop, cst.For)]
+
+    # -- positions ---------------------------------------------------------------------
+    def enter(self, node: cst.CSTNode) -> int | None:
+        """The node's pre-order position; None for nodes the walk does not see (inside imports)."""
+        return self.order.get(node)
+
+    def exit(self, node: cst.CSTNode) -> int:
+        """The position of the last node inside `node`: positions in between are its descendants."""
+        found = self._exit.get(node)
+        if found is not None:
+            return found
+        last = node
+        while True:
+            inner = [c for c in children(last) if c in self.order]
+            if not inner:
+                break
+            last = inner[-1]
+        found = self._exit[node] = self.order[last]
+        return found
+
+    def is_ancestor(self, ancestor: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+        """Whether `node` lies inside `ancestor` (or is it)."""
+        if ancestor is None or ancestor not in self.order or node not in self.order:
+            return False
+        return self.order[ancestor] <= self.order[node] <= self.exit(ancestor)
+
+    # -- dominating bindings -------------------------------------------------------------
+    def dominating(self, name: cst.Name) -> list[Binding] | None:
+        """The bindings that surely give `name` its value where it is used; None when that is unclear.
+
+        Stricter than `reaching`: in the scope that binds it, the one binding that dominates
+        the use (not one in a branch that may not have run, nor one a loop may redo after the
+        use); in an enclosing scope (a global, a closure), every binding there.
+        """
+        scope = self.scope_of(name)
+        if self.declared[scope].get(name.value) == "global":
+            scope = self.module
+        current: Scope | None = scope
+        while current is not None:
+            found = [b for b in self.bindings[current].get(name.value, ()) if b.kind != "augment"]
+            if found and not (isinstance(current, cst.ClassDef) and current is not scope):
+                if current is not scope:
+                    return found
+                single = self._dominating(found, name)
+                return [single] if single is not None else None
+            current = self.scope_parent.get(current)
+        return None
+
+    def value_of(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The expression `name` evidently holds at its use, if one dominating binding gives it."""
+        found = self.dominating(name)
+        return found[0].exact if found and len(found) == 1 else None
+
+    def uses(self, scope: Scope, name: str) -> list[cst.Name]:
+        """Every `Name` spelled `name` in `scope` (loads and stores), in source order."""
+        return self.names_in.get((scope, name), [])
+
+    def attribute_values(self, owner: cst.ClassDef, attr: str) -> list[cst.BaseExpression | None]:
+        """What `self.<attr> = ...` assigns in the methods of `owner` (None where not exact).
+
+        An assignment that a later one in the same method always overwrites (same block, or
+        a block around it) is left out: `self.x = df` then `self.x = self.x.values`.
+        """
+        found = self.class_attrs.get((owner, attr), [])
+        return [b.exact for b in found if not any(self._overwrites(later.node, b.node) for later in found)]
+
+    def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
+        """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
+        function = self.scope_of(attribute)
+        if not isinstance(function, cst.FunctionDef) or not isinstance(attribute.value, cst.Name):
+            return None
+        params = function.params.params
+        if not params or params[0].name.value != attribute.value.value:
+            return None
+        owner = self.scope_parent.get(function)
+        return owner if isinstance(owner, cst.ClassDef) else None
+
+    def own_nodes(self, scope: cst.FunctionDef | cst.Module) -> Iterator[cst.CSTNode]:
+        """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
+        todo: list[cst.CSTNode] = list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
+        while todo:
+            node = todo.pop()
+            yield node
+            if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                todo.extend(children(node))
+
+    def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
+        if later is earlier or self.order[later] <= self.exit(earlier) or self.scope_of(later) is not self.scope_of(earlier):
+            return False
+        return self.is_ancestor(self._suite(later), earlier)
+
+    def _dominating(self, found: list[Binding], use: cst.Name) -> Binding | None:
+        at = self.order[use]
+        before = [b for b in found if b.effect in self.order and (self.exit(b.effect) < at or b.kind == "param")]
+        if not before:
+            return None
+        last = max(before, key=lambda b: self.exit(b.effect))
+        if last.kind != "param" and not self.is_ancestor(self._suite(last.effect), use):
+            return None
+        for loop in self._loops_around(use):
+            if self.is_ancestor(loop, last.effect):
+                break
+            if any(b.effect in self.order and self.order[b.effect] > at and self.is_ancestor(loop, b.effect) for b in found):
+                return None
+        return last
+
+    def _suite(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(parent, _SUITES):
+            parent = self.parents.get(parent)
+        return parent
+
+    def _loops_around(self, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            if isinstance(parent, cst.For | cst.While):
+                yield parent
+            parent = self.parents.get(parent)
+
     # -- call graph --------------------------------------------------------------------
     def _resolve_calls(self, calls: list[tuple[cst.Call, Scope]]) -> None:
         for call, scope in calls:
@@ -223,7 +386,7 @@ def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpres
 
 
 class _Walker:
-    def __init__(self, scopes: Scopes) -> None:
+    def __init__(self, scopes: SemanticModel) -> None:
         self.s = scopes
         self.scopes: list[Scope] = [scopes.module]
         self.stores: set[cst.CSTNode] = set()
@@ -246,8 +409,12 @@ class _Walker:
                 self._leave(node)
                 continue
             self.counter += 1
+            self.s.order[node] = self.counter
             kind = type(node)
             self.parent, self.needs_leave = parent, False
+            bucket = _BUCKETS.get(kind)
+            if bucket is not None:
+                bucket(self.s, node)
             handler = _HANDLERS.get(kind)
             descend = handler(self, node) if handler is not None else None
             if kind in _SCOPE_TYPES:
@@ -290,6 +457,11 @@ class _Walker:
         key = dotted(target)
         if key:
             self.s.attr_bindings[key].append(binding)
+        if binding.kind in ("assign", "unpack") and isinstance(target, cst.Attribute) and isinstance(scope, cst.FunctionDef):
+            owner = self.s.scope_parent.get(scope)
+            params = scope.params.params
+            if isinstance(owner, cst.ClassDef) and params and _is_name(target.value, params[0].name.value):
+                self.s.class_attrs[(owner, target.attr.value)].append(binding)
 
     def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
         self._note_mutation(target)
@@ -406,7 +578,7 @@ class _Walker:
         else:
             scope = self.scopes[-1]
         self.s.name_scope[node] = scope
-        self.s.order[node] = self.counter
+        self.s.names_in[(scope, node.value)].append(node)
         if node in self.stores:
             return
         if kind is cst.Attribute:
@@ -418,6 +590,28 @@ class _Walker:
         if load:
             self.s.loads[scope][node.value].append(node)
 
+
+def _is_name(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _bucket_assign(model: SemanticModel, node: cst.Assign) -> None:
+    model.assigns.extend((t.target, node.value) for t in node.targets)
+
+
+def _bucket_ann_assign(model: SemanticModel, node: cst.AnnAssign) -> None:
+    if node.value is not None:
+        model.assigns.append((node.target, node.value))
+
+
+_BUCKETS = {
+    cst.Name: lambda model, node: model.names[node.value].append(node),
+    cst.Attribute: lambda model, node: model.attributes[node.attr.value].append(node),
+    cst.Assign: _bucket_assign,
+    cst.AnnAssign: _bucket_ann_assign,
+    cst.FunctionDef: lambda model, node: model.functions[node.name.value].append(node),
+    cst.ClassDef: lambda model, node: model.classes.__setitem__(node.name.value, node),
+}
 
 _HANDLERS = {
     getattr(cst, name[len("_on_"):]): function for name, function in vars(_Walker).items() if name.startswith("_on_")
