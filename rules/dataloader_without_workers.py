@@ -36,8 +36,11 @@ function of the file that receives the loader as an argument.
 
 Not flagged: `num_workers` given as a variable or expression, or `pin_memory` given at all
 (either way: those are choices); loaders never iterated in the file (handed to a trainer
-object); loops that never move their batches to a device (the data already lives there);
-calls with `*args`/`**kwargs`; datasets built from tensors already on the device; unit tests.
+object); loops that never move their batches to a device (the data already lives there; a
+`x.to(device)` whose result is dropped moves nothing); calls with `*args`/`**kwargs`; datasets
+built from tensors already on the device; `batch_size=len(data)`, one in-memory batch per epoch;
+unit tests. In a notebook the fix adds workers directly: its kernel is never re-imported by
+them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## Why is this bad?
 With `num_workers=0` the training process itself loads, decodes, augments and collates every
@@ -168,7 +171,7 @@ accelerator PyTorch warns and ignores it.
             workers = args.num_workers is None or (isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0)
             if not workers and args.pin_memory is not None:
                 continue
-            if self._dataset_on_device(args):
+            if self._dataset_on_device(args) or self._one_batch(args):
                 continue
             self._report(call, workers, args.pin_memory is None)
 
@@ -185,6 +188,12 @@ accelerator PyTorch warns and ignores it.
             return False
         tensors = self.ctx.fact(TensorFacts)
         return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+
+    @staticmethod
+    def _one_batch(args: LoaderArgs) -> bool:
+        """`batch_size=len(xs)`: the whole in-memory dataset is one batch, loaded once per epoch."""
+        size = args.batch_size
+        return isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len"
 
     def _report(self, call: cst.Call, workers: bool, pin: bool) -> None:
         guarded = self._spawn_safe(call)
@@ -210,7 +219,10 @@ accelerator PyTorch warns and ignores it.
 
     def _spawn_safe(self, call: cst.Call) -> bool:
         """Whether worker processes that re-import this file (spawn) would not re-run its work:
-        the loader is built in a function, and the module does no work at import."""
+        the loader is built in a function, and the module does no work at import. A notebook's
+        kernel is never re-imported by its workers: it has no `__main__` guard to add."""
+        if self.ctx.path.endswith(".ipynb"):
+            return True
         return self.ctx.fact(SemanticModel).function_of(call) is not None and not self._works_at_import
 
     @cached_property

@@ -24,6 +24,8 @@ _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # Owners whose `.step()` takes no data: an optimizer's update. Any other `.step(value)` consumes
 # the value on the host (an environment's action, a plateau scheduler's metric).
 _UPDATE_OWNERS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler", "solver"})
+# Calls that save their argument to a file (images, arrays): the data has to be in host memory.
+_WRITER = re.compile(r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile)$|^save_|_save$")
 _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter", "all_to_all")
 _BACKEND = re.compile(r"(\b|_)(mps|xla|tpu|cpu)(\b|_)|Device(CPU|MPS|TPU)", re.IGNORECASE)
 _LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
@@ -78,11 +80,13 @@ Not flagged:
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
   what a model computes from them), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
-- reads that are the point of the code: `assert`s and `self.assert*` checks, code in
-  `test_*` functions and `Test*` classes, values just agreed across ranks with a collective
+- reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
+  code is left alone by every performance rule; `def test(model, loader)` in a training script is
+  an evaluation routine, not a test), values just agreed across ranks with a collective
   (`all_reduce(done); if done.item(): break`), branches for one backend
   (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
-  optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host);
+  optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
+  copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string): there a sync costs nothing.
 
@@ -162,6 +166,9 @@ depends on what the value is for.
             "import torch\nfor x, y in train_loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n"
             "    optimizer.step()\n    obs, r, done, _ = env.step(policy(obs.cuda()).argmax().item())\n"
         ),
+        # written to a file: the data has to reach the host
+        "import torch\nfor i, (x, c) in enumerate(test_loader):\n    out = G(x.cuda(), c.cuda())\n"
+        "    save_image(denorm(out.data.cpu()), f'{i}.jpg')\n",
         # only on the listed iterations: `i in checkpoints`
         "import torch\nfor i in range(1000):\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
         "    if i in np.linspace(0, 1000, 10):\n        print(loss.item())\n",
@@ -418,23 +425,14 @@ depends on what the value is for.
         return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
 
     def _deliberate(self, candidate: _Candidate) -> bool:
-        """Reads that are the point of the code: checks in tests, values agreed across ranks, backend workarounds."""
+        """Reads that are the point of the code: assertions, values agreed across ranks, backend workarounds."""
         return (
             self._asserted(candidate.node)
-            or self._in_test(candidate.node)
             or self._reduced_across_ranks(candidate.value)
             or self._backend_branch(candidate.node)
             or self._handed_to_a_step(candidate.node)
+            or self._written_out(candidate.node)
         )
-
-    def _in_test(self, node: cst.CSTNode) -> bool:
-        """Inside a `test_*` function or a `Test*` class: tests read values to check them."""
-        for parent in self.ctx.fact(SemanticModel).ancestors(node):
-            if isinstance(parent, cst.FunctionDef) and parent.name.value.startswith("test"):
-                return True
-            if isinstance(parent, cst.ClassDef) and parent.name.value.startswith("Test"):
-                return True
-        return False
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:
         """Under `if isinstance(device, DeviceMPS):`-like tests: a workaround for one backend (MPS, XLA, CPU)."""
@@ -484,6 +482,16 @@ depends on what the value is for.
                 break
         loads = scopes.loads[scopes.scope_of(node)]
         return any(self._in_data_step(load, scopes) for name in names for load in loads.get(name, []))
+
+    def _written_out(self, node: cst.CSTNode) -> bool:
+        """The copy goes straight into a writer (`save_image(x.cpu(), path)`, `np.save`, `cv2.imwrite`):
+        files are written from host memory, so the copy is the job, not an accident."""
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
+            if isinstance(parent, cst.Call) and _WRITER.search(_last_name(parent.func) or ""):
+                return True
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+        return False
 
     def _in_data_step(self, load: cst.Name, scopes: SemanticModel) -> bool:
         for parent in scopes.ancestors(load):

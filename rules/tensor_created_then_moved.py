@@ -26,6 +26,17 @@ _FACTORIES = _EXACT | _RANDOM | _ROUNDED
 _DATA = frozenset({"tensor", "as_tensor"})
 # Functions that run on every step: a module's forward, a framework's step hooks, a loss.
 _STEP_FUNCTION = re.compile(r"^(forward|__call__)$|^forward_|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)")
+# Legacy typed constructors: `torch.LongTensor(n, m)` allocates an uninitialised CPU tensor of that size.
+_LEGACY = {
+    "Tensor": "float", "FloatTensor": "float", "DoubleTensor": "double", "HalfTensor": "half", "BFloat16Tensor": "bfloat16",
+    "LongTensor": "long", "IntTensor": "int", "ShortTensor": "short", "CharTensor": "int8", "ByteTensor": "uint8",
+    "BoolTensor": "bool",
+}
+# Methods that change only a tensor's dtype, shape or fill: the tensor is still made up on the CPU.
+_SHAPING = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "fill_", "zero_",
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "t", "transpose", "permute", "flatten", "contiguous",
+})
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 # The examples' per-step code: a training loop, and a module's forward.
@@ -42,13 +53,15 @@ class TensorCreatedThenMoved(Rule):
     fix_versions = {
         '`device=` at creation': '1.0',
     }
-    tokens = tuple(sorted(_FACTORIES))
+    tokens = (*sorted(_FACTORIES), "Tensor")
     text_tests = (moves_a_call_result,)
     docs = """
 ## What it does
 Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `arange`,
-`linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) whose result is immediately moved
-to a device, where it runs on every step: `torch.zeros(n).cuda()` in a per-batch loop,
+`linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) or the size form of a legacy
+constructor (`torch.LongTensor(n, 8)`) whose result is moved to a device, directly or after
+methods that only change its dtype, shape or fill (`.float()`, `.fill_(0)`, `.unsqueeze(0)`),
+where it runs on every step: `torch.zeros(n).cuda()` in a per-batch loop,
 `torch.arange(n).to(x.device)` in a `forward`, or in a `*_step` function, or in a function of the
 file those call.
 
@@ -114,6 +127,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
 """
     valid = [
         "import torch\nx = torch.zeros(3, device=device)\n",
+        # a legacy constructor's data form copies host data whatever the device
+        _LOOP + "    rows = torch.FloatTensor(rows_list).to(device)\n",
         "import torch\nx = torch.zeros(3, device='cpu').to(device)\n",
         "import torch\nx = torch.zeros(3).to(torch.float16)\ny = torch.ones(3).to(other)\n",
         "import torch\nx = torch.randn(3, generator=g).to(device)\n",
@@ -148,6 +163,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         # not a pure move: flagged without a fix
         Invalid(_LOOP + "    x = torch.zeros(3).to(device, torch.float16)\n"),
         Invalid(_LOOP + "    x = torch.ones(3).cuda(non_blocking=True)\n"),
+        # through dtype and shape methods; the size form of a legacy constructor (no fix: it takes no device)
+        Invalid(_LOOP + "    x = torch.zeros(n, 3).float().unsqueeze(0).to(device)\n",
+                fixed=_LOOP + "    x = torch.zeros(n, 3, device=device).float().unsqueeze(0)\n"),
+        Invalid(_LOOP + "    mask = torch.LongTensor(n, 8).fill_(0).cuda()\n", fixed=None),
     ]
 
     def __init__(self, ctx, options) -> None:
@@ -159,8 +178,12 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to") or not isinstance(func.value, cst.Call):
             return
         creation = func.value
+        while isinstance(creation.func, cst.Attribute) and creation.func.attr.value in _SHAPING and isinstance(creation.func.value, cst.Call):
+            creation = creation.func.value  # `torch.zeros(n).float().to(device)`: still made up on the CPU
         module, _, factory = (self.ctx.symbols.qualname(creation.func) or "").rpartition(".")
-        if module == "torch" and factory in _FACTORIES and self._plain(creation):
+        if module != "torch" or not self._plain(creation):
+            return
+        if factory in _FACTORIES or (factory in _LEGACY and self._sized(creation)):
             self.candidates.append((node, creation, factory))
 
     def finish(self) -> None:
@@ -172,11 +195,25 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             device = self._device(move)
             if device is None or not self._per_step(move):  # built once: one copy per run costs nothing
                 continue
+            if factory in _LEGACY:
+                advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
+                fix = self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY)
+                self.report(move, f"`{factory}(size)` is built on the CPU, then copied; build it on the device with `torch.empty`", fix)
+                continue
             fix = None
             if device is not False and not creation.lpar:  # `(torch.zeros(3)).cuda()`: rare, left to the user
                 applicability = Applicability.SAFE if self._exact(factory, creation) else Applicability.UNSAFE
                 fix = self.make_fix("Pass the device at creation", applicability, *self._device_edits(move, creation, device), writes="`device=` at creation")
             self.report(move, f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there", fix)
+
+    @staticmethod
+    def _sized(creation: cst.Call) -> bool:
+        """The size form of a legacy constructor (`LongTensor(n, 8)`, `FloatTensor(16)`), not its data form
+        (`FloatTensor(rows)`, which copies host data whatever the device)."""
+        positional = [a for a in creation.args if a.keyword is None]
+        if not positional or any(a.star for a in positional) or len(positional) != len(creation.args):
+            return False
+        return len(positional) > 1 or isinstance(positional[0].value, cst.Integer)
 
     def _per_step(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs on every step: in a per-batch loop, or in a forward or step function
@@ -231,7 +268,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         return True
 
     def _device_edits(self, move: cst.Call, creation: cst.Call, device: cst.BaseExpression) -> list[Edit]:
-        """Add `device=...` after the creation's last argument and drop the move."""
+        """Add `device=...` after the creation's last argument and drop the move (the dtype and shape
+        methods between them stay: they run on the device then)."""
         text = cst.Module([]).code_for_node(device)
         if creation.args:
             add = self.ctx.insert_after(creation.args[-1].value, f", device={text}")
@@ -239,7 +277,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             end = self.ctx.end(creation)
             at = Position(end.row, end.column - 1)  # before the closing parenthesis
             add = Edit(at, at, f"device={text}")
-        return [add, Edit(self.ctx.end(creation), self.ctx.end(move), "")]
+        return [add, Edit(self.ctx.end(move.func.value), self.ctx.end(move), "")]  # type: ignore[attr-defined]
 
 
 def _passes(call: cst.Call, keyword: str) -> bool:

@@ -136,8 +136,8 @@ def test_code_in_a_function_called_from_the_loop_runs_per_batch_unless_the_call_
 )
 def test_periodic_guards(guard):
     source = (
-        "import torch\nmodel.cuda()\nstep = 0\nlog_now = step % 50 == 0\n"
-        "for i, batch in enumerate(loader):\n    step += 1\n    loss = model(batch)\n"
+        "import torch\nmodel.cuda()\nstep = 0\n"
+        "for i, batch in enumerate(loader):\n    step += 1\n    log_now = step % 50 == 0\n    loss = model(batch)\n"
         f"    {guard}\n        print(loss.item())\n"
     )
     ctx = _context(source)
@@ -427,3 +427,16 @@ class Trainer:
 def test_a_batch_moved_in_place_is_no_longer_known_to_be_on_the_cpu():
     source = HEADER + "for batch in loader:\n    for k in batch:\n        batch[k] = batch[k].to(device)\n    out = model(**batch)\n    print(out.sum().item())\n"
     assert [d.code for d in _findings(source)] == ["TL002"]
+
+
+@pytest.mark.parametrize("guard", ["if args.do_eval:", "if cfg.should_log:", "if log_now:"])
+def test_flags_the_loop_never_changes_are_not_guards(guard):
+    """A run setting, or a flag bound once before the loop: the branch runs on every batch or never."""
+    source = (
+        "import torch\nmodel.cuda()\nlog_now = verbose\n"
+        "for i, batch in enumerate(loader):\n    loss = model(batch)\n"
+        f"    {guard}\n        print(loss.item())\n"
+    )
+    ctx = _context(source)
+    (call,) = _calls(ctx, "loss.item()")
+    assert ctx.fact(LoopFacts).per_batch_loop(call) is _loops(ctx)[0]

@@ -155,8 +155,7 @@ def test(model, loader, device):
         data, target = data.to(device), target.to(device)
         correct += (model(data).argmax(1) == target).sum().item()
     return correct / len(loader.dataset)
-''', ("TL001", "TL002"), (("TL001", 9), ("TL002", 9)),
-         xfail='TL002 takes `def test(model, loader, device)` for a unit test (only test_*/Test* are)'),
+''', ("TL001", "TL002"), (("TL001", 9), ("TL002", 9))),
     # --- Branches that do not run every batch (TL002 false alarms) ---
     Case("bounded-counter-guard-is-not-per-batch", "show_preds.py", '''\
 import torch
@@ -169,8 +168,7 @@ with torch.no_grad():
             if shown < 3:
                 shown += 1
                 print("pred=%d" % pred[i].item())
-''', ("TL002",),
-         xfail='`if shown < 3: shown += 1` (at most 3 times in all) is not a rare branch'),
+''', ("TL002",)),
     Case("run-mode-flag-is-not-a-periodic-guard", "train_flag.py", '''\
 import torch
 import torch.nn.functional as F
@@ -188,8 +186,7 @@ def train(args, model, train_loader, optimizer):
         if args.do_eval:
             train_acc += (logits.argmax(1) == y).float().mean().item()
     return train_acc
-''', ("TL002",), (("TL002", 15),),
-         xfail='`do_eval` matches the periodic-flag name pattern, though a run-mode flag is loop-invariant'),
+''', ("TL002",), (("TL002", 15),)),
     Case("modulo-held-in-a-variable-is-periodic", "train_mod.py", '''\
 import torch
 import torch.nn.functional as F
@@ -204,8 +201,7 @@ def train(args, model, train_loader, optimizer):
         n = step % args.log_every
         if n == 0:
             print(f"step {step}: loss {loss.item():.4f}")
-''', ("TL002",),
-         xfail='`n = step % k; if n == 0:` (modulo through a name, then ==) is not a periodic guard'),
+''', ("TL002",)),
     Case("cpu-only-device-binding", "cpu_train.py", '''\
 import torch
 import torch.nn.functional as F
@@ -418,8 +414,7 @@ for batch in loader:
     n = batch.size(0)
     mask = torch.LongTensor(n, 8).fill_(0).to(device)
     model(batch.to(device), mask).sum().backward()
-''', ("TL103",), (("TL103", 5),),
-         xfail='a legacy constructor with an in-place fill (LongTensor(n, 8).fill_(0)) is not a factory'),
+''', ("TL103",), (("TL103", 5),)),
     Case("dtype-method-between-factory-and-move", "zeros_float.py", '''\
 import torch
 
@@ -427,8 +422,7 @@ for batch in loader:
     n = batch.size(0)
     offsets = torch.zeros(n, 3).float().to(device)
     model(batch.to(device) + offsets).sum().backward()
-''', ("TL103",), (("TL103", 5),),
-         xfail='a dtype method between the factory and the move (.float().to(device)) hides the move'),
+''', ("TL103",), (("TL103", 5),)),
     Case("one-off-creation-outside-any-loop", "shuffle_once.py", '''\
 import torch
 
@@ -519,8 +513,7 @@ for epoch in range(500):
         x, y = x.to(device), y.to(device)
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
-''', ("TL101",),
-         xfail='a loader with batch_size=len(xs) (one in-memory batch) is still flagged'),
+''', ("TL101",)),
     Case("move-whose-result-is-discarded", "discarded_move.py", '''\
 import torch
 from torch.utils.data import DataLoader
@@ -531,14 +524,12 @@ for x, y in loader:
     y.to(device)
     loss = criterion(model(x), y)
     loss.backward()
-''', ("TL101",),
-         xfail='x.to(device) whose result is discarded counts as moving the batch'),
+''', ("TL101",)),
     Case("notebook-gets-no-main-guard-advice", "train_nb.ipynb", notebook(
         "import torch\nfrom torch.utils.data import DataLoader",
         "loader = DataLoader(dataset, batch_size=64, shuffle=True)\nfor x, y in loader:\n"
         "    x, y = x.to('cuda'), y.to('cuda')\n    model(x).sum().backward()",
-    ), ("TL101",), (("TL101", 1),), not_in_finding="__main__",
-         xfail='in a notebook the fix message still says to add an `if __name__ == "__main__":` guard'),
+    ), ("TL101",), (("TL101", 1),), not_in_finding="__main__"),
     # --- Unit tests of the library itself (TL004, TL005 and every performance rule) ---
     Case("test-of-data-parallel-support", "test_parallel.py", '''\
 import pytest

@@ -238,9 +238,10 @@ class DataLoaders:
         return found
 
     def moved(self, call: cst.Call) -> cst.BaseExpression | None:
-        """The receiver of a `.cuda(...)` or `.to(<device>, ...)` call, else None."""
+        """The receiver of a `.cuda(...)` or `.to(<device>, ...)` call whose result is used, else None
+        (a tensor's `x.to(device)` on its own line moves nothing: the copy is dropped)."""
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if not isinstance(func, cst.Attribute) or isinstance(self.scopes.parents.get(call), cst.Expr):
             return None
         if func.attr.value == "cuda":
             return func.value

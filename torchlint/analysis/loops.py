@@ -37,6 +37,8 @@ _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$")
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$")
+# Names of the run's settings: their attributes do not change from one batch to the next.
+_SETTINGS = frozenset({"args", "opt", "opts", "options", "config", "cfg", "conf", "hparams", "hp", "flags", "settings", "params"})
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
@@ -349,17 +351,50 @@ class LoopFacts:
                 return "body"
             return "orelse" if "orelse" in (left, right) else None
         if isinstance(test, cst.Name | cst.Attribute) and _PERIODIC_FLAG.search((_last(test) or "").lower()):
-            return "body"
+            return None if self._run_setting(test) else "body"
         if isinstance(test, cst.Name):
             bindings = self.scopes.reaching(test)
             if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
 
+    def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
+        """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
+        name bound only outside the loops around it. Such a branch runs on every batch or never."""
+        root: cst.BaseExpression = flag
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(flag, cst.Attribute):
+            return isinstance(root, cst.Name) and root.value.lower() in _SETTINGS
+        loops = [a for a in self.scopes.ancestors(flag) if isinstance(a, cst.For | cst.While)]
+        bindings = self.scopes.reaching(flag)
+        return bool(loops) and bool(bindings) and not any(self.scopes.is_ancestor(loop, b.node) for loop in loops for b in bindings)
+
+    def _modulo_value(self, node: cst.BaseExpression) -> bool:
+        """`step % n`, or a name whose one binding holds one (`n = step % k`)."""
+        if isinstance(node, cst.Name):
+            bindings = self.scopes.reaching(node)
+            return len(bindings) == 1 and bindings[0].exact is not None and _has_modulo(bindings[0].exact)
+        return _has_modulo(node)
+
+    def _bounded_counter(self, node: cst.BaseExpression) -> bool:
+        """A counter set once outside the loops around its use and only incremented after:
+        `if shown < 3: shown += 1` runs three times in all, not every batch."""
+        if not isinstance(node, cst.Name):
+            return False
+        loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
+        bindings = self.scopes.all_bindings(node)
+        starts = [b for b in bindings if b.kind != "augment"]
+        if not loops or len(starts) != 1 or not self._counts(starts[0]) or starts[0].kind != "assign":
+            return False
+        return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
+
     def _rare_comparison(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> str | None:
         right = target.comparator
         equal = isinstance(target.operator, cst.Equal)
-        if _has_modulo(left) or _has_modulo(right):
+        if isinstance(target.operator, cst.LessThan | cst.LessThanEqual) and isinstance(right, cst.Integer) and self._bounded_counter(left):
+            return "body"
+        if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
             return "orelse" if isinstance(target.operator, cst.NotEqual) else None
