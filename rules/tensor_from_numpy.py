@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.diagnostics import Applicability
 from torchlint.analysis.symbols import dotted
@@ -39,11 +40,14 @@ class TensorFromNumpy(Rule):
     docs = """
 ## What it does
 Flags `torch.tensor(x)` where `x` is evidently a numpy array from evidence in the same file: the result of a numpy function that returns an array (`np.array`, `np.zeros`, `np.load`,
-`np.stack`, ...), of `.numpy()`, of pandas' `.to_numpy()` or `.values`, a parameter annotated
-`np.ndarray`, a name or `self.` attribute bound to one of these, indexing, slicing,
-`.reshape`/`.astype`/`.T` or arithmetic of such a value, or the return value of a function in
-the file that returns one. Python lists and scalars, and values of unknown origin, are never
-flagged.
+`np.stack`, ...), an element unpacked from one that returns a tuple of arrays
+(`_, inverse = np.unique(y, return_inverse=True)`, `np.histogram`), an image or matrix reader
+(`cv2.imread`, `imageio.imread`, a key of `scipy.io.loadmat(...)`), `.numpy()`, pandas'
+`.to_numpy()` or `.values`, a parameter annotated `np.ndarray`, a name or `self.` attribute
+bound to one of these, indexing, slicing, `.reshape`/`.astype`/`.T` or arithmetic of such a
+value, or the return value of a function in the file that returns one. `torch.tensor` under a
+local alias (`to_tensor = torch.tensor`) counts. Python lists and scalars, and values of unknown
+origin, are never flagged.
 
 Not flagged:
 - an array that may share memory with a tensor (`t.numpy()`, or a slice or reshape of it), where
@@ -129,6 +133,19 @@ the import is removed once the fixes leave it unused.
         "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n        return torch.tensor(data, device=device)\n",
     ]
     invalid = [
+        # a tuple element of a numpy result, an OpenCV image, torch.tensor under a local alias
+        Invalid(
+            "import numpy as np\nimport torch\n_, inverse = np.unique(labels, return_inverse=True)\ny = torch.tensor(inverse)\n",
+            fixed="import numpy as np\nimport torch\n_, inverse = np.unique(labels, return_inverse=True)\ny = torch.from_numpy(inverse)\n",
+        ),
+        Invalid(
+            "import cv2\nimport torch\nimage = cv2.imread('a.png')\nx = torch.tensor(image)\n",
+            fixed="import cv2\nimport torch\nimage = cv2.imread('a.png')\nx = torch.from_numpy(image)\n",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\nto_tensor = torch.tensor\nx = to_tensor(np.zeros(3))\n",
+            fixed="import numpy as np\nimport torch\nto_tensor = torch.tensor\nx = torch.from_numpy(np.zeros(3))\n",
+        ),
         Invalid(
             "import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.tensor(features)\n",
             fixed="import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.from_numpy(features)\n",
@@ -187,7 +204,9 @@ the import is removed once the fixes leave it unused.
         self.report_rewrites(self.rewrites)
 
     def _check(self, call: cst.Call) -> None:
-        if self.ctx.symbols.qualname(call.func) == "torch.tensor":
+        func = call.func
+        alias = self.ctx.fact(SemanticModel).alias_of(func) if isinstance(func, cst.Name) else None
+        if self.ctx.symbols.qualname(func) == "torch.tensor" or (alias is not None and self.ctx.symbols.qualname(alias) == "torch.tensor"):
             self._check_tensor(call)
 
     def _check_tensor(self, call: cst.Call) -> None:

@@ -444,8 +444,7 @@ import torch
 
 _, inverse = np.unique(labels, return_inverse=True)
 targets = torch.tensor(inverse)
-''', ("TL003",), (("TL003", 5),),
-         xfail='a tuple-unpacked numpy result (_, inv = np.unique(...)) is not numpy evidence'),
+''', ("TL003",), (("TL003", 5),)),
     Case("constructor-under-a-local-alias", "alias_ctor.py", '''\
 import numpy as np
 import torch
@@ -454,8 +453,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 to_tensor = torch.tensor
 noise = Tensor(np.random.normal(0, 1, (64, 100)))  # float64 to float32: a copy either way
 frame = to_tensor(np.zeros((64, 64), dtype=np.float32))
-''', ("TL003",), (("TL003", 7),),
-         xfail='torch.tensor bound to a local name (to_tensor = torch.tensor) is not recognised'),
+''', ("TL003",), (("TL003", 7),)),
     Case("arrays-from-opencv-and-scipy", "load_inputs.py", '''\
 import cv2
 import scipy.io
@@ -465,8 +463,7 @@ image = cv2.imread("frame.png")
 img = torch.tensor(image)
 mat = scipy.io.loadmat("features.mat")["X"]
 feats = torch.tensor(mat)
-''', ("TL003",), (("TL003", 6), ("TL003", 8)),
-         xfail='arrays returned by OpenCV (cv2.imread) and SciPy (scipy.io.loadmat) are not numpy evidence'),
+''', ("TL003",), (("TL003", 6), ("TL003", 8))),
     # --- Losses and gradients (TL104, TL006) ---
     Case("criterion-tuple-only-first-is-a-loss", "fairseq_like.py", '''\
 import torch

@@ -272,6 +272,17 @@ class SemanticModel:
         found = self.dominating(name)
         return found[0].exact if found and len(found) == 1 else None
 
+    def alias_of(self, name: cst.BaseExpression) -> cst.Name | cst.Attribute | None:
+        """What a local alias stands for: `to_tensor` after `to_tensor = torch.tensor`, when that
+        one binding is the only one and dominates the use."""
+        if not isinstance(name, cst.Name):
+            return None
+        found = self.dominating(name)
+        if not found or len(found) != 1 or len(self.all_bindings(name)) != 1:
+            return None
+        value = found[0].exact
+        return value if isinstance(value, cst.Name | cst.Attribute) else None
+
     def uses(self, scope: Scope, name: str) -> list[cst.Name]:
         """Every `Name` spelled `name` in `scope` (loads and stores), in source order."""
         return self.names_in.get((scope, name), [])

@@ -75,6 +75,16 @@ _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEq
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo, cst.MatrixMultiply)
 # Tensor methods whose result has a `.values` field that is a tensor, not a pandas one.
 _TORCH_VALUES = frozenset("max min topk sort median mode kthvalue cummax cummin aminmax unique_consecutive".split())
+# numpy functions whose result is a tuple of arrays.
+_ARRAY_TUPLES = frozenset(
+    "histogram histogram2d histogramdd meshgrid nonzero broadcast_arrays linalg.svd linalg.eig linalg.eigh linalg.qr".split()
+)
+# Other libraries' readers that return an ndarray, and ones that return a dict of them.
+_FOREIGN_ARRAYS = frozenset({
+    "cv2.imread", "cv2.imdecode", "cv2.resize", "cv2.cvtColor", "imageio.imread", "imageio.v2.imread",
+    "imageio.v3.imread", "skimage.io.imread", "tifffile.imread",
+})
+_FOREIGN_ARCHIVES = frozenset({"scipy.io.loadmat"})
 _ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 _MAX_DEPTH = 40
 _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -228,9 +238,20 @@ class NumpyProvenance:
     def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
         if binding.exact is not None:
             return self._kind(binding.exact, depth)
+        if binding.kind == "unpack" and len(binding.path) == 1 and isinstance(binding.value, cst.Call) and self._returns_arrays(binding.value):
+            return Kind.ARRAY, binding.value  # `_, inverse = np.unique(y, return_inverse=True)`
         if binding.annotation is not None and self._is_array_annotation(binding.annotation):
             return Kind.NUMPY, binding.annotation
         return None
+
+    def _returns_arrays(self, call: cst.Call) -> bool:
+        """A numpy function that returns a tuple of arrays (`np.unique` asked for more than the values)."""
+        name = (self.symbols.qualname(call.func) or "").removeprefix("numpy.")
+        if name == "unique":
+            return any(a.keyword is not None and a.keyword.value.startswith("return_") for a in call.args)
+        if name == "where":
+            return len(self._positional(call)) == 1
+        return name in _ARRAY_TUPLES
 
     def _is_array_annotation(self, annotation: cst.BaseExpression) -> bool:
         if isinstance(annotation, cst.Subscript):
@@ -334,6 +355,10 @@ class NumpyProvenance:
         qualname = self.symbols.qualname(call.func) or ""
         if qualname.startswith("numpy."):
             return self._numpy_call(call, qualname[len("numpy."):], depth)
+        if qualname in _FOREIGN_ARRAYS:
+            return Kind.ARRAY, call
+        if qualname in _FOREIGN_ARCHIVES:
+            return Kind.ARCHIVE, call
         if not isinstance(call.func, cst.Attribute):
             return self._user_function(call, depth)
         method = call.func.attr.value

@@ -103,8 +103,9 @@ def moves_a_call_result(text: str) -> bool:
 
 
 def may_use_numpy(text: str) -> bool:
-    """All evidence of numpy goes through an import of numpy (`.numpy()` included) or pandas."""
-    return "numpy" in text or "pandas" in text
+    """All evidence of numpy goes through an import of numpy (`.numpy()` included), pandas, or an
+    image or matrix reader that returns arrays (OpenCV, imageio, scikit-image, tifffile, SciPy)."""
+    return any(word in text for word in ("numpy", "pandas", "cv2", "imageio", "skimage", "tifffile", "scipy"))
 
 
 def may_build_dataloader(text: str) -> bool:
