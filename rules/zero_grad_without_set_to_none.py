@@ -45,7 +45,8 @@ Flags, in files that use torch:
   an `if p.grad is not None:` guard), in code that trains (the same function calls
   `backward()` or `step()`);
 - in a hand-written optimizer step, `p.grad.zero_()` at the end of a loop that has just updated
-  each parameter from its gradient (`p -= lr * p.grad`);
+  each parameter from its gradient (`p -= lr * p.grad`), or right after a single tensor is
+  updated that way (`w -= lr * w.grad; w.grad.zero_()`);
 - a bare `zero_grad()` only when the target torch version is below 2.0, where `set_to_none`
   defaulted to False. Since 2.0 the default is True and bare `zero_grad()` is what you want.
 
@@ -53,7 +54,8 @@ Not flagged: the body of a function that implements zeroing itself (a `zero_grad
 helper named like one), a loop that does anything besides zeroing or such an update, and code
 that reads gradients in place elsewhere in the same function (`p.grad.add_(...)`,
 `p.grad.norm()` without an `is not None` guard), where zero-filled gradients are evidently
-relied upon.
+relied upon. A read after a `backward()` earlier in its block does not count: backward has just
+filled the gradient.
 
 ## Why is this bad?
 Zeroing writes every gradient tensor (a memset kernel per parameter) and the next backward pass
@@ -108,12 +110,19 @@ None; the behaviour follows `target-torch-version`.
         "            p -= lr * p.grad\n            p.grad.zero_()\n            print(p.grad)\n",
         "import torch\n\ndef clip(params):\n    for p in params:\n        p.clamp_(-1, 1)\n        p.grad.zero_()\n",
         "import torch\n\ndef train(model, opt, loader):\n    for x in loader:\n        opt.zero_grad(set_to_none=False)\n"
-        "        model(x).sum().backward()\n        for p in model.parameters():\n            p.grad.add_(torch.randn_like(p))\n"
+        "        for p in model.parameters():\n            p.grad.add_(prior[p])\n        model(x).sum().backward()\n"
         "        opt.step()\n",
         "import torch\n\ndef init_grads(model):\n    for p in model.parameters():\n        p.grad = torch.zeros_like(p)\n",
         Valid("import torch\n\nclass Wrapper:\n    def zero_grad(self):\n        pass\n\nw.zero_grad()\n", target_torch_version="1.13"),
     ]
     invalid = [
+        # a leaf tensor trained by hand, without an optimizer
+        Invalid(
+            "import torch\nfor x, y in loader:\n    ((x @ w - y) ** 2).mean().backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n        w.grad.zero_()\n",
+            fixed="import torch\nfor x, y in loader:\n    ((x @ w - y) ** 2).mean().backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n        w.grad = None\n",
+        ),
         Invalid(
             "import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n    optimizer.step()\n",
             fixed="import torch\nfor x in loader:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n",
@@ -172,6 +181,7 @@ None; the behaviour follows `target-torch-version`.
         super().__init__(ctx, options)
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For] = []
+        self.blocks: list[cst.IndentedBlock] = []
         self._reads: dict[cst.CSTNode, list[cst.Attribute]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -182,13 +192,19 @@ None; the behaviour follows `target-torch-version`.
         if self._may_zero(node.body):  # cheap syntactic filter, so most files need no name index
             self.loops.append(node)
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if not isinstance(self.ctx.parents.get(node), cst.For) and self._may_zero(node):
+            self.blocks.append(node)
+
     def finish(self) -> None:
-        if not self.ctx.uses_torch or not (self.calls or self.loops):
+        if not self.ctx.uses_torch or not (self.calls or self.loops or self.blocks):
             return
         for call in self.calls:
             self._check_call(call)
         for loop in self.loops:
             self._check_loop(loop)
+        for block in self.blocks:
+            self._check_leaf_updates(block)
 
     @cached_property
     def b(self) -> SemanticModel:
@@ -277,6 +293,21 @@ None; the behaviour follows `target-torch-version`.
         edit = Edit(self.ctx.start(zeroing[0]), self.ctx.end(zeroing[-1]), f"{param}.grad = None")
         fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, edit, writes="`param.grad = None`")
         self.report(zeroing[0], f"zeroing `{param}.grad` after the update fills it with zeros; set `{param}.grad = None` instead", fix)
+
+    def _check_leaf_updates(self, block: cst.IndentedBlock) -> None:
+        """A tensor updated by hand from its gradient, then its gradient zeroed: `w -= lr * w.grad;
+        w.grad.zero_()` (a leaf trained without an optimizer)."""
+        statements = [small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+        for at, statement in enumerate(statements):
+            zeroed = m.findall(statement, m.Attribute(value=m.Name(), attr=m.Name("grad")))
+            name = zeroed[0].value.value if zeroed else None  # type: ignore[attr-defined]
+            if name is None or not self._zeroing_kind(statement, name) or not any(self._updates(s, name) for s in statements[:at]):
+                continue
+            if self._reads_grads(self._scope_of(block), outside=block):
+                return
+            edit = Edit(self.ctx.start(statement), self.ctx.end(statement), f"{name}.grad = None")
+            fix = self.make_fix(f"Set `{name}.grad = None` instead", Applicability.UNSAFE, edit, writes="`param.grad = None`")
+            self.report(statement, f"zeroing `{name}.grad` after the update fills it with zeros; set `{name}.grad = None` instead", fix)
 
     @staticmethod
     def _small_statements(body: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
@@ -422,7 +453,23 @@ None; the behaviour follows `target-torch-version`.
             self._reads[scope] = [n for n in nodes if not self._harmless_grad_use(n)]  # type: ignore[arg-type]
         return self._reads[scope]
 
+    def _after_backward(self, node: cst.CSTNode) -> bool:
+        """Whether a statement before `node`'s, in its block or a block around it, calls `backward()`."""
+        child = node
+        for parent in self.b.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                return False
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                at = next((i for i, statement in enumerate(parent.body) if statement is child), 0)
+                earlier = parent.body[:at]
+                if any(m.findall(s, m.Call(func=m.Attribute(attr=m.Name("backward")))) for s in earlier):
+                    return True
+            child = parent
+        return False
+
     def _harmless_grad_use(self, node: cst.Attribute) -> bool:
+        if self._after_backward(node):
+            return True  # backward has just filled the gradient: set to None or not, it is there
         parent = self.b.parents.get(node)
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Call) and parent.func is node):
             return True  # `p.grad = ...`, `torch.autograd.grad(...)`

@@ -486,8 +486,7 @@ for x, y in loader:
     with torch.no_grad():
         w -= 0.1 * w.grad
         w.grad.zero_()
-''', ("TL006",), (("TL006", 8),),
-         xfail='w.grad.zero_() on a hand-updated leaf tensor is not flagged (only the loop over parameters is)'),
+''', ("TL006",), (("TL006", 8),)),
     Case("grads-read-after-backward-before-torch-2", "legacy/train_gnorm.py", '''\
 import torch
 import torch.nn.functional as F
@@ -497,8 +496,7 @@ for step, (x, y) in enumerate(loader):
     F.cross_entropy(model(x), y).backward()
     optimizer.step()
     writer.add_scalar("gnorm", model.head.weight.grad.norm(), step)
-''', ("TL006",), (("TL006", 5),),
-         xfail='a grad read after backward() hides TL006; only reads between zeroing and backward need zeros'),
+''', ("TL006",), (("TL006", 5),)),
     # --- DataLoader (TL101) ---
     Case("single-batch-in-memory-loader", "full_batch.py", '''\
 import torch
