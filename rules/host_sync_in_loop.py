@@ -66,10 +66,15 @@ evaluation loop:
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`).
 
 A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
-`train_loader`, `loader`, `dataloader`, `batches`, also through `enumerate`/`tqdm`) or a loop
-whose own body runs `backward()` or an optimizer step. Code in a function called from such a
-loop in the same file counts too; a loop around another per-batch loop (over epochs, files or
-shards) does not.
+`train_loader`, `loader`, `dataloader`, `batches`; through `enumerate`/`zip`/`tqdm` or any call
+that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter that every
+call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
+`next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
+function called from such a loop in the same file counts too, including a module's `forward`
+(`model(x)` runs the `forward` of the file's class `model` was built from) and a closure passed
+to `optimizer.step(closure)`; a loop around another per-batch loop (over epochs, files or
+shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
+facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,

@@ -212,6 +212,8 @@ class DataLoaders:
             index -= 1  # `self.f(x)`: the first parameter is bound by the attribute access
         found = []
         for call in self.scopes.callers.get(function, ()):
+            if (call, function) in self.scopes.callbacks:
+                continue  # a callback: the callee, not this call, passes its arguments
             value = _passed(call, param.name.value, index)
             if value is not None:
                 found.append(value)

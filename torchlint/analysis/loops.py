@@ -39,6 +39,8 @@ _COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|ba
 _PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$")
 # Names of the run's settings: their attributes do not change from one batch to the next.
 _SETTINGS = frozenset({"args", "opt", "opts", "options", "config", "cfg", "conf", "hparams", "hp", "flags", "settings", "params"})
+# Calls of a loader that give something other than its batches.
+_NOT_BATCHES = frozenset({"len", "range", "trange", "print", "str", "repr", "isinstance", "getattr", "hasattr", "type", "id", "vars"})
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
@@ -111,13 +113,27 @@ class LoopFacts:
             loop
             for loop in self.scopes.loops
             if not self.is_epoch_loop(loop)
-            and (loop in self._stepping or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter)))
+            and (loop in self._stepping or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter)) or self._fetches_batches(loop))
         }
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
         outer = {enclosing for loop in candidates for enclosing in self._enclosing_loops(loop)}
         return {loop for loop in candidates if loop not in outer or (loop in self._direct_step and not self._over_epochs(loop))}
+
+    def _fetches_batches(self, loop: Loop) -> bool:
+        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`."""
+        for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                value = small.value if isinstance(small, cst.Assign) else None
+                if not isinstance(value, cst.Call):
+                    continue
+                name = (_last(value.func) or "").lower()
+                if "batch" in name.split("_") or (name == "next" and value.args and self.is_loader_like(value.args[0].value)):
+                    return True
+        return False
 
     @staticmethod
     def _over_epochs(loop: Loop) -> bool:
@@ -160,7 +176,11 @@ class LoopFacts:
     def _loader_core(self, node: cst.BaseExpression, depth: int) -> bool:
         if isinstance(node, cst.Call):
             name = _last(node.func) or ""
-            return name.endswith("DataLoader") or name == "prepare_data_loader"
+            if name.endswith("DataLoader") or name == "prepare_data_loader":
+                return True
+            # `meter.log_every(loader, 20)`, `prefetch(loader)`: a wrapper hands the loader's batches on
+            first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+            return first is not None and name not in _NOT_BATCHES and self.is_loader_like(first, depth + 1)
         if not isinstance(node, cst.Name | cst.Attribute):
             return False
         if _LOADER_NAME.search((_last(node) or "").lower()):
@@ -176,7 +196,32 @@ class LoopFacts:
         return False
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
+        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+            passed = self._passed_for(binding.node)  # `validate(net, DataLoader(...))` into `for x in iterator`
+            return bool(passed) and all(self.is_loader_like(value, depth + 1) for value in passed)
         return binding.kind == "assign" and binding.value is not None and self.is_loader_like(binding.value, depth + 1)
+
+    def _passed_for(self, param: cst.Param) -> list[cst.BaseExpression]:
+        """What every same-file call of the parameter's function passes for it (empty when one passes nothing known)."""
+        params = self.scopes.parents.get(param)
+        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+            return []
+        positional = [*params.posonly_params, *params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if index is not None and positional[0].name.value in ("self", "cls"):
+            index -= 1
+        found = []
+        for call in self.scopes.callers.get(function, ()):
+            if (call, function) in self.scopes.callbacks:
+                continue
+            keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value), None)
+            plain = [a.value for a in call.args if a.keyword is None and not a.star]
+            value = keyword if keyword is not None else (plain[index] if index is not None and 0 <= index < len(plain) else None)
+            if value is None:
+                return []
+            found.append(value)
+        return found
 
     def _index_step_owners(self) -> None:
         """Which loops and functions run a training step in their own body, not in a nested loop."""

@@ -29,6 +29,8 @@ Scope = cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.ListComp 
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPE_TYPES = frozenset(_SCOPES)
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
+# Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
+_MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class SemanticModel:
         self.order: dict[cst.CSTNode, int] = {}
         self.callers: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
         self.callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self.callbacks: set[tuple[cst.Call, cst.FunctionDef]] = set()  # edges to a function passed as an argument
         self.calls: list[cst.Call] = []  # every call, in textual order
         self.loops: list[cst.For | cst.While] = []  # every loop, in textual order
         self.strings: list[cst.SimpleString] = []
@@ -360,17 +363,55 @@ class SemanticModel:
                 self.callers[target].append(call)
 
     def _targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
+        """The functions of this file a call runs: `f(x)`; `self.f(x)`; `model(x)` -> the `forward` of
+        the file's class `model` was built from; and functions passed to it (`optimizer.step(closure)`,
+        callbacks), which the callee calls."""
+        callbacks = self._callbacks(call, scope)
+        self.callbacks.update((call, function) for function in callbacks)
+        return self._direct_targets(call, scope) + callbacks
+
+    def _direct_targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
             _, bindings = self.resolve(func.value, scope)
-            return [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+            found = [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+            return found or self._forwards([b.exact for b in bindings], scope)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
             klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
             if klass is None:
                 return []
             found = self.bindings[klass].get(func.attr.value, [])
-            return [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+            methods = [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+            return methods or self._forwards([b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope)
         return []
+
+    def _forwards(self, values: list[cst.BaseExpression | None], scope: Scope) -> list[cst.FunctionDef]:
+        """The `forward` a module built from one of the file's classes runs when called:
+        `model = Tagger(...).cuda()` then `model(x)`. Every binding must agree on the class."""
+        classes = {self._built_class(value, scope) for value in values}
+        if len(classes) != 1 or None in classes:
+            return []
+        (klass,) = classes
+        body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()  # type: ignore[union-attr]
+        return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+
+    def _built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN:
+            value = value.func.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        bindings = self.resolve(value.func.value, scope)[1]
+        nodes = {b.node for b in bindings if b.kind == "def"}
+        node = nodes.pop() if len(nodes) == 1 else None
+        return node if isinstance(node, cst.ClassDef) else None
+
+    def _callbacks(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
+        found = []
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and not arg.star:
+                _, bindings = self.resolve(arg.value.value, scope)
+                found += [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+        return found
 
 
 def target_names(target: cst.BaseExpression, path: tuple[int, ...] = ()) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:

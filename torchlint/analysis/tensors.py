@@ -265,11 +265,13 @@ class TensorFacts:
         function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
         if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
             return Kind.UNKNOWN
-        callers = self.scopes.callers.get(function, [])
+        callers = [c for c in self.scopes.callers.get(function, []) if (c, function) not in self.scopes.callbacks]
         positional = [*params.posonly_params, *params.params]
         index = next((i for i, p in enumerate(positional) if p is param), None)
         if not callers or (index is None and param not in params.kwonly_params):
             return Kind.UNKNOWN
+        if index is not None and positional[0].name.value in ("self", "cls"):
+            index -= 1  # `self.f(x)`, `model(x)`: the first parameter is bound by the call's receiver
         kinds = [self._passed(call, param.name.value, index) for call in callers]
         return join(kinds)
 
@@ -277,10 +279,8 @@ class TensorFacts:
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == name:
                 return self.kind(arg.value)
-        if index is None or any(a.star for a in call.args):
+        if index is None or index < 0 or any(a.star for a in call.args):
             return Kind.UNKNOWN
-        if isinstance(call.func, cst.Attribute):  # `self.f(x)`: the first parameter is `self`
-            index -= 1
         positional = [a.value for a in call.args if a.keyword is None]
         return self.kind(positional[index]) if 0 <= index < len(positional) else Kind.UNKNOWN
 

@@ -37,8 +37,8 @@ def may_have_batch_loops(text: str) -> bool:
     if may_train(text):
         return True
     low = text.lower()
-    if "loader" in low or "batches" in low:
-        return True
+    if "loader" in low or "batches" in low or "batch(" in low:
+        return True  # a loader, or a batch fetched in the loop (`get_batch(split)`)
     return bool(("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low)))
 
 
