@@ -177,6 +177,8 @@ the grad mode to other code.
         "import torch\n\ndef evaluate(model, x):\n    return model.predict(x)\n",
         "import torch\n\ndef predict(x):\n    return Model(x)\n",
         "import torch\nfrom utils import model\n\ndef validate(x):\n    return model(x)\n",
+        # `valid_lens` are valid lengths, not validation data
+        "import torch\n\ndef batch_loss(net, loss, tokens, valid_lens_x):\n    return loss(net(tokens, valid_lens_x.reshape(-1)))\n",
         # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
         "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
         "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name, name_tokens
+from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_input_name, is_eval_name, name_tokens
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
@@ -923,7 +923,7 @@ class Evaluation(_Shared):
         (`net(test_x)`), or a `Variable(..., volatile=True)`, the pre-0.4 spelling of no_grad."""
         reason = None
         for arg in call.args:
-            if self.is_eval_data(arg.value) and not self._is_synthetic(arg.value):
+            if self._is_eval_input(arg.value) and not self._is_synthetic(arg.value):
                 reason = f"on `{self.ctx.code(arg.value)}`"
                 break
             if self._is_volatile(arg.value):
@@ -935,6 +935,11 @@ class Evaluation(_Shared):
         if statement is None:
             return None
         return EvalScope(("input", statement), reason, block=block, index=index, after=tuple(self._rest(block, index, function)))
+
+    @staticmethod
+    def _is_eval_input(expr: cst.BaseExpression) -> bool:
+        """An argument named as test data and nothing else (`test_x`, `X_val[i]`)."""
+        return any(is_eval_input_name(name.value) for name in m.findall(expr, m.Name()))
 
     def _is_volatile(self, expr: cst.BaseExpression) -> bool:
         """`Variable(x, volatile=True)`, directly or through the one binding of a name."""

@@ -74,3 +74,17 @@ def is_eval_data_name(name: str) -> bool:
     if set(tokens) & EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
         return True
     return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in EVAL_DATA_WORDS)
+
+
+_INPUT_WORDS = frozenset({"y", "input", "inputs", "img", "imgs", "image", "batch", "seq", "seqs", "tokens", "text", "feats", "features", "sample"})
+
+
+@lru_cache(maxsize=1 << 16)
+def is_eval_input_name(name: str) -> bool:
+    """Whether a forward's argument is named as test data and nothing else: `test_x`, `X_val`,
+    `val_images` (not `valid_lens_x`, valid lengths)."""
+    tokens = name_tokens(name)
+    words = set(tokens)
+    if not words & EVAL_DATA_WORDS or not words <= EVAL_DATA_WORDS | _DATA_WORDS | _INPUT_WORDS:
+        return False
+    return bool(words - EVAL_DATA_WORDS)
