@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
     SPLITS,
+    MANIFEST,
     CorpusError,
     Finding,
     Precision,
@@ -55,9 +56,11 @@ CONTEXT = 8
 
 
 def _package_hash() -> str:
+    """The rules' code and the manifest: a new repository or commit re-checks the split."""
     digest = hashlib.sha256()
     for path in sorted(p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(MANIFEST.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -47,10 +47,12 @@ def test_manifest_pins_enough_unreserved_repositories():
 
 def test_split_is_the_seeded_assignment_and_roughly_half():
     seed, repos = manifest()
-    expected = assigned_splits([r.name for r in repos], seed)
-    assert {r.name: r.split for r in repos} == expected
-    counts = [sum(r.split == s for r in repos) for s in SPLITS]
-    assert abs(counts[0] - counts[1]) <= 1
+    for batch in {r.batch for r in repos}:
+        members = [r for r in repos if r.batch == batch]
+        expected = assigned_splits([r.name for r in members], seed + batch - 1)
+        assert {r.name: r.split for r in members} == expected, batch
+        counts = [sum(r.split == s for r in members) for s in SPLITS]
+        assert abs(counts[0] - counts[1]) <= 1, batch
 
 
 def test_reserved_names_are_recognised_whatever_their_case():

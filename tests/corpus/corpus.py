@@ -63,6 +63,7 @@ class Repo:
     name: str
     commit: str
     split: str
+    batch: int = 1  # repositories added later are shuffled among themselves: no earlier one changes split
 
     @property
     def slug(self) -> str:
@@ -92,7 +93,7 @@ def load_toml(path: Path) -> dict:
 def manifest(path: Path = MANIFEST) -> tuple[int, list[Repo]]:
     """The sampling seed and the pinned repositories."""
     data = load_toml(path)
-    return data["seed"], [Repo(r["name"], r["commit"], r["split"]) for r in data["repo"]]
+    return data["seed"], [Repo(r["name"], r["commit"], r["split"], r.get("batch", 1)) for r in data["repo"]]
 
 
 def is_reserved(name: str) -> bool:
@@ -101,7 +102,8 @@ def is_reserved(name: str) -> bool:
 
 
 def assigned_splits(names: list[str], seed: int) -> dict[str, str]:
-    """The split of each repository: a seeded shuffle of the sorted names, first half `tune`."""
+    """The split of each repository of one batch: a seeded shuffle of the sorted names, first half
+    `tune`. Batch n is shuffled with `seed + n - 1`, so adding a batch moves no earlier repository."""
     order = sorted(names)
     random.Random(seed).shuffle(order)
     half = len(order) // 2
