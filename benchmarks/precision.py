@@ -56,11 +56,12 @@ CONTEXT = 8
 
 
 def _package_hash() -> str:
-    """The rules' code and the manifest: a new repository or commit re-checks the split."""
+    """The rules' code, the manifest and the extraction: any change to them re-checks the split."""
     digest = hashlib.sha256()
     for path in sorted(p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     digest.update(MANIFEST.read_bytes())
+    digest.update((ROOT / "tests" / "corpus" / "corpus.py").read_bytes())
     return digest.hexdigest()[:16]
 
 

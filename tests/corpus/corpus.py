@@ -33,6 +33,10 @@ RECALL = HERE / "recall.toml"
 SPLITS = ("tune", "validate")
 VERDICTS = ("TP", "FP", "debatable")
 SOURCE_SUFFIXES = (".py", ".ipynb")
+# What a repository declares its torch version in (`torchlint.torch_target` reads them): without
+# them every file would be checked against the newest torch, whatever the project supports.
+DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
+_LAYOUT = "sources+declarations"  # what an extraction holds; a different one is extracted again
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
 # Kept for an independent evaluation: never fetched, read or labelled here.
@@ -129,10 +133,10 @@ def git_dir(repo: Repo) -> Path:
 
 
 def extract(repo: Repo) -> Path:
-    """Unpack the repository's Python files and notebooks at its commit (once) into the cache."""
+    """Unpack the repository's Python files, notebooks and torch declarations at its commit (once) into the cache."""
     target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}"
     done = target / ".complete"
-    if done.exists():
+    if done.exists() and done.read_text() == f"{repo.commit} {_LAYOUT}":
         return target
     git = ["git", "--git-dir", str(git_dir(repo))]
     listing = subprocess.run([*git, "ls-tree", "-r", "-z", repo.commit], capture_output=True, timeout=600)
@@ -143,7 +147,7 @@ def extract(repo: Repo) -> Path:
         meta, _, name = entry.partition(b"\t")
         fields = meta.split()
         path = name.decode("utf-8", errors="replace")
-        if len(fields) == 3 and fields[1] == b"blob" and path.endswith(SOURCE_SUFFIXES):
+        if len(fields) == 3 and fields[1] == b"blob" and _wanted(path):
             blobs[path] = fields[2].decode()
     for path, blob in blobs.items():
         content = subprocess.run([*git, "cat-file", "blob", blob], capture_output=True, timeout=600)
@@ -152,8 +156,13 @@ def extract(repo: Repo) -> Path:
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(content.stdout)
-    done.write_text(repo.commit)
+    done.write_text(f"{repo.commit} {_LAYOUT}")
     return target
+
+
+def _wanted(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(SOURCE_SUFFIXES) or name in DECLARATIONS or (name.startswith("requirements") and name.endswith(".txt"))
 
 
 def source_lines(root: Path, path: str) -> list[str]:
