@@ -190,6 +190,10 @@ the grad mode to other code.
         "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def restore(self, path):\n        self.load_state_dict(torch.load(path))\n\n"
         "    def embed(self, x):\n        return self.encoder(x)\n",
         "import torch\n\nnet.load_state_dict(torch.load('init.pt'))\nloss = net(x).sum()\nloss.backward()\n",
+        # a library module: a helper its model's forward calls is a step of that forward
+        "import torch\nfrom torch import nn\n\ndef aggregate(pooled, classifier):\n    return classifier(pooled)\n\n"
+        "class Head(nn.Module):\n    def forward(self, x):\n        return aggregate(x, self.classifier)\n\n"
+        "def build(name):\n    return Head.from_pretrained(name)\n",
         # a library file that loads weights: functions only other files call, a function named like a model
         "import torch\n\ndef efficientnet(width):\n    return [width] * 4\n\ndef load_weights(model, path):\n"
         "    model.load_state_dict(torch.load(path))\n\ndef params(name):\n    return efficientnet(width=2)\n\n"

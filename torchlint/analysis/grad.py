@@ -726,19 +726,29 @@ class Evaluation(_Shared):
 
     def _inference_script_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """A forward in a script that loads weights and never trains: it only runs inference.
-        Its module-level code and `main` count, and functions the script itself calls; methods
-        and functions only other files call are left to their callers."""
+        Its module-level code and `main` count, and functions they call; methods and other
+        functions (steps of a forward, helpers other files call) are left to their callers."""
         if not self._inference_only:
             return None
         reason = "in a script that loads weights and never trains"
         if function is not None:
-            if self.enclosing_class(function) is not None or not (self.call_sites(function) or function.name.value == "main"):
-                return None  # a method, or a library function other files call: its callers decide
+            if self.enclosing_class(function) is not None or not self._run_by_script(function):
+                return None  # a method, or a library function (a step of some forward): its callers decide
             return EvalScope(("function", function), reason, function=function)
         statement, block, index = self._block_statement(call, None)
         if statement is None:
             return None
         return EvalScope(("inference", block), reason, block=block, index=index, after=tuple(self._rest(block, index, None)))
+
+    def _run_by_script(self, function: cst.FunctionDef) -> bool:
+        """`main`, or a function the script's own top-level code (or `main`) calls."""
+        if function.name.value == "main":
+            return True
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is None or caller.name.value == "main":
+                return True
+        return False
 
     @cached_property
     def _inference_only(self) -> bool:

@@ -59,7 +59,7 @@ def may_evaluate(text: str) -> bool:
     Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
     if "eval" in text and _EVAL_CALL.search(text):
         return True
-    if "volatile" in text or ".backward" in text or "load_state_dict" in text or "load(" in text:
+    if "volatile" in text or ".backward" in text or "load_state_dict" in text or "load(" in text or "from_pretrained(" in text:
         return True  # a volatile Variable's forward; predictions after a training loop; an inference script
     if "False" in text and _TRAIN_OFF.search(text):
         return True
