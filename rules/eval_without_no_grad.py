@@ -52,9 +52,9 @@ loader (`for x, y in val_loader`), a forward on test data (`net(test_x)`, unless
 `test_x` with a factory such as `torch.zeros` to probe shapes), a forward on a `Variable` made
 with `volatile=True` (which torch ignores since 0.4), a forward that follows a training loop
 in the same block, a function's forward of a global module put in eval mode at module level
-(and never back in training mode), or any forward outside a class in a script that loads
-weights (`load_state_dict`, `torch.load`) and never trains (no `backward`, optimizer or
-`.train()`). `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
+(and never back in training mode), or a forward in the top-level code of a script that loads
+weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
+optimizer or `.train()`), in its `main` or in a function they call. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
 A call counts as a forward pass when the callee is a module
 built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
