@@ -28,7 +28,6 @@ _NOT_HELPERS = ("torch.", "numpy.", "random.")
 def _flag(target: cst.BaseExpression, flag: str) -> bool:
     """`torch.backends.cudnn.<flag>` or `cudnn.<flag>` as an assignment target."""
     name = dotted(target) or ""
-    gpu_only = True  # cuDNN autotuning exists only on a GPU
     return name == f"cudnn.{flag}" or name.endswith(f".cudnn.{flag}")
 
 
@@ -37,6 +36,7 @@ class CudnnBenchmarkOff(Rule):
     name = "cudnn-benchmark-off"
     summary = "A script trains a conv net on the GPU without `torch.backends.cudnn.benchmark = True`"
     default_enabled = False
+    gpu_only = True  # cuDNN autotuning exists only on a GPU
     fix_availability = "unsafe"
     fix_versions = {
         '`torch.backends.cudnn.benchmark = True`': '1.0',

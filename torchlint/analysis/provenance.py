@@ -25,7 +25,6 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.model import Binding, SemanticModel
-from torchlint.analysis.symbols import dotted
 
 __all__ = ["Evidence", "NumpyProvenance"]
 
