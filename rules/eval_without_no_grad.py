@@ -60,6 +60,12 @@ built in the file, the object `.eval()` is called on, or named like one (`model`
 `encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
 a forward (`agent.act(obs)`) counts too.
 
+Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
+differentiated in a training loop and updated after each backward) gets the same check
+without a model: a function that computes from such a tensor together with other data
+(`val_x @ w`) and returns only numbers (`.item()`, `float(...)`) builds a graph nobody can
+use, whoever calls it.
+
 It stays quiet when:
 - the forward already runs under `torch.no_grad()`, `torch.inference_mode()`,
   `torch.set_grad_enabled(False)` or a decorator of those, or in a function only called from
@@ -210,6 +216,11 @@ the grad mode to other code.
         "        model.eval()\n        return model(sample)\n",
         "import torch\nfrom transformers import Trainer\n\nclass MyTrainer(Trainer):\n    def prediction_step(self, model, inputs, only_loss):\n"
         "        return model(**inputs)\n",
+        # a tensor trained by hand: scaled or reduced alone, logged in the training step, returned as a tensor
+        "import torch\n\nw = torch.randn(3, requires_grad=True)\n\ndef size():\n    return w.norm().item()\n\n"
+        "def loss_of(x, y):\n    return ((x @ w - y) ** 2).mean()\n",
+        "import torch\n\ndef fit(w, loader):\n    for x, y in loader:\n        loss = ((x @ w - y) ** 2).mean()\n"
+        "        loss.backward()\n        step(w)\n        print(loss.item())\n",
         # unit tests
         "import torch\nimport pytest\n\ndef test_forward():\n    model.eval()\n    assert model(torch.ones(1)).shape == (1,)\n",
         # no torch at all
@@ -330,6 +341,14 @@ the grad mode to other code.
             "import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfake = netG(torch.randn(64, 100))\nsave(fake)\n",
             fixed="import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nwith torch.no_grad():\n    fake = netG(torch.randn(64, 100))\nsave(fake)\n",
         ),
+        # a tensor trained by hand, read as a number by a helper of the training loop
+        Invalid(
+            "import torch\n\ndef fit(w, loader, val_x, val_y):\n    def val_loss():\n        return ((val_x @ w - val_y) ** 2).mean().item()\n\n"
+            "    for x, y in loader:\n        ((x @ w - y) ** 2).mean().backward()\n        w.data -= 0.1 * w.grad\n        print(val_loss())\n",
+            fixed="import torch\n\ndef fit(w, loader, val_x, val_y):\n    @torch.no_grad()\n    def val_loss():\n"
+            "        return ((val_x @ w - val_y) ** 2).mean().item()\n\n"
+            "    for x, y in loader:\n        ((x @ w - y) ** 2).mean().backward()\n        w.data -= 0.1 * w.grad\n        print(val_loss())\n",
+        ),
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
     ]
@@ -358,13 +377,14 @@ the grad mode to other code.
 
     def _scope(self, call: cst.Call, evaluation: Evaluation) -> EvalScope | None:
         """The evaluation scope of `call` when it is a forward pass recording autograd."""
-        if not evaluation.is_forward(call):
-            return None
-        scope = evaluation.scope(call)
-        if scope is None:
-            return None
-        if evaluation.is_frozen(evaluation.callee(call) or ""):
-            return None
+        if evaluation.is_forward(call):
+            scope = evaluation.scope(call)
+            if scope is None or evaluation.is_frozen(evaluation.callee(call) or ""):
+                return None
+        else:
+            scope = evaluation.leaf_exit_scope(call)
+            if scope is None:
+                return None
         return scope if self.ctx.fact(Grad).mode(call) is GradMode.RECORDING else None
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
@@ -378,16 +398,19 @@ the grad mode to other code.
             region = list(scope.block.body[low : high + 1])
         if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
             return
-        if function is not None and grad.feeds_training(function):
+        if function is not None and not scope.detached and grad.feeds_training(function):
             return
         if function is not None and self._called_only_without_grad_elsewhere(function):
             return
-        callee = self.ctx.code(first.func)
         fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
         if fix is None:
             alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
             fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
-        self.report(first, f"`{callee}(...)` evaluates ({scope.reason}) with autograd recording", fix)
+        if self.ctx.fact(Evaluation).is_forward(first):
+            message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
+        else:
+            message = f"`{function.name.value}` {scope.reason}, with autograd recording"
+        self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:
         """The first forward that holds no other: the model in `loss(net(x), y)`, not its criterion."""

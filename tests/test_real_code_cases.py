@@ -28,11 +28,8 @@ class Case:
     rules: tuple[str, ...]
     expected: tuple[tuple[str, int], ...] = ()  # (rule, line); empty: nothing expected
     not_in_finding: str | None = None  # text the expected findings must not contain
-    xfail: str | None = None  # why the tool does not handle the class yet
-
     def param(self) -> object:
-        marks = [pytest.mark.xfail(strict=True, reason=self.xfail)] if self.xfail else []
-        return pytest.param(self, id=self.id, marks=marks)
+        return pytest.param(self, id=self.id)
 
 
 # Other files of the project that some cases import from: they are not cases themselves.
@@ -273,8 +270,7 @@ def fit(w, loader, val_x, val_y, history):
         sgd_step(w)
         if i % 100 == 0:
             history.append(val_loss())
-''', ("TL001",), (("TL001", 6),),
-         xfail='a helper whose result leaves autograd (.item()) called from a training loop is not evaluation'),
+''', ("TL001",), (("TL001", 6),)),
     Case("eval-done-by-the-caller", "predict_caller.py", '''\
 import torch
 

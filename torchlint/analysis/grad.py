@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_input_name, is_eval_name, name_tokens
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
@@ -469,6 +470,7 @@ class EvalScope:
     block: cst.CSTNode | None = None
     index: int = 0
     after: tuple[cst.CSTNode, ...] = ()
+    detached: bool = False  # the function returns only Python values: its result cannot feed a backward
 
 
 class Evaluation(_Shared):
@@ -478,6 +480,7 @@ class Evaluation(_Shared):
         super().__init__(ctx)
         self._eval_functions: dict[cst.FunctionDef | None, cst.FunctionDef | None] = {}
         self._regions: dict[tuple, tuple[cst.CSTNode, ...]] = {}
+        self._value_returners: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -706,6 +709,35 @@ class Evaluation(_Shared):
             or self._global_eval_scope(call, function)
             or self._inference_script_scope(call, function)
         )
+
+    def leaf_exit_scope(self, call: cst.Call) -> EvalScope | None:
+        """`return ((val_x @ w - val_y) ** 2).mean().item()`: a function that computes from a tensor
+        trained by hand and returns only Python values records a graph nobody can use, whoever calls it."""
+        operand = TrainedLeaves.exit_operand(call)
+        function = self.enclosing_function(call)
+        if operand is None or function is None or self._is_framework_hook(function) or _is_dunder(function.name.value):
+            return None
+        if not self._returns_only_values(function):
+            return None
+        leaf = self.ctx.fact(TrainedLeaves).leaf_read(operand, function)
+        if leaf is None:
+            return None
+        reason = f"computes from `{leaf}`, which requires grad, only to read the result as a number"
+        return EvalScope(("function", function), reason, function=function, detached=True)
+
+    def _returns_only_values(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` returns, and every return gives Python values (`.item()`, `float(...)`, tuples of them)."""
+        if function not in self._value_returners:
+            returns = [node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)]
+            self._value_returners[function] = bool(returns) and all(r.value is not None and self._is_value(r.value) for r in returns)
+        return self._value_returners[function]
+
+    def _is_value(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Tuple | cst.List):
+            return all(self._is_value(element.value) for element in expr.elements)
+        if isinstance(expr, cst.Name):
+            expr = self.model.value_of(expr) or expr
+        return isinstance(expr, cst.Call) and TrainedLeaves.exit_operand(expr) is not None
 
     def _global_eval_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """A function's forward of a global module that the script puts in eval mode at module level
