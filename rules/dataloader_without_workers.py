@@ -8,13 +8,13 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
 WORKERS = 4
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
+_SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split", "torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -38,8 +38,11 @@ Not flagged: `num_workers` given as a variable or expression, or `pin_memory` gi
 (either way: those are choices); loaders never iterated in the file (handed to a trainer
 object); loops that never move their batches to a device (the data already lives there; a
 `x.to(device)` whose result is dropped moves nothing); calls with `*args`/`**kwargs`; datasets
-built from tensors already on the device; `batch_size=len(data)`, one in-memory batch per epoch;
-unit tests. In a notebook the fix adds workers directly: its kernel is never re-imported by
+already in memory as tensors (`TensorDataset(x, y)`, a list of loaded samples such as
+`[(img, y) for img, y in cifar if y < 2]`, or a `random_split`/`Subset` of one: workers have
+nothing to load, and pinning such small copies is rarely worth a change); datasets of a class of
+the file that moves its samples to the device itself (CUDA cannot run in forked workers);
+`batch_size=len(data)`, one in-memory batch per epoch; unit tests. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## Why is this bad?
@@ -108,6 +111,19 @@ accelerator PyTorch warns and ignores it.
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
         "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
         "for (x,) in loader:\n    model(x.to(device)).sum().backward()\n",
+        # samples already loaded into a list, or a split of in-memory tensors
+        _HEAD + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32)\n" + _LOOP,
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
+        "data = TensorDataset(torch.from_numpy(x), torch.from_numpy(y))\ntrain, val = random_split(data, [80, 20])\n"
+        "loader = DataLoader(train, batch_size=16)\nfor x, y in loader:\n    model(x.to(device)).sum().backward()\n",
+        # a dataset of the file that moves each sample to the GPU itself
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
+        "    def __getitem__(self, i):\n        return load(i).to(device)\n\n"
+        "loader = DataLoader(Images(), batch_size=32)\nfor x in loader:\n    model(x.to(device)).sum().backward()\n",
+        # a notebook redefines `train`: the loader is run by the CPU version defined before it
+        _HEAD + "def train(loader):\n    for x, y in loader:\n        model(x).sum().backward()\n\n"
+        "train(DataLoader(ds, batch_size=32))\n\ndef train(loader):\n    for x, y in loader:\n"
+        "        model(x.cuda()).sum().backward()\n",
         # not torch's DataLoader
         "from torch_geometric.loader import DataLoader\n\nloader = DataLoader(ds, batch_size=32)\n" + _LOOP,
     ]
@@ -171,23 +187,30 @@ accelerator PyTorch warns and ignores it.
             workers = args.num_workers is None or (isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0)
             if not workers and args.pin_memory is not None:
                 continue
-            if self._dataset_on_device(args) or self._one_batch(args):
+            if self._in_memory(args.dataset) or loaders.moves_own_samples(call) or self._one_batch(args):
                 continue
             self._report(call, workers, args.pin_memory is None)
 
     def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
         return any(loaders.moves.get(loop) for loop in loaders.loops_of(call))
 
-    def _dataset_on_device(self, args: LoaderArgs) -> bool:
-        """`TensorDataset(x, y)` of tensors evidently moved to the device: nothing to load or pin."""
-        dataset = args.dataset
-        if isinstance(dataset, cst.Name):
+    def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a
+        split of one. Workers have nothing to load, and pinning its small copies is rarely worth it."""
+        if isinstance(dataset, cst.Name) and depth < 4:
             bindings = self.ctx.fact(SemanticModel).reaching(dataset)
-            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
-        if not isinstance(dataset, cst.Call) or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET:
+            if len(bindings) != 1 or bindings[0].kind not in ("assign", "unpack"):
+                return False
+            return self._in_memory(bindings[0].value, depth + 1)
+        if isinstance(dataset, cst.List | cst.ListComp):
+            return True
+        if not isinstance(dataset, cst.Call):
             return False
-        tensors = self.ctx.fact(TensorFacts)
-        return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+        qualname = self.ctx.symbols.qualname(dataset.func) or ""
+        if qualname in _TENSOR_DATASET:
+            return True
+        first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
+        return qualname in _SPLITS and self._in_memory(first, depth + 1)
 
     @staticmethod
     def _one_batch(args: LoaderArgs) -> bool:

@@ -51,7 +51,7 @@ from `model.eval()` earlier in the same function, a function named like evaluati
 loader (`for x, y in val_loader`), a forward on test data (`net(test_x)`, unless the file built
 `test_x` with a factory such as `torch.zeros` to probe shapes), a forward on a `Variable` made
 with `volatile=True` (which torch ignores since 0.4), a forward that follows a training loop
-in the same block, a function's forward of a global module put in eval mode at module level
+in the same block (unless the module is built anew after the loop: a shape probe), a function's forward of a global module put in eval mode at module level
 (and never back in training mode), or a forward in the top-level code of a script that loads
 weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
 optimizer or `.train()`), in its `main` or in a function they call. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
@@ -188,6 +188,9 @@ the grad mode to other code.
         # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
         "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
         "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",
+        # a module built after the training loop is a new, untrained one: a shape probe
+        "import torch\nfrom torch import nn\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n"
+        "net = nn.Sequential(nn.Linear(4, 2))\nprint(net(img).shape)\n",
         # a method of a module that runs no forward; a global switched back to training in a function
         "import torch\nfrom torch import nn\n\nclass RNN(nn.Module):\n    def init_hidden(self, n):\n        return torch.zeros(1, n, 8)\n\n"
         "rnn = RNN()\nrnn.eval()\nh = rnn.init_hidden(4)\n",
@@ -409,7 +412,7 @@ the grad mode to other code.
         if self.ctx.fact(Evaluation).is_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
         else:
-            message = f"`{function.name.value}` {scope.reason}, with autograd recording"
+            message = f"`{function.name.value}` {scope.reason}, with autograd on"
         self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:

@@ -83,7 +83,8 @@ Not flagged:
 - code after the loop, and per-epoch loops (`for epoch in range(...)`);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
-  what a model computes from them), and conversions guarded by a type test
+  what a model computes from them; batches of a dataset class of the file that moves each
+  sample to the device itself are on the device), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
   code is left alone by every performance rule; `def test(model, loader)` in a training script is
@@ -254,6 +255,14 @@ depends on what the value is for.
                 "    running_loss += loss.detach()\n"
                 "print(f'loss {float(running_loss) / len(train_loader):.3f}')\n"
             ),
+        ),
+        # a dataset of the file that puts each sample on the GPU; a step helper returning `.item()`
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
+            "    def __getitem__(self, i):\n        return load(i).to('cuda'), labels[i]\n\n"
+            "def train_batch(x, y):\n    loss = criterion(model(x), y)\n    loss.backward()\n    return loss.item()\n\n"
+            "for x, y in DataLoader(Images(), batch_size=32):\n    losses.append(train_batch(x, y))\n",
+            fixed=None,
         ),
         # a device named in capitals, imported from the project's config module
         Invalid(

@@ -45,8 +45,10 @@ Flags `torch.tensor(x)` where `x` is evidently a numpy array from evidence in th
 (`cv2.imread`, `imageio.imread`, a key of `scipy.io.loadmat(...)`), `.numpy()`, pandas'
 `.to_numpy()` or `.values`, a parameter annotated `np.ndarray`, a name or `self.` attribute
 bound to one of these, indexing, slicing, `.reshape`/`.astype`/`.T` or arithmetic of such a
-value, or the return value of a function in the file that returns one. `torch.tensor` under a
-local alias (`to_tensor = torch.tensor`) counts. Python lists and scalars, and values of unknown
+value, or the return value of a function or method of the file that returns one (also one
+element of the tuples it returns, `image, label = load(path)`, and a method called on an object
+built from a class of the file). A name bound differently in the branches of an `if` counts when
+every binding is one of these. `torch.tensor` under a local alias (`to_tensor = torch.tensor`) counts. Python lists and scalars, and values of unknown
 origin, are never flagged.
 
 Not flagged:
@@ -108,6 +110,9 @@ the import is removed once the fixes leave it unused.
         "import torch\nx = torch.tensor([1.0, 2.0, 3.0])\ny = torch.tensor(3.5)\n",
         "import torch\nimport numpy as np\nscale = torch.tensor(np.log(10.0))\n",
         "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), device='cuda')\n",
+        # bound to an array on one path only: in an `if` without `else`, or a parameter otherwise
+        "import torch\nimport numpy as np\n\ndef f(a, b, x):\n    if a:\n        x = np.load('a.npy')\n"
+        "    elif b:\n        return torch.tensor(x)\n    return torch.tensor(x)\n",
         "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), device=torch.device('cuda', 0))\n",
         "import torch\n\ndef to_numpy(t):\n    return t.cpu().numpy()\n\ndef f(t):\n    x = to_numpy(t)\n    return torch.tensor(x[:, ::2].T)\n",
         "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), requires_grad=True)\n",
@@ -133,6 +138,18 @@ the import is removed once the fixes leave it unused.
         "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n        return torch.tensor(data, device=device)\n",
     ]
     invalid = [
+        # an element of the tuples a function of the file returns; a method of an instance of a class
+        # of the file; a name bound in both branches of an `if`
+        Invalid(
+            "import numpy as np\nimport torch\n\nclass Volume:\n    def __init__(self, path):\n        self.voxels = np.load(path)\n\n"
+            "    def crop(self, i):\n        return self.voxels[i : i + 8], i\n\ndef load(path, i):\n"
+            "    return np.load(path)[i : i + 8], i\n\ndef sample(path, i, cached):\n    if cached:\n"
+            "        chunk, i = load(path, i)\n    else:\n        chunk, i = Volume(path).crop(i)\n    return torch.tensor(chunk)\n",
+            fixed="import numpy as np\nimport torch\n\nclass Volume:\n    def __init__(self, path):\n        self.voxels = np.load(path)\n\n"
+            "    def crop(self, i):\n        return self.voxels[i : i + 8], i\n\ndef load(path, i):\n"
+            "    return np.load(path)[i : i + 8], i\n\ndef sample(path, i, cached):\n    if cached:\n"
+            "        chunk, i = load(path, i)\n    else:\n        chunk, i = Volume(path).crop(i)\n    return torch.from_numpy(chunk)\n",
+        ),
         # a tuple element of a numpy result, an OpenCV image, torch.tensor under a local alias
         Invalid(
             "import numpy as np\nimport torch\n_, inverse = np.unique(labels, return_inverse=True)\ny = torch.tensor(inverse)\n",

@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.nodes import own_returns
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
@@ -153,6 +153,25 @@ class DataLoaders:
                     fed[node] = loaders
         return fed
 
+    def yields_device_samples(self, iterable: cst.BaseExpression) -> bool:
+        """Whether iterating `iterable` gives batches of a loader whose dataset puts every sample on the device."""
+        return any(self.moves_own_samples(loader) for loader in self.sources(iterable))
+
+    def moves_own_samples(self, loader: cst.Call) -> bool:
+        """A loader over an instance of a dataset class of this file whose code moves samples to the
+        device (`return img.to(device)` in `__getitem__`): its batches are already there."""
+        args = self.constructions.get(loader)
+        dataset = args.dataset if args is not None else None
+        if isinstance(dataset, cst.Name):
+            bindings = self.scopes.reaching(dataset)
+            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if not isinstance(dataset, cst.Call) or not isinstance(dataset.func, cst.Name):
+            return False
+        owner = self.scopes.classes.get(dataset.func.value)
+        if owner is None:
+            return False
+        return any(self.loops.moves_to_device(call) for call in self.scopes.calls if self.scopes.is_ancestor(owner, call))
+
     def loops_of(self, loader: cst.Call) -> list[Loop]:
         return [loop for loop, loaders in self.fed_loops.items() if loader in loaders]
 
@@ -180,7 +199,10 @@ class DataLoaders:
         if not isinstance(node, cst.Name | cst.Attribute):
             return set()
         found: set[cst.Call] = set()
-        for binding in self.scopes.all_bindings(node):
+        # A name read where it is bound holds what the last binding before it gave (a notebook
+        # rebinds `train_loader` cell after cell); read from elsewhere, any binding.
+        bindings = self.scopes.reaching(node) if isinstance(node, cst.Name) else self.scopes.all_bindings(node)
+        for binding in bindings:
             found |= self._binding_sources(binding, depth)
         return found
 
@@ -214,7 +236,7 @@ class DataLoaders:
         for call in self.scopes.callers.get(function, ()):
             if (call, function) in self.scopes.callbacks:
                 continue  # a callback: the callee, not this call, passes its arguments
-            value = _passed(call, param.name.value, index)
+            value = passed_argument(call, param.name.value, index)
             if value is not None:
                 found.append(value)
         return found
@@ -333,16 +355,6 @@ class DataLoaders:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("self", "cls")
-
-
-def _passed(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    if index is None or index < 0 or any(a.star for a in call.args):
-        return None
-    positional = [a.value for a in call.args if a.keyword is None]
-    return positional[index] if index < len(positional) else None
 
 
 def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:

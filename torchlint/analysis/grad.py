@@ -722,7 +722,7 @@ class Evaluation(_Shared):
         leaf = self.ctx.fact(TrainedLeaves).leaf_read(operand, function)
         if leaf is None:
             return None
-        reason = f"computes from `{leaf}`, which requires grad, only to read the result as a number"
+        reason = f"returns numbers computed from `{leaf}`, which requires grad"
         return EvalScope(("function", function), reason, function=function, detached=True)
 
     def _returns_only_values(self, function: cst.FunctionDef) -> bool:
@@ -1023,12 +1023,22 @@ class Evaluation(_Shared):
         if statement is None or any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(statement, function or self.ctx.module)):
             return None
         trained = [i for i, earlier in enumerate(block.body[:index]) if earlier in self._training_statements]
-        if not trained:
+        if not trained or self._rebuilt_after(call, block.body[trained[-1]]):
             return None
         key = ("after-training", block, trained[-1])
         if key not in self._regions:
             self._regions[key] = tuple(self._rest(block, trained[-1], function))
         return EvalScope(key, "after the training loop", block=block, index=index, after=self._regions[key])
+
+    def _rebuilt_after(self, call: cst.Call, loop: cst.CSTNode) -> bool:
+        """`model = Net()` between the training loop and `model(x)`: a new, untrained module (a shape probe)."""
+        root = call.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        end = self.model.exit(loop)
+        return any(b.order > end for b in self.model.reaching(root))
 
     @cached_property
     def _training_statements(self) -> set[cst.CSTNode]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from torchlint.analysis.model import Scope, SemanticModel
+from torchlint.analysis.model import Scope, SemanticModel, passed_argument
 from torchlint.analysis.nodes import children
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class TrainedLeaves:
         if not sites:
             return False
         for site in sites:
-            arg = _argument(site, param, index)
+            arg = passed_argument(site, param, index)
             if not isinstance(arg, cst.Name):
                 return False
             caller = self.model.scope_of(site)
@@ -213,13 +213,3 @@ def _keyword(arg: cst.Arg, keyword: str) -> bool:
 
 def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
-
-
-def _argument(call: cst.Call, param: str, index: int | None) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if _keyword(arg, param):
-            return arg.value
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    if index is not None and index < len(positional):
-        return positional[index].value
-    return None

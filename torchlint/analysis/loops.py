@@ -482,9 +482,10 @@ class LoopFacts:
         """Whether the file ever puts something on a device that can be a GPU."""
         if any(self._device_string(s) for s in self.scopes.strings):
             return True
-        return any(self._moves_to_device(call) for call in self.scopes.calls)
+        return any(self.moves_to_device(call) for call in self.scopes.calls)
 
-    def _moves_to_device(self, call: cst.Call) -> bool:
+    def moves_to_device(self, call: cst.Call) -> bool:
+        """`.cuda()`, `.to(device)`, `torch.device("cuda")`, `accelerator.prepare(...)`: something goes to an accelerator."""
         func = call.func
         name = _last(func)
         if isinstance(func, cst.Attribute) and name == "cuda":

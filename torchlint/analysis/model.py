@@ -30,6 +30,7 @@ _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp,
 _SCOPE_TYPES = frozenset(_SCOPES)
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
+_HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 _MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
 
 
@@ -354,13 +355,75 @@ class SemanticModel:
 
     # -- call graph --------------------------------------------------------------------
     def _resolve_calls(self, calls: list[tuple[cst.Call, Scope]]) -> None:
+        unresolved: list[tuple[cst.Call, Scope]] = []
         for call, scope in calls:
             self.calls.append(call)
             targets = self._targets(call, scope)
-            if targets:
-                self.callees[call] = targets
-            for target in targets:
-                self.callers[target].append(call)
+            self._link(call, targets)
+            if not targets and isinstance(call.func, cst.Name | cst.Attribute):
+                unresolved.append((call, scope))
+        # Calling what a parameter or a factory's result holds needs the edges found above:
+        # `step_fn(x, y)` where every caller passes `train_step_fn = make_train_step_fn(model)`.
+        for call, scope in unresolved:
+            self._link(call, self._held_functions(call.func, scope, 0))
+
+    def _link(self, call: cst.Call, targets: list[cst.FunctionDef]) -> None:
+        if targets:
+            self.callees[call] = targets
+        for target in targets:
+            self.callers[target].append(call)
+
+    def _held_functions(self, value: cst.BaseExpression, scope: Scope, depth: int) -> list[cst.FunctionDef]:
+        """The functions of this file a value evidently holds: a `def`, a name or `self.` attribute
+        bound to one, the function a factory of the file returns, or what every caller passes
+        for a parameter."""
+        if depth > _HELD_DEPTH:
+            return []
+        if isinstance(value, cst.Call):
+            return [f for factory in self.callees.get(value, ()) for f in self._returned_functions(factory)]
+        if isinstance(value, cst.Attribute):
+            bindings = self.attr_bindings.get(dotted(value) or "", [])
+            return [f for b in bindings if b.exact is not None for f in self._held_functions(b.exact, self.scope_of(b.node), depth + 1)]
+        if not isinstance(value, cst.Name):
+            return []
+        found_in, bindings = self.resolve(value.value, scope)
+        functions: list[cst.FunctionDef] = []
+        for binding in bindings:
+            if binding.kind == "def" and isinstance(binding.node, cst.FunctionDef):
+                functions.append(binding.node)
+            elif binding.exact is not None:
+                functions += self._held_functions(binding.exact, found_in, depth + 1)
+            elif binding.kind == "param" and isinstance(binding.node, cst.Param):
+                functions += self._passed_functions(binding.node, depth)
+        return functions
+
+    def _returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
+        """The nested functions a factory returns by name (`return perform_train_step`)."""
+        found = []
+        for node in self.own_nodes(factory):
+            if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+                bindings = self.bindings[factory].get(node.value.value, [])
+                found += [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+        return found
+
+    def _passed_functions(self, param: cst.Param, depth: int) -> list[cst.FunctionDef]:
+        """What the file's callers of the parameter's function pass for it, as functions."""
+        params = self.parents.get(param)
+        function = self.parents.get(params) if isinstance(params, cst.Parameters) else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+            return []
+        positional = [*params.posonly_params, *params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if index is not None and positional[0].name.value in ("self", "cls"):
+            index -= 1
+        found = []
+        for call in self.callers.get(function, ()):
+            if (call, function) in self.callbacks:
+                continue
+            arg = passed_argument(call, param.name.value, index)
+            if arg is not None:
+                found += self._held_functions(arg, self.scope_of(call), depth + 1)
+        return found
 
     def _targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         """The functions of this file a call runs: `f(x)`; `self.f(x)`; `model(x)` -> the `forward` of
@@ -373,7 +436,7 @@ class SemanticModel:
     def _direct_targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
-            _, bindings = self.resolve(func.value, scope)
+            bindings = self._bindings_at(func.value, scope, call)
             found = [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
             return found or self._forwards([b.exact for b in bindings], scope)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
@@ -384,6 +447,17 @@ class SemanticModel:
             methods = [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
             return methods or self._forwards([b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope)
         return []
+
+    def _bindings_at(self, name: str, scope: Scope, call: cst.Call) -> list[Binding]:
+        """The bindings of `name` a call may run. In the scope that binds it, straight-line code runs the
+        last one before the call (a notebook that redefines `train` calls each version in turn);
+        from another scope, or before any binding, every one may."""
+        found_in, bindings = self.resolve(name, scope)
+        at = self.order.get(call)
+        if found_in is not scope or at is None:
+            return list(bindings)
+        earlier = [b for b in bindings if b.order < at]
+        return earlier[-1:] if earlier else list(bindings)
 
     def _forwards(self, values: list[cst.BaseExpression | None], scope: Scope) -> list[cst.FunctionDef]:
         """The `forward` a module built from one of the file's classes runs when called:
@@ -412,6 +486,17 @@ class SemanticModel:
                 _, bindings = self.resolve(arg.value.value, scope)
                 found += [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
         return found
+
+
+def passed_argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
+    """The argument a call passes for a parameter: by keyword, else by position (unknown after a `*args`)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if index is None or index < 0 or any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[index] if index < len(positional) else None
 
 
 def target_names(target: cst.BaseExpression, path: tuple[int, ...] = ()) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:

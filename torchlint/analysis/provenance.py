@@ -4,11 +4,14 @@ Evidence is what a reader of the file would accept without running it: the resul
 numpy function that returns an array (`np.zeros`, `np.load`, `np.stack`), `.numpy()`,
 pandas' `.to_numpy()`/`.values`, a parameter annotated `np.ndarray`, and names, `self.`
 attributes, indexing, slicing, `.reshape`/`.astype`/`.T` and arithmetic of such values, plus
-calls of functions and methods of the file whose every `return` gives one.
+calls of functions and methods of the file whose every `return` gives one (also a method called
+on an instance of a class of the file, and one element of the tuples a function returns:
+`image, label = load(path)`).
 
 Names are resolved per scope. Inside the scope that binds a name, the binding that reaches a
 use must dominate it (sit in a block that encloses the use) and no later binding in an
-enclosing loop may flow back to it; a name of an enclosing scope (a global, a closure) and a
+enclosing loop may flow back to it; where none does (a value bound in both branches of an
+`if`), every binding of the name in its scope must be evidence; a name of an enclosing scope (a global, a closure) and a
 `self.` attribute count only when every binding of it is evidence. Anything else is unknown:
 the fact answers "evidently numpy" or nothing, never "evidently not".
 
@@ -86,6 +89,7 @@ _FOREIGN_ARRAYS = frozenset({
 _FOREIGN_ARCHIVES = frozenset({"scipy.io.loadmat"})
 _ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 _MAX_DEPTH = 40
+_MAX_CALL_DEPTH = 4  # factories followed to find an instance's class
 _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -210,10 +214,46 @@ class NumpyProvenance:
         narrowed = self._narrowed(name)
         if narrowed is not None:
             return Kind.ARRAY, narrowed
-        reaching = self.b.dominating(name)
+        reaching = self.b.dominating(name) or self._all_plain_bindings(name)
         if not reaching:
             return None
         return self._join([self._binding_kind(b, depth) for b in reaching])
+
+    def _all_plain_bindings(self, name: cst.Name) -> list[Binding]:
+        """Where no one binding dominates the use but an `if`/`else` before it binds the name in every
+        branch (`if cached: x = f() else: x = g()`), every binding of the name in its scope, so that
+        the value is evident only when each one is; none when one of them updates it in place."""
+        scope = self.b.scope_of(name)
+        found_in, found = self.b.resolve(name.value, scope)
+        if found_in is not scope or not found or any(b.kind == "augment" for b in found):
+            return []
+        return found if self._bound_before(name, scope, found) else []
+
+    def _bound_before(self, use: cst.Name, scope: cst.CSTNode, bindings: list[Binding]) -> bool:
+        """Whether a statement before the use, in its block or an enclosing one, binds on every path."""
+        statement = self.b.statement_of(use)
+        while statement is not None and statement is not scope:
+            block = self.b.parents.get(statement)
+            if block is None:
+                return False
+            if isinstance(block, cst.Module | cst.IndentedBlock):  # else an `elif` inside its `if`
+                at = next(i for i, s in enumerate(block.body) if s is statement)
+                if any(self._binds_always(earlier, bindings) for earlier in block.body[:at]):
+                    return True
+            statement = self.b.statement_of(block)
+        return False
+
+    def _binds_always(self, statement: cst.CSTNode, bindings: list[Binding]) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine):
+            return any(b.kind in ("assign", "unpack") and self.b.is_ancestor(statement, b.node) for b in bindings)
+        if not isinstance(statement, cst.If) or statement.orelse is None:
+            return False
+        orelse = statement.orelse
+        other = self._binds_always(orelse, bindings) if isinstance(orelse, cst.If) else self._block_binds(orelse.body, bindings)
+        return other and self._block_binds(statement.body, bindings)
+
+    def _block_binds(self, block: cst.BaseSuite, bindings: list[Binding]) -> bool:
+        return any(self._binds_always(s, bindings) for s in getattr(block, "body", ()))
 
     def _narrowed(self, name: cst.Name) -> cst.CSTNode | None:
         """The `isinstance(x, np.ndarray)` test of an `if` whose body holds this use of `x`."""
@@ -237,8 +277,12 @@ class NumpyProvenance:
     def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
         if binding.exact is not None:
             return self._kind(binding.exact, depth)
-        if binding.kind == "unpack" and len(binding.path) == 1 and isinstance(binding.value, cst.Call) and self._returns_arrays(binding.value):
-            return Kind.ARRAY, binding.value  # `_, inverse = np.unique(y, return_inverse=True)`
+        if binding.kind == "unpack" and len(binding.path) == 1 and isinstance(binding.value, cst.Call):
+            if self._returns_arrays(binding.value):
+                return Kind.ARRAY, binding.value  # `_, inverse = np.unique(y, return_inverse=True)`
+            function = self._called_function(binding.value)
+            if function is not None:
+                return self._returned_element(function, binding.path[0], depth)  # `image, label = load(path)`
         if binding.annotation is not None and self._is_array_annotation(binding.annotation):
             return Kind.NUMPY, binding.annotation
         return None
@@ -423,32 +467,68 @@ class NumpyProvenance:
         return self._returns(function, depth) if function is not None else None
 
     def _called_function(self, call: cst.Call) -> cst.FunctionDef | None:
-        """The function of this file that `f(...)` or `self.f(...)` calls, when that is evident."""
+        """The function of this file that `f(...)`, `self.f(...)` or `obj.f(...)` calls, when that is
+        evident (`obj` built from a class of the file, directly or by a function of the file)."""
         func = call.func
         if isinstance(func, cst.Name):
             reaching = self.b.dominating(func)
             return reaching[0].function if reaching and len(reaching) == 1 else None
         if not isinstance(func, cst.Attribute):
             return None
-        owner = self.b.self_class(func)
+        owner = self.b.self_class(func) or self._instance_class(func.value, 0)
         if owner is None:
             return None
         methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
         return methods[0] if len(methods) == 1 else None
 
-    def _returns(self, function: cst.FunctionDef, depth: int) -> tuple[Kind, cst.CSTNode] | None:
-        """The join over the function's `return`s; None for generators and bare returns."""
-        returns: list[cst.Return] = []
+    def _instance_class(self, expr: cst.BaseExpression, depth: int) -> cst.ClassDef | None:
+        """The class of the file `expr` is an instance of: `Ct(uid)`, a name bound to one, or the call
+        of a function of the file whose every return is one."""
+        if depth > _MAX_CALL_DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            value = self.b.value_of(expr)
+            return self._instance_class(value, depth + 1) if value is not None else None
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+            return None
+        reaching = self.b.dominating(expr.func)
+        if not reaching or len(reaching) != 1:
+            return None
+        node = reaching[0].node
+        if isinstance(node, cst.ClassDef):
+            return node
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        returned = self._return_values(node)
+        classes = {self._instance_class(value, depth + 1) for value in returned or ()}
+        return classes.pop() if len(classes) == 1 else None
+
+    def _return_values(self, function: cst.FunctionDef) -> list[cst.BaseExpression] | None:
+        """What the function's `return`s give; None for generators, bare returns and no return."""
+        values: list[cst.BaseExpression] = []
         for node in self.b.own_nodes(function):
             if isinstance(node, cst.Yield):
                 return None
             if isinstance(node, cst.Return):
                 if node.value is None:
                     return None
-                returns.append(node)
-        if not returns:
+                values.append(node.value)
+        return values or None
+
+    def _returns(self, function: cst.FunctionDef, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        """The join over the function's `return`s; None for generators and bare returns."""
+        values = self._return_values(function)
+        return self._join([self._kind(value, depth) for value in values]) if values else None
+
+    def _returned_element(self, function: cst.FunctionDef, index: int, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+        """The join over element `index` of the tuples every `return` of the function writes out."""
+        values = self._return_values(function)
+        tuples = [v for v in values or () if isinstance(v, cst.Tuple) and len(v.elements) > index]
+        if not values or len(tuples) != len(values):
             return None
-        return self._join([self._kind(r.value, depth) for r in returns if r.value is not None])
+        if any(isinstance(e, cst.StarredElement) for t in tuples for e in t.elements[: index + 1]):
+            return None
+        return self._join([self._kind(t.elements[index].value, depth) for t in tuples])
 
     # -- helpers -----------------------------------------------------------------------
     @staticmethod

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.model import Binding, SemanticModel
@@ -244,6 +245,8 @@ class TensorFacts:
             return Kind.NOT_TENSOR
         if self.loops.yields_device_batches(iterable):
             return Kind.UNKNOWN
+        if self.ctx.fact(DataLoaders).yields_device_samples(iterable):
+            return Kind.TENSOR  # the dataset moved each sample to the device itself
         if self.loops.is_loader_like(iterable) or (isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)):
             return Kind.HOST_TENSOR
         whole = self.kind(iterable)
