@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
@@ -37,12 +38,12 @@ function of the file that receives the loader as an argument.
 Not flagged: `num_workers` given as a variable or expression, or `pin_memory` given at all
 (either way: those are choices); loaders never iterated in the file (handed to a trainer
 object); loops that never move their batches to a device (the data already lives there; a
-`x.to(device)` whose result is dropped moves nothing); calls with `*args`/`**kwargs`; datasets
-already in memory as tensors (`TensorDataset(x, y)`, a list of loaded samples such as
-`[(img, y) for img, y in cifar if y < 2]`, or a `random_split`/`Subset` of one: workers have
-nothing to load, and pinning such small copies is rarely worth a change); datasets of a class of
-the file that moves its samples to the device itself (CUDA cannot run in forked workers);
-`batch_size=len(data)`, one in-memory batch per epoch; unit tests. In a notebook the fix adds workers directly: its kernel is never re-imported by
+`x.to(device)` whose result is dropped moves nothing); calls with `*args`/`**kwargs`; datasets built from tensors already on the device, or of a
+class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
+batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
+list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, or a
+`random_split`/`Subset` of one) has nothing for workers to load: for it only `pin_memory` is
+asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## Why is this bad?
@@ -111,11 +112,8 @@ accelerator PyTorch warns and ignores it.
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
         "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
         "for (x,) in loader:\n    model(x.to(device)).sum().backward()\n",
-        # samples already loaded into a list, or a split of in-memory tensors
-        _HEAD + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32)\n" + _LOOP,
-        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
-        "data = TensorDataset(torch.from_numpy(x), torch.from_numpy(y))\ntrain, val = random_split(data, [80, 20])\n"
-        "loader = DataLoader(train, batch_size=16)\nfor x, y in loader:\n    model(x.to(device)).sum().backward()\n",
+        # samples already in memory, pinned: no workers asked for
+        _HEAD + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32, pin_memory=True)\n" + _LOOP,
         # a dataset of the file that moves each sample to the GPU itself
         "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
         "    def __getitem__(self, i):\n        return load(i).to(device)\n\n"
@@ -137,6 +135,15 @@ accelerator PyTorch warns and ignores it.
             f"    loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers={WORKERS}, pin_memory=True)\n"
             "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n\n\n"
             'if __name__ == "__main__":\n    main()\n',
+        ),
+        # a split of in-memory tensors: only pinned memory is asked for
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
+            "train, val = random_split(TensorDataset(xs, ys), [80, 20])\nloader = DataLoader(train, batch_size=16)\n"
+            "for x, y in loader:\n    model(x.to(device)).sum().backward()\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
+            "train, val = random_split(TensorDataset(xs, ys), [80, 20])\nloader = DataLoader(train, batch_size=16, pin_memory=True)\n"
+            "for x, y in loader:\n    model(x.to(device)).sum().backward()\n",
         ),
         # explicit 0 workers, pin_memory chosen: the workers are replaced, multi-line layout kept
         Invalid(
@@ -185,18 +192,30 @@ accelerator PyTorch warns and ignores it.
             if args is None or args.has_star or not self._moved_to_device(loaders, call):
                 continue
             workers = args.num_workers is None or (isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0)
+            if self._in_memory(args.dataset):
+                workers = False  # nothing to load: only pinning the batches' copies is left to gain
             if not workers and args.pin_memory is not None:
                 continue
-            if self._in_memory(args.dataset) or loaders.moves_own_samples(call) or self._one_batch(args):
+            if self._on_device(args.dataset) or loaders.moves_own_samples(call) or self._one_batch(args):
                 continue
             self._report(call, workers, args.pin_memory is None)
 
     def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
         return any(loaders.moves.get(loop) for loop in loaders.loops_of(call))
 
+    def _on_device(self, dataset: cst.BaseExpression | None) -> bool:
+        """`TensorDataset(x, y)` of tensors evidently on the device: nothing to pin, and workers cannot touch CUDA."""
+        if isinstance(dataset, cst.Name):
+            bindings = self.ctx.fact(SemanticModel).reaching(dataset)
+            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if not isinstance(dataset, cst.Call) or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET:
+            return False
+        tensors = self.ctx.fact(TensorFacts)
+        return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+
     def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
         """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a
-        split of one. Workers have nothing to load, and pinning its small copies is rarely worth it."""
+        split of one. Workers have nothing to load; pinned memory still speeds each batch's copy."""
         if isinstance(dataset, cst.Name) and depth < 4:
             bindings = self.ctx.fact(SemanticModel).reaching(dataset)
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "unpack"):

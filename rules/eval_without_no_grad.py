@@ -56,7 +56,8 @@ in the same block (unless the module is built anew after the loop: a shape probe
 weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
 optimizer or `.train()`), in its `main` or in a function they call. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
 A call counts as a forward pass when the callee is a module
-built in the file, the object `.eval()` is called on, or named like one (`model`, `net`,
+built in the file (not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
+its graph hangs off the model's forward, which gets the finding), the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
 a forward (`agent.act(obs)`) counts too.
 
@@ -188,6 +189,9 @@ the grad mode to other code.
         # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
         "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
         "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",
+        # a criterion is not a model: the finding goes to the model's forward, once
+        "import torch\nfrom torch import nn\n\nloss_function = nn.CrossEntropyLoss()\nfor x, y in loader:\n"
+        "    loss_function(net(x), y).backward()\n    opt.step()\nprint(loss_function(preds_val, y_val).item())\n",
         # a module built after the training loop is a new, untrained one: a shape probe
         "import torch\nfrom torch import nn\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n"
         "net = nn.Sequential(nn.Linear(4, 2))\nprint(net(img).shape)\n",

@@ -674,12 +674,14 @@ class Evaluation(_Shared):
             owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
             return "model" in owner or "for" in owner  # not a tokenizer, config or processor
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return True
+            return not func.value.endswith("Loss")  # a criterion: the cost is the forward it follows
         qualname = self.ctx.symbols.qualname(func) or ""
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             return False
         last = qualname.rsplit(".", 1)[-1]
-        return last not in _NOT_CALLABLE_MODULES and (qualname.startswith("torch.nn.") == last[:1].isupper())
+        if last in _NOT_CALLABLE_MODULES or last.endswith("Loss"):
+            return False
+        return qualname.startswith("torch.nn.") == last[:1].isupper()
 
     # -- evaluation scopes --------------------------------------------------------------
     def is_test_module(self) -> bool:
