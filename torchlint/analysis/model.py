@@ -29,8 +29,8 @@ Scope = cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.ListComp 
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPE_TYPES = frozenset(_SCOPES)
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
-# Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
+# Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
 _MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
 
 

@@ -10,10 +10,11 @@ on an instance of a class of the file, and one element of the tuples a function 
 
 Names are resolved per scope. Inside the scope that binds a name, the binding that reaches a
 use must dominate it (sit in a block that encloses the use) and no later binding in an
-enclosing loop may flow back to it; where none does (a value bound in both branches of an
-`if`), every binding of the name in its scope must be evidence; a name of an enclosing scope (a global, a closure) and a
-`self.` attribute count only when every binding of it is evidence. Anything else is unknown:
-the fact answers "evidently numpy" or nothing, never "evidently not".
+enclosing loop may flow back to it; where none does but an `if`/`else` before the use binds it
+in every branch, every binding of the name in its scope must be evidence. A name of an
+enclosing scope (a global, a closure) and a `self.` attribute count only when every binding of
+it is evidence. Anything else is unknown: the fact answers "evidently numpy" or nothing, never
+"evidently not".
 
 Name resolution is the semantic model's (`SemanticModel.dominating`), shared with every
 other fact.
