@@ -80,7 +80,8 @@ Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
   `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
-- code after the loop, and per-epoch loops (`for epoch in range(...)`);
+- code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
+  always ends in `break` (a look at the first batch);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
@@ -94,7 +95,8 @@ Not flagged:
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
   copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
-  `device=` that can be a GPU, no `"cuda"` device string): there a sync costs nothing.
+  `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
+  `torch.device("cpu")` is the CPU): there a sync costs nothing.
 
 ## Why is this bad?
 CUDA work is queued asynchronously: the Python loop runs ahead of the GPU, preparing the next
@@ -162,6 +164,11 @@ depends on what the value is for.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): beware of frequently transferring data between CPUs and GPUs](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # a loop that always breaks after its first batch: a peek, not a per-batch loop
+        "import torch\nfor xb, yb in val_loader:\n    pred = model(xb.cuda())['out'].cpu()\n    print(pred.shape)\n    break\n",
+        # a device variable that is the CPU in every binding: nothing to wait for
+        "import torch\ndevice = torch.device('cpu')\nfor x, y in train_loader:\n    loss = model(x.to(device)).sum()\n"
+        "    loss.backward()\n    print(loss.item())\n",
         # an RL action: the environment steps on the host, so it needs the value every step
         Valid(
             "import torch\nfor t in range(steps):\n    action = policy(obs.to(device)).argmax().item()\n"

@@ -113,6 +113,7 @@ class LoopFacts:
             loop
             for loop in self.scopes.loops
             if not self.is_epoch_loop(loop)
+            and not _runs_once(loop)
             and (loop in self._stepping or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter)) or self._fetches_batches(loop))
         }
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
@@ -523,7 +524,20 @@ class LoopFacts:
             if declared is not None:
                 return declared
         last = (_last(node) or "").lower()
-        return bool(_DEVICE_NAME.search(last)) and "cpu" not in last
+        if not _DEVICE_NAME.search(last) or "cpu" in last:
+            return False
+        return not self._always_cpu(node)
+
+    def _always_cpu(self, node: cst.BaseExpression) -> bool:
+        """`device = torch.device("cpu")` or `device = "cpu"` in every binding: named like a device, but the CPU."""
+        bindings = self.scopes.all_bindings(node)
+        return bool(bindings) and all(b.exact is not None and self._cpu_literal(b.exact) for b in bindings)
+
+    def _cpu_literal(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Call) and (self.ctx.symbols.qualname(value.func) or "") == "torch.device":
+            args = [a.value for a in value.args if a.keyword is None]
+            value = args[0] if args else value
+        return isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu"
 
     @staticmethod
     def _device_string(node: cst.SimpleString) -> bool:
@@ -531,6 +545,13 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+def _runs_once(loop: Loop) -> bool:
+    """`for xb, yb in loader: ...; break`: the body always leaves after the first batch."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in last.body)
 
 
 def _moves_batches(call: cst.Call) -> bool:
