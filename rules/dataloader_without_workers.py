@@ -38,7 +38,9 @@ function of the file that receives the loader as an argument.
 Not flagged: `num_workers` given as a variable or expression, or `pin_memory` given at all
 (either way: those are choices); loaders never iterated in the file (handed to a trainer
 object); loops that never move their batches to a device (the data already lives there; a
-`x.to(device)` whose result is dropped moves nothing); calls with `*args`/`**kwargs`; datasets built from tensors already on the device, or of a
+`x.to(device)` whose result is dropped moves nothing) or only to a device that is never CUDA
+(`torch.device("mps" if torch.backends.mps.is_available() else "cpu")`, where PyTorch ignores
+`pin_memory`); calls with `*args`/`**kwargs`; datasets built from tensors already on the device, or of a
 class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, or a
@@ -108,6 +110,9 @@ accelerator PyTorch warns and ignores it.
         # batches never moved: the data or the model stays on the CPU
         _HEAD + "loader = DataLoader(ds, batch_size=32)\nfor x, y in loader:\n    model(x).sum().backward()\n",
         _HEAD + "loader = DataLoader(ds, batch_size=32, **loader_kwargs)\n" + _LOOP,
+        # batches moved only to Apple's MPS or the CPU: PyTorch ignores pin_memory there
+        _HEAD + "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')\n"
+        "loader = DataLoader(ds, batch_size=32, num_workers=2)\n" + _LOOP,
         # a dataset of tensors already on the GPU: pinning them fails, workers cannot touch CUDA
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
         "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
@@ -201,7 +206,9 @@ accelerator PyTorch warns and ignores it.
             self._report(call, workers, args.pin_memory is None)
 
     def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
-        return any(loaders.moves.get(loop) for loop in loaders.loops_of(call))
+        """Batches copied to a CUDA device: pinned memory and workers serve those copies (PyTorch
+        ignores `pin_memory` on MPS)."""
+        return any(loaders.to_cuda(move) for loop in loaders.loops_of(call) for move, _ in loaders.moves.get(loop, ()))
 
     def _on_device(self, dataset: cst.BaseExpression | None) -> bool:
         """`TensorDataset(x, y)` of tensors evidently on the device: nothing to pin, and workers cannot touch CUDA."""

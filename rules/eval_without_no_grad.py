@@ -50,13 +50,18 @@ from `model.eval()` earlier in the same function, a function named like evaluati
 `evaluate`, `test`, `predict`, `infer`, `generate`...), a loop over a validation or test
 loader (`for x, y in val_loader`), a forward on test data (`net(test_x)`, unless the file built
 `test_x` with a factory such as `torch.zeros` to probe shapes), a forward on a `Variable` made
-with `volatile=True` (which torch ignores since 0.4), a forward that follows a training loop
-in the same block (unless the module is built anew after the loop: a shape probe), a function's forward of a global module put in eval mode at module level
+with `volatile=True` (which torch ignores since 0.4), a forward that follows training in the
+same block (a loop that runs `backward()` itself or through the file's functions, a call of a
+function of the file holding such a loop, such as `train_model(model, epochs)`, or a
+framework's `fit(...)` handed a module or a data loader), unless the module is built anew
+after it and no weights are loaded into it (a shape probe), a function's forward of a global module put in eval mode at module level
 (and never back in training mode), or a forward in the top-level code of a script that loads
 weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
-optimizer or `.train()`), in its `main` or in a function they call. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
+optimizer or `.train()`), in its `main` or in a function they call, directly or through other
+functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
 A call counts as a forward pass when the callee is a module
-built in the file (not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
+built in the file (also through a function of the file that returns one, `net = create_net()`,
+or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
 its graph hangs off the model's forward, which gets the finding), the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
 a forward (`agent.act(obs)`) counts too.
@@ -75,7 +80,9 @@ It stays quiet when:
   manager of the file's own that does);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
   `requires_grad`, steps an optimizer, or its result feeds a `backward()` (fine-tuning with
-  frozen batch norm, adversarial examples, test-time adaptation);
+  frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
+  function that runs `backward()` counts as feeding it, unless a periodic guard whose branch
+  runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
 - the module's parameters are frozen with `requires_grad_(False)`;
 - a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
   `predict_step`, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
@@ -137,6 +144,10 @@ the grad mode to other code.
 """
 
     valid = [
+        # a module rebuilt after training with no weights loaded is a shape probe; a state dict loaded with weights_only
+        "import torch\n\ndef train_model(model):\n    for x in loader:\n        model(x).sum().backward()\n\n"
+        "train_model(model)\nprobe = Net()\nprint(probe(torch.zeros(1, 3)).shape)\n",
+        "import torch\n\nstate = torch.load('m.pt', weights_only=True)\nfor x in loader:\n    model(x).sum().backward()\n",
         # already under no_grad / inference_mode / set_grad_enabled(False), any alias
         "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, _ in loader:\n            model(x)\n",
         "import torch as T\n\n@T.inference_mode()\ndef predict(model, x):\n    return model(x)\n",
@@ -355,6 +366,36 @@ the grad mode to other code.
             fixed="import torch\n\ndef fit(w, loader, val_x, val_y):\n    @torch.no_grad()\n    def val_loss():\n"
             "        return ((val_x @ w - val_y) ** 2).mean().item()\n\n"
             "    for x, y in loader:\n        ((x @ w - y) ** 2).mean().backward()\n        w.data -= 0.1 * w.grad\n        print(val_loss())\n",
+        ),
+        # trained by a function of the file, or by a framework's fit(...) handed the loader; then restored into a new module
+        Invalid(
+            "import torch\n\ndef train_model(model, epochs):\n    for epoch in range(epochs):\n        step(model)\n\n"
+            "def step(model):\n    loss(model).backward()\n\nmodel = Net()\ntrain_model(model, 10)\nprint(model.forward(X))\n",
+            fixed="import torch\n\ndef train_model(model, epochs):\n    for epoch in range(epochs):\n        step(model)\n\n"
+            "def step(model):\n    loss(model).backward()\n\nmodel = Net()\ntrain_model(model, 10)\nwith torch.no_grad():\n    print(model.forward(X))\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\ndef create_net():\n    return nn.Sequential(nn.Linear(2, 1))\n\n"
+            "keras_model.fit(train_data=DataLoader(ds))\nclone = create_net()\nclone.load_state_dict(torch.load('ckpt.pt'))\nprint(clone(X))\n",
+            fixed="import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\ndef create_net():\n    return nn.Sequential(nn.Linear(2, 1))\n\n"
+            "keras_model.fit(train_data=DataLoader(ds))\nclone = create_net()\nclone.load_state_dict(torch.load('ckpt.pt'))\n"
+            "with torch.no_grad():\n    print(clone(X))\n",
+        ),
+        # a whole pickled model loaded and run by the script's functions; evaluation episodes every N steps
+        Invalid(
+            "import torch\n\npolicy = torch.load('policy.pkl')\n\ndef act(state):\n    return policy(state).argmax().item()\n\n"
+            "def run():\n    while True:\n        state = env.step(act(state))\n\nrun()\n",
+            fixed="import torch\n\npolicy = torch.load('policy.pkl')\n\n@torch.no_grad()\ndef act(state):\n    return policy(state).argmax().item()\n\n"
+            "def run():\n    while True:\n        state = env.step(act(state))\n\nrun()\n",
+        ),
+        Invalid(
+            "import torch\n\ndef test_env():\n    done, total = False, 0\n    while not done:\n        _, reward, done, _ = env.step(model(state).argmax())\n"
+            "        total += reward\n    return total\n\nfor frame in range(10000):\n    loss = model(batch()).mean()\n    loss.backward()\n"
+            "    if frame % 100 == 0:\n        print([test_env() for _ in range(10)])\n",
+            fixed="import torch\n\n@torch.no_grad()\ndef test_env():\n    done, total = False, 0\n    while not done:\n"
+            "        _, reward, done, _ = env.step(model(state).argmax())\n        total += reward\n    return total\n\n"
+            "for frame in range(10000):\n    loss = model(batch()).mean()\n    loss.backward()\n"
+            "    if frame % 100 == 0:\n        print([test_env() for _ in range(10)])\n",
         ),
         # an async function gets the finding but no fix
         Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),

@@ -31,9 +31,19 @@ _BACKEND = re.compile(r"(\b|_)(mps|xla|tpu|cpu)(\b|_)|Device(CPU|MPS|TPU)", re.I
 _LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
 
 
+def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
+    """The values `add_scalar(tag, value)` / `add_scalars(tag, {name: value})` write."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    value = keywords.get("scalar_value", keywords.get("tag_scalar_dict", positional[1] if len(positional) > 1 else None))
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return [] if value is None else [value]
+
+
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format"
+    kind: str  # "method", "conversion", "condition", "format", "logged"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
 
@@ -63,7 +73,9 @@ evaluation loop:
 - `.item()`, `.cpu()`, `.numpy()` and `.tolist()` of a tensor;
 - `float(t)`, `int(t)` and `bool(t)` of a tensor;
 - a tensor used as a condition: `if t:`, `while t:`, `x if t else y`;
-- printing a tensor, or formatting it into text (f-strings, `%`, `str.format`).
+- printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
+- logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
+  copies it to the host to write it.
 
 A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
 `train_loader`, `loader`, `dataloader`, `batches`; through `enumerate`/`zip`/`tqdm` or any call
@@ -237,6 +249,22 @@ depends on what the value is for.
             "        if x.device.type == 'mps':\n            loss = loss.cpu()\n"
         ),
         Valid("import numpy as np\nfor batch in loader:\n    x = batch.cuda()\n    print(float(x))\n"),
+        # the else branch of `if i != len(loader) - 1:` runs on the last batch only, through tqdm(enumerate(...))
+        "import torch\nfrom tqdm import tqdm\nmodel.cuda()\nloop = tqdm(enumerate(train_loader))\nfor i, (x, y) in loop:\n"
+        "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    if i != len(train_loader) - 1:\n"
+        "        loop.set_postfix(step=i)\n    else:\n        print(loss.item())\n",
+        # a comprehension reads the binding just before it: the CPU loop's predictions, not the later GPU loop's
+        "import torch\nfor x, y in train_loader:\n    preds = model(x)\n    criterion(preds, y).backward()\n"
+        "    stats = {k: f(preds, y).item() for k, f in metrics.items()}\nmodel.cuda()\nfor x, y in train_loader:\n"
+        "    preds = model(x.cuda())\n    criterion(preds, y.cuda()).backward()\n",
+        # a module moved to the device is no tensor: what a helper computes from it and a device is unknown
+        "import torch\ndevice = torch.device('cuda')\nnet = DQN(4).to(device)\nfor x, y in train_loader:\n"
+        "    criterion(net(x.to(device)), y.to(device)).backward()\n    reward = agent.play(net, device=device)\n"
+        "    writer.add_scalar('reward', reward, step)\n",
+        # TensorBoard logging of a Python number, and of a device loss every N steps
+        "import torch\nfrom torch.utils.tensorboard import SummaryWriter\nwriter = SummaryWriter()\nmodel.cuda()\nlr = 0.1\n"
+        "for i, (x, y) in enumerate(DataLoader(ds)):\n    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n"
+        "    writer.add_scalar('lr', lr, i)\n    if i % 100 == 0:\n        writer.add_scalar('loss', loss, i)\n",
     ]
     invalid = [
         Invalid(
@@ -262,6 +290,14 @@ depends on what the value is for.
                 "    running_loss += loss.detach()\n"
                 "print(f'loss {float(running_loss) / len(train_loader):.3f}')\n"
             ),
+        ),
+        # TensorBoard logging of a device loss on every update step
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\ndevice = 'cuda'\n\n"
+            "def update(batches):\n    for x, y in batches:\n        loss = F.mse_loss(critic(x.to(device)), y.to(device))\n"
+            "        writer.add_scalars('all', {'critic': loss}, step)\n"
+            "        loss.backward()\n        optimizer.step()\n",
+            fixed=None,
         ),
         # a dataset of the file that puts each sample on the GPU; a step helper returning `.item()`
         Invalid(
@@ -370,6 +406,9 @@ depends on what the value is for.
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in ("add_scalar", "add_scalars"):
+            self.candidates.extend(_Candidate("logged", v, v) for v in _logged_values(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRINGS):
             self.candidates.extend(_Candidate("format", a.value, a.value) for a in node.args)  # "{:.3f}".format(loss)
@@ -567,6 +606,11 @@ depends on what the value is for.
             return (
                 f"`{_short(self.ctx.code(candidate.node))}` turns a tensor into a Python bool on every batch, a host-device sync",
                 self._hint("Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"),
+            )
+        if candidate.kind == "logged":
+            return (
+                f"logging tensor `{value}` copies it to the host on every batch, a host-device sync",
+                self._hint(f"Log it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and log the mean"),
             )
         if candidate.kind == "format":
             return (

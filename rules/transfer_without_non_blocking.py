@@ -150,7 +150,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 continue
             custom = any(self._custom_batches(loaders, c) for c in pinned)
             for call, strict in moves:
-                if call in reported or not strict or not self._blocking(call):
+                if call in reported or not strict or not self._blocking(call) or not loaders.to_cuda(call):
                     continue
                 if custom and self._whole_batch(loaders.moved(call), loop):
                     continue

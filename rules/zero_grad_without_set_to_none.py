@@ -9,6 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
 from torchlint.analysis.text import may_zero_grads
@@ -19,6 +20,16 @@ _NONE_DEFAULT_SINCE = (2, 0)
 _SET_TO_NONE_SINCE = (1, 7)  # before it, a bare zero_grad() has no faster form to advise
 _ZEROING_METHODS = frozenset({"zero_", "fill_"})
 _SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_grad did before zeroing
+
+
+# A tensor whose gradient is zeroed: `w`, or an attribute such as `model.w` / `self.w`.
+_ANY_TENSOR = m.Name() | m.Attribute(value=m.Name())
+
+
+def _named(name: str) -> m.BaseMatcherNode:
+    """A matcher for the dotted `name` (`w`, `model.w`)."""
+    *owner, last = name.split(".")
+    return m.Attribute(value=_named(".".join(owner)), attr=m.Name(last)) if owner else m.Name(last)
 
 
 def _is_false(arg: cst.Arg) -> bool:
@@ -45,8 +56,9 @@ Flags, in files that use torch:
   an `if p.grad is not None:` guard), in code that trains (the same function calls
   `backward()` or `step()`);
 - in a hand-written optimizer step, `p.grad.zero_()` at the end of a loop that has just updated
-  each parameter from its gradient (`p -= lr * p.grad`), or right after a single tensor is
-  updated that way (`w -= lr * w.grad; w.grad.zero_()`);
+  each parameter from its gradient (`p -= lr * p.grad`), or after a tensor is updated that
+  way earlier in the same block (`w -= lr * w.grad; w.grad.zero_()`, also for attributes such
+  as `model.w`);
 - a bare `zero_grad()` only when the target torch version is below 2.0, where `set_to_none`
   defaulted to False. Since 2.0 the default is True and bare `zero_grad()` is what you want.
 
@@ -122,6 +134,13 @@ None; the behaviour follows `target-torch-version`.
             "        w -= 0.1 * w.grad\n        w.grad.zero_()\n",
             fixed="import torch\nfor x, y in loader:\n    ((x @ w - y) ** 2).mean().backward()\n    with torch.no_grad():\n"
             "        w -= 0.1 * w.grad\n        w.grad = None\n",
+        ),
+        # an attribute of an object, updated by hand with another tensor before it is zeroed
+        Invalid(
+            "import torch\n\ndef train_step(model, x, y):\n    model.loss_fn(model.forward(x), y).backward()\n    with torch.no_grad():\n"
+            "        model.w -= 0.001 * model.w.grad\n        model.b -= 0.001 * model.b.grad\n        model.w.grad.zero_()\n",
+            fixed="import torch\n\ndef train_step(model, x, y):\n    model.loss_fn(model.forward(x), y).backward()\n    with torch.no_grad():\n"
+            "        model.w -= 0.001 * model.w.grad\n        model.b -= 0.001 * model.b.grad\n        model.w.grad = None\n",
         ),
         Invalid(
             "import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n    optimizer.step()\n",
@@ -299,8 +318,8 @@ None; the behaviour follows `target-torch-version`.
         w.grad.zero_()` (a leaf trained without an optimizer)."""
         statements = [small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
         for at, statement in enumerate(statements):
-            zeroed = m.findall(statement, m.Attribute(value=m.Name(), attr=m.Name("grad")))
-            name = zeroed[0].value.value if zeroed else None  # type: ignore[attr-defined]
+            zeroed = m.findall(statement, m.Attribute(value=_ANY_TENSOR, attr=m.Name("grad")))
+            name = dotted(zeroed[0].value) if zeroed else None  # type: ignore[attr-defined]
             if name is None or not self._zeroing_kind(statement, name) or not any(self._updates(s, name) for s in statements[:at]):
                 continue
             if self._reads_grads(self._scope_of(block), outside=block):
@@ -320,11 +339,11 @@ None; the behaviour follows `target-torch-version`.
 
     def _updates(self, statement: cst.BaseSmallStatement, param: str) -> bool:
         """`p -= lr * p.grad`, `p.data.add_(p.grad, alpha=-lr)` and the like."""
-        target = m.Name(param) | m.Attribute(value=m.Name(param), attr=m.Name("data"))
+        target = _named(param) | m.Attribute(value=_named(param), attr=m.Name("data"))
         in_place = m.AugAssign(target=target) | m.Expr(m.Call(func=m.Attribute(value=target, attr=m.MatchIfTrue(lambda n: n.value.endswith("_")))))
         if not m.matches(statement, in_place):
             return False
-        grad = m.Attribute(value=m.Name(param), attr=m.Name("grad"))
+        grad = m.Attribute(value=_named(param), attr=m.Name("grad"))
         return bool(m.findall(statement, grad))
 
     def _param_variable(self, loop: cst.For) -> str | None:
@@ -385,7 +404,7 @@ None; the behaviour follows `target-torch-version`.
     @staticmethod
     def _zeroing_kind(statement: cst.BaseSmallStatement, param: str | None) -> bool | None:
         """True for a statement that zeroes `param.grad` (any name's if None), False for a harmless companion, else None."""
-        grad = m.Attribute(value=m.Name(param) if param else m.Name(), attr=m.Name("grad"))
+        grad = m.Attribute(value=_named(param) if param else _ANY_TENSOR, attr=m.Name("grad"))
         grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
         if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[]))):
             return True

@@ -276,6 +276,46 @@ class DataLoaders:
             target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
         return func.value if target is not None and self.may_be_accelerator(target) else None
 
+    def to_cuda(self, call: cst.Call) -> bool:
+        """Whether a device move may target a CUDA GPU, which page-locked memory and asynchronous
+        copies serve: not a move to a device whose every written value names another backend
+        (`torch.device("mps" if torch.backends.mps.is_available() else "cpu")`)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            return True
+        target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        if target is None:
+            target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if target is None:
+            return False
+        strings = self._device_strings(target, 0)
+        return strings is None or any(value.startswith("cuda") for value in strings)
+
+    def _device_strings(self, node: cst.BaseExpression, depth: int) -> set[str] | None:
+        """Every string a device expression can hold, when the file writes them all out; None otherwise."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            return {value} if isinstance(value, str) else None
+        if isinstance(node, cst.IfExp):
+            body, orelse = self._device_strings(node.body, depth + 1), self._device_strings(node.orelse, depth + 1)
+            return None if body is None or orelse is None else body | orelse
+        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
+            return self._device_strings(node.args[0].value, depth + 1)
+        if not isinstance(node, cst.Name):
+            return None
+        bindings = self.scopes.all_bindings(node)
+        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
+            return None
+        found: set[str] = set()
+        for binding in bindings:
+            strings = self._device_strings(binding.value, depth + 1)  # type: ignore[arg-type]
+            if strings is None:
+                return None
+            found |= strings
+        return found
+
     def may_be_accelerator(self, node: cst.BaseExpression) -> bool:
         """A device expression that can name a GPU: device-like, and not a name only ever bound to the CPU
         (`device = torch.device("cpu")`)."""

@@ -28,9 +28,12 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.leaves import TrainedLeaves
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_input_name, is_eval_name, name_tokens
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
@@ -307,9 +310,15 @@ class Grad(_Shared):
         `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds;
         a loop that calls `train_one_epoch()` and then `validate()` does not make `validate` training.
         """
-        sites = {self._innermost_loop_or_function(site) for site in self.call_sites(function) or ()}
+        sites = {self._innermost_loop_or_function(site) for site in self.call_sites(function) or () if not self._between_steps(site)}
         sites.discard(None)
         return not sites.isdisjoint(self._needy_owners)
+
+    def _between_steps(self, site: cst.Call) -> bool:
+        """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that runs no
+        backward itself, runs between training steps and feeds none of them."""
+        guard = self.ctx.fact(LoopFacts).periodic_guard(site)
+        return guard is not None and not any(self.model.is_ancestor(guard, node) for node in self._direct_needy)
 
     @cached_property
     def _needy_owners(self) -> set[cst.CSTNode | None]:
@@ -438,6 +447,9 @@ _MODULE_API = frozenset({
 })
 # Calls that say a script loads trained weights.
 _LOADS_WEIGHTS = ("load_state_dict", "torch.load(", "jit.load(", "from_pretrained(")
+# Loaders that return whatever was saved: a name bound to one and then called holds a whole module.
+_WHOLE_MODEL_LOADS = frozenset({"torch.load", "torch.jit.load"})
+_FACTORY_DEPTH = 3  # factories calling factories: `build()` -> `make_backbone()` -> `nn.Sequential(...)`
 _NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
 _MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
 
@@ -481,6 +493,7 @@ class Evaluation(_Shared):
         self._eval_functions: dict[cst.FunctionDef | None, cst.FunctionDef | None] = {}
         self._regions: dict[tuple, tuple[cst.CSTNode, ...]] = {}
         self._value_returners: dict[cst.FunctionDef, bool] = {}
+        self._factories: dict[cst.FunctionDef, bool] = {}  # functions of the file that return a new module
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -662,10 +675,13 @@ class Evaluation(_Shared):
         owner = self.enclosing_class(function) if function is not None else None
         return f"{owner.name.value if owner is not None else ''}:{name}"
 
-    def _constructs_module(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
+    def _constructs_module(self, value: cst.BaseExpression, depth: int = 0) -> bool:
+        if not isinstance(value, cst.Call) or depth > _FACTORY_DEPTH:
             return False
         func = value.func
+        factories = self.model.callees.get(value, ())
+        if isinstance(func, cst.Name) and factories:
+            return all(self._returns_module(f, depth + 1) for f in factories)  # `net = create_net()`
         if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not value.args and isinstance(func.value, cst.Call):
             return True  # `Encoder(dim).eval()`: only a module is built and put in eval mode like this
         if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_CHAIN_METHODS:
@@ -676,12 +692,35 @@ class Evaluation(_Shared):
         if isinstance(func, cst.Name) and func.value in self.module_classes:
             return not func.value.endswith("Loss")  # a criterion: the cost is the forward it follows
         qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname in _WHOLE_MODEL_LOADS:
+            return not any(a.keyword and a.keyword.value == "weights_only" for a in value.args)  # a pickled module, once called
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             return False
         last = qualname.rsplit(".", 1)[-1]
         if last in _NOT_CALLABLE_MODULES or last.endswith("Loss"):
             return False
         return qualname.startswith("torch.nn.") == last[:1].isupper()
+
+    def _returns_module(self, function: cst.FunctionDef, depth: int) -> bool:
+        """A factory of the file whose every return builds a module (`return nn.Sequential(...)`, or a
+        local name bound only to one)."""
+        if function not in self._factories:
+            self._factories[function] = self._all_returns_modules(function, depth)
+        return self._factories[function]
+
+    def _all_returns_modules(self, function: cst.FunctionDef, depth: int) -> bool:
+        returns = own_returns(function)
+        if not returns:
+            return False
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, cst.Name):
+                bindings = self.model.reaching(value)
+                if not bindings or any(b.value is None or not self._constructs_module(b.value, depth) for b in bindings):
+                    return False
+            elif value is None or not self._constructs_module(value, depth):
+                return False
+        return True
 
     # -- evaluation scopes --------------------------------------------------------------
     def is_test_module(self) -> bool:
@@ -774,13 +813,18 @@ class Evaluation(_Shared):
             return None
         return EvalScope(("inference", block), reason, block=block, index=index, after=tuple(self._rest(block, index, None)))
 
-    def _run_by_script(self, function: cst.FunctionDef) -> bool:
-        """`main`, or a function the script's own top-level code (or `main`) calls."""
+    def _run_by_script(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """`main`, or a function that the script's own top-level code (or `main`) calls, directly or
+        through other plain functions of the file."""
         if function.name.value == "main":
             return True
         for site in self.call_sites(function) or ():
             caller = self.enclosing_function(site)
-            if caller is None or caller.name.value == "main":
+            if caller is None:
+                return True
+            if caller in busy or self.enclosing_class(caller) is not None:
+                continue
+            if self._run_by_script(caller, busy | {function}):
                 return True
         return False
 
@@ -1033,30 +1077,97 @@ class Evaluation(_Shared):
         return EvalScope(key, "after the training loop", block=block, index=index, after=self._regions[key])
 
     def _rebuilt_after(self, call: cst.Call, loop: cst.CSTNode) -> bool:
-        """`model = Net()` between the training loop and `model(x)`: a new, untrained module (a shape probe)."""
+        """`model = Net()` between the training loop and `model(x)`: a new, untrained module (a shape
+        probe), unless trained weights are loaded into it before the call (`model.load_state_dict(...)`)."""
         root = call.func
         while isinstance(root, cst.Attribute):
             root = root.value
         if not isinstance(root, cst.Name):
             return False
         end = self.model.exit(loop)
-        return any(b.order > end for b in self.model.reaching(root))
+        rebuilt = [b.order for b in self.model.reaching(root) if b.order > end]
+        if not rebuilt:
+            return False
+        at = self.model.enter(call) or 0
+        restored = m.Call(func=m.Attribute(value=m.Name(root.value), attr=m.Name("load_state_dict")))
+        return not any(
+            m.matches(other, restored) and max(rebuilt) < (self.model.enter(other) or 0) < at
+            for other in self.model.calls
+        )  # fmt: skip
 
     @cached_property
     def _training_statements(self) -> set[cst.CSTNode]:
-        """Statements of a block that hold a loop calling `backward()`: a training loop."""
-        found: set[cst.CSTNode] = set()
+        """Statements of a block that train a model: a loop calling `backward()` itself or through
+        the file's functions (`for x, y in loader: train_step(model, x, y)`), a call of a function
+        of the file that holds such a loop (`train_model(model, epochs=100)`), and a framework's
+        `fit(...)` handed a data loader or a module (`keras_model.fit(train_data=dl_train)`)."""
+        backward = self._backward_functions
+        loops: set[cst.CSTNode] = set()
         for call in self.model.calls:
-            if not m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
-                continue
-            looped = False
-            for parent in self.ctx.ancestors(call):
-                if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
-                    break
-                looped = looped or isinstance(parent, cst.For | cst.While)
-                if looped and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
-                    found.add(parent)
+            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(self.model.callees.get(call, ())):
+                loops |= self._enclosing_block_loops(call)
+        training = self._closure({f for loop in loops if (f := self.model.function_of(loop)) is not None})
+        found = set(loops)
+        for call in self.model.calls:
+            if training.intersection(self.model.callees.get(call, ())) or self._fits(call):
+                found |= self._enclosing_block_statements(call)
         return found
+
+    @cached_property
+    def _backward_functions(self) -> set[cst.FunctionDef]:
+        """Functions of the file that call `backward()`, themselves or through other functions of the file."""
+        direct = {
+            f for call in self.model.calls
+            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) and (f := self.model.function_of(call)) is not None
+        }  # fmt: skip
+        return self._closure(direct)
+
+    def _closure(self, functions: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
+        """`functions` and every function of the file that calls one of them, directly or not."""
+        found = set(functions)
+        changed = True
+        while changed:
+            changed = False
+            for call, targets in self.model.callees.items():
+                caller = self.model.function_of(call)
+                if caller is not None and caller not in found and found.intersection(targets):
+                    found.add(caller)
+                    changed = True
+        return found
+
+    def _enclosing_block_loops(self, node: cst.CSTNode) -> set[cst.CSTNode]:
+        """The loops around `node`, within its function, that stand directly in a block."""
+        found: set[cst.CSTNode] = set()
+        looped = False
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                break
+            looped = looped or isinstance(parent, cst.For | cst.While)
+            if looped and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
+                found.add(parent)
+        return found
+
+    def _enclosing_block_statements(self, node: cst.CSTNode) -> set[cst.CSTNode]:
+        """The statements around `node`, within its function, that stand directly in a block."""
+        found: set[cst.CSTNode] = set()
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                break
+            if isinstance(parent, cst.BaseStatement) and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
+                found.add(parent)
+        return found
+
+    def _fits(self, call: cst.Call) -> bool:
+        """`trainer.fit(model, ...)`, `keras_model.fit(train_data=dl_train)`: a framework's training
+        loop, known by what it is handed (a module or a data loader), not by the method's name alone."""
+        if not m.matches(call.func, m.Attribute(attr=m.Name("fit"))):
+            return False
+        loaders = self.ctx.fact(DataLoaders)
+        for arg in call.args:
+            name = dotted(arg.value)
+            if (name and self.is_module(name, call)) or loaders.sources(arg.value):
+                return True
+        return False
 
     def _block_statement(self, node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[cst.CSTNode | None, cst.CSTNode, int]:
         """The statement holding `node` directly in a block of `function` (or the module), that

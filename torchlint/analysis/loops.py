@@ -32,6 +32,7 @@ _LOADER_NAME = re.compile(
 _WRAPPERS = frozenset(
     {"enumerate", "tqdm", "tqdm_notebook", "iter", "islice", "zip", "progress_bar", "track", "master_bar", "progress", "chain", "Prefetcher", "prefetcher"}
 )
+_PROGRESS_BARS = frozenset({"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"})  # yield what they wrap
 _OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$")
@@ -444,8 +445,8 @@ class LoopFacts:
             if equal:
                 return "body"
             return "orelse" if isinstance(target.operator, cst.NotEqual) else None
-        if equal and (self.is_counter(left) or self.is_counter(right)):
-            return "body"  # `if i == 0:` / `if step == total_steps - 1:` run once
+        if isinstance(target.operator, cst.Equal | cst.NotEqual) and (self.is_counter(left) or self.is_counter(right)):
+            return "body" if equal else "orelse"  # `if i == 0:` / `if i != len(loader) - 1: ... else:` run once
         if self.is_counter(left) and isinstance(target.operator, cst.In | cst.NotIn):
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
@@ -463,8 +464,9 @@ class LoopFacts:
         return bool(bindings) and all(self._counts(b) for b in bindings)
 
     def _counts(self, binding: Binding) -> bool:
-        if binding.kind == "loop" and isinstance(binding.value, cst.Call):
-            name = _last(binding.value.func)
+        if binding.kind == "loop":
+            iterable = self._counted_iterable(binding.value)
+            name = _last(iterable.func) if isinstance(iterable, cst.Call) else None
             if name == "enumerate":
                 return binding.path == (0,)
             return name in ("range", "trange") and binding.path == ()
@@ -476,6 +478,19 @@ class LoopFacts:
         if binding.kind == "augment" and isinstance(binding.node, cst.AugAssign):
             return isinstance(binding.node.operator, cst.AddAssign) and isinstance(binding.value, cst.Integer | cst.Name | cst.Attribute)
         return False
+
+    def _counted_iterable(self, iterable: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """What a loop iterates, through a name bound once (`loop = tqdm(enumerate(dl))`) and a
+        progress bar around it (`tqdm(enumerate(dl))` counts like `enumerate(dl)`)."""
+        if isinstance(iterable, cst.Name):
+            bindings = self.scopes.reaching(iterable)
+            iterable = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else iterable
+        while isinstance(iterable, cst.Call) and _last(iterable.func) in _PROGRESS_BARS:
+            positional = [a.value for a in iterable.args if a.keyword is None and a.star == ""]
+            if not positional:
+                break
+            iterable = positional[0]
+        return iterable
 
     # -- accelerator use ---------------------------------------------------------------
     @cached_property

@@ -195,7 +195,7 @@ class SemanticModel:
         scope = self.scope_of(name)
         found_in, bindings = self.resolve(name.value, scope)
         at = self.order.get(name)
-        if found_in is not scope or at is None:
+        if not self._runs_in_place(scope, found_in) or at is None:
             return list(bindings)
         count = bisect_left(bindings, at, key=lambda b: b.order)  # bindings are recorded in order
         if not count:
@@ -206,6 +206,15 @@ class SemanticModel:
             if binding.kind != "augment":
                 break
         return reach[::-1]
+
+    def _runs_in_place(self, scope: Scope, found_in: Scope) -> bool:
+        """Whether code of `scope` runs where it stands in `found_in`: the same scope, or list, set
+        and dict comprehensions inside it, which run at once (a generator may run later)."""
+        while scope is not found_in:
+            if not isinstance(scope, cst.ListComp | cst.SetComp | cst.DictComp):
+                return False
+            scope = self.scope_parent[scope]
+        return True
 
     def all_bindings(self, node: cst.BaseExpression) -> list[Binding]:
         """Every binding of a name or `self.attr`-style chain, wherever in the file."""

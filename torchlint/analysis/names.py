@@ -37,7 +37,8 @@ _EVAL_OBJECTS = frozenset(
         "output", "outputs", "greedy", "beam", "fn", "func", "accuracy", "acc", "loss", "losses", "metrics",
         "metric", "score", "scores", "perplexity", "ppl", "proba", "probs", "logits", "on", "per", "iter",
         "iteration", "run", "pass", "forward", "episode", "episodes", "policy", "agent", "classifier",
-        "generator", "encoder", "decoder", "embeddings", "features", "and", "with", "time", "impl",
+        "generator", "encoder", "decoder", "embeddings", "features", "and", "with", "time", "impl", "env", "envs",
+        "environment",
     }
 )  # fmt: skip
 _EVAL_PREFIXES = frozenset(

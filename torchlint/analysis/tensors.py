@@ -66,6 +66,16 @@ _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _CONTAINER_NODES = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
+def _constructs_object(node: cst.BaseExpression) -> bool:
+    """`DQN(n_actions)`, `nn.Linear(3, 4)`: a class built, which a tensor never is (save the legacy
+    `torch.FloatTensor(...)` constructors and `Variable(...)`/`Parameter(...)`)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() and not name.endswith("Tensor") and name not in ("Variable", "Parameter")
+
+
 def join(kinds: list[Kind]) -> Kind:
     """The kind of a value that is one of `kinds`, when they agree."""
     unique = set(kinds)
@@ -357,7 +367,7 @@ class TensorFacts:
         if method == "cpu":
             return Kind.HOST_TENSOR
         if method == "cuda" or (method == "to" and self._moves(node)):
-            return Kind.TENSOR
+            return Kind.NOT_TENSOR if _constructs_object(func.value) else Kind.TENSOR  # `DQN(n).to(device)` is a module
         base = self.kind(func.value)
         if base in (Kind.TENSOR, Kind.HOST_TENSOR):
             return base

@@ -52,6 +52,10 @@ _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
 _WORD = re.compile(r"\w*")
 
 
+_BACKWARD_CALL = re.compile(r"\." + GAP + r"backward\b")
+_FIT_CALL = re.compile(r"\." + GAP + r"fit" + GAP + r"\(")
+
+
 def may_evaluate(text: str) -> bool:
     """Whether the text has what every evaluation scope needs: a `.eval()` or `.train(False)`
     switch, a function named for evaluation, a name or subscript string of evaluation data, a
@@ -59,8 +63,10 @@ def may_evaluate(text: str) -> bool:
     Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
     if "eval" in text and _EVAL_CALL.search(text):
         return True
-    if "volatile" in text or ".backward" in text or "load_state_dict" in text or "load(" in text or "from_pretrained(" in text:
-        return True  # a volatile Variable's forward; predictions after a training loop; an inference script
+    if "volatile" in text or "load_state_dict" in text or "load(" in text or "from_pretrained(" in text:
+        return True  # a volatile Variable's forward; an inference script
+    if ("backward" in text and _BACKWARD_CALL.search(text)) or ("fit" in text and _FIT_CALL.search(text)):
+        return True  # predictions after training: a loop running backward, or a framework's fit(...)
     if "False" in text and _TRAIN_OFF.search(text):
         return True
     if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
