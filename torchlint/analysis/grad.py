@@ -315,10 +315,11 @@ class Grad(_Shared):
         return not sites.isdisjoint(self._needy_owners)
 
     def _between_steps(self, site: cst.Call) -> bool:
-        """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that runs no
-        backward itself, runs between training steps and feeds none of them."""
+        """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that needs no
+        autograd itself (no backward, step or training function), runs between training steps and
+        feeds none of them."""
         guard = self.ctx.fact(LoopFacts).periodic_guard(site)
-        return guard is not None and not any(self.model.is_ancestor(guard, node) for node in self._direct_needy)
+        return guard is not None and guard not in self._around_needy
 
     @cached_property
     def _needy_owners(self) -> set[cst.CSTNode | None]:
@@ -1089,11 +1090,17 @@ class Evaluation(_Shared):
         if not rebuilt:
             return False
         at = self.model.enter(call) or 0
-        restored = m.Call(func=m.Attribute(value=m.Name(root.value), attr=m.Name("load_state_dict")))
-        return not any(
-            m.matches(other, restored) and max(rebuilt) < (self.model.enter(other) or 0) < at
-            for other in self.model.calls
-        )  # fmt: skip
+        return not any(max(rebuilt) < order < at for order in self._weight_loads.get(root.value, ()))
+
+    @cached_property
+    def _weight_loads(self) -> dict[str, list[int]]:
+        """Where weights are loaded into each name: the positions of its `name.load_state_dict(...)` calls."""
+        found: dict[str, list[int]] = defaultdict(list)
+        for call in self.model.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(func.value, cst.Name):
+                found[func.value.value].append(self.model.enter(call) or 0)
+        return found
 
     @cached_property
     def _training_statements(self) -> set[cst.CSTNode]:
@@ -1125,14 +1132,23 @@ class Evaluation(_Shared):
     def _closure(self, functions: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
         """`functions` and every function of the file that calls one of them, directly or not."""
         found = set(functions)
-        changed = True
-        while changed:
-            changed = False
-            for call, targets in self.model.callees.items():
-                caller = self.model.function_of(call)
-                if caller is not None and caller not in found and found.intersection(targets):
+        todo = list(functions)
+        while todo:
+            for caller in self._calling_functions.get(todo.pop(), ()):
+                if caller not in found:
                     found.add(caller)
-                    changed = True
+                    todo.append(caller)
+        return found
+
+    @cached_property
+    def _calling_functions(self) -> dict[cst.FunctionDef, set[cst.FunctionDef]]:
+        """The functions of the file that call each function (the call graph's reverse edges)."""
+        found: dict[cst.FunctionDef, set[cst.FunctionDef]] = defaultdict(set)
+        for call, targets in self.model.callees.items():
+            caller = self.model.function_of(call)
+            if caller is not None:
+                for target in targets:
+                    found[target].add(caller)
         return found
 
     def _enclosing_block_loops(self, node: cst.CSTNode) -> set[cst.CSTNode]:
