@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
@@ -33,9 +33,8 @@ _LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "w
 
 def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
     """The values `add_scalar(tag, value)` / `add_scalars(tag, {name: value})` write."""
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    value = keywords.get("scalar_value", keywords.get("tag_scalar_dict", positional[1] if len(positional) > 1 else None))
+    many = call.func.attr.value == "add_scalars"  # type: ignore[attr-defined]
+    value = passed_argument(call, "tag_scalar_dict" if many else "scalar_value", 1)
     if isinstance(value, cst.Dict):
         return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
     return [] if value is None else [value]

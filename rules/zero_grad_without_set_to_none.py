@@ -26,10 +26,9 @@ _SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_gra
 _ANY_TENSOR = m.Name() | m.Attribute(value=m.Name())
 
 
-def _named(name: str) -> m.BaseMatcherNode:
-    """A matcher for the dotted `name` (`w`, `model.w`)."""
-    *owner, last = name.split(".")
-    return m.Attribute(value=_named(".".join(owner)), attr=m.Name(last)) if owner else m.Name(last)
+def _named(name: str) -> m.MatchIfTrue:
+    """A matcher for the name or attribute chain `name` (`w`, `model.w`)."""
+    return m.MatchIfTrue(lambda node: dotted(node) == name)
 
 
 def _is_false(arg: cst.Arg) -> bool:

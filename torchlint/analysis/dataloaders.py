@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.nodes import own_returns
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument
+from torchlint.analysis.nodes import returned_values
+from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class DataLoaders:
         if isinstance(node, cst.Call):
             if node in self.constructions:
                 return {node}
-            return {loader for f in self.scopes.callees.get(node, ()) for r in _returned_values(f) for loader in self.sources(r, depth + 1)}
+            return {loader for f in self.scopes.callees.get(node, ()) for r in returned_values(f) for loader in self.sources(r, depth + 1)}
         if not isinstance(node, cst.Name | cst.Attribute):
             return set()
         found: set[cst.Call] = set()
@@ -213,7 +213,7 @@ class DataLoaders:
             # `train_loader, val_loader = make_loaders()`: the returned tuples' elements
             found: set[cst.Call] = set()
             for function in self.scopes.callees.get(binding.value, ()):
-                for returned in _returned_values(function):
+                for returned in returned_values(function):
                     element = _element(returned, binding.path[0])
                     if element is not None:
                         found |= self.sources(element, depth + 1)
@@ -224,22 +224,7 @@ class DataLoaders:
 
     def _arguments(self, param: cst.Param) -> list[cst.BaseExpression]:
         """What the same-file callers of `param`'s function pass for it."""
-        params = self.scopes.parents.get(param)
-        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
-        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
-            return []
-        positional = [*params.posonly_params, *params.params]
-        index = next((i for i, p in enumerate(positional) if p is param), None)
-        if index is not None and positional and positional[0].name.value in ("self", "cls"):
-            index -= 1  # `self.f(x)`: the first parameter is bound by the attribute access
-        found = []
-        for call in self.scopes.callers.get(function, ()):
-            if (call, function) in self.scopes.callbacks:
-                continue  # a callback: the callee, not this call, passes its arguments
-            value = passed_argument(call, param.name.value, index)
-            if value is not None:
-                found.append(value)
-        return found
+        return [value for _, value in self.scopes.arguments(param) if value is not None]
 
     # -- where batches go to the device ------------------------------------------------
     @cached_property
@@ -271,50 +256,20 @@ class DataLoaders:
             return func.value
         if func.attr.value != "to":
             return None
-        target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-        if target is None:
-            target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        target = _move_target(call)
         return func.value if target is not None and self.may_be_accelerator(target) else None
 
     def to_cuda(self, call: cst.Call) -> bool:
         """Whether a device move may target a CUDA GPU, which page-locked memory and asynchronous
         copies serve: not a move to a device whose every written value names another backend
         (`torch.device("mps" if torch.backends.mps.is_available() else "cpu")`)."""
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
             return True
-        target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-        if target is None:
-            target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        target = _move_target(call)
         if target is None:
             return False
-        strings = self._device_strings(target, 0)
+        strings = self.loops.device_strings(target)
         return strings is None or any(value.startswith("cuda") for value in strings)
-
-    def _device_strings(self, node: cst.BaseExpression, depth: int) -> set[str] | None:
-        """Every string a device expression can hold, when the file writes them all out; None otherwise."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
-            return {value} if isinstance(value, str) else None
-        if isinstance(node, cst.IfExp):
-            body, orelse = self._device_strings(node.body, depth + 1), self._device_strings(node.orelse, depth + 1)
-            return None if body is None or orelse is None else body | orelse
-        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
-            return self._device_strings(node.args[0].value, depth + 1)
-        if not isinstance(node, cst.Name):
-            return None
-        bindings = self.scopes.all_bindings(node)
-        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
-            return None
-        found: set[str] = set()
-        for binding in bindings:
-            strings = self._device_strings(binding.value, depth + 1)  # type: ignore[arg-type]
-            if strings is None:
-                return None
-            found |= strings
-        return found
 
     def may_be_accelerator(self, node: cst.BaseExpression) -> bool:
         """A device expression that can name a GPU: device-like, and not a name only ever bound to the CPU
@@ -323,13 +278,7 @@ class DataLoaders:
             return False
         if not isinstance(node, cst.Name):
             return True  # an attribute may also be set in another module (a base class)
-        bindings = self.scopes.all_bindings(node)
-        return not bindings or not all(b.kind == "assign" and b.value is not None and self._is_cpu(b.value) for b in bindings)
-
-    def _is_cpu(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
-            node = node.args[0].value
-        return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+        return self.loops.device_strings(node) != {"cpu"}
 
     def origins(self, node: cst.BaseExpression, strict: bool, depth: int = 0) -> frozenset[Loop]:
         """The loader-fed loops whose targets `node`'s value derives from.
@@ -393,6 +342,14 @@ class DataLoaders:
         return set()
 
 
+def _move_target(call: cst.Call) -> cst.BaseExpression | None:
+    """The device a `.to(...)` call names: its first positional argument, or `device=`."""
+    target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    if target is None:
+        target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    return target
+
+
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("self", "cls")
 
@@ -401,7 +358,3 @@ def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
     if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
         return node.elements[index].value if index < len(node.elements) else None
     return None
-
-
-def _returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
-    return [r.value for r in own_returns(function) if r.value is not None]

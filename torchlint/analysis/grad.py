@@ -1112,12 +1112,14 @@ class Evaluation(_Shared):
         loops: set[cst.CSTNode] = set()
         for call in self.model.calls:
             if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(self.model.callees.get(call, ())):
-                loops |= self._enclosing_block_loops(call)
+                around = self._block_statements_around(call)
+                first_loop = next((i for i, s in enumerate(around) if isinstance(s, cst.For | cst.While)), len(around))
+                loops.update(around[first_loop:])  # the loops around it, and what holds them
         training = self._closure({f for loop in loops if (f := self.model.function_of(loop)) is not None})
         found = set(loops)
         for call in self.model.calls:
             if training.intersection(self.model.callees.get(call, ())) or self._fits(call):
-                found |= self._enclosing_block_statements(call)
+                found.update(self._block_statements_around(call))
         return found
 
     @cached_property
@@ -1151,26 +1153,14 @@ class Evaluation(_Shared):
                     found[target].add(caller)
         return found
 
-    def _enclosing_block_loops(self, node: cst.CSTNode) -> set[cst.CSTNode]:
-        """The loops around `node`, within its function, that stand directly in a block."""
-        found: set[cst.CSTNode] = set()
-        looped = False
-        for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
-                break
-            looped = looped or isinstance(parent, cst.For | cst.While)
-            if looped and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
-                found.add(parent)
-        return found
-
-    def _enclosing_block_statements(self, node: cst.CSTNode) -> set[cst.CSTNode]:
-        """The statements around `node`, within its function, that stand directly in a block."""
-        found: set[cst.CSTNode] = set()
+    def _block_statements_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The statements around `node` within its function that stand directly in a block, innermost first."""
+        found: list[cst.CSTNode] = []
         for parent in self.ctx.ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
                 break
             if isinstance(parent, cst.BaseStatement) and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
-                found.add(parent)
+                found.append(parent)
         return found
 
     def _fits(self, call: cst.Call) -> bool:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from torchlint.analysis.model import Scope, SemanticModel, passed_argument
-from torchlint.analysis.nodes import children
+from torchlint.analysis.model import Scope, SemanticModel
+from torchlint.analysis.nodes import children, returned_values
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -80,11 +80,8 @@ class TrainedLeaves:
                     yield from self._arithmetic_operands(value, depth - 1)
             elif isinstance(node, cst.Call):
                 for callee in self.model.callees.get(node, ()):  # `loss_of(xs, ys).item()`: what the helper returns
-                    for returned in self._returned(callee):
+                    for returned in returned_values(callee):
                         yield from self._arithmetic_operands(returned, depth - 1)
-
-    def _returned(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
-        return [n.value for n in self.model.own_nodes(function) if isinstance(n, cst.Return) and n.value is not None]
 
     def _is_leaf(self, name: cst.Name, function: cst.FunctionDef) -> bool:
         """Whether `name` holds a trained leaf bound outside `function` (a closure's or a global),
@@ -94,18 +91,15 @@ class TrainedLeaves:
             return False
         if scope is not function:
             return (scope, name.value) in self._leaves
-        if not all(b.kind == "param" for b in bindings):
+        if not all(b.kind == "param" and isinstance(b.node, cst.Param) for b in bindings):
             return False
-        return self._passed_leaves(function, name.value)
+        return self._passed_leaves(bindings[0].node)  # type: ignore[arg-type]
 
-    def _passed_leaves(self, function: cst.FunctionDef, param: str) -> bool:
-        names = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-        index = names.index(param) if param in names else None
-        sites = self.model.callers.get(function, [])
-        if not sites:
+    def _passed_leaves(self, param: cst.Param) -> bool:
+        passed = self.model.arguments(param)
+        if not passed:
             return False
-        for site in sites:
-            arg = passed_argument(site, param, index)
+        for site, arg in passed:
             if not isinstance(arg, cst.Name):
                 return False
             caller = self.model.scope_of(site)

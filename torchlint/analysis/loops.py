@@ -29,10 +29,9 @@ Loop = cst.For | cst.While
 _LOADER_NAME = re.compile(
     r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
 )
-_WRAPPERS = frozenset(
-    {"enumerate", "tqdm", "tqdm_notebook", "iter", "islice", "zip", "progress_bar", "track", "master_bar", "progress", "chain", "Prefetcher", "prefetcher"}
-)
 _PROGRESS_BARS = frozenset({"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"})  # yield what they wrap
+_WRAPPERS = _PROGRESS_BARS | {"enumerate", "iter", "islice", "zip", "chain", "Prefetcher", "prefetcher"}
+_MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
 _OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$")
@@ -205,25 +204,8 @@ class LoopFacts:
 
     def _passed_for(self, param: cst.Param) -> list[cst.BaseExpression]:
         """What every same-file call of the parameter's function passes for it (empty when one passes nothing known)."""
-        params = self.scopes.parents.get(param)
-        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
-        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
-            return []
-        positional = [*params.posonly_params, *params.params]
-        index = next((i for i, p in enumerate(positional) if p is param), None)
-        if index is not None and positional[0].name.value in ("self", "cls"):
-            index -= 1
-        found = []
-        for call in self.scopes.callers.get(function, ()):
-            if (call, function) in self.scopes.callbacks:
-                continue
-            keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value), None)
-            plain = [a.value for a in call.args if a.keyword is None and not a.star]
-            value = keyword if keyword is not None else (plain[index] if index is not None and 0 <= index < len(plain) else None)
-            if value is None:
-                return []
-            found.append(value)
-        return found
+        values = [value for _, value in self.scopes.arguments(param)]
+        return [] if any(value is None for value in values) else values  # type: ignore[misc]
 
     def _index_step_owners(self) -> None:
         """Which loops and functions run a training step in their own body, not in a nested loop."""
@@ -541,18 +523,32 @@ class LoopFacts:
         last = (_last(node) or "").lower()
         if not _DEVICE_NAME.search(last) or "cpu" in last:
             return False
-        return not self._always_cpu(node)
+        return self.device_strings(node) != {"cpu"}  # named like a device, but bound only to the CPU
 
-    def _always_cpu(self, node: cst.BaseExpression) -> bool:
-        """`device = torch.device("cpu")` or `device = "cpu"` in every binding: named like a device, but the CPU."""
+    def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
+        """Every string a device expression can hold, when the file writes them all out
+        (`"cuda" if ok else "cpu"`, `torch.device(...)` of one, a name or attribute bound only to
+        such); None otherwise."""
+        if depth > _MAX_DEVICE_DEPTH:
+            return None
+        if isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            return {value} if isinstance(value, str) else None
+        if isinstance(node, cst.IfExp):
+            body, orelse = self.device_strings(node.body, depth + 1), self.device_strings(node.orelse, depth + 1)
+            return None if body is None or orelse is None else body | orelse
+        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
+            return self.device_strings(node.args[0].value, depth + 1)
+        if not isinstance(node, cst.Name | cst.Attribute):
+            return None
         bindings = self.scopes.all_bindings(node)
-        return bool(bindings) and all(b.exact is not None and self._cpu_literal(b.exact) for b in bindings)
-
-    def _cpu_literal(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Call) and (self.ctx.symbols.qualname(value.func) or "") == "torch.device":
-            args = [a.value for a in value.args if a.keyword is None]
-            value = args[0] if args else value
-        return isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu"
+        found: set[str] = set()
+        for binding in bindings:
+            strings = self.device_strings(binding.exact, depth + 1) if binding.exact is not None else None
+            if strings is None:
+                return None
+            found |= strings
+        return found or None
 
     @staticmethod
     def _device_string(node: cst.SimpleString) -> bool:

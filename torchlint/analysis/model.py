@@ -417,6 +417,16 @@ class SemanticModel:
 
     def _passed_functions(self, param: cst.Param, depth: int) -> list[cst.FunctionDef]:
         """What the file's callers of the parameter's function pass for it, as functions."""
+        found = []
+        for call, arg in self.arguments(param):
+            if arg is not None:
+                found += self._held_functions(arg, self.scope_of(call), depth + 1)
+        return found
+
+    def arguments(self, param: cst.Param) -> list[tuple[cst.Call, cst.BaseExpression | None]]:
+        """Each call of the file that runs `param`'s function, with what it passes for `param` (None
+        where that is not known: left out, or after a `*args`). Calls that hand the function over
+        as a callback are left out: the callee, not that call, passes its arguments."""
         params = self.parents.get(param)
         function = self.parents.get(params) if isinstance(params, cst.Parameters) else None
         if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
@@ -424,15 +434,12 @@ class SemanticModel:
         positional = [*params.posonly_params, *params.params]
         index = next((i for i, p in enumerate(positional) if p is param), None)
         if index is not None and positional[0].name.value in ("self", "cls"):
-            index -= 1
-        found = []
-        for call in self.callers.get(function, ()):
-            if (call, function) in self.callbacks:
-                continue
-            arg = passed_argument(call, param.name.value, index)
-            if arg is not None:
-                found += self._held_functions(arg, self.scope_of(call), depth + 1)
-        return found
+            index -= 1  # `self.f(x)`, `model(x)`: the receiver binds the first parameter
+        return [
+            (call, passed_argument(call, param.name.value, index))
+            for call in self.callers.get(function, ())
+            if (call, function) not in self.callbacks
+        ]
 
     def _targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         """The functions of this file a call runs: `f(x)`; `self.f(x)`; `model(x)` -> the `forward` of

@@ -57,6 +57,11 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return kids
 
 
+def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """What the function's own `return` statements give (bare returns left out)."""
+    return [r.value for r in own_returns(function) if r.value is not None]
+
+
 def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     """The function's own return statements (not those of nested functions, classes or lambdas)."""
     found: list[cst.Return] = []

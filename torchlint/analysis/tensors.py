@@ -274,28 +274,10 @@ class TensorFacts:
 
     def _argument(self, param: cst.Param) -> Kind:
         """What every same-file caller passes for `param`, when they all agree."""
-        params = self.scopes.parents.get(param)
-        function = self.scopes.parents.get(params) if isinstance(params, cst.Parameters) else None
-        if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+        passed = self.scopes.arguments(param)
+        if not passed:
             return Kind.UNKNOWN
-        callers = [c for c in self.scopes.callers.get(function, []) if (c, function) not in self.scopes.callbacks]
-        positional = [*params.posonly_params, *params.params]
-        index = next((i for i, p in enumerate(positional) if p is param), None)
-        if not callers or (index is None and param not in params.kwonly_params):
-            return Kind.UNKNOWN
-        if index is not None and positional[0].name.value in ("self", "cls"):
-            index -= 1  # `self.f(x)`, `model(x)`: the first parameter is bound by the call's receiver
-        kinds = [self._passed(call, param.name.value, index) for call in callers]
-        return join(kinds)
-
-    def _passed(self, call: cst.Call, name: str, index: int | None) -> Kind:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == name:
-                return self.kind(arg.value)
-        if index is None or index < 0 or any(a.star for a in call.args):
-            return Kind.UNKNOWN
-        positional = [a.value for a in call.args if a.keyword is None]
-        return self.kind(positional[index]) if 0 <= index < len(positional) else Kind.UNKNOWN
+        return join([Kind.UNKNOWN if value is None else self.kind(value) for _, value in passed])
 
     def _comparison(self, node: cst.Comparison) -> Kind:
         if any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons):
