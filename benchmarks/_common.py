@@ -45,7 +45,9 @@ def parse_seconds(files: list[Path]) -> dict[Path, float]:
 def timed(command: list[str], cwd: Path | None = None) -> tuple[float, int]:
     """Wall seconds of a command and the peak RSS (KiB) of the largest child so far."""
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
     elapsed = time.perf_counter() - start
     return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 

@@ -28,7 +28,9 @@ def torchfix() -> list[str]:
     executable = TORCHFIX_VENV / "bin" / "torchfix"
     if not executable.exists():
         subprocess.run([sys.executable, "-m", "venv", str(TORCHFIX_VENV)], check=True)
-        subprocess.run([str(TORCHFIX_VENV / "bin" / "pip"), "install", "-q", "torchfix==0.7.0"], check=True)
+        subprocess.run(
+            [str(TORCHFIX_VENV / "bin" / "pip"), "install", "-q", "torchfix==0.7.0"], check=True
+        )
     return [str(executable)]
 
 
@@ -49,7 +51,9 @@ def main() -> None:
     # A private copy, so the cache (written at the project root) stays out of site-packages.
     work = Path(tempfile.mkdtemp(prefix="torchlint-bench-"))
     tree = work / "torch"
-    shutil.copytree(source, tree, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyi", "*.h"))
+    shutil.copytree(
+        source, tree, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyi", "*.h")
+    )
     files = python_files(tree)
     cores = os.cpu_count() or 1
     print(f"{len(files)} files, {count_lines(files):,} lines, {cores} cores")
@@ -68,14 +72,20 @@ def main() -> None:
     print(f"torchlint check, cold, 1 process:     {cold1:8.1f} s   {cold1 / parse:.2f}x parse")
     print(f"  against the parse of the files it parses:           {cold1 / parsed_parse:.2f}x")
     coldn, _ = timed(command + ["--no-cache", "--jobs", str(cores), str(tree)], cwd=work)
-    print(f"torchlint check, cold, {cores} processes:    {coldn:8.1f} s   {cold1 / coldn:.2f}x faster than 1 process")
+    print(
+        f"torchlint check, cold, {cores} processes:    {coldn:8.1f} s   {cold1 / coldn:.2f}x faster than 1 process"
+    )
     timed(command + [str(tree)], cwd=work)  # fills the cache
     warm, _ = timed(command + [str(tree)], cwd=work)
-    print(f"torchlint check, warm cache:          {warm:8.1f} s   {100 * warm / coldn:.1f}% of cold ({cores} processes)")
+    print(
+        f"torchlint check, warm cache:          {warm:8.1f} s   {100 * warm / coldn:.1f}% of cold ({cores} processes)"
+    )
     print(f"peak RSS of a single-process run:     {rss1 / 1024:8.0f} MiB")
     if not args.no_torchfix:
         tf, _ = timed(torchfix() + ["--jobs", str(cores), str(tree)], cwd=work)
-        print(f"TorchFix 0.7.0, {cores} processes:        {tf:8.1f} s   torchlint is {tf / coldn:.1f}x faster")
+        print(
+            f"TorchFix 0.7.0, {cores} processes:        {tf:8.1f} s   torchlint is {tf / coldn:.1f}x faster"
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -21,7 +21,9 @@ from devset.score import RULES, details, existing_rules, load_labels, score, tab
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--details", action="store_true", help="list every false positive and false negative")
+    parser.add_argument(
+        "--details", action="store_true", help="list every false positive and false negative"
+    )
     args = parser.parse_args()
     labels = load_labels()
     rules = existing_rules() & set(RULES)

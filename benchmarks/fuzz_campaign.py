@@ -29,7 +29,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--examples", type=int, default=5000)
     args = parser.parse_args()
-    budget = settings(max_examples=args.examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    budget = settings(
+        max_examples=args.examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
 
     @budget
     @given(training_script())

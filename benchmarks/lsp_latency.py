@@ -110,7 +110,7 @@ def evaluate_{n}(model: nn.Module, loader: DataLoader) -> float:
     return correct / max(1, seen)
 '''
 
-FOOTER = '''
+FOOTER = """
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -125,7 +125,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def training_script(lines: int) -> str:
@@ -183,7 +183,9 @@ async def measure(texts: list[str], path: Path) -> dict[str, list[float]]:
     client.initialized(types.InitializedParams())
     arrived[1] = loop.create_future()
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=texts[0]))
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=texts[0])
+        )
     )
     _, found = await asyncio.wait_for(arrived[1], 60)
     print(f"{found} diagnostics on the script")
@@ -194,7 +196,9 @@ async def measure(texts: list[str], path: Path) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {name: [] for name in names}
     for version, text in enumerate(texts[1:], start=2):
         samples["libcst.parse_module"].append(timed(cst.parse_module, text))
-        samples["lint_text in process"].append(timed(lambda t: lint_text(str(path), t, rules, settings), text))
+        samples["lint_text in process"].append(
+            timed(lambda t: lint_text(str(path), t, rules, settings), text)
+        )
         arrived[version] = loop.create_future()
         started = time.perf_counter()
         client.text_document_did_change(
@@ -225,26 +229,38 @@ async def measure_fix_all(text: str, path: Path, runs: int) -> dict[str, list[fl
     command = torchlint_command()
     await client.start_io(command[0], *command[1:], "lsp")
     await client.initialize_async(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri(), initialization_options={"debounceMs": 0, "unsafeFixes": True})
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=path.parent.as_uri(),
+            initialization_options={"debounceMs": 0, "unsafeFixes": True},
+        )
     )
     client.initialized(types.InitializedParams())
     uri = path.as_uri()
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
     )
     print(f"{await asyncio.wait_for(published, 120)} diagnostics on the script")
     samples: dict[str, list[float]] = {"torchlint fix (CLI)": [], "source.fixAll (LSP)": []}
     end = types.Position(line=text.count("\n"), character=0)
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([*command, "fix", "--diff", "--unsafe-fixes", str(path)], capture_output=True, check=False)
+        subprocess.run(
+            [*command, "fix", "--diff", "--unsafe-fixes", str(path)],
+            capture_output=True,
+            check=False,
+        )
         samples["torchlint fix (CLI)"].append(time.perf_counter() - started)
         started = time.perf_counter()
         actions = await client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 range=types.Range(start=types.Position(line=0, character=0), end=end),
-                context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]),
+                context=types.CodeActionContext(
+                    diagnostics=[], only=[types.CodeActionKind.SourceFixAll]
+                ),
             )
         )
         samples["source.fixAll (LSP)"].append(time.perf_counter() - started)
@@ -265,14 +281,24 @@ def fix_all_main(lines: int, runs: int) -> None:
     cli = statistics.median(samples["torchlint fix (CLI)"])
     print(f"\n{'':<24}{'median s':>10}{'max s':>8}{'/CLI':>7}")
     for name, values in samples.items():
-        print(f"{name:<24}{statistics.median(values):>10.2f}{max(values):>8.2f}{statistics.median(values) / cli:>7.2f}")
+        print(
+            f"{name:<24}{statistics.median(values):>10.2f}{max(values):>8.2f}{statistics.median(values) / cli:>7.2f}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=50)
-    parser.add_argument("--lines", type=int, default=None, help="script length (1000, or 5000 with --fix-all)")
-    parser.add_argument("--fix-all", type=int, default=0, metavar="N", help="time N fix-all actions against N CLI fixes")
+    parser.add_argument(
+        "--lines", type=int, default=None, help="script length (1000, or 5000 with --fix-all)"
+    )
+    parser.add_argument(
+        "--fix-all",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time N fix-all actions against N CLI fixes",
+    )
     args = parser.parse_args()
     if args.fix_all:
         fix_all_main(args.lines or 5000, args.fix_all)
@@ -290,7 +316,9 @@ def main() -> None:
     print(f"\n{'':<26}{'p50 ms':>9}{'p95 ms':>9}{'p50/parse':>11}{'p95/parse':>11}")
     for name, values in samples.items():
         p50, p95 = percentiles(values)
-        print(f"{name:<26}{p50 * 1000:>9.1f}{p95 * 1000:>9.1f}{p50 / parse_p50:>11.2f}{p95 / parse_p95:>11.2f}")
+        print(
+            f"{name:<26}{p50 * 1000:>9.1f}{p95 * 1000:>9.1f}{p50 / parse_p50:>11.2f}{p95 / parse_p95:>11.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -58,7 +58,9 @@ CONTEXT = 8
 def _package_hash() -> str:
     """The rules' code, the manifest and the extraction: any change to them re-checks the split."""
     digest = hashlib.sha256()
-    for path in sorted(p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")):
+    for path in sorted(
+        p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")
+    ):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     digest.update(MANIFEST.read_bytes())
     digest.update((ROOT / "tests" / "corpus" / "corpus.py").read_bytes())
@@ -95,12 +97,14 @@ def _recall_cell(tally: Recall | None) -> str:
 def table(results: dict[str, tuple[dict, dict]], rules: list[str], files: dict[str, int]) -> str:
     """A markdown table: per rule and split, findings, TP/judged, strict precision [95% Wilson], recall."""
     head = "| rule |" + "".join(
-        f" {s}: findings | {s}: TP/judged | {s}: precision [95%] | {s}: recall ({files[s]} files) |" for s in results
+        f" {s}: findings | {s}: TP/judged | {s}: precision [95%] | {s}: recall ({files[s]} files) |"
+        for s in results
     )
     lines = [head, "|" + "---|" * (1 + 4 * len(results))]
     for rule in rules:
         cells = "".join(
-            f" {_cell(precision_.get(rule))} | {_recall_cell(recall_.get(rule))} |" for precision_, recall_ in results.values()
+            f" {_cell(precision_.get(rule))} | {_recall_cell(recall_.get(rule))} |"
+            for precision_, recall_ in results.values()
         )
         marker = " (opt-in)" if rule in DEFAULT_OFF else ""
         lines.append(f"| {rule}{marker} |{cells}")
@@ -116,22 +120,29 @@ def pending_report(drawn: dict[str, list[Finding]], verdicts: dict, roots: dict[
                 continue
             lines = source_lines(roots[f.repo], f.path)
             first = max(1, f.row - CONTEXT)
-            context = "\n".join(f"{n:5d}{'>' if n == f.row else ' '} {lines[n - 1]}" for n in range(first, min(len(lines), f.row + CONTEXT) + 1))
+            context = "\n".join(
+                f"{n:5d}{'>' if n == f.row else ' '} {lines[n - 1]}"
+                for n in range(first, min(len(lines), f.row + CONTEXT) + 1)
+            )
             out.append(
                 f"## {rule} {f.repo} {f.path}:{f.row}\n{f.message}\n```\n{context}\n```\n```toml\n[[judgement]]\n"
                 f"repo = {json.dumps(f.repo)}\ncommit = {json.dumps(f.commit)}\npath = {json.dumps(f.path)}\n"
-                f"line = {f.row}\nrule = {json.dumps(rule)}\ntext = {json.dumps(f.text)}\nverdict = \"\"\nreason = \"\"\n```\n"
+                f'line = {f.row}\nrule = {json.dumps(rule)}\ntext = {json.dumps(f.text)}\nverdict = ""\nreason = ""\n```\n'
             )
     return "\n".join(out)
 
 
-def details(drawn: dict[str, list[Finding]], verdicts: dict, recall_: dict[str, Recall], split: str) -> list[str]:
+def details(
+    drawn: dict[str, list[Finding]], verdicts: dict, recall_: dict[str, Recall], split: str
+) -> list[str]:
     out = []
     for rule, items in drawn.items():
         for f in items:
             judged = verdicts.get(f.key)
             if judged and judged["verdict"] != "TP":
-                out.append(f"{rule} [{split}] {judged['verdict']} {f.repo} {f.path}:{f.row}: {judged['reason']}")
+                out.append(
+                    f"{rule} [{split}] {judged['verdict']} {f.repo} {f.path}:{f.row}: {judged['reason']}"
+                )
     for rule, tally in sorted(recall_.items()):
         out += [f"{rule} [{split}] missed {text}" for text in tally.missed or []]
     return out
@@ -139,9 +150,15 @@ def details(drawn: dict[str, list[Finding]], verdicts: dict, recall_: dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=SPLITS, action="append", help="only this split (repeatable)")
-    parser.add_argument("--pending", type=Path, help="write the drawn, unjudged findings with context here")
-    parser.add_argument("--details", action="store_true", help="list every FP, debatable and missed label")
+    parser.add_argument(
+        "--split", choices=SPLITS, action="append", help="only this split (repeatable)"
+    )
+    parser.add_argument(
+        "--pending", type=Path, help="write the drawn, unjudged findings with context here"
+    )
+    parser.add_argument(
+        "--details", action="store_true", help="list every FP, debatable and missed label"
+    )
     args = parser.parse_args()
     problems = judgement_problems()
     if problems:

@@ -20,7 +20,7 @@ from _common import timed, torchlint_command
 from torchlint.config import Settings
 from torchlint.engine.lint import lint_text
 
-BLOCK = '''
+BLOCK = """
 def train_epoch_{i}(model, loader, optimizer, criterion, device):
     model.train()
     running_loss = 0.0
@@ -53,7 +53,7 @@ class Block{i}(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.bn(self.conv(x)))
-'''
+"""
 HEADER = "import numpy as np\nimport torch\nfrom torch import nn\n\ndevice = torch.device('cuda')\n"
 
 
@@ -79,7 +79,9 @@ def file_sweep() -> None:
     rules = settings.enabled_rules()
     # libcst's parse itself is not linear in the size of one file, so the per-line cost of what
     # torchlint adds to it (lint minus parse) is shown on its own too.
-    print("lines   torchlint µs/line  parse µs/line  ratio to parse   per line vs 1k: torchlint  parse  torchlint minus parse")
+    print(
+        "lines   torchlint µs/line  parse µs/line  ratio to parse   per line vs 1k: torchlint  parse  torchlint minus parse"
+    )
     base = None
     for lines in (1_000, 4_000, 16_000, 64_000):
         text = script(lines)
@@ -89,7 +91,9 @@ def file_sweep() -> None:
         row = (lint / n, parse / n, (lint - parse) / n)
         base = base or row
         growth = "  ".join(f"{now / then:5.2f}x" for now, then in zip(row, base))
-        print(f"{n:>6}   {1e6 * row[0]:12.1f}   {1e6 * row[1]:12.1f}   {lint / parse:10.2f}x         {growth}")
+        print(
+            f"{n:>6}   {1e6 * row[0]:12.1f}   {1e6 * row[1]:12.1f}   {lint / parse:10.2f}x         {growth}"
+        )
 
 
 def directory_sweep() -> None:
@@ -103,7 +107,11 @@ def directory_sweep() -> None:
         for path in sorted(work.glob("*.py")):
             cst.parse_module(path.read_text())
         parse = time.perf_counter() - start
-        seconds, _ = timed(torchlint_command() + ["check", ".", "--isolated", "--no-cache", "--jobs", "1", "-q", "--exit-zero"], cwd=work)
+        seconds, _ = timed(
+            torchlint_command()
+            + ["check", ".", "--isolated", "--no-cache", "--jobs", "1", "-q", "--exit-zero"],
+            cwd=work,
+        )
         print(f"{count:>5}   {seconds:10.2f}   {parse:7.2f}   {seconds / parse:6.2f}x")
         shutil.rmtree(work, ignore_errors=True)
 

@@ -22,11 +22,13 @@ def _nonzero_number(node: cst.BaseExpression) -> bool | None:
 class AdamWithWeightDecay(Rule):
     code = "TL111"
     name = "adam-with-weight-decay"
-    summary = "`Adam(weight_decay=...)` is L2 regularization, not decoupled weight decay; use `AdamW`"
+    summary = (
+        "`Adam(weight_decay=...)` is L2 regularization, not decoupled weight decay; use `AdamW`"
+    )
     default_enabled = False
     fix_availability = "unsafe"
     fix_versions = {
-        '`torch.optim.AdamW`': '1.2',
+        "`torch.optim.AdamW`": "1.2",
     }
     tokens = ("Adam",)
     docs = """
@@ -109,17 +111,30 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         if self.ctx.fact(Training).is_test_file:
             return  # a unit test's optimizer exercises the code under test; it trains no model anyone keeps
         edits = self._rename(node.func, qualname or "")
-        fix = self.make_fix("Use `AdamW` (decoupled weight decay)", Applicability.UNSAFE, *edits, writes="`torch.optim.AdamW`")
-        self.report(node, "`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`", fix)
+        fix = self.make_fix(
+            "Use `AdamW` (decoupled weight decay)",
+            Applicability.UNSAFE,
+            *edits,
+            writes="`torch.optim.AdamW`",
+        )
+        self.report(
+            node,
+            "`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`",
+            fix,
+        )
 
     def _decays(self, call: cst.Call) -> bool:
         decay = None
         for i, arg in enumerate(call.args):
-            if arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "decoupled_weight_decay"):
+            if arg.star == "**" or (
+                arg.keyword is not None and arg.keyword.value == "decoupled_weight_decay"
+            ):
                 return False
             if arg.star:
                 continue
-            if (arg.keyword is None and i == _WEIGHT_DECAY_POSITION) or (arg.keyword is not None and arg.keyword.value == "weight_decay"):
+            if (arg.keyword is None and i == _WEIGHT_DECAY_POSITION) or (
+                arg.keyword is not None and arg.keyword.value == "weight_decay"
+            ):
                 decay = arg.value
         return decay is not None and bool(self._value_nonzero(decay))
 
@@ -135,7 +150,14 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
     def _rename(self, func: cst.BaseExpression, qualname: str) -> list[Edit | None]:
         if isinstance(func, cst.Attribute) and qualname == "torch.optim.Adam":
             return [self.ctx.replace(func.attr, "AdamW")]
-        imported = next((local for local, full in self.ctx.symbols.aliases.items() if full == "torch.optim.AdamW"), None)
+        imported = next(
+            (
+                local
+                for local, full in self.ctx.symbols.aliases.items()
+                if full == "torch.optim.AdamW"
+            ),
+            None,
+        )
         if imported is not None:
             return [self.ctx.replace(func, imported)]
         alias, import_edit = self.ctx.torch_alias(func)

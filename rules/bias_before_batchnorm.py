@@ -15,18 +15,46 @@ from torchlint.rule import Invalid, Rule
 
 # Layers with a per-output-channel bias, and the positional index of their `bias` parameter.
 _BIAS_AT = {
-    **dict.fromkeys(("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"), 7),
-    **dict.fromkeys(("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"), 6),
+    **dict.fromkeys(
+        ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"), 7
+    ),
+    **dict.fromkeys(
+        (
+            "LazyConv1d",
+            "LazyConv2d",
+            "LazyConv3d",
+            "LazyConvTranspose1d",
+            "LazyConvTranspose2d",
+            "LazyConvTranspose3d",
+        ),
+        6,
+    ),
     "Linear": 2,
     "LazyLinear": 1,
 }
 _NORMS = frozenset(
-    {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"}
+    {
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "SyncBatchNorm",
+        "LazyBatchNorm1d",
+        "LazyBatchNorm2d",
+        "LazyBatchNorm3d",
+    }
 )
 _MODULES = frozenset(
-    {"torch.nn", "torch.nn.modules", "torch.nn.modules.conv", "torch.nn.modules.linear", "torch.nn.modules.batchnorm"}
+    {
+        "torch.nn",
+        "torch.nn.modules",
+        "torch.nn.modules.conv",
+        "torch.nn.modules.linear",
+        "torch.nn.modules.batchnorm",
+    }
 )
-_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.Sequential", "torch.nn.modules.container.Sequential"})
+_SEQUENTIAL = frozenset(
+    {"torch.nn.Sequential", "torch.nn.modules.Sequential", "torch.nn.modules.container.Sequential"}
+)
 # Reading these from the layer is harmless; anything else (`.bias`, passing the layer on) is not.
 # `ModelForConvBNFusion`, `test_fuse_conv_bn_eval`: fixtures for folding a BatchNorm into the layer.
 _BN_FUSION = re.compile(r"(?i)fus.*(bn|batch_?norm)|(bn|batch_?norm).*fus")
@@ -47,7 +75,7 @@ class BiasBeforeBatchnorm(Rule):
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
     fix_availability = "unsafe"
     fix_versions = {
-        '`bias=False`': '1.0',
+        "`bias=False`": "1.0",
     }
     tokens = ("BatchNorm",)
     docs = """
@@ -243,7 +271,9 @@ when built.
 
     def _is_store(self, name: cst.Name) -> bool:
         parent = self.b.parents.get(name)
-        return isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign | cst.For) and parent.target is name)
+        return isinstance(parent, cst.AssignTarget) or (
+            isinstance(parent, cst.AnnAssign | cst.For) and parent.target is name
+        )
 
     # -- nn.Sequential -----------------------------------------------------------------
     def _sequential_elements(self, call: cst.Call) -> list[cst.BaseExpression | None] | None:
@@ -254,20 +284,32 @@ when built.
             ordered = self._ordered_dict_values(call.args[0].value)
             if ordered is not None:
                 return ordered
-        return [None if arg.star or arg.keyword else arg.value for arg in call.args if arg.value is not None]
+        return [
+            None if arg.star or arg.keyword else arg.value
+            for arg in call.args
+            if arg.value is not None
+        ]
 
     def _is_sequential_call(self, call: cst.Call) -> bool:
         if self.ctx.symbols.qualname(call.func) in _SEQUENTIAL:
             return True
-        if not m.matches(call.func, m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))):
+        if not m.matches(
+            call.func, m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))
+        ):
             return False
         owner = next((a for a in self.ctx.ancestors(call) if isinstance(a, cst.ClassDef)), None)
-        return owner is not None and any(self.ctx.symbols.qualname(base.value) in _SEQUENTIAL for base in owner.bases)
+        return owner is not None and any(
+            self.ctx.symbols.qualname(base.value) in _SEQUENTIAL for base in owner.bases
+        )
 
-    def _ordered_dict_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression | None] | None:
+    def _ordered_dict_values(
+        self, expr: cst.BaseExpression
+    ) -> list[cst.BaseExpression | None] | None:
         if not isinstance(expr, cst.Call) or len(expr.args) != 1:
             return None
-        if self.ctx.symbols.qualname(expr.func) != "collections.OrderedDict" and not m.matches(expr.func, m.Name("OrderedDict")):
+        if self.ctx.symbols.qualname(expr.func) != "collections.OrderedDict" and not m.matches(
+            expr.func, m.Name("OrderedDict")
+        ):
             return None
         items = expr.args[0].value
         if isinstance(items, cst.Dict):
@@ -275,7 +317,10 @@ when built.
         if not isinstance(items, cst.List | cst.Tuple):
             return None
         pairs = [e.value for e in items.elements]
-        return [p.elements[1].value if isinstance(p, cst.Tuple) and len(p.elements) == 2 else None for p in pairs]
+        return [
+            p.elements[1].value if isinstance(p, cst.Tuple) and len(p.elements) == 2 else None
+            for p in pairs
+        ]
 
     # -- lists passed as nn.Sequential(*layers) ----------------------------------------
     def _list_runs(self) -> list[list[cst.BaseExpression | None]]:
@@ -318,9 +363,24 @@ when built.
             return None
         statement = line.body[0]
         grows = (
-            m.matches(statement, m.Assign(targets=[m.AssignTarget(target=m.Name(use.value))], value=m.List()))
-            or m.matches(statement, m.AugAssign(target=m.Name(use.value), operator=m.AddAssign(), value=m.List()))
-            or m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=m.Name(use.value), attr=m.Name("append") | m.Name("extend")))))
+            m.matches(
+                statement,
+                m.Assign(targets=[m.AssignTarget(target=m.Name(use.value))], value=m.List()),
+            )
+            or m.matches(
+                statement,
+                m.AugAssign(target=m.Name(use.value), operator=m.AddAssign(), value=m.List()),
+            )
+            or m.matches(
+                statement,
+                m.Expr(
+                    m.Call(
+                        func=m.Attribute(
+                            value=m.Name(use.value), attr=m.Name("append") | m.Name("extend")
+                        )
+                    )
+                ),
+            )
         )
         return line if grows else None
 
@@ -329,20 +389,35 @@ when built.
         """The modules a growing statement adds, and whether it starts the list afresh."""
         statement = line.body[0]
         if isinstance(statement, cst.Assign | cst.AugAssign):
-            values = [None if isinstance(e, cst.StarredElement) else e.value for e in statement.value.elements]  # type: ignore[union-attr]
+            values = [
+                None if isinstance(e, cst.StarredElement) else e.value
+                for e in statement.value.elements
+            ]  # type: ignore[union-attr]
             return values, isinstance(statement, cst.Assign)
         call = statement.value  # type: ignore[union-attr]
         arg = call.args[0].value if len(call.args) == 1 and not call.args[0].star else None
         if call.func.attr.value == "append":
             return [arg], False
-        return ([None if isinstance(e, cst.StarredElement) else e.value for e in arg.elements] if isinstance(arg, cst.List) else [None]), False
+        return (
+            [None if isinstance(e, cst.StarredElement) else e.value for e in arg.elements]
+            if isinstance(arg, cst.List)
+            else [None]
+        ), False
 
     def _next_sibling(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         parent = self.b.parents.get(first)
-        if parent is None or parent is not self.b.parents.get(second) or not hasattr(parent, "body"):
+        if (
+            parent is None
+            or parent is not self.b.parents.get(second)
+            or not hasattr(parent, "body")
+        ):
             return False
         body = list(parent.body)
-        return body.index(first) + 1 == body.index(second) if first in body and second in body else False
+        return (
+            body.index(first) + 1 == body.index(second)
+            if first in body and second in body
+            else False
+        )
 
     # -- a run of modules in order ------------------------------------------------------
     def _check_run(self, elements: list[cst.BaseExpression | None]) -> None:
@@ -374,11 +449,17 @@ when built.
 
     def _attribute_layer(self, owner: cst.ClassDef, attribute: cst.Attribute) -> _Layer | None:
         """The layer behind `self.<attr>` in a method of `owner`."""
-        return self._held_layer(owner, attribute.attr.value) if self.b.self_class(attribute) is owner else None
+        return (
+            self._held_layer(owner, attribute.attr.value)
+            if self.b.self_class(attribute) is owner
+            else None
+        )
 
     def _held_layer(self, owner: cst.ClassDef, attr: str) -> _Layer | None:
         """The layer `self.<attr>` holds when the class assigns it one constructor (or None)."""
-        values = [v for v in self.b.attribute_values(owner, attr) if not m.matches(v, m.Name("None"))]
+        values = [
+            v for v in self.b.attribute_values(owner, attr) if not m.matches(v, m.Name("None"))
+        ]
         if len(values) != 1 or values[0] is None:
             return None  # `self.conv = None` in another branch is fine: the layer is then absent
         return self._layer(values[0])
@@ -414,9 +495,15 @@ when built.
             return None
         if not self._next_mention(first, second, arg.value):
             return None
-        uses = [u for u in self.b.uses(self.b.scope_of(arg), arg.value) if u is not arg and not self._is_store(u)]
+        uses = [
+            u
+            for u in self.b.uses(self.b.scope_of(arg), arg.value)
+            if u is not arg and not self._is_store(u)
+        ]
         in_second = [u for u in uses if self.b.is_ancestor(second, u)]
-        rebinds = m.matches(second.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(arg.value))])) or isinstance(second.body[0], cst.Return)
+        rebinds = m.matches(
+            second.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(arg.value))])
+        ) or isinstance(second.body[0], cst.Return)
         if in_second or (uses and not rebinds):
             return None  # the layer's output is also read elsewhere, where its bias matters
         return fed
@@ -439,33 +526,57 @@ when built.
         if end <= start:
             return False
         between = body[start + 1 : end]
-        return not any(isinstance(n, cst.Name) and n.value == name for s in between for n in walk(s))
+        return not any(
+            isinstance(n, cst.Name) and n.value == name for s in between for n in walk(s)
+        )
 
     def _only_feeds(self, owner: cst.ClassDef, attr: str, calls: list[cst.Call]) -> bool:
         """Every use of `self.<attr>` in the class is one of `calls`, or a harmless attribute read."""
         fed = {c.func for c in calls}
         for node in walk(owner.body):
-            if not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr))) or self.b.self_class(node) is not owner:
+            if (
+                not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr)))
+                or self.b.self_class(node) is not owner
+            ):
                 continue
             parent = self.b.parents.get(node)
             if node in fed or isinstance(parent, cst.AssignTarget):
                 continue
-            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _HARMLESS_ATTRS:
+            if (
+                isinstance(parent, cst.Attribute)
+                and parent.value is node
+                and parent.attr.value in _HARMLESS_ATTRS
+            ):
                 continue
-            if (isinstance(parent, cst.If) and parent.test is node) or m.matches(parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])):
+            if (isinstance(parent, cst.If) and parent.test is node) or m.matches(
+                parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])
+            ):
                 continue  # `if self.conv:` / `self.conv is not None`: whether the layer exists
             return False
         return True
 
     # -- reporting and the fix ---------------------------------------------------------
     def _report(self, layer: _Layer, norm: _Layer) -> None:
-        if layer.call in self.reported or not self._bias_on(layer) or not self._same_features(layer, norm):
+        if (
+            layer.call in self.reported
+            or not self._bias_on(layer)
+            or not self._same_features(layer, norm)
+        ):
             return
         if self._fusion_fixture(layer.call):
             return
         self.reported.add(layer.call)
         new = self._without_bias(layer)
-        fix = self.make_fix("Pass `bias=False`", Applicability.UNSAFE, self.ctx.replace(layer.call, new), writes="`bias=False`") if new else None
+        fix = (
+            self.make_fix(
+                "Pass `bias=False`",
+                Applicability.UNSAFE,
+                self.ctx.replace(layer.call, new),
+                writes="`bias=False`",
+            )
+            if new
+            else None
+        )
         line = self.ctx.start(norm.call).row
         message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias"
         reader = self._bias_reader(layer.kind)
@@ -480,13 +591,19 @@ when built.
         walking a model (`for m in self.modules()`, a function given to `.apply`) or narrowed by
         `isinstance(m, nn.<kind>)`, with no `m.bias is None` check around it."""
         if self.bias_reads is None:
-            self.bias_reads = [n for n in walk(self.ctx.module) if m.matches(n, m.Attribute(value=m.Name(), attr=m.Name("bias")))]
+            self.bias_reads = [
+                n
+                for n in walk(self.ctx.module)
+                if m.matches(n, m.Attribute(value=m.Name(), attr=m.Name("bias")))
+            ]
         for read in self.bias_reads:
             name = read.value.value  # type: ignore[attr-defined]
             classes = self._isinstance_classes(read, name)
             if classes is not None and not self._may_be(classes, kind):
                 continue
-            if (classes is not None or self._walked_module(read, name)) and not self._none_checked(read, name):
+            if (classes is not None or self._walked_module(read, name)) and not self._none_checked(
+                read, name
+            ):
                 return read
         return None
 
@@ -497,9 +614,15 @@ when built.
             if not isinstance(ancestor, cst.If):
                 continue
             for call in walk(ancestor.test):
-                if m.matches(call, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])):
+                if m.matches(
+                    call, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])
+                ):
                     classes = call.args[1].value  # type: ignore[attr-defined]
-                    found = (found or []) + ([e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes])
+                    found = (found or []) + (
+                        [e.value for e in classes.elements]
+                        if isinstance(classes, cst.Tuple)
+                        else [classes]
+                    )
         return found
 
     def _may_be(self, classes: list[cst.BaseExpression], kind: str) -> bool:
@@ -513,26 +636,49 @@ when built.
 
     def _walked_module(self, read: cst.CSTNode, name: str) -> bool:
         for ancestor in self.ctx.ancestors(read):
-            if isinstance(ancestor, cst.For | cst.CompFor) and _walks_modules(ancestor.iter) and _binds(ancestor.target, name):
+            if (
+                isinstance(ancestor, cst.For | cst.CompFor)
+                and _walks_modules(ancestor.iter)
+                and _binds(ancestor.target, name)
+            ):
                 return True
-            if isinstance(ancestor, cst.FunctionDef) and any(p.name.value == name for p in ancestor.params.params):
-                return re.search(rf"\.apply\(\s*(?:self\.)?{re.escape(ancestor.name.value)}\s*\)", self.ctx.source) is not None
+            if isinstance(ancestor, cst.FunctionDef) and any(
+                p.name.value == name for p in ancestor.params.params
+            ):
+                return (
+                    re.search(
+                        rf"\.apply\(\s*(?:self\.)?{re.escape(ancestor.name.value)}\s*\)",
+                        self.ctx.source,
+                    )
+                    is not None
+                )
         return False
 
     def _none_checked(self, read: cst.CSTNode, name: str) -> bool:
         """A `m.bias is None` / `is not None` test in the loop or function body around the read."""
         for ancestor in self.ctx.ancestors(read):
             if isinstance(ancestor, cst.For | cst.FunctionDef | cst.Module):
-                return re.search(rf"\b{re.escape(name)}\.bias\s+is\s+(?:not\s+)?None\b", self.ctx.code(ancestor)) is not None
+                return (
+                    re.search(
+                        rf"\b{re.escape(name)}\.bias\s+is\s+(?:not\s+)?None\b",
+                        self.ctx.code(ancestor),
+                    )
+                    is not None
+                )
         return False
 
     def _fusion_fixture(self, node: cst.CSTNode) -> bool:
         """Inside a class or function named for BatchNorm fusion, where the bias is what is tested."""
-        return any(isinstance(a, cst.ClassDef | cst.FunctionDef) and _BN_FUSION.search(a.name.value) for a in self.ctx.ancestors(node))
+        return any(
+            isinstance(a, cst.ClassDef | cst.FunctionDef) and _BN_FUSION.search(a.name.value)
+            for a in self.ctx.ancestors(node)
+        )
 
     def _bias_arg(self, layer: _Layer) -> cst.Arg | None:
         positional = [a for a in layer.call.args if not a.keyword and not a.star]
-        keyword = next((a for a in layer.call.args if a.keyword and a.keyword.value == "bias"), None)
+        keyword = next(
+            (a for a in layer.call.args if a.keyword and a.keyword.value == "bias"), None
+        )
         at = _BIAS_AT[layer.kind]
         return keyword or (positional[at] if len(positional) > at else None)
 
@@ -549,14 +695,18 @@ when built.
         value = self.b.value_of(expr) if isinstance(expr, cst.Name) else expr
         if isinstance(value, cst.Dict):
             keys = [e.key for e in value.elements if isinstance(e, cst.DictElement)]
-            return len(keys) == len(value.elements) and all(isinstance(k, cst.SimpleString) and k.evaluated_value != "bias" for k in keys)
+            return len(keys) == len(value.elements) and all(
+                isinstance(k, cst.SimpleString) and k.evaluated_value != "bias" for k in keys
+            )
         if isinstance(value, cst.Call) and m.matches(value.func, m.Name("dict")):
             return all(a.keyword is not None and a.keyword.value != "bias" for a in value.args)
         return False
 
     def _same_features(self, layer: _Layer, norm: _Layer) -> bool:
         """A BatchNorm after a Linear normalises dim 1, which is the Linear's output only for 2-d input."""
-        out = self._arg_text(layer.call, 0 if layer.kind.startswith("Lazy") else 1, "out_channels", "out_features")
+        out = self._arg_text(
+            layer.call, 0 if layer.kind.startswith("Lazy") else 1, "out_channels", "out_features"
+        )
         features = self._arg_text(norm.call, 0, "num_features")
         if layer.kind.endswith("Linear"):
             return out is not None and out == features
@@ -571,30 +721,54 @@ when built.
     def _without_bias(self, layer: _Layer) -> cst.Call | None:
         arg = self._bias_arg(layer)
         if arg is not None:
-            args = [a.with_changes(value=cst.Name("False")) if a is arg else a for a in layer.call.args]
+            args = [
+                a.with_changes(value=cst.Name("False")) if a is arg else a for a in layer.call.args
+            ]
             return layer.call.with_changes(args=args)
         args = list(layer.call.args)
         new = cst.Arg(
             keyword=cst.Name("bias"),
             value=cst.Name("False"),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""),
+                whitespace_after=cst.SimpleWhitespace(""),
+            ),
         )
         if not args:
             return layer.call.with_changes(args=[new])
         last = args[-1]
-        if isinstance(last.comma, cst.Comma):  # trailing comma: keep the one-argument-per-line layout
-            separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else last.comma
+        if isinstance(
+            last.comma, cst.Comma
+        ):  # trailing comma: keep the one-argument-per-line layout
+            separator = (
+                args[-2].comma
+                if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
+                else last.comma
+            )
             args[-1] = last.with_changes(comma=separator)
             args.append(new.with_changes(comma=last.comma))
         else:
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
+            args[-1] = last.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
             args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
         return layer.call.with_changes(args=args)
 
 
 def _walks_modules(iterable: cst.BaseExpression) -> bool:
     """`model.modules()`, `self.children()`, `net.named_modules()`: every submodule, any class."""
-    return m.matches(iterable, m.Call(func=m.Attribute(attr=m.Name("modules") | m.Name("children") | m.Name("named_modules") | m.Name("named_children"))))
+    return m.matches(
+        iterable,
+        m.Call(
+            func=m.Attribute(
+                attr=m.Name("modules")
+                | m.Name("children")
+                | m.Name("named_modules")
+                | m.Name("named_children")
+            )
+        ),
+    )
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:

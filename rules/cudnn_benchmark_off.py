@@ -15,12 +15,25 @@ from torchlint.analysis.training import Training, is_main_guard
 from torchlint.diagnostics import Applicability, Edit, Position
 from torchlint.rule import Invalid, Rule
 
-_CONV = re.compile(r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$|^torch\.nn\.functional\.conv(_transpose)?[123]d$")
+_CONV = re.compile(
+    r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$|^torch\.nn\.functional\.conv(_transpose)?[123]d$"
+)
 _VISION_CONVNET = re.compile(
     r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
 )
 # Helpers that usually set cuDNN's flags themselves (`init_seeds(deterministic=True)`), elsewhere.
-_SETUP_WORDS = frozenset({"seed", "seeds", "deterministic", "determinism", "reproducible", "reproducibility", "cudnn", "benchmark"})
+_SETUP_WORDS = frozenset(
+    {
+        "seed",
+        "seeds",
+        "deterministic",
+        "determinism",
+        "reproducible",
+        "reproducibility",
+        "cudnn",
+        "benchmark",
+    }
+)
 # Seeding that certainly leaves cuDNN alone; a helper defined in the file shows its assignments here.
 _NOT_HELPERS = ("torch.", "numpy.", "random.")
 
@@ -34,12 +47,14 @@ def _flag(target: cst.BaseExpression, flag: str) -> bool:
 class CudnnBenchmarkOff(Rule):
     code = "TL110"
     name = "cudnn-benchmark-off"
-    summary = "A script trains a conv net on the GPU without `torch.backends.cudnn.benchmark = True`"
+    summary = (
+        "A script trains a conv net on the GPU without `torch.backends.cudnn.benchmark = True`"
+    )
     default_enabled = False
     gpu_only = True  # cuDNN autotuning exists only on a GPU
     fix_availability = "unsafe"
     fix_versions = {
-        '`torch.backends.cudnn.benchmark = True`': '1.0',
+        "`torch.backends.cudnn.benchmark = True`": "1.0",
     }
     tokens = ("Conv", "conv", "torchvision")
     docs = """
@@ -98,23 +113,41 @@ file's imports, or turns an explicit `False` into `True`.
     _NET = "model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
     _LOOP = "for x in loader:\n    model(x.cuda()).sum().backward()\n    opt.step()\n"
     valid = [
-        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n" + _NET + _LOOP,
-        "import torch\nfrom torch import nn\n\n" + _NET.replace(".cuda()", "") + "for x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
-        "import torch\nfrom torch import nn\n\ndef train(loader):\n" + "".join("    " + line + "\n" for line in (_NET + _LOOP).splitlines()),
-        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = False\ntorch.backends.cudnn.deterministic = True\n\n" + _NET + _LOOP,
-        "import torch\nfrom torch import nn\nfrom utils import init_seeds\n\ninit_seeds(0)\n" + _NET + _LOOP,
-        "import torch\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = args.benchmark\n" + _NET + _LOOP,
-        "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(3, 8)).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP,
+        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n"
+        + _NET
+        + _LOOP,
+        "import torch\nfrom torch import nn\n\n"
+        + _NET.replace(".cuda()", "")
+        + "for x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
+        "import torch\nfrom torch import nn\n\ndef train(loader):\n"
+        + "".join("    " + line + "\n" for line in (_NET + _LOOP).splitlines()),
+        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = False\ntorch.backends.cudnn.deterministic = True\n\n"
+        + _NET
+        + _LOOP,
+        "import torch\nfrom torch import nn\nfrom utils import init_seeds\n\ninit_seeds(0)\n"
+        + _NET
+        + _LOOP,
+        "import torch\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = args.benchmark\n"
+        + _NET
+        + _LOOP,
+        "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(3, 8)).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        + _LOOP,
         "import torch\nfrom torch import nn\n\n" + _NET,
     ]
     invalid = [
         Invalid(
             "import torch\nfrom torch import nn\n\n" + _NET + _LOOP,
-            fixed="import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n" + _NET + _LOOP,
+            fixed="import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n"
+            + _NET
+            + _LOOP,
         ),
         Invalid(
-            "import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = False\n" + _NET.replace("torch.", "T.") + _LOOP,
-            fixed="import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = True\n" + _NET.replace("torch.", "T.") + _LOOP,
+            "import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = False\n"
+            + _NET.replace("torch.", "T.")
+            + _LOOP,
+            fixed="import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = True\n"
+            + _NET.replace("torch.", "T.")
+            + _LOOP,
         ),
         Invalid(
             '"""Train a ResNet."""\nimport torchvision\nfrom torch.optim import SGD\n\n\ndef main():\n    model = torchvision.models.resnet18().to("cuda")\n'
@@ -139,7 +172,11 @@ file's imports, or turns an explicit `False` into `True`.
             self.convs.append(node)
         elif qualname in ("torch.use_deterministic_algorithms", "torch.backends.cudnn.flags"):
             self.settled = True
-        elif qualname and not qualname.startswith(_NOT_HELPERS) and set(name_tokens(qualname.rsplit(".", 1)[-1])) & _SETUP_WORDS:
+        elif (
+            qualname
+            and not qualname.startswith(_NOT_HELPERS)
+            and set(name_tokens(qualname.rsplit(".", 1)[-1])) & _SETUP_WORDS
+        ):
             self.settled = True
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -159,18 +196,41 @@ file's imports, or turns an explicit `False` into `True`.
         if not self.convs or self.settled:
             return
         training = self.ctx.fact(Training)
-        if not training.trains or not training.is_script or training.is_test_file or not self.ctx.fact(LoopFacts).uses_accelerator:
+        if (
+            not training.trains
+            or not training.is_script
+            or training.is_test_file
+            or not self.ctx.fact(LoopFacts).uses_accelerator
+        ):
             return
         if self.turned_off:
             for value in self.turned_off:
-                fix = self.make_fix("Set it to True", Applicability.UNSAFE, self.ctx.replace(value, "True"), writes="`torch.backends.cudnn.benchmark = True`")
-                self.report(value, "cuDNN autotuning is turned off in a script that trains a conv net on the GPU", fix)
+                fix = self.make_fix(
+                    "Set it to True",
+                    Applicability.UNSAFE,
+                    self.ctx.replace(value, "True"),
+                    writes="`torch.backends.cudnn.benchmark = True`",
+                )
+                self.report(
+                    value,
+                    "cuDNN autotuning is turned off in a script that trains a conv net on the GPU",
+                    fix,
+                )
             return
         alias, import_edit = self.ctx.torch_alias()
         line = f"{alias}.backends.cudnn.benchmark = True\n"
         edit = self._after_imports(("import torch\n" if import_edit else "") + line)
-        fix = self.make_fix(f"Set `{alias}.backends.cudnn.benchmark = True` after the imports", Applicability.UNSAFE, edit, writes="`torch.backends.cudnn.benchmark = True`")
-        self.report(self.convs[0], "this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`", fix)
+        fix = self.make_fix(
+            f"Set `{alias}.backends.cudnn.benchmark = True` after the imports",
+            Applicability.UNSAFE,
+            edit,
+            writes="`torch.backends.cudnn.benchmark = True`",
+        )
+        self.report(
+            self.convs[0],
+            "this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`",
+            fix,
+        )
 
     def _after_imports(self, text: str) -> Edit:
         """An insertion on the line after the last module-level import (one inside a top-level `try`/`if` counts)."""
@@ -190,7 +250,9 @@ def _imports(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return any(isinstance(small, cst.Import | cst.ImportFrom) for small in statement.body)
     if isinstance(statement, cst.If | cst.Try):
-        return isinstance(statement.body, cst.IndentedBlock) and any(_imports(s) for s in statement.body.body)
+        return isinstance(statement.body, cst.IndentedBlock) and any(
+            _imports(s) for s in statement.body.body
+        )
     return False
 
 

@@ -11,13 +11,17 @@ from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
-_NAMES = frozenset({
-    "torch.nn.DataParallel",
-    "torch.nn.parallel.DataParallel",
-    "torch.nn.parallel.data_parallel.DataParallel",
-})
+_NAMES = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+    }
+)
 # The functional form: replicates the module on every call, as DataParallel's forward does.
-_FUNCTIONAL = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+_FUNCTIONAL = frozenset(
+    {"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"}
+)
 _MAX_DEPTH = 8
 
 
@@ -99,8 +103,15 @@ which a codemod cannot write for you.
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.symbols.qualname(node.func)
         if name in _FUNCTIONAL:
-            fix = self.make_fix("Wrap the model once in `DistributedDataParallel`, launched with `torchrun`", Applicability.DISPLAY_ONLY)
-            self.report(node, "`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`", fix)
+            fix = self.make_fix(
+                "Wrap the model once in `DistributedDataParallel`, launched with `torchrun`",
+                Applicability.DISPLAY_ONLY,
+            )
+            self.report(
+                node,
+                "`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`",
+                fix,
+            )
             return
         if name not in _NAMES and not self._is_subclass(node.func):
             return
@@ -108,7 +119,11 @@ which a codemod cannot write for you.
             "Launch with `torchrun` and wrap the model in `DistributedDataParallel` instead",
             Applicability.DISPLAY_ONLY,
         )
-        self.report(node, "`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`", fix)
+        self.report(
+            node,
+            "`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+            fix,
+        )
 
     def _is_subclass(self, func: cst.BaseExpression, depth: int = 0) -> bool:
         """Whether `func` names a class derived from DataParallel: one of the file's own

@@ -15,7 +15,12 @@ from torchlint.rule import Invalid, Rule
 
 WORKERS = 4
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
-_SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split", "torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
+_SPLITS = (
+    "torch.utils.data.random_split",
+    "torch.utils.data.dataset.random_split",
+    "torch.utils.data.Subset",
+    "torch.utils.data.dataset.Subset",
+)
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -25,7 +30,7 @@ class DataloaderWithoutWorkers(Rule):
     summary = "`DataLoader` feeding a GPU training loop loads batches in the main process or without pinned memory"
     fix_availability = "unsafe"
     fix_versions = {
-        '`num_workers=`, `pin_memory=True`': '1.0',
+        "`num_workers=`, `pin_memory=True`": "1.0",
     }
     tokens = ("DataLoader",)
     docs = f"""
@@ -103,12 +108,17 @@ accelerator PyTorch warns and ignores it.
     _LOOP = "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    model(x).sum().backward()\n"
     valid = [
         _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)\n" + _LOOP,
-        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=args.workers, pin_memory=False)\n" + _LOOP,
-        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=cfg.workers, pin_memory=cfg.pin)\n" + _LOOP,
+        _HEAD
+        + "loader = DataLoader(ds, batch_size=32, num_workers=args.workers, pin_memory=False)\n"
+        + _LOOP,
+        _HEAD
+        + "loader = DataLoader(ds, batch_size=32, num_workers=cfg.workers, pin_memory=cfg.pin)\n"
+        + _LOOP,
         # never iterated here: handed to a trainer object
         _HEAD + "loader = DataLoader(ds, batch_size=32)\ntrainer.fit(model, loader)\n",
         # batches never moved: the data or the model stays on the CPU
-        _HEAD + "loader = DataLoader(ds, batch_size=32)\nfor x, y in loader:\n    model(x).sum().backward()\n",
+        _HEAD
+        + "loader = DataLoader(ds, batch_size=32)\nfor x, y in loader:\n    model(x).sum().backward()\n",
         _HEAD + "loader = DataLoader(ds, batch_size=32, **loader_kwargs)\n" + _LOOP,
         # batches moved only to Apple's MPS or the CPU: PyTorch ignores pin_memory there
         _HEAD + "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')\n"
@@ -118,7 +128,9 @@ accelerator PyTorch warns and ignores it.
         "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
         "for (x,) in loader:\n    model(x.to(device)).sum().backward()\n",
         # samples already in memory, pinned: no workers asked for
-        _HEAD + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32, pin_memory=True)\n" + _LOOP,
+        _HEAD
+        + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32, pin_memory=True)\n"
+        + _LOOP,
         # a dataset of the file that moves each sample to the GPU itself
         "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
         "    def __getitem__(self, i):\n        return load(i).to(device)\n\n"
@@ -128,7 +140,8 @@ accelerator PyTorch warns and ignores it.
         "train(DataLoader(ds, batch_size=32))\n\ndef train(loader):\n    for x, y in loader:\n"
         "        model(x.cuda()).sum().backward()\n",
         # not torch's DataLoader
-        "from torch_geometric.loader import DataLoader\n\nloader = DataLoader(ds, batch_size=32)\n" + _LOOP,
+        "from torch_geometric.loader import DataLoader\n\nloader = DataLoader(ds, batch_size=32)\n"
+        + _LOOP,
     ]
     invalid = [
         Invalid(
@@ -196,26 +209,41 @@ accelerator PyTorch warns and ignores it.
             args = loaders.constructions.get(call)
             if args is None or args.has_star or not self._moved_to_device(loaders, call):
                 continue
-            workers = args.num_workers is None or (isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0)
+            workers = args.num_workers is None or (
+                isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0
+            )
             if self._in_memory(args.dataset):
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             if not workers and args.pin_memory is not None:
                 continue
-            if self._on_device(args.dataset) or loaders.moves_own_samples(call) or self._one_batch(args):
+            if (
+                self._on_device(args.dataset)
+                or loaders.moves_own_samples(call)
+                or self._one_batch(args)
+            ):
                 continue
             self._report(call, workers, args.pin_memory is None)
 
     def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
         """Batches copied to a CUDA device: pinned memory and workers serve those copies (PyTorch
         ignores `pin_memory` on MPS)."""
-        return any(loaders.to_cuda(move) for loop in loaders.loops_of(call) for move, _ in loaders.moves.get(loop, ()))
+        return any(
+            loaders.to_cuda(move)
+            for loop in loaders.loops_of(call)
+            for move, _ in loaders.moves.get(loop, ())
+        )
 
     def _on_device(self, dataset: cst.BaseExpression | None) -> bool:
         """`TensorDataset(x, y)` of tensors evidently on the device: nothing to pin, and workers cannot touch CUDA."""
         if isinstance(dataset, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(dataset)
-            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
-        if not isinstance(dataset, cst.Call) or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET:
+            dataset = (
+                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            )
+        if (
+            not isinstance(dataset, cst.Call)
+            or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET
+        ):
             return False
         tensors = self.ctx.fact(TensorFacts)
         return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
@@ -242,7 +270,11 @@ accelerator PyTorch warns and ignores it.
     def _one_batch(args: LoaderArgs) -> bool:
         """`batch_size=len(xs)`: the whole in-memory dataset is one batch, loaded once per epoch."""
         size = args.batch_size
-        return isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len"
+        return (
+            isinstance(size, cst.Call)
+            and isinstance(size.func, cst.Name)
+            and size.func.value == "len"
+        )
 
     def _report(self, call: cst.Call, workers: bool, pin: bool) -> None:
         guarded = self._spawn_safe(call)
@@ -257,13 +289,25 @@ accelerator PyTorch warns and ignores it.
             values["num_workers"] = str(WORKERS)
         if pin:
             values["pin_memory"] = "True"
-        guard = "; workers need the script guarded by `if __name__ == \"__main__\":` first" if workers and not guarded else ""
+        guard = (
+            '; workers need the script guarded by `if __name__ == "__main__":` first'
+            if workers and not guarded
+            else ""
+        )
         fix = None
         if values:
             added = " and ".join(f"`{name}={value}`" for name, value in values.items())
-            fix = self.make_fix(f"Pass {added}{guard}", Applicability.UNSAFE, *keyword_edits(self.ctx, call, values), writes="`num_workers=`, `pin_memory=True`")
+            fix = self.make_fix(
+                f"Pass {added}{guard}",
+                Applicability.UNSAFE,
+                *keyword_edits(self.ctx, call, values),
+                writes="`num_workers=`, `pin_memory=True`",
+            )
         elif guard:
-            fix = self.make_fix(f"Guard the script with `if __name__ == \"__main__\":`, then pass `num_workers`", Applicability.DISPLAY_ONLY)
+            fix = self.make_fix(
+                f'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
+                Applicability.DISPLAY_ONLY,
+            )
         self.report(call, message, fix)
 
     def _spawn_safe(self, call: cst.Call) -> bool:
@@ -272,7 +316,9 @@ accelerator PyTorch warns and ignores it.
         kernel is never re-imported by its workers: it has no `__main__` guard to add."""
         if self.ctx.path.endswith(".ipynb"):
             return True
-        return self.ctx.fact(SemanticModel).function_of(call) is not None and not self._works_at_import
+        return (
+            self.ctx.fact(SemanticModel).function_of(call) is not None and not self._works_at_import
+        )
 
     @cached_property
     def _works_at_import(self) -> bool:

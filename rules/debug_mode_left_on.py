@@ -26,7 +26,23 @@ _TOOLS: dict[str, tuple[str, str | None]] = {
 }
 # Words in an `if` test or an enclosing function's name that say the code runs for debugging.
 _DEBUG_WORDS = frozenset(
-    {"debug", "debugging", "anomaly", "anomalies", "detect", "profile", "profiler", "profiling", "prof", "nvtx", "trace", "gradcheck", "check", "test", "sanity"}
+    {
+        "debug",
+        "debugging",
+        "anomaly",
+        "anomalies",
+        "detect",
+        "profile",
+        "profiler",
+        "profiling",
+        "prof",
+        "nvtx",
+        "trace",
+        "gradcheck",
+        "check",
+        "test",
+        "sanity",
+    }
 )
 
 
@@ -44,7 +60,9 @@ def _switched_on(call: cst.Call, parameter: str) -> bool:
     for i, arg in enumerate(call.args):
         if arg.star:
             return False
-        if (i == 0 and arg.keyword is None) or (arg.keyword is not None and arg.keyword.value == parameter):
+        if (i == 0 and arg.keyword is None) or (
+            arg.keyword is not None and arg.keyword.value == parameter
+        ):
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return True
 
@@ -117,22 +135,38 @@ behind a command-line switch that defaults to off.
         "import torch\nfrom contextlib import nullcontext\n\nfor x, y in loader:\n"
         "    with torch.autograd.detect_anomaly() if cfg.detect_anomaly else nullcontext():\n"
         "        loss = loss_fn(model(x), y)\n    loss.backward()\n    optimizer.step()\n",
-        "import torch\n\nwith torch.autograd.profiler.profile(enabled=False) as prof:\n" + "    " + _TRAIN.replace("\n    ", "\n        "),
+        "import torch\n\nwith torch.autograd.profiler.profile(enabled=False) as prof:\n"
+        + "    "
+        + _TRAIN.replace("\n    ", "\n        "),
         "import torch\n\ndef profile_one_step(model, x):\n    with torch.autograd.profiler.profile() as prof:\n"
         "        model(x).sum().backward()\n    return prof\n",
         "import torch\nimport pytest\n\ndef test_grad():\n    assert torch.autograd.gradcheck(f, (x,))\n    f(x).backward()\n",
-        "import torch\n\ndef check_gradients(fn, x):\n    return torch.autograd.gradcheck(fn, (x,))\n\n" + _TRAIN,
+        "import torch\n\ndef check_gradients(fn, x):\n    return torch.autograd.gradcheck(fn, (x,))\n\n"
+        + _TRAIN,
     ]
     invalid = [
         Invalid("import torch\ntorch.autograd.set_detect_anomaly(True)\n" + _TRAIN),
-        Invalid("import torch\n\ndef train(model, loader, optimizer):\n    torch.autograd.set_detect_anomaly(mode=True, check_nan=True)\n"
-                "    for x in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"),
-        Invalid("from torch import autograd\n\nfor x, y in loader:\n    with autograd.detect_anomaly():\n        loss = loss_fn(model(x), y)\n"
-                "        loss.backward()\n    optimizer.step()\n"),
-        Invalid("import torch\n\nwith torch.autograd.profiler.emit_nvtx():\n" + "    " + _TRAIN.replace("\n    ", "\n        ")),
-        Invalid("import torch\nfrom torch.autograd.profiler import profile\n\nwith profile(use_cuda=True) as prof:\n"
-                "    " + _TRAIN.replace("\n    ", "\n        ") + "print(prof.key_averages().table())\n"),
-        Invalid("import torch\nfrom torch.autograd import gradcheck\n\nassert gradcheck(layer, (x,))\n" + _TRAIN),
+        Invalid(
+            "import torch\n\ndef train(model, loader, optimizer):\n    torch.autograd.set_detect_anomaly(mode=True, check_nan=True)\n"
+            "    for x in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"
+        ),
+        Invalid(
+            "from torch import autograd\n\nfor x, y in loader:\n    with autograd.detect_anomaly():\n        loss = loss_fn(model(x), y)\n"
+            "        loss.backward()\n    optimizer.step()\n"
+        ),
+        Invalid(
+            "import torch\n\nwith torch.autograd.profiler.emit_nvtx():\n"
+            + "    "
+            + _TRAIN.replace("\n    ", "\n        ")
+        ),
+        Invalid(
+            "import torch\nfrom torch.autograd.profiler import profile\n\nwith profile(use_cuda=True) as prof:\n"
+            "    " + _TRAIN.replace("\n    ", "\n        ") + "print(prof.key_averages().table())\n"
+        ),
+        Invalid(
+            "import torch\nfrom torch.autograd import gradcheck\n\nassert gradcheck(layer, (x,))\n"
+            + _TRAIN
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -147,14 +181,21 @@ behind a command-line switch that defaults to off.
         training = self.ctx.fact(Training)
         if not training.trains or training.is_test_file or self._behind_switch():
             return
-        fix = self.make_fix("Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY)
-        self.report(call, f"{tool} left on in training code slows every step; remove or guard it", fix)
+        fix = self.make_fix(
+            "Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY
+        )
+        self.report(
+            call, f"{tool} left on in training code slows every step; remove or guard it", fix
+        )
 
     def _behind_switch(self) -> bool:
         """Whether the call being visited sits under a debug `if` or in a debugging/testing function."""
         for parent in self.ctx.stack:
             if isinstance(parent, cst.If | cst.IfExp) and _words(parent.test) & _DEBUG_WORDS:
                 return True
-            if isinstance(parent, cst.FunctionDef | cst.ClassDef) and set(name_tokens(parent.name.value)) & _DEBUG_WORDS:
+            if (
+                isinstance(parent, cst.FunctionDef | cst.ClassDef)
+                and set(name_tokens(parent.name.value)) & _DEBUG_WORDS
+            ):
                 return True
         return False

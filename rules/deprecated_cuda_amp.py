@@ -49,7 +49,9 @@ def _short(qualname: str) -> str:
 
 
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    equal = cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    )
     return cst.Arg(value, keyword=cst.Name(name), equal=equal)
 
 
@@ -67,9 +69,9 @@ class DeprecatedCudaAmp(Rule):
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
     fix_availability = "safe"
     fix_versions = {
-        '`torch.amp.autocast("cuda", ...)`': '1.10',
-        '`torch.amp.GradScaler("cuda", ...)`': '2.3',
-        '`torch.amp.custom_fwd`/`custom_bwd`': '2.4',
+        '`torch.amp.autocast("cuda", ...)`': "1.10",
+        '`torch.amp.GradScaler("cuda", ...)`': "2.3",
+        "`torch.amp.custom_fwd`/`custom_bwd`": "2.4",
     }
     performance = False  # a deprecation: tests break on it too
     docs = """
@@ -142,8 +144,14 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
 """
     valid = [
         "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.amp.autocast('cuda'):\n    y = model(x)\n",
-        Valid("import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = model(x)\n", target_torch_version="2.3"),
-        Valid("from torch.cuda.amp import autocast\nwith autocast(dtype=torch.bfloat16):\n    y = model(x)\n", target_torch_version="1.10"),
+        Valid(
+            "import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
+            target_torch_version="2.3",
+        ),
+        Valid(
+            "from torch.cuda.amp import autocast\nwith autocast(dtype=torch.bfloat16):\n    y = model(x)\n",
+            target_torch_version="1.10",
+        ),
         "from torch.cuda.amp import GradScaler\nassert isinstance(scaler, GradScaler)\n",
         "import torch\nwith torch.autocast(device_type='cuda', dtype=torch.float16):\n    y = model(x)\n",
         "import apex\nfrom apex import amp\nmodel, opt = amp.initialize(model, opt)\nwith amp.scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",
@@ -156,28 +164,28 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
     invalid = [
         Invalid(
             "import torch\n\nscaler = torch.cuda.amp.GradScaler(enabled=use_amp)\nwith torch.cuda.amp.autocast(enabled=use_amp):\n    loss = model(x)\n",
-            fixed="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\nwith torch.amp.autocast(\"cuda\", enabled=use_amp):\n    loss = model(x)\n",
+            fixed='import torch\n\nscaler = torch.amp.GradScaler("cuda", enabled=use_amp)\nwith torch.amp.autocast("cuda", enabled=use_amp):\n    loss = model(x)\n',
             count=2,
         ),
         Invalid(
             "import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = GradScaler(2.0**10)\n\n\n@autocast()\ndef forward(x):\n    return net(x)\n",
-            fixed="import torch as T\n\nscaler = T.amp.GradScaler(\"cuda\", 2.0**10)\n\n\n@T.amp.autocast(\"cuda\")\ndef forward(x):\n    return net(x)\n",
+            fixed='import torch as T\n\nscaler = T.amp.GradScaler("cuda", 2.0**10)\n\n\n@T.amp.autocast("cuda")\ndef forward(x):\n    return net(x)\n',
             count=2,
         ),
         Invalid(
             "from torch.cuda import amp\n\nwith amp.autocast(False, torch.bfloat16):\n    y = model(x)\n",
-            fixed="import torch\n\nwith torch.amp.autocast(\"cuda\", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n",
+            fixed='import torch\n\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n',
         ),
         Invalid(
             "import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
             "    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.cuda.amp.custom_bwd\n    def backward(ctx, g):\n        return g\n",
-            fixed="import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n"
-            "    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.amp.custom_bwd(device_type=\"cuda\")\n    def backward(ctx, g):\n        return g\n",
+            fixed='import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)\n'
+            '    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.amp.custom_bwd(device_type="cuda")\n    def backward(ctx, g):\n        return g\n',
             count=2,
         ),
         Invalid(
             "import torch\nctx = torch.cuda.amp.autocast(**amp_kwargs)\n",
-            fixed="import torch\nctx = torch.amp.autocast(\"cuda\", **amp_kwargs)\n",
+            fixed='import torch\nctx = torch.amp.autocast("cuda", **amp_kwargs)\n',
             target_torch_version="2.4",
         ),
         Invalid("import torch\nctx = torch.cuda.amp.autocast(*flags)\n"),
@@ -191,8 +199,14 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`try: from torch.amp import GradScaler / except ImportError: from torch.cuda.amp import GradScaler`."""
         module = dotted(node.module) if node.module is not None else None
-        if module in ("torch.cuda.amp", "torch.cuda") and not isinstance(node.names, cst.ImportStar) and self._fallback():
-            self.compat_names.update(dotted(a.asname.name if a.asname else a.name) or "" for a in node.names)
+        if (
+            module in ("torch.cuda.amp", "torch.cuda")
+            and not isinstance(node.names, cst.ImportStar)
+            and self._fallback()
+        ):
+            self.compat_names.update(
+                dotted(a.asname.name if a.asname else a.name) or "" for a in node.names
+            )
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.target_torch_version < _DEPRECATED_SINCE:
@@ -203,13 +217,17 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         if qualname in _AUTOCAST:
             self._report(node, qualname, "autocast", self._autocast_args(node.args))
         elif qualname in _SCALER:
-            self._report(node, qualname, "GradScaler", [cst.Arg(cst.SimpleString('"cuda"')), *node.args])
+            self._report(
+                node, qualname, "GradScaler", [cst.Arg(cst.SimpleString('"cuda"')), *node.args]
+            )
         elif qualname in _CUSTOM:
             self._report(node, qualname, _CUSTOM[qualname], self._custom_args(node.args))
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         """Bare `@torch.cuda.amp.custom_fwd` / `@custom_bwd`, which become calls with a device."""
-        if self.ctx.target_torch_version < _DEPRECATED_SINCE or isinstance(node.decorator, cst.Call):
+        if self.ctx.target_torch_version < _DEPRECATED_SINCE or isinstance(
+            node.decorator, cst.Call
+        ):
             return
         qualname = self.ctx.symbols.qualname(node.decorator)
         if qualname in _CUSTOM and not self._compat(node.decorator) and not self._fallback():
@@ -221,7 +239,9 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
             if isinstance(parent, cst.ExceptHandler):
                 return True
             if isinstance(parent, cst.If | cst.IfExp):
-                if _VERSION_TEST.search(self.ctx.code(parent.test)) or self._uses_generic_amp(parent):
+                if _VERSION_TEST.search(self.ctx.code(parent.test)) or self._uses_generic_amp(
+                    parent
+                ):
                     return True
         return False
 
@@ -230,17 +250,35 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
 
     def _uses_generic_amp(self, root: cst.CSTNode) -> bool:
         generic = ("torch.amp.", "torch.autocast", "torch.GradScaler")
-        return any(isinstance(node, cst.Attribute) and (self.ctx.symbols.qualname(node) or "").startswith(generic) for node in walk(root))
+        return any(
+            isinstance(node, cst.Attribute)
+            and (self.ctx.symbols.qualname(node) or "").startswith(generic)
+            for node in walk(root)
+        )
 
-    def _report(self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None) -> None:
-        message = f"`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}(\"cuda\")`"
+    def _report(
+        self, node: cst.BaseExpression, qualname: str, new: str, args: list[cst.Arg] | None
+    ) -> None:
+        message = (
+            f'`{_short(qualname)}` is deprecated since torch 2.4; use `torch.amp.{new}("cuda")`'
+        )
         if args is None:
             self.rewrites.append(Rewrite(node, message, None))
             return
         alias, import_edit = self.ctx.torch_alias(node)
         func = cst.parse_expression(f"{alias}.amp.{new}")
-        call = node.with_changes(func=func, args=_commas(args)) if isinstance(node, cst.Call) else cst.Call(func, _commas(args))
-        fix = self.make_fix(f"Use `torch.amp.{new}` with the \"cuda\" device", Applicability.SAFE, import_edit, self.ctx.replace(node, call), writes=_WRITES[new])
+        call = (
+            node.with_changes(func=func, args=_commas(args))
+            if isinstance(node, cst.Call)
+            else cst.Call(func, _commas(args))
+        )
+        fix = self.make_fix(
+            f'Use `torch.amp.{new}` with the "cuda" device',
+            Applicability.SAFE,
+            import_edit,
+            self.ctx.replace(node, call),
+            writes=_WRITES[new],
+        )
         old = node.func if isinstance(node, cst.Call) else node
         self.rewrites.append(Rewrite(node, message, fix, (dotted(old) or "").split(".")[0] or None))
 

@@ -38,7 +38,7 @@ class EvalWithoutNoGrad(Rule):
     summary = "A forward pass for evaluation or inference runs with autograd recording"
     fix_availability = "unsafe"
     fix_versions = {
-        '`torch.no_grad()`': '1.0',
+        "`torch.no_grad()`": "1.0",
     }
     tokens = ("torch", "import *")  # torch itself, or a star import that may bring it
     text_tests = (may_evaluate,)  # it looks only at evaluation code
@@ -450,9 +450,15 @@ the grad mode to other code.
             return
         if function is not None and self._called_only_without_grad_elsewhere(function):
             return
-        fix = self._decorate(scope.function) if scope.function is not None else self._wrap(scope.block, region)
+        fix = (
+            self._decorate(scope.function)
+            if scope.function is not None
+            else self._wrap(scope.block, region)
+        )
         if fix is None:
-            alias = self.ctx.torch_alias(scope.function if scope.function is not None else scope.block)[0]
+            alias = self.ctx.torch_alias(
+                scope.function if scope.function is not None else scope.block
+            )[0]
             fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
         if self.ctx.fact(Evaluation).is_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
@@ -472,7 +478,11 @@ the grad mode to other code.
         """A module-level function this file never calls, which the project's other files call
         only under `no_grad`/`inference_mode`: its callers chose the grad mode already."""
         grad = self.ctx.fact(Grad)
-        if self.ctx.project is None or not isinstance(grad.parent(function), cst.Module) or grad.call_sites(function) != []:
+        if (
+            self.ctx.project is None
+            or not isinstance(grad.parent(function), cst.Module)
+            or grad.call_sites(function) != []
+        ):
             return False
         return self.ctx.project.always_called_without_grad(Path(self.ctx.path), function.name.value)
 
@@ -484,7 +494,13 @@ the grad mode to other code.
         at = self.ctx.start(function)
         indent = self.ctx.line(at.row)[: at.column - 1]
         edit = Edit(at, at, f"@{alias}.no_grad(){self.ctx.module.default_newline}{indent}")
-        return self.make_fix(f"Decorate `{function.name.value}` with `@{alias}.no_grad()`", Applicability.UNSAFE, import_edit, edit, writes="`torch.no_grad()`")
+        return self.make_fix(
+            f"Decorate `{function.name.value}` with `@{alias}.no_grad()`",
+            Applicability.UNSAFE,
+            import_edit,
+            edit,
+            writes="`torch.no_grad()`",
+        )
 
     def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
         if any(self._suspends(s) for s in statements):
@@ -499,9 +515,19 @@ the grad mode to other code.
         low = next(i for i, s in enumerate(block.body) if s is first)
         body = [*block.body[:low], wrapped, *block.body[low + len(statements) :]]
         module = self.ctx.module
-        new = module.with_changes(body=body) if block is module else module.deep_replace(block, block.with_changes(body=body))
+        new = (
+            module.with_changes(body=body)
+            if block is module
+            else module.deep_replace(block, block.with_changes(body=body))
+        )
         edit = self._changed_text(new.code)
-        return self.make_fix(f"Wrap the evaluation code in `with {alias}.no_grad():`", Applicability.UNSAFE, import_edit, edit, writes="`torch.no_grad()`")
+        return self.make_fix(
+            f"Wrap the evaluation code in `with {alias}.no_grad():`",
+            Applicability.UNSAFE,
+            import_edit,
+            edit,
+            writes="`torch.no_grad()`",
+        )
 
     def _changed_text(self, new_code: str) -> Edit:
         """The one edit turning the file's text into `new_code`: the span between their common ends."""
@@ -511,9 +537,15 @@ the grad mode to other code.
         while head < limit and old[head] == new_code[head]:
             head += 1
         tail = 0
-        while tail < limit - head and old[len(old) - 1 - tail] == new_code[len(new_code) - 1 - tail]:
+        while (
+            tail < limit - head and old[len(old) - 1 - tail] == new_code[len(new_code) - 1 - tail]
+        ):
             tail += 1
-        return Edit(_position(old, head), _position(old, len(old) - tail), new_code[head : len(new_code) - tail])
+        return Edit(
+            _position(old, head),
+            _position(old, len(old) - tail),
+            new_code[head : len(new_code) - tail],
+        )
 
     def _suspends(self, statement: cst.CSTNode) -> bool:
         """A yield or await outside nested functions: a with-block would leak the grad mode."""

@@ -18,7 +18,18 @@ from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
 # Between a call and its loop, these make the call run only on some iterations.
-_CONDITIONAL = (cst.If, cst.IfExp, cst.ExceptHandler, cst.BooleanOperation, cst.For, cst.While, cst.CompFor, cst.Lambda, cst.FunctionDef, cst.Else)
+_CONDITIONAL = (
+    cst.If,
+    cst.IfExp,
+    cst.ExceptHandler,
+    cst.BooleanOperation,
+    cst.For,
+    cst.While,
+    cst.CompFor,
+    cst.Lambda,
+    cst.FunctionDef,
+    cst.Else,
+)
 _ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulated", "acc"})
 # In the stepping block, these rescale the accumulated gradients instead of the loss.
 _RESCALING = ("div", "mul", "scale", "normalize")
@@ -37,7 +48,9 @@ class _Group:
 class GradAccumulationBroken(Rule):
     code = "TL105"
     name = "grad-accumulation-broken"
-    summary = "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
+    summary = (
+        "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
+    )
     fix_availability = "display-only"
     tokens = ("zero_grad", "backward")
     text_tests = (may_train,)  # it looks only at training code
@@ -179,7 +192,11 @@ tuned around.
         self._index()
         groups = self._groups()
         for group in groups.values():
-            if not group.guarded or group.every_iteration or not self._backward_every_iteration(group.loop):
+            if (
+                not group.guarded
+                or group.every_iteration
+                or not self._backward_every_iteration(group.loop)
+            ):
                 continue
             if any(self._backward_inside(guard) for _, guard in group.guarded):
                 continue  # the step's own gradients are computed under its guard: nothing accumulates
@@ -198,7 +215,11 @@ tuned around.
         self._zero_grads: dict[cst.CSTNode, list[cst.Call]] = {}
         self._backwards: dict[cst.CSTNode, list[cst.Call]] = {}
         self._ifs_with_backward: set[cst.CSTNode] = set()
-        zero_grads = [c for c in self.ctx.fact(SemanticModel).calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
+        zero_grads = [
+            c
+            for c in self.ctx.fact(SemanticModel).calls
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"
+        ]
         for calls, index in ((zero_grads, self._zero_grads), (backward_calls, self._backwards)):
             for call in calls:
                 for parent in self._enclosing(call):
@@ -260,7 +281,9 @@ tuned around.
                 return None
             if isinstance(parent, cst.If) and self._counts_accumulation(parent.test):
                 rare = loops.rare_branch(parent.test) or _stepping_call(parent.test)
-                if (rare == "body" and child is parent.body) or (rare == "orelse" and child is parent.orelse):
+                if (rare == "body" and child is parent.body) or (
+                    rare == "orelse" and child is parent.orelse
+                ):
                     return parent
             child = parent
         return None
@@ -286,7 +309,9 @@ tuned around.
             func = call.func
             assert isinstance(func, cst.Attribute)
             owner = dotted(func.value)
-            if owner != group.optimizer and not (single and owner is not None and not training.is_optimizer(func.value)):
+            if owner != group.optimizer and not (
+                single and owner is not None and not training.is_optimizer(func.value)
+            ):
                 continue
             if self._unconditional(call, group.loop) and loops.per_batch_loop(call) is group.loop:
                 found.append(call)
@@ -303,8 +328,15 @@ tuned around.
     def _report_zeroing(self, call: cst.Call, group: _Group) -> None:
         step, guard = group.guarded[0]
         divisor = _modulo(guard.test)
-        every = f"every `{self.ctx.code(divisor)}` iterations" if divisor is not None else "only now and then"
-        fix = self.make_fix(f"Call `{self.ctx.code(call)}` right after `{self.ctx.code(step)}`, under its guard ({every})", Applicability.DISPLAY_ONLY)
+        every = (
+            f"every `{self.ctx.code(divisor)}` iterations"
+            if divisor is not None
+            else "only now and then"
+        )
+        fix = self.make_fix(
+            f"Call `{self.ctx.code(call)}` right after `{self.ctx.code(step)}`, under its guard ({every})",
+            Applicability.DISPLAY_ONLY,
+        )
         self.report(
             call,
             f"`{self.ctx.code(call)}` on every iteration wipes the gradients being accumulated for the step",
@@ -320,12 +352,18 @@ tuned around.
         backprop = self.ctx.fact(Backprop)
         loops = self.ctx.fact(LoopFacts)
         for call in self._backwards.get(group.loop, []):
-            if not backprop.is_tensor_backward(call) or loops.per_batch_loop(call) is not group.loop:
+            if (
+                not backprop.is_tensor_backward(call)
+                or loops.per_batch_loop(call) is not group.loop
+            ):
                 continue
             loss = self._undivided_loss(call.func.value, group.loop)  # type: ignore[attr-defined]
             if loss is None:
                 continue
-            fix = self.make_fix(f"Divide the loss by `{self.ctx.code(divisor)}` before `backward()`", Applicability.DISPLAY_ONLY)
+            fix = self.make_fix(
+                f"Divide the loss by `{self.ctx.code(divisor)}` before `backward()`",
+                Applicability.DISPLAY_ONLY,
+            )
             self.report(
                 call,
                 f"gradients of `{self.ctx.code(loss)}` sum over `{self.ctx.code(divisor)}` micro-batches, never divided by it",
@@ -334,7 +372,11 @@ tuned around.
 
     def _undivided_loss(self, target: cst.BaseExpression, loop: Loop) -> cst.BaseExpression | None:
         """The loss of `target.backward()` when it is a plain, mean-reduced torch loss, never rescaled."""
-        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "scale":
+        if (
+            isinstance(target, cst.Call)
+            and isinstance(target.func, cst.Attribute)
+            and target.func.attr.value == "scale"
+        ):
             positional = [a.value for a in target.args if a.keyword is None and not a.star]
             if len(positional) != 1:
                 return None
@@ -344,7 +386,10 @@ tuned around.
             bindings = self.ctx.fact(SemanticModel).reaching(target)
             if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
                 return None  # rebound, or rescaled with `loss /= n`
-            if not any(parent is loop.body for parent in self.ctx.fact(SemanticModel).ancestors(bindings[0].node)):
+            if not any(
+                parent is loop.body
+                for parent in self.ctx.fact(SemanticModel).ancestors(bindings[0].node)
+            ):
                 return None
             value = bindings[0].value
         return target if self._plain_mean_loss(value) else None
@@ -381,14 +426,16 @@ def _modulo(test: cst.BaseExpression) -> cst.BaseExpression | None:
     while stack:
         node = stack.pop()
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+            if not isinstance(
+                node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
+            ):
                 return node.right
         stack.extend(reversed(children(node)))
     return None
 
 
 def _stepping_call(test: cst.BaseExpression) -> str | None:
-    """"body" for a helper deciding when to step from the accumulation count: `if history.step(grad_accumulation):`."""
+    """ "body" for a helper deciding when to step from the accumulation count: `if history.step(grad_accumulation):`."""
     if not isinstance(test, cst.Call):
         return None
     names = [name for arg in test.args for name in _identifiers(arg.value)]

@@ -25,10 +25,30 @@ _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # the value on the host (an environment's action, a plateau scheduler's metric).
 _UPDATE_OWNERS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler", "solver"})
 # Calls that save their argument to a file (images, arrays): the data has to be in host memory.
-_WRITER = re.compile(r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile)$|^save_|_save$")
-_COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter", "all_to_all")
+_WRITER = re.compile(
+    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile)$|^save_|_save$"
+)
+_COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "broadcast",
+    "reduce",
+    "reduce_scatter",
+    "all_to_all",
+)
 _BACKEND = re.compile(r"(\b|_)(mps|xla|tpu|cpu)(\b|_)|Device(CPU|MPS|TPU)", re.IGNORECASE)
-_LOGGING_CALLS = ("print", "set_postfix", "set_description", "info", "debug", "warning", "log", "add_scalar", "write")
+_LOGGING_CALLS = (
+    "print",
+    "set_postfix",
+    "set_description",
+    "info",
+    "debug",
+    "warning",
+    "log",
+    "add_scalar",
+    "write",
+)
 
 
 def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
@@ -58,7 +78,7 @@ class HostSyncInLoop(Rule):
     summary = "A host-device sync (`.item()`, `.cpu()`, `if tensor:`, ...) runs on every batch"
     fix_availability = "unsafe"
     fix_versions = {
-        '`.detach()` and a conversion where read': '1.0',
+        "`.detach()` and a conversion where read": "1.0",
     }
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing;
     # it looks only in per-batch loops.
@@ -247,7 +267,9 @@ depends on what the value is for.
             "        done = torch.zeros(1, device='cuda')\n        dist.all_reduce(done)\n        if done.item():\n            break\n"
             "        if x.device.type == 'mps':\n            loss = loss.cpu()\n"
         ),
-        Valid("import numpy as np\nfor batch in loader:\n    x = batch.cuda()\n    print(float(x))\n"),
+        Valid(
+            "import numpy as np\nfor batch in loader:\n    x = batch.cuda()\n    print(float(x))\n"
+        ),
         # the else branch of `if i != len(loader) - 1:` runs on the last batch only, through tqdm(enumerate(...))
         "import torch\nfrom tqdm import tqdm\nmodel.cuda()\nloop = tqdm(enumerate(train_loader))\nfor i, (x, y) in loop:\n"
         "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    if i != len(train_loader) - 1:\n"
@@ -409,8 +431,14 @@ depends on what the value is for.
         if isinstance(func, cst.Attribute) and func.attr.value in ("add_scalar", "add_scalars"):
             self.candidates.extend(_Candidate("logged", v, v) for v in _logged_values(node))
             return
-        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRINGS):
-            self.candidates.extend(_Candidate("format", a.value, a.value) for a in node.args)  # "{:.3f}".format(loss)
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "format"
+            and isinstance(func.value, _STRINGS)
+        ):
+            self.candidates.extend(
+                _Candidate("format", a.value, a.value) for a in node.args
+            )  # "{:.3f}".format(loss)
             return
         if not isinstance(func, cst.Name):
             return
@@ -437,7 +465,11 @@ depends on what the value is for.
         """`"%.4g" % loss` and `"%s %s" % (step, *losses)` format their operands."""
         if not isinstance(node.operator, cst.Modulo) or not _is_text(node.left):
             return
-        operands = [e.value for e in node.right.elements] if isinstance(node.right, cst.Tuple) else [node.right]
+        operands = (
+            [e.value for e in node.right.elements]
+            if isinstance(node.right, cst.Tuple)
+            else [node.right]
+        )
         self.candidates.extend(_Candidate("format", o, o) for o in operands)
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
@@ -499,7 +531,11 @@ depends on what the value is for.
         for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return False
-            if isinstance(parent, cst.If) and child is parent.body and self._names_backend(parent.test):
+            if (
+                isinstance(parent, cst.If)
+                and child is parent.body
+                and self._names_backend(parent.test)
+            ):
                 return True
             child = parent
         return False
@@ -508,7 +544,13 @@ depends on what the value is for.
         """A test that holds on one backend: `isinstance(d, DeviceMPS)`, `x.device.type == "cpu"` (not `not is_xla()`)."""
         if isinstance(test, cst.BooleanOperation):
             return self._names_backend(test.left) or self._names_backend(test.right)
-        if isinstance(test, cst.UnaryOperation) or (isinstance(test, cst.Comparison) and any(isinstance(c.operator, cst.NotEqual | cst.IsNot | cst.NotIn) for c in test.comparisons)):
+        if isinstance(test, cst.UnaryOperation) or (
+            isinstance(test, cst.Comparison)
+            and any(
+                isinstance(c.operator, cst.NotEqual | cst.IsNot | cst.NotIn)
+                for c in test.comparisons
+            )
+        ):
             return False
         return bool(_BACKEND.search(self.ctx.code(test)))
 
@@ -540,7 +582,9 @@ depends on what the value is for.
             if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
                 break
         loads = scopes.loads[scopes.scope_of(node)]
-        return any(self._in_data_step(load, scopes) for name in names for load in loads.get(name, []))
+        return any(
+            self._in_data_step(load, scopes) for name in names for load in loads.get(name, [])
+        )
 
     def _written_out(self, node: cst.CSTNode) -> bool:
         """The copy goes straight into a writer (`save_image(x.cpu(), path)`, `np.save`, `cv2.imwrite`):
@@ -573,9 +617,14 @@ depends on what the value is for.
         for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if parent is loop or isinstance(parent, cst.FunctionDef | cst.Lambda):
                 return False
-            if isinstance(parent, cst.For | cst.While) and (child is parent.body or child is getattr(parent, "test", None)):
+            if isinstance(parent, cst.For | cst.While) and (
+                child is parent.body or child is getattr(parent, "test", None)
+            ):
                 return True
-            if isinstance(parent, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) and child is not parent.for_in:
+            if (
+                isinstance(parent, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp)
+                and child is not parent.for_in
+            ):
                 return True
             child = parent
         return False
@@ -599,22 +648,30 @@ depends on what the value is for.
         if element_wise and candidate.kind in ("method", "conversion"):
             return (
                 f"`{_short(self.ctx.code(candidate.node))}` syncs with the device for every element, on every batch",
-                self._hint("Move the whole tensor to the host once per batch (`.tolist()` or `.cpu()`) before the inner loop, or keep the work on the device"),
+                self._hint(
+                    "Move the whole tensor to the host once per batch (`.tolist()` or `.cpu()`) before the inner loop, or keep the work on the device"
+                ),
             )
         if candidate.kind == "condition":
             return (
                 f"`{_short(self.ctx.code(candidate.node))}` turns a tensor into a Python bool on every batch, a host-device sync",
-                self._hint("Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"),
+                self._hint(
+                    "Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"
+                ),
             )
         if candidate.kind == "logged":
             return (
                 f"logging tensor `{value}` copies it to the host on every batch, a host-device sync",
-                self._hint(f"Log it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and log the mean"),
+                self._hint(
+                    f"Log it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and log the mean"
+                ),
             )
         if candidate.kind == "format":
             return (
                 f"formatting tensor `{value}` copies it to the host on every batch, a host-device sync",
-                self._hint(f"Log it every N steps under `if step % log_every == 0:` (with `{value}.item()`)"),
+                self._hint(
+                    f"Log it every N steps under `if step % log_every == 0:` (with `{value}.item()`)"
+                ),
             )
         call = candidate.node
         assert isinstance(call, cst.Call)
@@ -622,7 +679,11 @@ depends on what the value is for.
         accumulator = self._accumulation(call)
         if accumulator is not None:
             total = _short(self.ctx.code(accumulator))
-            fix = self._accumulate_fix(call, candidate.value, accumulator) if isinstance(accumulator, cst.Name) else None
+            fix = (
+                self._accumulate_fix(call, candidate.value, accumulator)
+                if isinstance(accumulator, cst.Name)
+                else None
+            )
             message = f"`{shown}` waits for the device on every batch to add to `{total}`"
             if fix is not None:
                 return message, fix
@@ -630,14 +691,19 @@ depends on what the value is for.
                 f"Accumulate on the device (`{total} += {value}.detach()`) and call `.item()` once per log interval or after the loop"
             )
         collection = self._collection(call)
-        moves = isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cpu", "numpy", "tolist")
+        moves = isinstance(call.func, cst.Attribute) and call.func.attr.value in (
+            "cpu",
+            "numpy",
+            "tolist",
+        )
         if collection is not None:
             return f"`{shown}` copies to the host on every batch, a host-device sync", self._hint(
                 f"Append `{value}.detach()` to `{collection}` on the device and convert once after the loop (`torch.cat`/`torch.stack`, then `.cpu()`/`.tolist()`)"
             )
         if self._logged(call):
-            return f"`{shown}` copies to the host on every batch to log it, a host-device sync", self._hint(
-                "Log it every N steps under `if step % log_every == 0:`"
+            return (
+                f"`{shown}` copies to the host on every batch to log it, a host-device sync",
+                self._hint("Log it every N steps under `if step % log_every == 0:`"),
             )
         if moves:
             return f"`{shown}` copies to the host on every batch, a host-device sync", self._hint(
@@ -662,7 +728,11 @@ depends on what the value is for.
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC):
                 child = parent
                 continue
-            if isinstance(parent, cst.AugAssign) and parent.value is child and isinstance(parent.target, cst.Name | cst.Attribute):
+            if (
+                isinstance(parent, cst.AugAssign)
+                and parent.value is child
+                and isinstance(parent.target, cst.Name | cst.Attribute)
+            ):
                 if isinstance(parent.operator, cst.AddAssign | cst.SubtractAssign):
                     return parent.target
             return None
@@ -673,7 +743,11 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         arg = scopes.parents.get(call)
         outer = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in ("append", "extend"):
+        if (
+            isinstance(outer, cst.Call)
+            and isinstance(outer.func, cst.Attribute)
+            and outer.func.attr.value in ("append", "extend")
+        ):
             return _short(self.ctx.code(outer.func.value))
         return None
 
@@ -692,7 +766,9 @@ depends on what the value is for.
         return False
 
     # -- the accumulation fix ----------------------------------------------------------
-    def _accumulate_fix(self, call: cst.Call, value: cst.BaseExpression, target: cst.Name) -> Fix | None:
+    def _accumulate_fix(
+        self, call: cst.Call, value: cst.BaseExpression, target: cst.Name
+    ) -> Fix | None:
         """The unsafe rewrite, when it is correct: add on the device, convert at every read."""
         tensors = self.ctx.fact(TensorFacts)
         if tensors.kind(value) is not Kind.TENSOR:
@@ -708,7 +784,11 @@ depends on what the value is for.
             return None
         if any(b.kind not in ("assign", "augment") for b in bindings):
             return None
-        if any(isinstance(b.node, cst.AugAssign) and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign) for b in bindings):
+        if any(
+            isinstance(b.node, cst.AugAssign)
+            and not isinstance(b.node.operator, cst.AddAssign | cst.SubtractAssign)
+            for b in bindings
+        ):
             return None
         convert = self._conversion(bindings)
         if convert is None or self.ctx.fact(SemanticModel).read_in_nested_scope(name, scope):
@@ -718,7 +798,11 @@ depends on what the value is for.
         if any(loops.per_batch_loop(read) is not None for read in reads):
             return None
         edits = [self._detach_edit(call, value, self._integral(value))]
-        edits += [self.ctx.replace(read, f"{convert}({name})") for read in reads if not _converted(read, scopes)]
+        edits += [
+            self.ctx.replace(read, f"{convert}({name})")
+            for read in reads
+            if not _converted(read, scopes)
+        ]
         return self.make_fix(
             f"Accumulate `{name}` on the device (`.detach()`) and convert it with `{convert}()` where it is read",
             Applicability.UNSAFE,
@@ -735,7 +819,7 @@ depends on what the value is for.
         return "int" if kinds == {"int"} else None
 
     def _numeric(self, node: cst.BaseExpression | None, depth: int = 0) -> str | None:
-        """"int" or "float" for a Python number evidently of that type, else None.
+        """ "int" or "float" for a Python number evidently of that type, else None.
 
         `.item()` of a count is an int, of a loss or a mean a float; `/` gives a float.
         """
@@ -748,7 +832,11 @@ depends on what the value is for.
             return self._arithmetic(node, depth)
         if isinstance(node, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(node)
-            return self._numeric(bindings[0].value, depth + 1) if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            return (
+                self._numeric(bindings[0].value, depth + 1)
+                if len(bindings) == 1 and bindings[0].kind == "assign"
+                else None
+            )
         if isinstance(node, cst.Subscript):  # `x.shape[0]`, `x.size()[0]`
             return "int" if _last_name(node.value) in ("shape", "size") else None
         if not isinstance(node, cst.Call):
@@ -769,7 +857,9 @@ depends on what the value is for.
         left, right = self._numeric(node.left, depth + 1), self._numeric(node.right, depth + 1)
         if isinstance(node.operator, cst.Divide):
             return "float" if left or right else None
-        if not isinstance(node.operator, cst.Add | cst.Subtract | cst.Multiply | cst.FloorDivide | cst.Modulo):
+        if not isinstance(
+            node.operator, cst.Add | cst.Subtract | cst.Multiply | cst.FloorDivide | cst.Modulo
+        ):
             return None
         if "float" in (left, right):
             return "float"
@@ -780,15 +870,32 @@ depends on what the value is for.
         if depth > 3:
             return False
         if isinstance(node, cst.Comparison):
-            return not any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons)
+            return not any(
+                isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+                for c in node.comparisons
+            )
         if isinstance(node, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(node)
-            single = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            single = (
+                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            )
             return single is not None and self._integral(single, depth + 1)
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
             return False
         method = node.func.attr.value
-        if method in ("long", "int", "count_nonzero", "eq", "ne", "lt", "gt", "le", "ge", "argmax", "argmin"):
+        if method in (
+            "long",
+            "int",
+            "count_nonzero",
+            "eq",
+            "ne",
+            "lt",
+            "gt",
+            "le",
+            "ge",
+            "argmax",
+            "argmin",
+        ):
             return True
         if method != "sum":
             return False
@@ -798,10 +905,17 @@ depends on what the value is for.
 
     def _detach_edit(self, call: cst.Call, value: cst.BaseExpression, integral: bool) -> Edit:
         if isinstance(call.func, cst.Attribute):
-            if integral:  # (a == b).sum().item() -> (a == b).sum(): counts carry no autograd history
+            if (
+                integral
+            ):  # (a == b).sum().item() -> (a == b).sum(): counts carry no autograd history
                 return self.ctx.replace(call, call.func.value)
-            return self.ctx.replace(call, call.with_changes(func=call.func.with_changes(attr=cst.Name("detach"))))
-        needs_parens = not isinstance(value, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not value.lpar
+            return self.ctx.replace(
+                call, call.with_changes(func=call.func.with_changes(attr=cst.Name("detach")))
+            )
+        needs_parens = (
+            not isinstance(value, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
+            and not value.lpar
+        )
         text = self.ctx.code(value)
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
 
@@ -833,7 +947,12 @@ def _converted(read: cst.Name, scopes: SemanticModel) -> bool:
     """A read that already is `float(total)` / `int(total)`."""
     arg = scopes.parents.get(read)
     call = scopes.parents.get(arg) if isinstance(arg, cst.Arg) else None
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("float", "int") and len(call.args) == 1
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("float", "int")
+        and len(call.args) == 1
+    )
 
 
 def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -> bool:
@@ -846,10 +965,17 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
             return True
         if isinstance(node, cst.Name):
             bindings = scopes.reaching(node)
-            return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and _floating(bindings[0].value, scopes, depth + 1)
+            return (
+                len(bindings) == 1
+                and bindings[0].kind == "assign"
+                and bindings[0].value is not None
+                and _floating(bindings[0].value, scopes, depth + 1)
+            )
         return False
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         if node.func.attr.value in ("mean", "float", "double", "norm", "std", "var"):
             return True
-        return node.func.attr.value in ("detach", "sum") and _floating(node.func.value, scopes, depth + 1)
+        return node.func.attr.value in ("detach", "sum") and _floating(
+            node.func.value, scopes, depth + 1
+        )
     return False

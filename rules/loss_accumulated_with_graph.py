@@ -32,7 +32,7 @@ class LossAccumulatedWithGraph(Rule):
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
     fix_availability = "unsafe"
     fix_versions = {
-        '`.detach()`/`.item()`': '1.0',
+        "`.detach()`/`.item()`": "1.0",
     }
     # Every finding needs a backward pass in the file: `.backward()`, `manual_backward` or `torch.autograd.*`.
     tokens = ("backward", "autograd")
@@ -260,7 +260,11 @@ may need `.item()` where it is read.
     def visit_Assign(self, node: cst.Assign) -> None:
         """`total = total + loss`."""
         value = node.value
-        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+        if (
+            len(node.targets) != 1
+            or not isinstance(value, cst.BinaryOperation)
+            or not isinstance(value.operator, cst.Add)
+        ):
             return
         target = node.targets[0].target
         text = _text(target)
@@ -269,7 +273,12 @@ may need `.item()` where it is read.
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1 and not node.args[0].star:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "append"
+            and len(node.args) == 1
+            and not node.args[0].star
+        ):
             if node.args[0].keyword is None:
                 self.candidates.append(_Candidate(node, func.value, node.args[0].value))
 
@@ -283,7 +292,11 @@ may need `.item()` where it is read.
             if loop is None or self._function(candidate.node) is not self._function(loop):
                 continue
             carrier = self._carrier(candidate, loop)
-            if carrier is None or not self._persists(candidate, loop) or self._backpropagated(candidate.target):
+            if (
+                carrier is None
+                or not self._persists(candidate, loop)
+                or self._backpropagated(candidate.target)
+            ):
                 continue
             self._report(candidate, carrier)
 
@@ -332,20 +345,27 @@ may need `.item()` where it is read.
         if not isinstance(expr, cst.Name):
             return []
         bindings = self.ctx.fact(SemanticModel).reaching(expr)
-        if not bindings or any(b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings):
+        if not bindings or any(
+            b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings
+        ):
             return None
         return [b.value for b in bindings if b.value is not None]
 
     def _unpacked(self, expr: cst.BaseExpression) -> bool:
         """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
         not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
-        return isinstance(expr, cst.Name) and any(b.kind == "unpack" for b in self.ctx.fact(SemanticModel).reaching(expr))
+        return isinstance(expr, cst.Name) and any(
+            b.kind == "unpack" for b in self.ctx.fact(SemanticModel).reaching(expr)
+        )
 
     def _trains(self, loop: Loop) -> bool:
         """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""
         if self._training_loops is None:
             loops = self.ctx.fact(LoopFacts)
-            self._training_loops = {loops.per_batch_loop(call, every_iteration=False) for call in self.ctx.fact(Backprop).backward_calls}
+            self._training_loops = {
+                loops.per_batch_loop(call, every_iteration=False)
+                for call in self.ctx.fact(Backprop).backward_calls
+            }
         return loop in self._training_loops
 
     def _persists(self, candidate: _Candidate, loop: Loop) -> bool:
@@ -361,12 +381,20 @@ may need `.item()` where it is read.
         if not outside:
             return False
         for binding in bindings:
-            if binding.node is candidate.node or binding.kind == "augment" or not self._inside(binding.node, loop):
+            if (
+                binding.node is candidate.node
+                or binding.kind == "augment"
+                or not self._inside(binding.node, loop)
+            ):
                 continue
             if loops.per_batch_loop(binding.node) is loop:
                 return False  # reset on every iteration
         if isinstance(candidate.node, cst.Call):  # `.append`: only lists built before the loop
-            return all(isinstance(b.value, cst.List) or _is_list_call(b.value) for b in outside if b.kind == "assign")
+            return all(
+                isinstance(b.value, cst.List) or _is_list_call(b.value)
+                for b in outside
+                if b.kind == "assign"
+            )
         return True
 
     def _all_bindings(self, node: cst.Name | cst.Attribute) -> list[Binding]:
@@ -392,9 +420,17 @@ may need `.item()` where it is read.
         if len(shown) > 60:
             shown = shown[:57] + "..."
         loss = self.ctx.code(carrier)
-        needs_parens = not isinstance(carrier, cst.Name | cst.Attribute | cst.Call | cst.Subscript) and not carrier.lpar
+        needs_parens = (
+            not isinstance(carrier, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
+            and not carrier.lpar
+        )
         detached = f"({loss}).detach()" if needs_parens else f"{loss}.detach()"
-        fix = self.make_fix(f"Accumulate `{detached}`", Applicability.UNSAFE, self.ctx.replace(carrier, detached), writes="`.detach()`/`.item()`")
+        fix = self.make_fix(
+            f"Accumulate `{detached}`",
+            Applicability.UNSAFE,
+            self.ctx.replace(carrier, detached),
+            writes="`.detach()`/`.item()`",
+        )
         self.report(
             candidate.node,
             f"`{shown}` keeps each step's graph alive; add `{detached}`",
@@ -417,4 +453,8 @@ def _text(node: cst.BaseExpression) -> str | None:
 
 
 def _is_list_call(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list"
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "list"
+    )

@@ -41,9 +41,9 @@ class OptimizerNotFused(Rule):
     default_enabled = False
     fix_availability = "unsafe"
     fix_versions = {
-        '`fused=True` (Adam, AdamW; parameters already on the GPU)': '2.0',
-        '`fused=True` (SGD)': '2.3',
-        '`fused=True` (parameters still on the CPU when the optimizer is built)': '2.4',
+        "`fused=True` (Adam, AdamW; parameters already on the GPU)": "2.0",
+        "`fused=True` (SGD)": "2.3",
+        "`fused=True` (parameters still on the CPU when the optimizer is built)": "2.4",
     }
     tokens = ("Adam", "SGD")
     docs = """
@@ -100,18 +100,28 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n" + _LOOP,
         _SETUP + "opt = torch.optim.Adam(model.parameters(), foreach=False)\n" + _LOOP,
         _SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1, **extra)\n" + _LOOP,
-        Valid(_SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP, target_torch_version="2.2"),
-        Valid(_SETUP + "opt = torch.optim.AdamW(model.parameters())\n" + _LOOP, target_torch_version="1.13"),
+        Valid(
+            _SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP,
+            target_torch_version="2.2",
+        ),
+        Valid(
+            _SETUP + "opt = torch.optim.AdamW(model.parameters())\n" + _LOOP,
+            target_torch_version="1.13",
+        ),
         "import torch\n\nmodel = Net()\nopt = torch.optim.AdamW(model.parameters())\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
         _SETUP + "opt = torch.optim.AdamW(model.parameters())\n",
         _SETUP + "w = torch.zeros(3, requires_grad=True)\nopt = torch.optim.Adam([w])\n" + _LOOP,
         _SETUP + "opt = torch.optim.RMSprop(model.parameters())\n" + _LOOP,
-        _SETUP + "emb = torch.nn.Embedding(10, 3, sparse=True)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP,
+        _SETUP
+        + "emb = torch.nn.Embedding(10, 3, sparse=True)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        + _LOOP,
     ]
     invalid = [
         Invalid(
             _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n" + _LOOP,
-            fixed=_SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n" + _LOOP,
+            fixed=_SETUP
+            + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n"
+            + _LOOP,
         ),
         Invalid(
             "from torch import optim\n\ndevice = torch.device('cuda')\nnet.to(device)\n"
@@ -122,8 +132,12 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
             "for x in loader:\n    net(x.to(device)).sum().backward()\n    optimizer.step()\n",
         ),
         Invalid(
-            _SETUP + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}])\n" + _LOOP,
-            fixed=_SETUP + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}], fused=True)\n" + _LOOP,
+            _SETUP
+            + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}])\n"
+            + _LOOP,
+            fixed=_SETUP
+            + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}], fused=True)\n"
+            + _LOOP,
         ),
     ]
 
@@ -139,46 +153,82 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
     def visit_Call(self, node: cst.Call) -> None:
         name = optimizer_class(self.ctx.symbols.qualname(node.func))
         since = _FUSED_SINCE.get(name or "")
-        if since is not None and self.ctx.target_torch_version >= since and self._defaults_apply(node):
+        if (
+            since is not None
+            and self.ctx.target_torch_version >= since
+            and self._defaults_apply(node)
+        ):
             self.optimizers.append((node, name))
 
     def finish(self) -> None:
         if self.sparse or not self.optimizers:
             return
         training = self.ctx.fact(Training)
-        if not training.trains or training.is_test_file or not self.ctx.fact(LoopFacts).uses_accelerator:
+        if (
+            not training.trains
+            or training.is_test_file
+            or not self.ctx.fact(LoopFacts).uses_accelerator
+        ):
             return
         for call, name in self.optimizers:
-            params = call.args[0].value if call.args and call.args[0].keyword is None else self._keyword(call, "params")
+            params = (
+                call.args[0].value
+                if call.args and call.args[0].keyword is None
+                else self._keyword(call, "params")
+            )
             if params is None or not self._module_parameters(params):
                 continue
-            fused = cst.Arg(cst.Name("True"), keyword=cst.Name("fused"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            fused = cst.Arg(
+                cst.Name("True"),
+                keyword=cst.Name("fused"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
             edit = self.ctx.replace(call, call.with_changes(args=_appended(call.args, fused)))
-            fix = self.make_fix("Pass `fused=True`", Applicability.UNSAFE, edit, writes=self._fused_entry(call, name))
-            self.report(call, f"`{name}` on GPU parameters without `fused=True`, which updates them all in a few kernels", fix)
+            fix = self.make_fix(
+                "Pass `fused=True`",
+                Applicability.UNSAFE,
+                edit,
+                writes=self._fused_entry(call, name),
+            )
+            self.report(
+                call,
+                f"`{name}` on GPU parameters without `fused=True`, which updates them all in a few kernels",
+                fix,
+            )
 
     def _fused_entry(self, call: cst.Call, name: str) -> str:
         """Before torch 2.4 the fused kernels refuse parameters still on the CPU when the
         optimizer is built; they are evidently on the GPU when their module was moved earlier."""
         if not self._moved_before(call):
             return "`fused=True` (parameters still on the CPU when the optimizer is built)"
-        return "`fused=True` (SGD)" if name == "SGD" else "`fused=True` (Adam, AdamW; parameters already on the GPU)"
+        return (
+            "`fused=True` (SGD)"
+            if name == "SGD"
+            else "`fused=True` (Adam, AdamW; parameters already on the GPU)"
+        )
 
     def _moved_before(self, call: cst.Call) -> bool:
         owners = {self.ctx.code(n.func.value) for n in walk(call) if m.matches(n, _PARAMETERS)}
         before = "\n".join(self.ctx.line(row) for row in range(1, self.ctx.start(call).row))
         return bool(owners) and all(
-            re.search(rf"(^|[^\w.]){re.escape(owner)}\s*(=.*)?\.\s*(to|cuda)\s*\(", before, re.MULTILINE) for owner in owners
+            re.search(
+                rf"(^|[^\w.]){re.escape(owner)}\s*(=.*)?\.\s*(to|cuda)\s*\(", before, re.MULTILINE
+            )
+            for owner in owners
         )
 
     @staticmethod
     def _defaults_apply(call: cst.Call) -> bool:
         """No argument chooses the implementation and none could (`**kwargs`)."""
-        return not any(a.star or (a.keyword is not None and a.keyword.value in _CHOSEN) for a in call.args)
+        return not any(
+            a.star or (a.keyword is not None and a.keyword.value in _CHOSEN) for a in call.args
+        )
 
     @staticmethod
     def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-        return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        return next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
+        )
 
     def _module_parameters(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """Whether `node` is built from some module's `.parameters()`, directly or through variables."""
@@ -189,7 +239,11 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
             if m.matches(current, _PARAMETERS):
                 return True
             if isinstance(current, cst.Name) and scopes.all_bindings(current):
-                values = [b.value for b in scopes.all_bindings(current) if b.kind in ("assign", "augment") and b.value is not None]
+                values = [
+                    b.value
+                    for b in scopes.all_bindings(current)
+                    if b.kind in ("assign", "augment") and b.value is not None
+                ]
                 if any(self._module_parameters(v, depth + 1) for v in values):
                     return True
         return False

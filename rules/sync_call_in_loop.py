@@ -16,19 +16,55 @@ from torchlint.rule import Invalid, Rule, Valid
 _BACKENDS = ("torch.cuda", "torch.accelerator", "torch.xpu", "torch.mps")
 _SYNCHRONIZE = frozenset(f"{backend}.synchronize" for backend in _BACKENDS)
 _EMPTY_CACHE = frozenset(f"{backend}.empty_cache" for backend in _BACKENDS)
-_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream", "torch.accelerator.current_stream"})
+_STREAMS = frozenset(
+    {"torch.cuda.current_stream", "torch.cuda.default_stream", "torch.accelerator.current_stream"}
+)
 # What a measurement reads: clocks, CUDA event timings, allocator statistics, the profiler.
 _CLOCKS = frozenset(
-    {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns", "time.perf_counter_ns",
-     "time.monotonic_ns", "timeit.default_timer", "timeit.timeit", "timeit.repeat"}
+    {
+        "time.time",
+        "time.perf_counter",
+        "time.monotonic",
+        "time.process_time",
+        "time.time_ns",
+        "time.perf_counter_ns",
+        "time.monotonic_ns",
+        "timeit.default_timer",
+        "timeit.timeit",
+        "timeit.repeat",
+    }
 )
-_MEASURING_METHODS = frozenset({"elapsed_time", "max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved",
-                                "reset_peak_memory_stats", "reset_max_memory_allocated", "memory_stats", "memory_summary"})
+_MEASURING_METHODS = frozenset(
+    {
+        "elapsed_time",
+        "max_memory_allocated",
+        "memory_allocated",
+        "max_memory_reserved",
+        "memory_reserved",
+        "reset_peak_memory_stats",
+        "reset_max_memory_allocated",
+        "memory_stats",
+        "memory_summary",
+    }
+)
 _MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda.memory.")
 # Owners of the calls that mark ranges for Nsight Systems (`torch.cuda.nvtx.range_push`, `nsys.region(...)`).
 _TRACE_MARKERS = frozenset({"nvtx", "nsys"})
 _MEASURING_WORDS = frozenset(
-    {"bench", "benchmark", "benchmarks", "benchmarking", "profile", "profiling", "profiler", "timing", "timed", "measure", "latency", "throughput"}
+    {
+        "bench",
+        "benchmark",
+        "benchmarks",
+        "benchmarking",
+        "profile",
+        "profiling",
+        "profiler",
+        "timing",
+        "timed",
+        "measure",
+        "latency",
+        "throughput",
+    }
 )
 
 
@@ -137,7 +173,12 @@ only the author knows whether the call is still wanted.
         ),
     ]
     invalid = [
-        Invalid("import torch\n" + _LOOP + "    torch.cuda.synchronize()\n    torch.cuda.empty_cache()\n", count=2),
+        Invalid(
+            "import torch\n"
+            + _LOOP
+            + "    torch.cuda.synchronize()\n    torch.cuda.empty_cache()\n",
+            count=2,
+        ),
         # Aliases, a device check that is no periodic guard, and the stream form.
         Invalid(
             "import torch as T\nfrom torch.cuda import empty_cache\n"
@@ -153,7 +194,9 @@ only the author knows whether the call is still wanted.
         ),
         # A clock read once per epoch does not make the per-batch synchronize a measurement.
         Invalid(
-            "import time\nimport torch\nstart = time.time()\n" + _LOOP + "    torch.accelerator.synchronize()\n"
+            "import time\nimport torch\nstart = time.time()\n"
+            + _LOOP
+            + "    torch.accelerator.synchronize()\n"
             "print(time.time() - start)\n"
         ),
     ]
@@ -175,7 +218,11 @@ only the author knows whether the call is still wanted.
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname in _SYNCHRONIZE or qualname in _EMPTY_CACHE:
             return qualname.rsplit(".", 1)[-1]
-        if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and isinstance(func.value, cst.Call):
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "synchronize"
+            and isinstance(func.value, cst.Call)
+        ):
             if (self.ctx.symbols.qualname(func.value.func) or "") in _STREAMS:
                 return "synchronize"
         return None
@@ -205,10 +252,16 @@ only the author knows whether the call is still wanted.
             shown = self.ctx.code(call)
             if what == "synchronize":
                 message = f"`{shown}` on every batch blocks the CPU until the GPU is idle"
-                fix = self.make_fix("Remove it, or synchronize only when a value is read (every N steps, after the loop)", Applicability.DISPLAY_ONLY)
+                fix = self.make_fix(
+                    "Remove it, or synchronize only when a value is read (every N steps, after the loop)",
+                    Applicability.DISPLAY_ONLY,
+                )
             else:
                 message = f"`{shown}` on every batch empties the cache, so each batch calls cudaMalloc again"
-                fix = self.make_fix("Remove it, or call it once between phases (after training, before evaluation)", Applicability.DISPLAY_ONLY)
+                fix = self.make_fix(
+                    "Remove it, or call it once between phases (after training, before evaluation)",
+                    Applicability.DISPLAY_ONLY,
+                )
             self.report(call, message, fix)
 
     def _measuring(self, call: cst.Call, loop: Loop) -> bool:
@@ -216,10 +269,17 @@ only the author knows whether the call is still wanted.
         scopes = self.ctx.fact(SemanticModel)
         regions: set[cst.CSTNode] = {loop}
         function = scopes.function_of(call)
-        if function is not None and not any(parent is function for parent in scopes.ancestors(loop)):
+        if function is not None and not any(
+            parent is function for parent in scopes.ancestors(loop)
+        ):
             regions.add(function)  # a helper called from the loop
         for node in (call, loop):
             for parent in scopes.ancestors(node):
-                if isinstance(parent, cst.FunctionDef) and set(name_tokens(parent.name.value)) & _MEASURING_WORDS:
+                if (
+                    isinstance(parent, cst.FunctionDef)
+                    and set(name_tokens(parent.name.value)) & _MEASURING_WORDS
+                ):
                     return True
-        return any(any(parent in regions for parent in scopes.ancestors(m)) for m in self.measurements)
+        return any(
+            any(parent in regions for parent in scopes.ancestors(m)) for m in self.measurements
+        )

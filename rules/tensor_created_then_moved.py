@@ -25,22 +25,57 @@ _FACTORIES = _EXACT | _RANDOM | _ROUNDED
 # from the host as well: nothing to save.
 _DATA = frozenset({"tensor", "as_tensor"})
 # Functions that run on every step: a module's forward, a framework's step hooks, a loss.
-_STEP_FUNCTION = re.compile(r"^(forward|__call__)$|^forward_|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)")
+_STEP_FUNCTION = re.compile(
+    r"^(forward|__call__)$|^forward_|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)"
+)
 # Legacy typed constructors: `torch.LongTensor(n, m)` allocates an uninitialised CPU tensor of that size.
 _LEGACY = {
-    "Tensor": "float", "FloatTensor": "float", "DoubleTensor": "double", "HalfTensor": "half", "BFloat16Tensor": "bfloat16",
-    "LongTensor": "long", "IntTensor": "int", "ShortTensor": "short", "CharTensor": "int8", "ByteTensor": "uint8",
+    "Tensor": "float",
+    "FloatTensor": "float",
+    "DoubleTensor": "double",
+    "HalfTensor": "half",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "long",
+    "IntTensor": "int",
+    "ShortTensor": "short",
+    "CharTensor": "int8",
+    "ByteTensor": "uint8",
     "BoolTensor": "bool",
 }
 # Methods that change only a tensor's dtype, shape or fill: the tensor is still made up on the CPU.
-_SHAPING = frozenset({
-    "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "fill_", "zero_",
-    "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "t", "transpose", "permute", "flatten", "contiguous",
-})
+_SHAPING = frozenset(
+    {
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "long",
+        "int",
+        "short",
+        "bool",
+        "byte",
+        "char",
+        "fill_",
+        "zero_",
+        "unsqueeze",
+        "squeeze",
+        "view",
+        "reshape",
+        "expand",
+        "repeat",
+        "t",
+        "transpose",
+        "permute",
+        "flatten",
+        "contiguous",
+    }
+)
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 # The examples' per-step code: a training loop, and a module's forward.
-_LOOP = "import torch\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n"
+_LOOP = (
+    "import torch\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n"
+)
 _FORWARD = "import torch as T\n\n\nclass Block(T.nn.Module):\n    def forward(self, x):\n        n = x.size(0)\n"
 
 
@@ -51,7 +86,7 @@ class TensorCreatedThenMoved(Rule):
     summary = "Tensor built on the CPU and then copied to the device, instead of built there"
     fix_availability = "safe"
     fix_versions = {
-        '`device=` at creation': '1.0',
+        "`device=` at creation": "1.0",
     }
     tokens = (*sorted(_FACTORIES), "Tensor")
     text_tests = (moves_a_call_result,)
@@ -146,14 +181,21 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         "import torch\n\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.tensor([0.5, 0.25]).cuda()\n",
     ]
     invalid = [
-        Invalid(_LOOP + "    noise = torch.zeros(3, 4).cuda()\n", fixed=_LOOP + "    noise = torch.zeros(3, 4, device=\"cuda\")\n"),
         Invalid(
-            _FORWARD + "        mask = T.ones(\n            n, 1, dtype=T.bool,\n        ).to(self.device)\n        return x * mask\n",
-            fixed=_FORWARD + "        mask = T.ones(\n            n, 1, dtype=T.bool, device=self.device,\n        )\n        return x * mask\n",
+            _LOOP + "    noise = torch.zeros(3, 4).cuda()\n",
+            fixed=_LOOP + '    noise = torch.zeros(3, 4, device="cuda")\n',
         ),
         Invalid(
-            _FORWARD + "        pos = T.arange(x.size(1)).to(device=x.device)\n        return x + pos\n",
-            fixed=_FORWARD + "        pos = T.arange(x.size(1), device=x.device)\n        return x + pos\n",
+            _FORWARD
+            + "        mask = T.ones(\n            n, 1, dtype=T.bool,\n        ).to(self.device)\n        return x * mask\n",
+            fixed=_FORWARD
+            + "        mask = T.ones(\n            n, 1, dtype=T.bool, device=self.device,\n        )\n        return x * mask\n",
+        ),
+        Invalid(
+            _FORWARD
+            + "        pos = T.arange(x.size(1)).to(device=x.device)\n        return x + pos\n",
+            fixed=_FORWARD
+            + "        pos = T.arange(x.size(1), device=x.device)\n        return x + pos\n",
         ),
         # random values on every forward: unsafe, the generator changes
         Invalid(
@@ -164,8 +206,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         Invalid(_LOOP + "    x = torch.zeros(3).to(device, torch.float16)\n"),
         Invalid(_LOOP + "    x = torch.ones(3).cuda(non_blocking=True)\n"),
         # through dtype and shape methods; the size form of a legacy constructor (no fix: it takes no device)
-        Invalid(_LOOP + "    x = torch.zeros(n, 3).float().unsqueeze(0).to(device)\n",
-                fixed=_LOOP + "    x = torch.zeros(n, 3, device=device).float().unsqueeze(0)\n"),
+        Invalid(
+            _LOOP + "    x = torch.zeros(n, 3).float().unsqueeze(0).to(device)\n",
+            fixed=_LOOP + "    x = torch.zeros(n, 3, device=device).float().unsqueeze(0)\n",
+        ),
         Invalid(_LOOP + "    mask = torch.LongTensor(n, 8).fill_(0).cuda()\n", fixed=None),
     ]
 
@@ -175,11 +219,21 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to") or not isinstance(func.value, cst.Call):
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value not in ("cuda", "to")
+            or not isinstance(func.value, cst.Call)
+        ):
             return
         creation = func.value
-        while isinstance(creation.func, cst.Attribute) and creation.func.attr.value in _SHAPING and isinstance(creation.func.value, cst.Call):
-            creation = creation.func.value  # `torch.zeros(n).float().to(device)`: still made up on the CPU
+        while (
+            isinstance(creation.func, cst.Attribute)
+            and creation.func.attr.value in _SHAPING
+            and isinstance(creation.func.value, cst.Call)
+        ):
+            creation = (
+                creation.func.value
+            )  # `torch.zeros(n).float().to(device)`: still made up on the CPU
         module, _, factory = (self.ctx.symbols.qualname(creation.func) or "").rpartition(".")
         if module != "torch" or not self._plain(creation):
             return
@@ -193,25 +247,48 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             if factory in _DATA:  # the data starts on the host: `device=` copies it from there too
                 continue
             device = self._device(move)
-            if device is None or not self._per_step(move):  # built once: one copy per run costs nothing
+            if device is None or not self._per_step(
+                move
+            ):  # built once: one copy per run costs nothing
                 continue
             if factory in _LEGACY:
                 advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
                 fix = self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY)
-                self.report(move, f"`{factory}(size)` is built on the CPU, then copied; build it on the device with `torch.empty`", fix)
+                self.report(
+                    move,
+                    f"`{factory}(size)` is built on the CPU, then copied; build it on the device with `torch.empty`",
+                    fix,
+                )
                 continue
             fix = None
-            if device is not False and not creation.lpar:  # `(torch.zeros(3)).cuda()`: rare, left to the user
-                applicability = Applicability.SAFE if self._exact(factory, creation) else Applicability.UNSAFE
-                fix = self.make_fix("Pass the device at creation", applicability, *self._device_edits(move, creation, device), writes="`device=` at creation")
-            self.report(move, f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there", fix)
+            if (
+                device is not False and not creation.lpar
+            ):  # `(torch.zeros(3)).cuda()`: rare, left to the user
+                applicability = (
+                    Applicability.SAFE if self._exact(factory, creation) else Applicability.UNSAFE
+                )
+                fix = self.make_fix(
+                    "Pass the device at creation",
+                    applicability,
+                    *self._device_edits(move, creation, device),
+                    writes="`device=` at creation",
+                )
+            self.report(
+                move,
+                f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
+                fix,
+            )
 
     @staticmethod
     def _sized(creation: cst.Call) -> bool:
         """The size form of a legacy constructor (`LongTensor(n, 8)`, `FloatTensor(16)`), not its data form
         (`FloatTensor(rows)`, which copies host data whatever the device)."""
         positional = [a for a in creation.args if a.keyword is None]
-        if not positional or any(a.star for a in positional) or len(positional) != len(creation.args):
+        if (
+            not positional
+            or any(a.star for a in positional)
+            or len(positional) != len(creation.args)
+        ):
             return False
         return len(positional) > 1 or isinstance(positional[0].value, cst.Integer)
 
@@ -225,13 +302,21 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         for _ in range(3):
             if any(f is not None and _STEP_FUNCTION.search(f.name.value) for f in functions):
                 return True
-            functions = [scopes.function_of(call) for f in functions if f is not None for call in scopes.callers.get(f, ())]
+            functions = [
+                scopes.function_of(call)
+                for f in functions
+                if f is not None
+                for call in scopes.callers.get(f, ())
+            ]
         return False
 
     @staticmethod
     def _plain(creation: cst.Call) -> bool:
         """A CPU creation: no device, output buffer, pinning, generator, or `**kwargs`."""
-        return not any(a.star == "**" or (a.keyword is not None and a.keyword.value in _KEEP) for a in creation.args)
+        return not any(
+            a.star == "**" or (a.keyword is not None and a.keyword.value in _KEEP)
+            for a in creation.args
+        )
 
     def _device(self, move: cst.Call) -> cst.BaseExpression | bool | None:
         """The device expression of a pure move; False for a device move that does more; None for no device move."""
@@ -262,12 +347,20 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             return False
         if _passes(creation, "requires_grad"):
             return False
-        if factory == "arange":  # without a step, each value is one correctly rounded addition anywhere
+        if (
+            factory == "arange"
+        ):  # without a step, each value is one correctly rounded addition anywhere
             positional = [a for a in creation.args if a.keyword is None]
-            return len(positional) <= 2 and not any(a.star for a in positional) and not _passes(creation, "step")
+            return (
+                len(positional) <= 2
+                and not any(a.star for a in positional)
+                and not _passes(creation, "step")
+            )
         return True
 
-    def _device_edits(self, move: cst.Call, creation: cst.Call, device: cst.BaseExpression) -> list[Edit]:
+    def _device_edits(
+        self, move: cst.Call, creation: cst.Call, device: cst.BaseExpression
+    ) -> list[Edit]:
         """Add `device=...` after the creation's last argument and drop the move (the dtype and shape
         methods between them stay: they run on the device then)."""
         text = cst.Module([]).code_for_node(device)

@@ -22,7 +22,25 @@ _DTYPE_NAMES = {
 # torch's own spellings where they differ from numpy's: `torch.float` is float32.
 _TORCH_DTYPE_NAMES = {**_DTYPE_NAMES, "float": "float32", "int": "int32", "short": "int16"}
 # numpy constructors whose default dtype is float64.
-_FLOAT64_BY_DEFAULT = frozenset({"zeros", "ones", "empty", "full", "eye", "identity", "linspace", "genfromtxt", "loadtxt", "rand", "randn", "normal", "uniform", "random", "standard_normal"})
+_FLOAT64_BY_DEFAULT = frozenset(
+    {
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "eye",
+        "identity",
+        "linspace",
+        "genfromtxt",
+        "loadtxt",
+        "rand",
+        "randn",
+        "normal",
+        "uniform",
+        "random",
+        "standard_normal",
+    }
+)
 # Expressions that can carry numpy evidence; anything else (literals, lists) cannot.
 _TRACEABLE = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation, cst.IfExp)
 
@@ -30,10 +48,12 @@ _TRACEABLE = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperat
 class TensorFromNumpy(Rule):
     code = "TL003"
     name = "tensor-from-numpy"
-    summary = "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
+    summary = (
+        "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
+    )
     fix_availability = "unsafe"
     fix_versions = {
-        '`torch.from_numpy`/`torch.as_tensor`': '1.0',
+        "`torch.from_numpy`/`torch.as_tensor`": "1.0",
     }
     tokens = ("tensor",)
     text_tests = (may_use_numpy,)
@@ -223,27 +243,40 @@ the import is removed once the fixes leave it unused.
     def _check(self, call: cst.Call) -> None:
         func = call.func
         alias = self.ctx.fact(SemanticModel).alias_of(func) if isinstance(func, cst.Name) else None
-        if self.ctx.symbols.qualname(func) == "torch.tensor" or (alias is not None and self.ctx.symbols.qualname(alias) == "torch.tensor"):
+        if self.ctx.symbols.qualname(func) == "torch.tensor" or (
+            alias is not None and self.ctx.symbols.qualname(alias) == "torch.tensor"
+        ):
             self._check_tensor(call)
 
     def _check_tensor(self, call: cst.Call) -> None:
         data, keywords = call.args[0], call.args[1:]
         if data.keyword is not None or data.star or not all(self._kept(a) for a in keywords):
             return
-        device = next((a.value for a in keywords if a.keyword and a.keyword.value == "device"), None)
+        device = next(
+            (a.value for a in keywords if a.keyword and a.keyword.value == "device"), None
+        )
         if device is not None and not self._is_cpu(device):
             return  # built on a device: the copy from the host happens either way
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
         dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)
-        if dtype is not None and (self._dtype_name(dtype) is None or self._dtype_name(dtype) != self._array_dtype(data.value, evidence)):
+        if dtype is not None and (
+            self._dtype_name(dtype) is None
+            or self._dtype_name(dtype) != self._array_dtype(data.value, evidence)
+        ):
             return  # a conversion copies whichever function makes the tensor
         torch, import_edit = self.ctx.torch_alias(call)
         exact = evidence.exact and not keywords
         func = "from_numpy" if exact else "as_tensor"
         new = call.with_changes(func=cst.parse_expression(f"{torch}.{func}"))
-        fix = self.make_fix(f"Use `torch.{func}`, which shares the array's memory", Applicability.UNSAFE, import_edit, self.ctx.replace(call, new), writes="`torch.from_numpy`/`torch.as_tensor`")
+        fix = self.make_fix(
+            f"Use `torch.{func}`, which shares the array's memory",
+            Applicability.UNSAFE,
+            import_edit,
+            self.ctx.replace(call, new),
+            writes="`torch.from_numpy`/`torch.as_tensor`",
+        )
         message = f"`torch.tensor` copies numpy array {self._origin(data.value, evidence)}; `{func}` would share it"
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
@@ -272,7 +305,11 @@ the import is removed once the fixes leave it unused.
         """A device written as the CPU (`"cpu"`, `torch.device("cpu")`)."""
         if isinstance(device, cst.SimpleString):
             return str(device.evaluated_value).startswith("cpu")
-        if isinstance(device, cst.Call) and self.ctx.symbols.qualname(device.func) == "torch.device" and device.args:
+        if (
+            isinstance(device, cst.Call)
+            and self.ctx.symbols.qualname(device.func) == "torch.device"
+            and device.args
+        ):
             return self._is_cpu(device.args[0].value)
         return False
 

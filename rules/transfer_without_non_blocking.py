@@ -24,10 +24,12 @@ class TransferWithoutNonBlocking(Rule):
     code = "TL102"
     name = "transfer-without-non-blocking"
     gpu_only = True  # a non-blocking copy overlaps a host-to-GPU transfer
-    summary = "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
+    summary = (
+        "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
+    )
     fix_availability = "safe"
     fix_versions = {
-        '`non_blocking=True`': '1.0',
+        "`non_blocking=True`": "1.0",
     }
     tokens = ("pin_memory",)
     text_tests = (may_build_dataloader,)
@@ -92,29 +94,46 @@ away, are not flagged. On a machine without an accelerator the option does nothi
     _HEAD = "import torch\nfrom torch.utils.data import DataLoader\n\n"
     _PINNED = "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
     valid = [
-        _HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n",
-        _HEAD + "loader = DataLoader(ds, batch_size=64, num_workers=4)\nfor x, y in loader:\n    x = x.to(device)\n",
-        _HEAD + "loader = DataLoader(ds, num_workers=4, pin_memory=False)\nfor x, y in loader:\n    x = x.to(device)\n",
-        _HEAD + _PINNED + "for x, y in loader:\n    x = x.to(device, torch.float32, False)\n    y = y.to('cpu')\n    w = y.to(torch.float16)\n",
+        _HEAD
+        + _PINNED
+        + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n",
+        _HEAD
+        + "loader = DataLoader(ds, batch_size=64, num_workers=4)\nfor x, y in loader:\n    x = x.to(device)\n",
+        _HEAD
+        + "loader = DataLoader(ds, num_workers=4, pin_memory=False)\nfor x, y in loader:\n    x = x.to(device)\n",
+        _HEAD
+        + _PINNED
+        + "for x, y in loader:\n    x = x.to(device, torch.float32, False)\n    y = y.to('cpu')\n    w = y.to(torch.float16)\n",
         # read back on the host straight away
-        _HEAD + _PINNED + "for x, y in loader:\n    n = y.to(device).sum().item()\n    labels = y.to(device)\n    print(labels.tolist())\n",
+        _HEAD
+        + _PINNED
+        + "for x, y in loader:\n    n = y.to(device).sum().item()\n    labels = y.to(device)\n    print(labels.tolist())\n",
         # a side stream: the consumer relies on the copy having finished
-        _HEAD + _PINNED + "s = torch.cuda.Stream()\nfor x, y in loader:\n    with torch.cuda.stream(s):\n        x = x.to(device)\n",
+        _HEAD
+        + _PINNED
+        + "s = torch.cuda.Stream()\nfor x, y in loader:\n    with torch.cuda.stream(s):\n        x = x.to(device)\n",
         # a custom batch type's own `.to()` may not take `non_blocking`
-        _HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor batch in loader:\n    batch = batch.to(device)\n",
+        _HEAD
+        + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor batch in loader:\n    batch = batch.to(device)\n",
         # a loader built elsewhere: whether it pins memory is unknown
         "def train(loader, pin_memory=True):\n    for x, y in loader:\n        x = x.to(device)\n",
     ]
     invalid = [
         Invalid(
-            _HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device), y.cuda()\n    model(x).sum().backward()\n",
-            fixed=_HEAD + _PINNED + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n    model(x).sum().backward()\n",
+            _HEAD
+            + _PINNED
+            + "for x, y in loader:\n    x, y = x.to(device), y.cuda()\n    model(x).sum().backward()\n",
+            fixed=_HEAD
+            + _PINNED
+            + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n    model(x).sum().backward()\n",
             count=2,
         ),
         Invalid(
-            _HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
+            _HEAD
+            + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
             "    inputs = {k: v.to(device) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0)\n",
-            fixed=_HEAD + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
+            fixed=_HEAD
+            + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
             "    inputs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0, non_blocking=True)\n",
             count=2,
         ),
@@ -150,7 +169,12 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 continue
             custom = any(self._custom_batches(loaders, c) for c in pinned)
             for call, strict in moves:
-                if call in reported or not strict or not self._blocking(call) or not loaders.to_cuda(call):
+                if (
+                    call in reported
+                    or not strict
+                    or not self._blocking(call)
+                    or not loaders.to_cuda(call)
+                ):
                     continue
                 if custom and self._whole_batch(loaders.moved(call), loop):
                     continue
@@ -158,8 +182,17 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     continue
                 reported.add(call)
                 edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
-                fix = self.make_fix("Pass `non_blocking=True`", Applicability.SAFE, *edits, writes="`non_blocking=True`")
-                self.report(call, "pinned batch copied without `non_blocking=True`: the host waits for the copy", fix)
+                fix = self.make_fix(
+                    "Pass `non_blocking=True`",
+                    Applicability.SAFE,
+                    *edits,
+                    writes="`non_blocking=True`",
+                )
+                self.report(
+                    call,
+                    "pinned batch copied without `non_blocking=True`: the host waits for the copy",
+                    fix,
+                )
 
     @staticmethod
     def _pins(loaders: DataLoaders, call: cst.Call) -> bool:
@@ -177,7 +210,10 @@ away, are not flagged. On a machine without an accelerator the option does nothi
     @staticmethod
     def _blocking(call: cst.Call) -> bool:
         """No `non_blocking` argument is given, and none could be (`**kwargs`)."""
-        if any(a.star or (a.keyword is not None and a.keyword.value == "non_blocking") for a in call.args):
+        if any(
+            a.star or (a.keyword is not None and a.keyword.value == "non_blocking")
+            for a in call.args
+        ):
             return False
         method = call.func.attr.value  # type: ignore[attr-defined]
         positional = sum(1 for a in call.args if a.keyword is None)
@@ -203,7 +239,11 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             if isinstance(parent, cst.With):
                 for item in parent.items:
                     func = item.item.func if isinstance(item.item, cst.Call) else None
-                    if isinstance(func, cst.Attribute | cst.Name) and (func.attr.value if isinstance(func, cst.Attribute) else func.value) == "stream":
+                    if (
+                        isinstance(func, cst.Attribute | cst.Name)
+                        and (func.attr.value if isinstance(func, cst.Attribute) else func.value)
+                        == "stream"
+                    ):
                         return True
             if isinstance(parent, cst.FunctionDef):
                 return False
@@ -213,9 +253,17 @@ away, are not flagged. On a machine without an accelerator the option does nothi
         """The copied value goes to the host right away: in the same expression or the next statement."""
         child: cst.CSTNode = call
         for parent in self.ctx.ancestors(call):
-            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _HOST_READS:
+            if (
+                isinstance(parent, cst.Attribute)
+                and parent.value is child
+                and parent.attr.value in _HOST_READS
+            ):
                 return True
-            if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and parent.func.value in _HOST_CONVERSIONS:
+            if (
+                isinstance(parent, cst.Call)
+                and isinstance(parent.func, cst.Name)
+                and parent.func.value in _HOST_CONVERSIONS
+            ):
                 return True
             if isinstance(parent, cst.SimpleStatementLine | cst.BaseCompoundStatement):
                 return self._next_reads(parent, child)
@@ -224,7 +272,11 @@ away, are not flagged. On a machine without an accelerator the option does nothi
 
     def _next_reads(self, statement: cst.CSTNode, small: cst.CSTNode) -> bool:
         """`y = y.to(device)` followed by a statement reading `y` on the host."""
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+        if (
+            not isinstance(small, cst.Assign)
+            or len(small.targets) != 1
+            or not isinstance(small.targets[0].target, cst.Name)
+        ):
             return False
         name = small.targets[0].target.value
         block = self.ctx.parents.get(statement)
@@ -244,7 +296,11 @@ def _may_be_whole(binding: Binding, loop: Loop) -> bool:
     if binding.kind != "loop":
         return True
     value = binding.value
-    wrapped = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "enumerate"
+    wrapped = (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "enumerate"
+    )
     return binding.path == ((1,) if wrapped else ())
 
 
@@ -257,8 +313,17 @@ def _reads_on_host(statement: cst.CSTNode, name: str) -> bool:
     for node in walk(statement):
         if isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _HOST_READS and isinstance(func.value, cst.Name) and func.value.value == name:
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _HOST_READS
+                and isinstance(func.value, cst.Name)
+                and func.value.value == name
+            ):
                 return True
-            if isinstance(func, cst.Name) and func.value in _HOST_CONVERSIONS and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+            if (
+                isinstance(func, cst.Name)
+                and func.value in _HOST_CONVERSIONS
+                and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
+            ):
                 return True
     return False

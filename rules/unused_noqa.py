@@ -52,11 +52,20 @@ that suppresses nothing changes nothing when it goes.
     ]
     invalid = [
         Invalid("x = 1  # noqa: TL100\n", fixed="x = 1\n"),
-        Invalid("x = 1  # keep  # noqa: unused-noqa, E501\n", fixed="x = 1  # keep  # noqa: E501\n"),
+        Invalid(
+            "x = 1  # keep  # noqa: unused-noqa, E501\n", fixed="x = 1  # keep  # noqa: E501\n"
+        ),
     ]
 
     @classmethod
-    def review(cls, path: str, text: str, suppressions: Suppressions, used: set[tuple[int, str]], enabled: list[type[Rule]]) -> list[Diagnostic]:
+    def review(
+        cls,
+        path: str,
+        text: str,
+        suppressions: Suppressions,
+        used: set[tuple[int, str]],
+        enabled: list[type[Rule]],
+    ) -> list[Diagnostic]:
         """One finding per noqa comment with codes of `enabled` rules that suppressed nothing."""
         known = {rule.code for rule in enabled} | {rule.name for rule in enabled}
         lines = source_lines(text)
@@ -64,14 +73,30 @@ that suppresses nothing changes nothing when it goes.
         for row, (column, comment) in sorted(suppressions.noqa_comments.items()):
             match = noqa_codes(comment)
             written = [c for c in re.split(r"[\s,]+", match.group("codes")) if c]
-            unused = [c for c in written if normalise(c) in known and (row, normalise(c)) not in used]
+            unused = [
+                c for c in written if normalise(c) in known and (row, normalise(c)) not in used
+            ]
             if unused:
-                found.append(cls._finding(path, lines[row - 1], row, column, match, written, unused))
+                found.append(
+                    cls._finding(path, lines[row - 1], row, column, match, written, unused)
+                )
         return found
 
     @classmethod
-    def _finding(cls, path: str, line: str, row: int, column: int, match: re.Match[str], written: list[str], unused: list[str]) -> Diagnostic:
-        start, end = Position(row, column + match.start() + 1), Position(row, column + match.end() + 1)
+    def _finding(
+        cls,
+        path: str,
+        line: str,
+        row: int,
+        column: int,
+        match: re.Match[str],
+        written: list[str],
+        unused: list[str],
+    ) -> Diagnostic:
+        start, end = (
+            Position(row, column + match.start() + 1),
+            Position(row, column + match.end() + 1),
+        )
         left = [c for c in written if c not in unused]
         if left:
             edit = Edit(start, end, f"# noqa: {', '.join(left)}")
@@ -81,4 +106,6 @@ that suppresses nothing changes nothing when it goes.
         message = f"Unused `noqa` for {', '.join(unused)}: nothing to suppress here"
         action = "Remove the unused code" if left else "Remove the unused `noqa` comment"
         fix = Fix(action, Applicability.SAFE, (edit,), min_torch=(1, 0))
-        return Diagnostic(cls.code, cls.name, message, path, start, end, fix, source_line=line, anchor_rows=(row,))
+        return Diagnostic(
+            cls.code, cls.name, message, path, start, end, fix, source_line=line, anchor_rows=(row,)
+        )

@@ -15,7 +15,9 @@ from torchlint.rule import Invalid, Rule, Valid
 from torchlint.analysis.text import may_zero_grads
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
-_ZEROING_FUNCTION = re.compile(r"(zero|clear|reset|reinit|init).*grad|grad.*(zero|clear|reset)", re.IGNORECASE)
+_ZEROING_FUNCTION = re.compile(
+    r"(zero|clear|reset|reinit|init).*grad|grad.*(zero|clear|reset)", re.IGNORECASE
+)
 _NONE_DEFAULT_SINCE = (2, 0)
 _SET_TO_NONE_SINCE = (1, 7)  # before it, a bare zero_grad() has no faster form to advise
 _ZEROING_METHODS = frozenset({"zero_", "fill_"})
@@ -40,11 +42,13 @@ class ZeroGradWithoutSetToNone(Rule):
     name = "zero-grad-without-set-to-none"
     tokens = ("grad",)
     text_tests = (may_zero_grads,)
-    summary = "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
+    summary = (
+        "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
+    )
     fix_availability = "unsafe"
     fix_versions = {
-        '`zero_grad(set_to_none=True)`': '1.7',
-        '`param.grad = None`': '1.0',
+        "`zero_grad(set_to_none=True)`": "1.7",
+        "`param.grad = None`": "1.0",
     }
     docs = """
 ## What it does
@@ -113,7 +117,10 @@ None; the behaviour follows `target-torch-version`.
         "import torch\noptimizer.zero_grad()\n",
         Valid("import torch\noptimizer.zero_grad(set_to_none=True)\n", target_torch_version="1.13"),
         # torch before 1.7 has no set_to_none: nothing faster to advise
-        Valid("import torch\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad()\n", target_torch_version="1.5"),
+        Valid(
+            "import torch\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad()\n",
+            target_torch_version="1.5",
+        ),
         "optimizer.zero_grad(set_to_none=False)\n",
         "import torch\n\nclass Opt(torch.optim.Optimizer):\n    def zero_grad(self, set_to_none=False):\n"
         "        super().zero_grad(set_to_none=False)\n",
@@ -124,7 +131,10 @@ None; the behaviour follows `target-torch-version`.
         "        for p in model.parameters():\n            p.grad.add_(prior[p])\n        model(x).sum().backward()\n"
         "        opt.step()\n",
         "import torch\n\ndef init_grads(model):\n    for p in model.parameters():\n        p.grad = torch.zeros_like(p)\n",
-        Valid("import torch\n\nclass Wrapper:\n    def zero_grad(self):\n        pass\n\nw.zero_grad()\n", target_torch_version="1.13"),
+        Valid(
+            "import torch\n\nclass Wrapper:\n    def zero_grad(self):\n        pass\n\nw.zero_grad()\n",
+            target_torch_version="1.13",
+        ),
     ]
     invalid = [
         # a leaf tensor trained by hand, without an optimizer
@@ -235,23 +245,40 @@ None; the behaviour follows `target-torch-version`.
 
     # -- zero_grad(...) ------------------------------------------------------------------
     def _check_call(self, call: cst.Call) -> None:
-        if m.matches(call.func, m.Attribute(value=m.Call(func=m.Name("super")))) or self._in_zeroing_function(call):
+        if m.matches(
+            call.func, m.Attribute(value=m.Call(func=m.Name("super")))
+        ) or self._in_zeroing_function(call):
             return
         if not call.args:
             has_set_to_none = self.ctx.target_torch_version >= _SET_TO_NONE_SINCE
-            if self._old_torch and has_set_to_none and not self._custom_zero_grad and not self._reads_grads(self._scope_of(call)):
+            if (
+                self._old_torch
+                and has_set_to_none
+                and not self._custom_zero_grad
+                and not self._reads_grads(self._scope_of(call))
+            ):
                 fix = self._set_to_none_fix(call, [])
-                self.report(call, "`zero_grad()` zeroes gradients in place before torch 2.0; pass `set_to_none=True`", fix)
+                self.report(
+                    call,
+                    "`zero_grad()` zeroes gradients in place before torch 2.0; pass `set_to_none=True`",
+                    fix,
+                )
             return
         flag = self._set_to_none_arg(call)
         if flag is None or not _is_false(flag) or self._reads_grads(self._scope_of(call)):
             return
         kept = [a for a in call.args if a is not flag]
-        self.report(call, "`zero_grad(set_to_none=False)` fills every gradient with zeros; let it set them to None", self._set_to_none_fix(call, kept))
+        self.report(
+            call,
+            "`zero_grad(set_to_none=False)` fills every gradient with zeros; let it set them to None",
+            self._set_to_none_fix(call, kept),
+        )
 
     @staticmethod
     def _set_to_none_arg(call: cst.Call) -> cst.Arg | None:
-        keyword = next((a for a in call.args if a.keyword and a.keyword.value == "set_to_none"), None)
+        keyword = next(
+            (a for a in call.args if a.keyword and a.keyword.value == "set_to_none"), None
+        )
         if keyword is not None:
             return keyword
         first = call.args[0]
@@ -259,19 +286,39 @@ None; the behaviour follows `target-torch-version`.
 
     def _set_to_none_fix(self, call: cst.Call, kept: list[cst.Arg]) -> Fix:
         if self._old_torch:
-            args = [*kept, cst.Arg(cst.Name("True"), keyword=cst.Name("set_to_none"), equal=_equal())]
-            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1 else a for i, a in enumerate(args)]
-            return self.make_fix("Pass `set_to_none=True`", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=args)), writes="`zero_grad(set_to_none=True)`")
+            args = [
+                *kept,
+                cst.Arg(cst.Name("True"), keyword=cst.Name("set_to_none"), equal=_equal()),
+            ]
+            args = [
+                a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1 else a
+                for i, a in enumerate(args)
+            ]
+            return self.make_fix(
+                "Pass `set_to_none=True`",
+                Applicability.UNSAFE,
+                self.ctx.replace(call, call.with_changes(args=args)),
+                writes="`zero_grad(set_to_none=True)`",
+            )
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return self.make_fix("Drop `set_to_none=False` (None is the default)", Applicability.UNSAFE, self.ctx.replace(call, call.with_changes(args=kept)), writes="`param.grad = None`")
+        return self.make_fix(
+            "Drop `set_to_none=False` (None is the default)",
+            Applicability.UNSAFE,
+            self.ctx.replace(call, call.with_changes(args=kept)),
+            writes="`param.grad = None`",
+        )
 
     @cached_property
     def _custom_zero_grad(self) -> bool:
         """Whether the file defines its own `zero_grad` that takes no `set_to_none`."""
-        for binding in (b for names in self.b.bindings.values() for b in names.get("zero_grad", ())):
+        for binding in (
+            b for names in self.b.bindings.values() for b in names.get("zero_grad", ())
+        ):
             params = binding.function.params if binding.function else None
-            if params and not any(p.name.value == "set_to_none" for p in (*params.params, *params.kwonly_params)):
+            if params and not any(
+                p.name.value == "set_to_none" for p in (*params.params, *params.kwonly_params)
+            ):
                 return True
         return False
 
@@ -288,11 +335,27 @@ None; the behaviour follows `target-torch-version`.
             return
         replacement = self._zero_grad_call(loop)
         if replacement is not None:
-            fix = self.make_fix(f"Replace the loop with `{replacement}`", Applicability.UNSAFE, self.ctx.replace(loop, replacement), writes=_writes(replacement))
-            self.report(loop, f"this loop fills every gradient with zeros; use `{replacement}`", fix)
+            fix = self.make_fix(
+                f"Replace the loop with `{replacement}`",
+                Applicability.UNSAFE,
+                self.ctx.replace(loop, replacement),
+                writes=_writes(replacement),
+            )
+            self.report(
+                loop, f"this loop fills every gradient with zeros; use `{replacement}`", fix
+            )
             return
-        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, self._none_body(loop, param), writes="`param.grad = None`")
-        self.report(loop, f"this loop fills every gradient with zeros; set `{param}.grad = None` instead", fix)
+        fix = self.make_fix(
+            f"Set `{param}.grad = None` instead",
+            Applicability.UNSAFE,
+            self._none_body(loop, param),
+            writes="`param.grad = None`",
+        )
+        self.report(
+            loop,
+            f"this loop fills every gradient with zeros; set `{param}.grad = None` instead",
+            fix,
+        )
 
     def _check_update_loop(self, loop: cst.For, param: str) -> None:
         """A hand-written optimizer step: update each parameter from its gradient, then zero it."""
@@ -303,29 +366,60 @@ None; the behaviour follows `target-torch-version`.
         start = len(kinds)
         while start > 0 and kinds[start - 1] is not None:
             start -= 1
-        if start == 0 or True not in kinds[start:] or not any(self._updates(s, param) for s in statements[:start]):
+        if (
+            start == 0
+            or True not in kinds[start:]
+            or not any(self._updates(s, param) for s in statements[:start])
+        ):
             return
         if self._reads_grads(self._scope_of(loop), outside=loop):
             return
         zeroing = statements[start:]
         edit = Edit(self.ctx.start(zeroing[0]), self.ctx.end(zeroing[-1]), f"{param}.grad = None")
-        fix = self.make_fix(f"Set `{param}.grad = None` instead", Applicability.UNSAFE, edit, writes="`param.grad = None`")
-        self.report(zeroing[0], f"zeroing `{param}.grad` after the update fills it with zeros; set `{param}.grad = None` instead", fix)
+        fix = self.make_fix(
+            f"Set `{param}.grad = None` instead",
+            Applicability.UNSAFE,
+            edit,
+            writes="`param.grad = None`",
+        )
+        self.report(
+            zeroing[0],
+            f"zeroing `{param}.grad` after the update fills it with zeros; set `{param}.grad = None` instead",
+            fix,
+        )
 
     def _check_leaf_updates(self, block: cst.IndentedBlock) -> None:
         """A tensor updated by hand from its gradient, then its gradient zeroed: `w -= lr * w.grad;
         w.grad.zero_()` (a leaf trained without an optimizer)."""
-        statements = [small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+        statements = [
+            small
+            for line in block.body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+        ]
         for at, statement in enumerate(statements):
             zeroed = m.findall(statement, m.Attribute(value=_ANY_TENSOR, attr=m.Name("grad")))
             name = dotted(zeroed[0].value) if zeroed else None  # type: ignore[attr-defined]
-            if name is None or not self._zeroing_kind(statement, name) or not any(self._updates(s, name) for s in statements[:at]):
+            if (
+                name is None
+                or not self._zeroing_kind(statement, name)
+                or not any(self._updates(s, name) for s in statements[:at])
+            ):
                 continue
             if self._reads_grads(self._scope_of(block), outside=block):
                 return
             edit = Edit(self.ctx.start(statement), self.ctx.end(statement), f"{name}.grad = None")
-            fix = self.make_fix(f"Set `{name}.grad = None` instead", Applicability.UNSAFE, edit, writes="`param.grad = None`")
-            self.report(statement, f"zeroing `{name}.grad` after the update fills it with zeros; set `{name}.grad = None` instead", fix)
+            fix = self.make_fix(
+                f"Set `{name}.grad = None` instead",
+                Applicability.UNSAFE,
+                edit,
+                writes="`param.grad = None`",
+            )
+            self.report(
+                statement,
+                f"zeroing `{name}.grad` after the update fills it with zeros; set `{name}.grad = None` instead",
+                fix,
+            )
 
     @staticmethod
     def _small_statements(body: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
@@ -339,7 +433,11 @@ None; the behaviour follows `target-torch-version`.
     def _updates(self, statement: cst.BaseSmallStatement, param: str) -> bool:
         """`p -= lr * p.grad`, `p.data.add_(p.grad, alpha=-lr)` and the like."""
         target = _named(param) | m.Attribute(value=_named(param), attr=m.Name("data"))
-        in_place = m.AugAssign(target=target) | m.Expr(m.Call(func=m.Attribute(value=target, attr=m.MatchIfTrue(lambda n: n.value.endswith("_")))))
+        in_place = m.AugAssign(target=target) | m.Expr(
+            m.Call(
+                func=m.Attribute(value=target, attr=m.MatchIfTrue(lambda n: n.value.endswith("_")))
+            )
+        )
         if not m.matches(statement, in_place):
             return False
         grad = m.Attribute(value=_named(param), attr=m.Name("grad"))
@@ -359,15 +457,25 @@ None; the behaviour follows `target-torch-version`.
         """`X.parameters()` / `X.named_parameters()`, directly, in `list(...)`, or through a name."""
         if isinstance(expr, cst.Name):
             expr = self.b.value_of(expr)
-        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Name("list")) and len(expr.args) == 1:
+        if (
+            isinstance(expr, cst.Call)
+            and m.matches(expr.func, m.Name("list"))
+            and len(expr.args) == 1
+        ):
             expr = expr.args[0].value
-        if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
+        if m.matches(
+            expr, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+        ):
             return expr  # type: ignore[return-value]
         return None
 
     def _only_zeroes(self, body: cst.BaseSuite, param: str) -> bool:
         """The body zeroes `param.grad` and does nothing else (an `is not None` guard allowed)."""
-        statements = [cst.SimpleStatementLine(list(body.body))] if isinstance(body, cst.SimpleStatementSuite) else list(body.body)
+        statements = (
+            [cst.SimpleStatementLine(list(body.body))]
+            if isinstance(body, cst.SimpleStatementSuite)
+            else list(body.body)
+        )
         zeroes = False
         for statement in statements:
             if isinstance(statement, cst.If):
@@ -375,7 +483,11 @@ None; the behaviour follows `target-torch-version`.
                     left=m.Attribute(value=m.Name(param), attr=m.Name("grad")),
                     comparisons=[m.ComparisonTarget(operator=m.IsNot(), comparator=m.Name("None"))],
                 )
-                if statement.orelse is not None or not m.matches(statement.test, guard) or not self._only_zeroes(statement.body, param):
+                if (
+                    statement.orelse is not None
+                    or not m.matches(statement.test, guard)
+                    or not self._only_zeroes(statement.body, param)
+                ):
                     return False
                 zeroes = True
                 continue
@@ -405,13 +517,37 @@ None; the behaviour follows `target-torch-version`.
         """True for a statement that zeroes `param.grad` (any name's if None), False for a harmless companion, else None."""
         grad = m.Attribute(value=_named(param) if param else _ANY_TENSOR, attr=m.Name("grad"))
         grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
-        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[]))):
+        if m.matches(
+            statement,
+            m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[])),
+        ):
             return True
-        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")), args=[m.Arg(m.Integer("0") | m.Float("0.0"))]))):
+        if m.matches(
+            statement,
+            m.Expr(
+                m.Call(
+                    func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")),
+                    args=[m.Arg(m.Integer("0") | m.Float("0.0"))],
+                )
+            ),
+        ):
             return True
-        if m.matches(statement, m.Assign(targets=[m.AssignTarget(grad_or_data)], value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))))):
+        if m.matches(
+            statement,
+            m.Assign(
+                targets=[m.AssignTarget(grad_or_data)],
+                value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))),
+            ),
+        ):
             return True
-        if m.matches(statement, m.Expr(m.Call(func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_"))))):
+        if m.matches(
+            statement,
+            m.Expr(
+                m.Call(
+                    func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_"))
+                )
+            ),
+        ):
             return False
         return None
 
@@ -422,7 +558,9 @@ None; the behaviour follows `target-torch-version`.
         owner = self.ctx.code(loop.iter.func.value)  # type: ignore[attr-defined]
         optimizer = self._optimizer_over(f"{owner}.parameters()", loop)
         target = optimizer or owner
-        return f"{target}.zero_grad(set_to_none=True)" if self._old_torch else f"{target}.zero_grad()"
+        return (
+            f"{target}.zero_grad(set_to_none=True)" if self._old_torch else f"{target}.zero_grad()"
+        )
 
     def _none_body(self, loop: cst.For, param: str) -> Edit:
         """Replaces the loop's body (its statements, at their indentation) with `param.grad = None`."""
@@ -445,7 +583,9 @@ None; the behaviour follows `target-torch-version`.
         if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
             return False
         qualname = self.ctx.symbols.qualname(value.func) or ""
-        return qualname.startswith("torch.optim.") and "".join(self.ctx.code(value.args[0].value).split()) == "".join(parameters.split())
+        return qualname.startswith("torch.optim.") and "".join(
+            self.ctx.code(value.args[0].value).split()
+        ) == "".join(parameters.split())
 
     # -- context -------------------------------------------------------------------------
     def _scope_of(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Module:
@@ -455,19 +595,32 @@ None; the behaviour follows `target-torch-version`.
         return scope
 
     def _in_zeroing_function(self, node: cst.CSTNode) -> bool:
-        return any(isinstance(a, cst.FunctionDef) and _ZEROING_FUNCTION.search(a.name.value) for a in self.ctx.ancestors(node))
+        return any(
+            isinstance(a, cst.FunctionDef) and _ZEROING_FUNCTION.search(a.name.value)
+            for a in self.ctx.ancestors(node)
+        )
 
     def _trains(self, scope: cst.FunctionDef | cst.Module) -> bool:
         """The scope runs a backward pass or an optimizer step itself."""
-        return any(m.matches(n, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step")))) for n in self.b.own_nodes(scope))
+        return any(
+            m.matches(n, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step"))))
+            for n in self.b.own_nodes(scope)
+        )
 
-    def _reads_grads(self, scope: cst.FunctionDef | cst.Module, outside: cst.CSTNode | None = None) -> bool:
+    def _reads_grads(
+        self, scope: cst.FunctionDef | cst.Module, outside: cst.CSTNode | None = None
+    ) -> bool:
         """Whether the scope uses a `.grad` as a tensor (unguarded), relying on zero-filled gradients."""
-        return any(outside is None or not self.b.is_ancestor(outside, read) for read in self._grad_reads(scope))
+        return any(
+            outside is None or not self.b.is_ancestor(outside, read)
+            for read in self._grad_reads(scope)
+        )
 
     def _grad_reads(self, scope: cst.FunctionDef | cst.Module) -> list[cst.Attribute]:
         if scope not in self._reads:
-            nodes = (n for n in self.b.own_nodes(scope) if m.matches(n, m.Attribute(attr=m.Name("grad"))))
+            nodes = (
+                n for n in self.b.own_nodes(scope) if m.matches(n, m.Attribute(attr=m.Name("grad")))
+            )
             self._reads[scope] = [n for n in nodes if not self._harmless_grad_use(n)]  # type: ignore[arg-type]
         return self._reads[scope]
 
@@ -480,7 +633,9 @@ None; the behaviour follows `target-torch-version`.
             if isinstance(parent, cst.IndentedBlock | cst.Module):
                 at = next((i for i, statement in enumerate(parent.body) if statement is child), 0)
                 earlier = parent.body[:at]
-                if any(m.findall(s, m.Call(func=m.Attribute(attr=m.Name("backward")))) for s in earlier):
+                if any(
+                    m.findall(s, m.Call(func=m.Attribute(attr=m.Name("backward")))) for s in earlier
+                ):
                     return True
             child = parent
         return False
@@ -489,21 +644,33 @@ None; the behaviour follows `target-torch-version`.
         if self._after_backward(node):
             return True  # backward has just filled the gradient: set to None or not, it is there
         parent = self.b.parents.get(node)
-        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Call) and parent.func is node):
+        if isinstance(parent, cst.AssignTarget) or (
+            isinstance(parent, cst.Call) and parent.func is node
+        ):
             return True  # `p.grad = ...`, `torch.autograd.grad(...)`
-        if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, cst.Is | cst.IsNot) for c in parent.comparisons):
+        if isinstance(parent, cst.Comparison) and all(
+            isinstance(c.operator, cst.Is | cst.IsNot) for c in parent.comparisons
+        ):
             return True
         text = self.ctx.code(node)
         for ancestor in self.ctx.ancestors(node):
-            if isinstance(ancestor, cst.If) and f"{text} is not None" in self.ctx.code(ancestor.test):
+            if isinstance(ancestor, cst.If) and f"{text} is not None" in self.ctx.code(
+                ancestor.test
+            ):
                 return True
         return False
 
 
 def _equal() -> cst.AssignEqual:
-    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    )
 
 
 def _writes(replacement: str) -> str:
     """The `fix_versions` entry of a loop's replacement."""
-    return "`zero_grad(set_to_none=True)`" if "set_to_none=True" in replacement else "`param.grad = None`"
+    return (
+        "`zero_grad(set_to_none=True)`"
+        if "set_to_none=True" in replacement
+        else "`param.grad = None`"
+    )

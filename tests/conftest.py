@@ -23,10 +23,17 @@ def torchlint_executable() -> str:
     return found
 
 
-def run_torchlint(*args: str, cwd: Path | str | None = None, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_torchlint(
+    *args: str, cwd: Path | str | None = None, input: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run the installed command; the result has .returncode, .stdout and .stderr as text."""
     return subprocess.run(
-        [torchlint_executable(), *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
+        [torchlint_executable(), *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -42,7 +49,14 @@ def listed_rules() -> dict[str, dict]:
     return {r["code"]: r for r in json.loads(result.stdout)}
 
 
-DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+DOC_SECTIONS = (
+    "What it does",
+    "Why is this bad?",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "References",
+)
 
 
 def rule_docs(code: str) -> str:

@@ -69,7 +69,9 @@ def test_non_utf8_bytes_are_one_tl000_and_the_run_goes_on(tmp_path):
 
 
 def test_declared_encoding_is_honoured(tmp_path):
-    (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\n" + DP_LINE.encode() + b"\n")
+    (tmp_path / "latin.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\n" + DP_LINE.encode() + b"\n"
+    )
     code, findings = _json(tmp_path)
     assert (code, _table(findings)) == (1, {"latin.py": [("TL004", 4)]})
 
@@ -108,7 +110,11 @@ def test_directory_without_python_files(tmp_path):
 def test_fifty_thousand_line_file(tmp_path):
     # Statements and comments alternate: 25,000 statements keep any per-statement cost
     # visible while the test stays a few seconds long.
-    lines = ["import torch"] + ["pass" if i % 2 else f"# step {i}" for i in range(1, 49_999)] + [DP_LINE]
+    lines = (
+        ["import torch"]
+        + ["pass" if i % 2 else f"# step {i}" for i in range(1, 49_999)]
+        + [DP_LINE]
+    )
     (tmp_path / "big.py").write_text("\n".join(lines) + "\n")
     code, findings = _json(tmp_path)
     assert (code, _table(findings)) == (1, {"big.py": [("TL004", 50_000)]})

@@ -79,8 +79,12 @@ def test_cache_key_changes_with_torchlint_version(monkeypatch):
 
 def test_one_job_and_many_jobs_give_identical_output(tmp_path):
     _project(tmp_path, files=30)
-    one = run_torchlint("check", ".", "--no-cache", "--jobs", "1", "--output-format", "concise", cwd=tmp_path)
-    many = run_torchlint("check", ".", "--no-cache", "--jobs", "2", "--output-format", "concise", cwd=tmp_path)
+    one = run_torchlint(
+        "check", ".", "--no-cache", "--jobs", "1", "--output-format", "concise", cwd=tmp_path
+    )
+    many = run_torchlint(
+        "check", ".", "--no-cache", "--jobs", "2", "--output-format", "concise", cwd=tmp_path
+    )
     assert one.returncode == many.returncode == 1
     assert one.stdout == many.stdout
 

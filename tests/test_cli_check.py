@@ -81,7 +81,15 @@ def test_summary_counts_fixable_findings(tmp_path):
     code, source = examples[0]
     (tmp_path / "t.py").write_text(source)
     (tmp_path / "dp.py").write_text(DP)
-    result = _check(tmp_path, "--isolated", "--unsafe-fixes", "--select", f"{code},TL004", "--output-format", "concise")
+    result = _check(
+        tmp_path,
+        "--isolated",
+        "--unsafe-fixes",
+        "--select",
+        f"{code},TL004",
+        "--output-format",
+        "concise",
+    )
     found, files = map(int, SUMMARY.match(result.stdout.splitlines()[-2]).groups())
     fixable = int(FIXABLE.match(result.stdout.splitlines()[-1]).group(1))
     rows = [line for line in result.stdout.splitlines()[:-2] if line.startswith("t.py:")]
@@ -91,7 +99,12 @@ def test_summary_counts_fixable_findings(tmp_path):
 
 def test_usage_errors_exit_2(tmp_path):
     (tmp_path / "a.py").write_text(DP)
-    for args in (["--output-format", "xml"], ["--no-such-flag"], ["--select", "TL9"], ["--ignore", "no-such-rule"]):
+    for args in (
+        ["--output-format", "xml"],
+        ["--no-such-flag"],
+        ["--select", "TL9"],
+        ["--ignore", "no-such-rule"],
+    ):
         result = _check(tmp_path, *args)
         assert result.returncode == 2, args
         assert result.stdout == ""
@@ -102,7 +115,9 @@ def test_unknown_selector_is_named_in_one_line(tmp_path):
     (tmp_path / "a.py").write_text(DP)
     result = _check(tmp_path, "--extend-select", "not-a-rule")
     assert result.returncode == 2
-    assert result.stderr == "torchlint: error: --extend-select: unknown rule selector 'not-a-rule'\n"
+    assert (
+        result.stderr == "torchlint: error: --extend-select: unknown rule selector 'not-a-rule'\n"
+    )
 
 
 def test_exit_zero_keeps_the_findings(project):
@@ -128,7 +143,11 @@ def test_version(tmp_path):
 
 
 def test_paths_default_to_the_current_directory(project):
-    assert sorted(_codes(project, "--isolated")) == [("a.py", "TL004"), ("a.py", "TL004"), ("pkg/b.py", "TL004")]
+    assert sorted(_codes(project, "--isolated")) == [
+        ("a.py", "TL004"),
+        ("a.py", "TL004"),
+        ("pkg/b.py", "TL004"),
+    ]
     assert _codes(project, "--isolated", "pkg") == [("pkg/b.py", "TL004")]
 
 
@@ -157,7 +176,11 @@ def test_statistics_counts_findings_per_rule(project):
     result = _check(project, "--isolated", "--statistics")
     assert result.returncode == 1
     rows = [line.split() for line in result.stdout.splitlines()]
-    assert rows[:3] == [["3", "TL004", "[", "]", "data-parallel"], ["1", "TL000", "[", "]", "syntax-error"], ["4", "total"]]
+    assert rows[:3] == [
+        ["3", "TL004", "[", "]", "data-parallel"],
+        ["1", "TL000", "[", "]", "syntax-error"],
+        ["4", "total"],
+    ]
 
 
 # -- rule selection ----------------------------------------------------------------------
@@ -230,7 +253,9 @@ def test_target_torch_version_rejects_non_versions(project, value):
 
 
 def test_clean_removes_the_projects_result_cache(tmp_path):
-    (tmp_path / "a.py").write_text("import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n")
+    (tmp_path / "a.py").write_text(
+        "import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+    )
     run_torchlint("check", "a.py", cwd=tmp_path)
     assert (tmp_path / ".torchlint_cache").is_dir()
     result = run_torchlint("clean", cwd=tmp_path)

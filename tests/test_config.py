@@ -31,7 +31,11 @@ def _found(cwd: Path, *args: str) -> list[tuple[str, int]]:
     """(file, row) of every TL004 finding."""
     result = _run(cwd, *args)
     assert result.returncode in (0, 1), result.stderr
-    return [(i["filename"], i["location"]["row"]) for i in json.loads(result.stdout) if i["code"] == "TL004"]
+    return [
+        (i["filename"], i["location"]["row"])
+        for i in json.loads(result.stdout)
+        if i["code"] == "TL004"
+    ]
 
 
 def _error(cwd: Path, *args: str) -> str:
@@ -228,7 +232,7 @@ def _declared(folder):
     [
         (['"torch>=2.1"'], (2, 1)),
         (['"numpy"', '"torch==1.13.1"'], (1, 13)),
-        (['"torch[opt-einsum] >=2.2, <3 ; python_version >= \'3.9\'"'], (2, 2)),
+        (["\"torch[opt-einsum] >=2.2, <3 ; python_version >= '3.9'\""], (2, 2)),
         (['"torch~=2.4.0"'], (2, 4)),
         (['"torch<2"'], (1, 13)),
         (['"torchvision>=0.15"'], None),
@@ -237,7 +241,9 @@ def _declared(folder):
     ],
 )
 def test_infer_torch_version_from_pyproject_dependencies(tmp_path, dependencies, expected):
-    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\ndependencies = [{', '.join(dependencies)}]\n")
+    (tmp_path / "pyproject.toml").write_text(
+        f"[project]\nname = 'x'\ndependencies = [{', '.join(dependencies)}]\n"
+    )
     assert _declared(tmp_path) == expected
 
 
@@ -255,7 +261,10 @@ def test_config_version_wins_over_inference_and_newest_is_the_fallback(tmp_path)
     assert load_settings(start=tmp_path).torch_version == (2, 3)
     bare = tmp_path / "bare"
     bare.mkdir()
-    assert load_settings(start=bare, isolated=True).torch_version == (1, 12)  # the nearest declaration
+    assert load_settings(start=bare, isolated=True).torch_version == (
+        1,
+        12,
+    )  # the nearest declaration
     (bare / ".git").mkdir()  # its own repository: the search stops at its root
     assert load_settings(start=bare, isolated=True).torch_version == NEWEST_TORCH
 
@@ -302,7 +311,11 @@ def test_suppression_comments(tmp_path):
     for name, source in {**SUPPRESSED, **NOT_SUPPRESSED}.items():
         (tmp_path / f"{name}.py").write_bytes(source.encode())
     for name, source in SUPPRESSED.items():  # the same file without its comment has the finding
-        unsuppressed = source.replace("noqa", "note").replace("NOQA", "NOTE").replace("torchlint: ignore", "todo: ignore")
+        unsuppressed = (
+            source.replace("noqa", "note")
+            .replace("NOQA", "NOTE")
+            .replace("torchlint: ignore", "todo: ignore")
+        )
         (tmp_path / f"control_{name}.py").write_bytes(unsuppressed.encode())
     flagged = {Path(name).stem for name, _ in _found(tmp_path)}
     expected = set(NOT_SUPPRESSED) | {f"control_{name}" for name in SUPPRESSED}
@@ -320,7 +333,9 @@ def test_gitignore_is_honoured_in_directory_walks(project):
     (project / "gen" / "model.py").write_text(DP)
     (project / "scripts" / ".gitignore").write_text("run_*.py\n")
     assert _found(project) == [("train.py", 2)]
-    assert _found(project, "ignored.py") == [("ignored.py", 2)]  # a file named explicitly is checked
+    assert _found(project, "ignored.py") == [
+        ("ignored.py", 2)
+    ]  # a file named explicitly is checked
 
 
 def test_only_python_files_are_checked(project):

@@ -44,14 +44,23 @@ def evidence(source: str):
         ("import numpy\nx = numpy.load('a.npy')\nprobe(x[:, 1:])\n", True),
         ("import numpy as np\nx = np.load('a.npy')\nprobe(x[0])\n", False),
         ("from numpy import arange\nprobe(arange(6).reshape(2, 3).T.astype('f4'))\n", True),
-        ("import numpy as np\nrng = np.random.default_rng(0)\nprobe(rng.normal(size=(4,)))\n", True),
+        (
+            "import numpy as np\nrng = np.random.default_rng(0)\nprobe(rng.normal(size=(4,)))\n",
+            True,
+        ),
         ("import numpy as np\nprobe(np.load('w.npz')['weights'])\n", True),
         ("import numpy as np\ndef make():\n    return np.ones(3)\nprobe(make())\n", True),
-        ("import numpy as np\nclass A:\n    def __init__(self):\n        self.buf = np.empty(8)\n    def f(self):\n        probe(self.buf)\n", True),
+        (
+            "import numpy as np\nclass A:\n    def __init__(self):\n        self.buf = np.empty(8)\n    def f(self):\n        probe(self.buf)\n",
+            True,
+        ),
         ("import numpy as np\ndef f(x: np.ndarray):\n    probe(x)\n", False),
         ("import numpy as np\nx = np.zeros(3)\nprobe(x * 2 + 1)\n", False),
         ("import numpy as np\nx = np.zeros(3)\nprobe(x > 0)\n", False),
-        ("import numpy as np\ndef f(x):\n    if isinstance(x, np.ndarray):\n        probe(x)\n", True),
+        (
+            "import numpy as np\ndef f(x):\n    if isinstance(x, np.ndarray):\n        probe(x)\n",
+            True,
+        ),
         ("import pandas as pd\ndf = pd.read_csv('t.csv')\nprobe(df['a'].values)\n", False),
         ("def f(t):\n    probe(t.detach().cpu().numpy())\n", True),
     ],
@@ -130,7 +139,16 @@ PAIRS = [
 def test_fixture_pair_shows_the_rule_before_and_not_after(folder, code):
     pair = FIXTURES / folder
     result = run_torchlint(
-        "check", "--isolated", "--no-cache", "--select", code, "--output-format", "json", "before.py", "after.py", cwd=pair
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        code,
+        "--output-format",
+        "json",
+        "before.py",
+        "after.py",
+        cwd=pair,
     )
     assert result.returncode == 1, result.stderr
     files = {d["filename"] for d in json.loads(result.stdout) if d["code"] == code}
@@ -142,21 +160,47 @@ def _without_docstring(text: str) -> str:
     return module.with_changes(body=module.body[1:]).code
 
 
-@pytest.mark.parametrize("folder", ["tensor-from-numpy", "zero-grad-without-set-to-none", "bias-before-batchnorm"])
+@pytest.mark.parametrize(
+    "folder", ["tensor-from-numpy", "zero-grad-without-set-to-none", "bias-before-batchnorm"]
+)
 def test_unsafe_fixes_turn_before_into_after(folder, tmp_path):
     """Below the docstring, `fix --apply --unsafe-fixes` writes exactly the after's code."""
     script = tmp_path / "train.py"
     script.write_text((FIXTURES / folder / "before.py").read_text())
-    result = run_torchlint("fix", "--isolated", "--apply", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    result = run_torchlint(
+        "fix", "--isolated", "--apply", "--unsafe-fixes", "train.py", cwd=tmp_path
+    )
     assert result.returncode in (0, 1), result.stderr
-    assert _without_docstring(script.read_text()) == _without_docstring((FIXTURES / folder / "after.py").read_text())
+    assert _without_docstring(script.read_text()) == _without_docstring(
+        (FIXTURES / folder / "after.py").read_text()
+    )
 
 
 def test_bare_zero_grad_follows_the_configured_torch_version(tmp_path):
-    (tmp_path / "train.py").write_text("import torch\n\ndef step(opt, loss):\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\ndef step(opt, loss):\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+    )
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntarget-torch-version = "1.13"\n')
-    old = run_torchlint("check", "--no-cache", "--select", "TL006", "--output-format", "json", "train.py", cwd=tmp_path)
+    old = run_torchlint(
+        "check",
+        "--no-cache",
+        "--select",
+        "TL006",
+        "--output-format",
+        "json",
+        "train.py",
+        cwd=tmp_path,
+    )
     assert [d["location"]["row"] for d in json.loads(old.stdout)] == [4]
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntarget-torch-version = "2.1"\n')
-    new = run_torchlint("check", "--no-cache", "--select", "TL006", "--output-format", "json", "train.py", cwd=tmp_path)
+    new = run_torchlint(
+        "check",
+        "--no-cache",
+        "--select",
+        "TL006",
+        "--output-format",
+        "json",
+        "train.py",
+        cwd=tmp_path,
+    )
     assert new.returncode == 0 and json.loads(new.stdout) == []

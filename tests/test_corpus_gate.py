@@ -90,7 +90,9 @@ def test_wilson_interval_matches_the_closed_form():
 
 
 def _findings(rule: str, count: int) -> list[Finding]:
-    return [Finding("o/r", "0" * 40, f"f{i}.py", i + 1, rule, "m", f"line {i}") for i in range(count)]
+    return [
+        Finding("o/r", "0" * 40, f"f{i}.py", i + 1, rule, "m", f"line {i}") for i in range(count)
+    ]
 
 
 def test_sample_draws_twenty_per_rule_reproducibly_and_all_of_a_small_rule():
@@ -130,25 +132,47 @@ def pypi_result():
 def test_pypi_labelled_files_meet_the_validate_bar(rule, split, pypi_result):
     tally = pypi_result.tallies.get((split, rule))
     if tally is None or tally.tp + tally.fp + tally.fn == 0:
-        pytest.skip(f"{rule}: nothing labelled and nothing found in the PyPI {PYPI_SPLITS[split]} files")
+        pytest.skip(
+            f"{rule}: nothing labelled and nothing found in the PyPI {PYPI_SPLITS[split]} files"
+        )
     report = "\n".join(tally.false_positives + tally.false_negatives)
     if tally.precision is not None:
-        assert tally.precision >= PRECISION_BAR, f"{rule} precision {tally.precision:.2f} (TP {tally.tp}, FP {tally.fp})\n{report}"
+        assert tally.precision >= PRECISION_BAR, (
+            f"{rule} precision {tally.precision:.2f} (TP {tally.tp}, FP {tally.fp})\n{report}"
+        )
     if rule in RECALL_BAR and tally.recall is not None:
-        assert tally.recall >= RECALL_BAR[rule], f"{rule} recall {tally.recall:.2f} (TP {tally.tp}, FN {tally.fn})\n{report}"
-
+        assert tally.recall >= RECALL_BAR[rule], (
+            f"{rule} recall {tally.recall:.2f} (TP {tally.tp}, FN {tally.fn})\n{report}"
+        )
 
 
 def test_recall_counts_a_label_hit_by_a_finding_in_its_range_and_cell():
     repos = {"o/r": Repo("o/r", "0" * 40, "validate")}
-    files = [{
-        "repo": "o/r", "path": "book.ipynb", "complete": ["TL001"],
-        "labels": [
-            {"rule": "TL001", "cell": 3, "line": 4, "end": 6, "expect": "finding", "why": "hit"},
-            {"rule": "TL001", "cell": 5, "line": 4, "expect": "finding", "why": "same rows, other cell"},
-            {"rule": "TL001", "cell": 3, "line": 9, "expect": "clean", "why": "not counted"},
-        ],
-    }]
+    files = [
+        {
+            "repo": "o/r",
+            "path": "book.ipynb",
+            "complete": ["TL001"],
+            "labels": [
+                {
+                    "rule": "TL001",
+                    "cell": 3,
+                    "line": 4,
+                    "end": 6,
+                    "expect": "finding",
+                    "why": "hit",
+                },
+                {
+                    "rule": "TL001",
+                    "cell": 5,
+                    "line": 4,
+                    "expect": "finding",
+                    "why": "same rows, other cell",
+                },
+                {"rule": "TL001", "cell": 3, "line": 9, "expect": "clean", "why": "not counted"},
+            ],
+        }
+    ]
     found = [Finding("o/r", "0" * 40, "book.ipynb#3", 5, "TL001", "m", "model(x)")]
     tally = recall(found, files, repos, "validate")["TL001"]
     assert (tally.tp, tally.fn) == (1, 1)

@@ -71,6 +71,10 @@ def test_rule_meets_the_floors_on_the_dev_split(rule, result, rules):
         pytest.skip(f"{rule} has no labeled occurrence and no finding in the dev split")
     report = "\n".join(tally.false_positives + tally.false_negatives)
     if tally.precision is not None and tally.precision < PRECISION_FLOOR:
-        pytest.fail(f"{rule} precision {tally.precision:.2f} < {PRECISION_FLOOR} (TP {tally.tp}, FP {tally.fp})\n{report}")
+        pytest.fail(
+            f"{rule} precision {tally.precision:.2f} < {PRECISION_FLOOR} (TP {tally.tp}, FP {tally.fp})\n{report}"
+        )
     if tally.recall is not None and tally.recall < RECALL_FLOOR:
-        pytest.fail(f"{rule} recall {tally.recall:.2f} < {RECALL_FLOOR} (TP {tally.tp}, FN {tally.fn})\n{report}")
+        pytest.fail(
+            f"{rule} recall {tally.recall:.2f} < {RECALL_FLOOR} (TP {tally.tp}, FN {tally.fn})\n{report}"
+        )

@@ -30,7 +30,9 @@ def fixed(code: str, path: str = "script.py") -> str:
 
 
 def test_fixture_pair_is_flagged_before_and_clean_after():
-    result = run_torchlint("check", "--select", "TL001", "--output-format", "json", "before.py", "after.py", cwd=PAIR)
+    result = run_torchlint(
+        "check", "--select", "TL001", "--output-format", "json", "before.py", "after.py", cwd=PAIR
+    )
     found = json.loads(result.stdout)
     assert [(d["code"], d["filename"]) for d in found] == [("TL001", "before.py")], result.stdout
     assert found[0]["fix"]["applicability"] == "unsafe"
@@ -43,7 +45,13 @@ def test_fixture_after_is_before_with_the_fix_applied():
 
 def test_fixture_pair_runs_on_cpu_and_agrees():
     runs = [
-        subprocess.Popen([sys.executable, name, "--epochs", "1"], cwd=PAIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, name, "--epochs", "1"],
+            cwd=PAIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for name in ("before.py", "after.py")
     ]
     outputs = [run.communicate(timeout=300) for run in runs]
@@ -86,7 +94,10 @@ def test_one_finding_per_loop_and_both_loops_fixed():
 
 def test_line_endings_and_tab_indentation_survive_the_fix():
     crlf = EVAL_LOOP.replace("\n", "\r\n")
-    assert fixed(crlf) == "import torch\r\nmodel.eval()\r\nwith torch.no_grad():\r\n    for x in val_loader:\r\n        out = model(x)\r\n"
+    assert (
+        fixed(crlf)
+        == "import torch\r\nmodel.eval()\r\nwith torch.no_grad():\r\n    for x in val_loader:\r\n        out = model(x)\r\n"
+    )
     tabs = "import torch\ndef run(model):\n\tmodel.eval()\n\tfor x in loader:\n\t\tif x:\n\t\t\tout = model(x)\n\t  \n\tprint(1)\n"
     assert fixed(tabs) == (
         "import torch\ndef run(model):\n\tmodel.eval()\n\twith torch.no_grad():\n\t\tfor x in loader:\n\t\t\tif x:\n\t\t\t\tout = model(x)\n"
@@ -97,7 +108,9 @@ def test_line_endings_and_tab_indentation_survive_the_fix():
 def test_a_yield_inside_the_block_gets_advice_but_no_edit():
     code = "import torch\n\ndef stream(model, loader):\n    model.eval()\n    for x in loader:\n        yield model(x)\n"
     [finding] = findings(code)
-    assert not finding.fix.edits and finding.fix.message == "Run it under `torch.no_grad()`"  # advice, no edit
+    assert (
+        not finding.fix.edits and finding.fix.message == "Run it under `torch.no_grad()`"
+    )  # advice, no edit
 
 
 def test_methods_only_called_from_no_grad_methods_run_without_grad():
@@ -129,13 +142,22 @@ def test_a_closure_only_called_in_an_evaluation_function_gets_the_decorator():
 def test_set_grad_enabled_true_and_enable_grad_inside_no_grad_count_as_explicit():
     enabled = "import torch\nmodel.eval()\nwith torch.no_grad():\n    with torch.enable_grad():\n        out = model(x)\n"
     assert findings(enabled) == []
-    switched = "import torch\nmodel.eval()\nwith torch.set_grad_enabled(True):\n    out = model(x)\n"
+    switched = (
+        "import torch\nmodel.eval()\nwith torch.set_grad_enabled(True):\n    out = model(x)\n"
+    )
     assert findings(switched) == []
 
 
 @pytest.mark.parametrize(
     "name",
-    ["_validate_args", "infer_shape", "generate_code", "is_valid", "test_conv2d_backward", "check_module"],
+    [
+        "_validate_args",
+        "infer_shape",
+        "generate_code",
+        "is_valid",
+        "test_conv2d_backward",
+        "check_module",
+    ],
 )
 def test_helper_names_are_not_evaluation(name):
     code = f"import torch\n\ndef {name}(model, x):\n    return model(x)\n"
@@ -143,14 +165,25 @@ def test_helper_names_are_not_evaluation(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["validate", "evaluate_model", "val_epoch", "run_inference", "predict_proba", "generate_samples", "predict_sentiment"]
+    "name",
+    [
+        "validate",
+        "evaluate_model",
+        "val_epoch",
+        "run_inference",
+        "predict_proba",
+        "generate_samples",
+        "predict_sentiment",
+    ],
 )
 def test_evaluation_names(name):
     code = f"import torch\n\ndef {name}(model, x):\n    return model(x)\n"
     assert len(findings(code)) == 1
 
 
-@pytest.mark.parametrize("callee", ["add_module", "self.wrap_model", "model.generate", "model_cls", "build_model"])
+@pytest.mark.parametrize(
+    "callee", ["add_module", "self.wrap_model", "model.generate", "model_cls", "build_model"]
+)
 def test_calls_that_are_not_forward_passes(callee):
     code = f"import torch\n\ndef evaluate(x):\n    return {callee}(x)\n"
     assert findings(code) == []
@@ -165,7 +198,10 @@ def test_validation_called_next_to_a_training_function_is_still_evaluation():
     )
     assert [d.start.row for d in findings(code)] == [10]
     # but a prediction whose loss is backpropagated in the same loop is training
-    feeding = code.replace("    preds = valid_fn(model, val_loader)\n", "    valid_fn(model, val_loader)[0].sum().backward()\n")
+    feeding = code.replace(
+        "    preds = valid_fn(model, val_loader)\n",
+        "    valid_fn(model, val_loader)[0].sum().backward()\n",
+    )
     assert findings(feeding) == []
 
 
@@ -176,5 +212,10 @@ def test_helpers_of_an_evaluation_entry_point_called_elsewhere_are_left_to_it():
     assert findings(code) == []
     # but when training code in the file runs the evaluation with grad on, the helper is reported
     fit = "\n    def fit(self, x):\n        self.optimizer.step()\n        return self._predict_epoch(x)\n"
-    code = "import torch\n\nclass Model(Base):\n    " + helper + "    def _predict_epoch(self, x):\n        return self._predict_batch(x)\n" + fit
+    code = (
+        "import torch\n\nclass Model(Base):\n    "
+        + helper
+        + "    def _predict_epoch(self, x):\n        return self._predict_batch(x)\n"
+        + fit
+    )
     assert [d.start.row for d in findings(code)] == [5]

@@ -40,14 +40,19 @@ NUMPY_SCRIPT = (
     "model = nn.DataParallel(model)\n"
 )
 NUMPY_FIXED = NUMPY_SCRIPT.replace(
-    "from torch import tensor, nn\n", "from torch import nn\nimport torch\n"  # the import the fix leaves unused goes
+    "from torch import tensor, nn\n",
+    "from torch import nn\nimport torch\n",  # the import the fix leaves unused goes
 ).replace("tensor(grid)  #", "torch.from_numpy(grid)  #")
 
 
 def probe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The real command with the probe rules discoverable."""
     return subprocess.run(
-        [sys.executable, "-c", _BOOT, str(PROBES), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _BOOT, str(PROBES), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -61,7 +66,9 @@ def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
     script = write(tmp_path / "train.py", NUMPY_SCRIPT)
     before = script.stat().st_mtime_ns
     for flags in ([], ["--diff"]):
-        result = run_torchlint("fix", "--isolated", "--unsafe-fixes", *flags, "train.py", cwd=tmp_path)
+        result = run_torchlint(
+            "fix", "--isolated", "--unsafe-fixes", *flags, "train.py", cwd=tmp_path
+        )
         assert result.returncode == 1, result.stderr
         assert "--- a/train.py\n+++ b/train.py\n" in result.stdout
         assert "-x = tensor(grid)  # keep this comment\n" in result.stdout
@@ -77,7 +84,9 @@ def test_summary_counts_what_would_be_fixed_held_back_and_left(tmp_path):
     write(tmp_path / "b.py", "slow()\nshown()\nshown()\n")
     result = probe("fix", "--isolated", "--select", "TL90", ".", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    assert result.stdout.endswith("Would fix 3 findings in 2 files (1 more with --unsafe-fixes, 3 not fixable).\n")
+    assert result.stdout.endswith(
+        "Would fix 3 findings in 2 files (1 more with --unsafe-fixes, 3 not fixable).\n"
+    )
     unsafe = probe("fix", "--isolated", "--select", "TL90", "--unsafe-fixes", ".", cwd=tmp_path)
     assert unsafe.stdout.endswith("Would fix 4 findings in 2 files (3 not fixable).\n")
     assert "+careful()\n" in unsafe.stdout and "+careful()" not in result.stdout
@@ -85,20 +94,29 @@ def test_summary_counts_what_would_be_fixed_held_back_and_left(tmp_path):
 
 def test_apply_writes_fixes_and_reports_them_and_what_remains(tmp_path):
     script = write(tmp_path / "train.py", NUMPY_SCRIPT)
-    result = run_torchlint("fix", "--isolated", "--unsafe-fixes", "--apply", "train.py", cwd=tmp_path)
+    result = run_torchlint(
+        "fix", "--isolated", "--unsafe-fixes", "--apply", "train.py", cwd=tmp_path
+    )
     assert script.read_text() == NUMPY_FIXED
     assert result.returncode == 1, result.stderr
-    assert "Fixed 1 finding in 1 file:\n  train.py:\n      1  TL003 tensor-from-numpy\n" in result.stdout
+    assert (
+        "Fixed 1 finding in 1 file:\n  train.py:\n      1  TL003 tensor-from-numpy\n"
+        in result.stdout
+    )
     assert "train.py:6:9: TL004 [data-parallel]" in result.stdout  # what remains, at its new row
     assert result.stdout.endswith("Found 2 findings (1 fixed, 1 remaining).\n")
-    check = run_torchlint("check", "--isolated", "--output-format", "json", "train.py", cwd=tmp_path)
+    check = run_torchlint(
+        "check", "--isolated", "--output-format", "json", "train.py", cwd=tmp_path
+    )
     assert '"code": "TL004"' in check.stdout and '"code": "TL003"' not in check.stdout
 
 
 def test_apply_exits_zero_only_when_nothing_remains(tmp_path):
     script = write(tmp_path / "train.py", "slow(1)\nslow(2)\n")
     first = probe("fix", "--isolated", "--select", "TL901", "--apply", "train.py", cwd=tmp_path)
-    assert (first.returncode, script.read_text()) == (0, "fast(1)\nfast(2)\n"), first.stdout + first.stderr
+    assert (first.returncode, script.read_text()) == (0, "fast(1)\nfast(2)\n"), (
+        first.stdout + first.stderr
+    )
     assert first.stdout.endswith("Found 2 findings (2 fixed, 0 remaining).\n")
     again = probe("fix", "--isolated", "--select", "TL901", "train.py", cwd=tmp_path)
     assert (again.returncode, again.stdout) == (0, "Nothing to fix (1 file checked).\n")
@@ -119,7 +137,16 @@ def test_unsafe_fixes_only_with_the_flag_or_the_config(tmp_path):
 
 def test_display_only_fixes_are_never_applied(tmp_path):
     script = write(tmp_path / "train.py", "shown()\n")
-    result = probe("fix", "--isolated", "--select", "TL903", "--unsafe-fixes", "--apply", "train.py", cwd=tmp_path)
+    result = probe(
+        "fix",
+        "--isolated",
+        "--select",
+        "TL903",
+        "--unsafe-fixes",
+        "--apply",
+        "train.py",
+        cwd=tmp_path,
+    )
     assert script.read_text() == "shown()\n"
     assert result.returncode == 1
     assert result.stdout.endswith("Found 1 finding (0 fixed, 1 remaining).\n")
@@ -127,7 +154,18 @@ def test_display_only_fixes_are_never_applied(tmp_path):
 
 def test_selection_flags_limit_what_is_fixed(tmp_path):
     script = write(tmp_path / "train.py", "slow()\nrisky()\n")
-    probe("fix", "--isolated", "--select", "TL90", "--ignore", "TL901", "--unsafe-fixes", "--apply", "train.py", cwd=tmp_path)
+    probe(
+        "fix",
+        "--isolated",
+        "--select",
+        "TL90",
+        "--ignore",
+        "TL901",
+        "--unsafe-fixes",
+        "--apply",
+        "train.py",
+        cwd=tmp_path,
+    )
     assert script.read_text() == "slow()\ncareful()\n"
     config = write(tmp_path / "lint.toml", "select = ['TL901']\n")
     probe("fix", "--config", str(config), "--apply", "--unsafe-fixes", "train.py", cwd=tmp_path)
@@ -145,7 +183,10 @@ def test_a_needed_import_is_added_once_with_the_files_alias(tmp_path):
     plain = write(tmp_path / "plain.py", '"""Doc."""\nimport os\n\ngrad_off()\ngrad_off()\n')
     aliased = write(tmp_path / "aliased.py", "import torch as T\ngrad_off()\n")
     probe("fix", "--isolated", "--select", "TL906", "--apply", ".", cwd=tmp_path)
-    assert plain.read_text() == '"""Doc."""\nimport os\nimport torch\n\ntorch.no_grad()\ntorch.no_grad()\n'
+    assert (
+        plain.read_text()
+        == '"""Doc."""\nimport os\nimport torch\n\ntorch.no_grad()\ntorch.no_grad()\n'
+    )
     assert aliased.read_text() == "import torch as T\nT.no_grad()\n"
 
 
@@ -155,7 +196,10 @@ def test_a_fix_that_does_not_parse_is_dropped_and_reported_with_its_rule(tmp_pat
     result = probe("fix", "--isolated", "--select", "TL90", "--apply", "train.py", cwd=tmp_path)
     assert script.read_text() == "broken()\nfast()\n"
     assert result.returncode == 2
-    assert "TL999" in result.stderr and "the fix for TL905 (probe-breaking) produced code that does not parse" in result.stderr
+    assert (
+        "TL999" in result.stderr
+        and "the fix for TL905 (probe-breaking) produced code that does not parse" in result.stderr
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -164,7 +208,10 @@ def test_fixes_that_never_converge_leave_the_file_unchanged(tmp_path):
     result = probe("fix", "--isolated", "--select", "TL90", "--apply", "train.py", cwd=tmp_path)
     assert script.read_text() == "forever()\nslow()\n"
     assert result.returncode == 2
-    assert f"fixes did not converge after {MAX_PASSES} passes; the file was not changed" in result.stderr
+    assert (
+        f"fixes did not converge after {MAX_PASSES} passes; the file was not changed"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -179,7 +226,16 @@ def test_crlf_line_endings_are_kept_including_in_added_lines(tmp_path):
 def test_crlf_kept_when_a_fix_rewrites_several_lines(tmp_path):
     source = "from torch import nn\n\nnet = nn.Linear(4, 2)\nnet.eval()\nfor x in xs:\n    y = net(x)  # c\n"
     script = write(tmp_path / "evaluate.py", source, newline="\r\n")
-    run_torchlint("fix", "--isolated", "--unsafe-fixes", "--apply", "--select", "TL001", "evaluate.py", cwd=tmp_path)
+    run_torchlint(
+        "fix",
+        "--isolated",
+        "--unsafe-fixes",
+        "--apply",
+        "--select",
+        "TL001",
+        "evaluate.py",
+        cwd=tmp_path,
+    )
     data = script.read_bytes()
     assert b"with torch.no_grad():\r\n    for x in xs:\r\n        y = net(x)  # c\r\n" in data
     assert data.count(b"\n") == data.count(b"\r\n")
@@ -207,7 +263,9 @@ def test_permission_bits_are_kept(tmp_path):
     probe("fix", "--isolated", "--select", "TL901", "--apply", "train.py", cwd=tmp_path)
     assert script.read_text() == "fast()\n"
     assert stat.S_IMODE(script.stat().st_mode) == 0o751
-    assert [p.name for p in tmp_path.iterdir() if p.name != ".torchlint_cache"] == ["train.py"]  # no temporary file left
+    assert [p.name for p in tmp_path.iterdir() if p.name != ".torchlint_cache"] == [
+        "train.py"
+    ]  # no temporary file left
 
 
 def test_a_symlink_stays_a_link_and_its_target_is_fixed(tmp_path):
@@ -225,7 +283,9 @@ def test_a_read_only_file_is_reported_not_overwritten(tmp_path):
     result = probe("fix", "--isolated", "--select", "TL901", "--apply", ".", cwd=tmp_path)
     assert script.read_text() == "slow()\n" and other.read_text() == "fast()\n"
     assert result.returncode == 2
-    assert "torchlint: error: train.py:1:1: TL998 the file is read-only; not written" in result.stderr
+    assert (
+        "torchlint: error: train.py:1:1: TL998 the file is read-only; not written" in result.stderr
+    )
     assert "Fixed 1 finding in 1 file:\n  other.py:" in result.stdout
 
 
@@ -246,7 +306,9 @@ def test_a_file_that_does_not_parse_is_left_alone(tmp_path):
 
 
 # -- the fix loop itself -----------------------------------------------------------------------------
-def _finding(row: int, start: int, end: int, content: str, applicability=Applicability.SAFE, code="TL901") -> Diagnostic:
+def _finding(
+    row: int, start: int, end: int, content: str, applicability=Applicability.SAFE, code="TL901"
+) -> Diagnostic:
     edit = Edit(Position(row, start), Position(row, end), content)
     at = Position(row, start)
     return Diagnostic(code, "probe", "probe", "x.py", at, at, Fix("probe", applicability, (edit,)))
@@ -269,13 +331,17 @@ def test_overlapping_fixes_wait_for_the_next_pass():
 
 def test_identical_edits_of_different_fixes_are_applied_once():
     shared = Edit(Position(1, 1), Position(1, 1), "import torch\n")
-    fixes = [Fix("a", Applicability.SAFE, (shared, Edit(Position(1, 1), Position(1, 2), "y"))),
-             Fix("b", Applicability.SAFE, (shared, Edit(Position(1, 5), Position(1, 6), "2")))]
+    fixes = [
+        Fix("a", Applicability.SAFE, (shared, Edit(Position(1, 1), Position(1, 2), "y"))),
+        Fix("b", Applicability.SAFE, (shared, Edit(Position(1, 5), Position(1, 6), "2"))),
+    ]
     assert apply_fixes("x = 1\n", fixes) == ("import torch\ny = 2\n", fixes)
 
 
 def test_a_display_only_fix_with_edits_is_not_applied():
-    outcome = fix_to_fixpoint("x = 1\n", lambda text: [_finding(1, 1, 2, "y", Applicability.DISPLAY_ONLY)], unsafe=True)
+    outcome = fix_to_fixpoint(
+        "x = 1\n", lambda text: [_finding(1, 1, 2, "y", Applicability.DISPLAY_ONLY)], unsafe=True
+    )
     assert outcome.text == "x = 1\n" and len(outcome.remaining) == 1
 
 
@@ -298,7 +364,9 @@ def _star(name: str, code: str):
 
 def test_a_fix_that_breaks_the_parse_only_next_to_another_waits_then_is_dropped():
     first, second = _star("a", "TL901"), _star("b", "TL902")
-    outcome = fix_to_fixpoint("def f(a, b): pass\n", lambda text: first(text) + second(text), unsafe=False)
+    outcome = fix_to_fixpoint(
+        "def f(a, b): pass\n", lambda text: first(text) + second(text), unsafe=False
+    )
     # Either star alone parses, both together do not: the first goes in, the second waits for
     # the next pass, where on its own it no longer parses and is dropped.
     assert outcome.text == "def f(*a, b): pass\n"
@@ -308,7 +376,11 @@ def test_a_fix_that_breaks_the_parse_only_next_to_another_waits_then_is_dropped(
 
 def test_fixes_judged_by_the_parse_of_their_combined_result():
     def lint(text: str) -> list[Diagnostic]:
-        return [_finding(1, 6, 7, "(a"), _finding(1, 9, 10, "c)", code="TL902")] if text == "x = [a, c]\n" else []
+        return (
+            [_finding(1, 6, 7, "(a"), _finding(1, 9, 10, "c)", code="TL902")]
+            if text == "x = [a, c]\n"
+            else []
+        )
 
     # Each alone would leave a bracket open; together they parse, so the pass stands.
     outcome = fix_to_fixpoint("x = [a, c]\n", lint, unsafe=False)
@@ -332,13 +404,28 @@ def test_fixing_a_fixture_twice_changes_nothing_the_second_time_and_it_still_run
     again = run_torchlint("fix", *every_rule, "--unsafe-fixes", "--apply", "before.py", cwd=folder)
     assert script.read_bytes() == fixed
     assert "Fixed" not in again.stdout
-    remaining = json.loads(run_torchlint("check", *every_rule, "--output-format", "json", "before.py", cwd=folder).stdout)
-    fixable = [d for d in remaining if d["fix"] and d["fix"]["edits"] and d["fix"]["applicability"] != "display-only"]
+    remaining = json.loads(
+        run_torchlint(
+            "check", *every_rule, "--output-format", "json", "before.py", cwd=folder
+        ).stdout
+    )
+    fixable = [
+        d
+        for d in remaining
+        if d["fix"] and d["fix"]["edits"] and d["fix"]["applicability"] != "display-only"
+    ]
     assert fixable == []
     if fixed == before.read_bytes():
         return  # nothing was fixed: running the fixture itself is `torchlint verify`'s test
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    ran = subprocess.run([sys.executable, "before.py", "--scale", "1"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "before.py", "--scale", "1"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
 
 
@@ -355,7 +442,9 @@ def test_fixing_a_rules_invalid_examples_twice_changes_nothing(rule, examples, t
     for version in versions:
         folder = tmp_path / (version or "default")
         folder.mkdir()
-        chosen = [(i, e) for i, e in enumerate(examples) if (e.target_torch_version or "") == version]
+        chosen = [
+            (i, e) for i, e in enumerate(examples) if (e.target_torch_version or "") == version
+        ]
         for i, example in chosen:
             (folder / f"example_{i}.py").write_text(example.code)
         flags = ["--isolated", "--select", rule.code, "--unsafe-fixes", "--apply", "."]
@@ -363,7 +452,9 @@ def test_fixing_a_rules_invalid_examples_twice_changes_nothing(rule, examples, t
         run_torchlint("fix", *flags, cwd=folder)
         for i, example in chosen:
             if example.fixed is not None:
-                assert (folder / f"example_{i}.py").read_text() == example.fixed, f"{rule.code} example {i}"
+                assert (folder / f"example_{i}.py").read_text() == example.fixed, (
+                    f"{rule.code} example {i}"
+                )
         fixed = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
         again = run_torchlint("fix", *flags, cwd=folder)
         assert "Fixed" not in again.stdout, again.stdout

@@ -24,21 +24,47 @@ def _write(tmp_path: Path, source: str, name: str = "train.py") -> Path:
 
 
 def _fix(path: Path, *select: str) -> str:
-    done = run_torchlint("fix", "--apply", "--unsafe-fixes", "--isolated", "--select", ",".join(select), path.name, cwd=path.parent)
+    done = run_torchlint(
+        "fix",
+        "--apply",
+        "--unsafe-fixes",
+        "--isolated",
+        "--select",
+        ",".join(select),
+        path.name,
+        cwd=path.parent,
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return path.read_text()
 
 
 def _run(path: Path, *code: str) -> str:
     """Run the script (or `code` with the script's globals in `g`) with real torch on CPU."""
-    program = [sys.executable, str(path)] if not code else [sys.executable, "-c", f"import runpy\ng = runpy.run_path({str(path)!r})\n" + "\n".join(code)]
+    program = (
+        [sys.executable, str(path)]
+        if not code
+        else [
+            sys.executable,
+            "-c",
+            f"import runpy\ng = runpy.run_path({str(path)!r})\n" + "\n".join(code),
+        ]
+    )
     done = subprocess.run(program, capture_output=True, text=True, timeout=300, cwd=path.parent)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
 def _findings(path: Path, code: str) -> list[dict]:
-    done = run_torchlint("check", "--isolated", "--select", code, "--output-format", "json", path.name, cwd=path.parent)
+    done = run_torchlint(
+        "check",
+        "--isolated",
+        "--select",
+        code,
+        "--output-format",
+        "json",
+        path.name,
+        cwd=path.parent,
+    )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -113,14 +139,21 @@ def test_tl005_offers_no_fix_when_an_init_loop_reads_the_bias(tmp_path):
 
 
 def test_tl005_fixes_when_the_init_loop_checks_for_none(tmp_path):
-    path = _write(tmp_path, INIT_LOOP.replace("if isinstance(m, nn.Conv2d):", "if isinstance(m, nn.Conv2d) and m.bias is not None:"))
+    path = _write(
+        tmp_path,
+        INIT_LOOP.replace(
+            "if isinstance(m, nn.Conv2d):", "if isinstance(m, nn.Conv2d) and m.bias is not None:"
+        ),
+    )
     fixed = _fix(path, "TL005")
     assert "nn.Conv2d(3, 8, 3, bias=False)" in fixed
     assert _run(path).strip() == "True"  # the fixed model builds, without the bias
 
 
 def test_tl005_ignores_bias_reads_of_other_layer_classes(tmp_path):
-    path = _write(tmp_path, INIT_LOOP.replace("isinstance(m, nn.Conv2d)", "isinstance(m, nn.Linear)"))
+    path = _write(
+        tmp_path, INIT_LOOP.replace("isinstance(m, nn.Conv2d)", "isinstance(m, nn.Linear)")
+    )
     assert "bias=False" in _fix(path, "TL005")
     assert _run(path).strip() == "True"
 
@@ -187,7 +220,11 @@ def test_tl104_flags_and_fixes_only_the_loss(tmp_path):
     assert [f["location"]["row"] for f in _findings(path, "TL104")] == [22]
     before = _run(path).split()
     fixed = _fix(path, "TL104")
-    assert "total_loss += loss.detach()" in fixed and "n.detach()" not in fixed and "logs.detach()" not in fixed
+    assert (
+        "total_loss += loss.detach()" in fixed
+        and "n.detach()" not in fixed
+        and "logs.detach()" not in fixed
+    )
     after = _run(path).split()
     assert after[:3] == before[:3] and (before[3], after[3]) == ("True", "False")
 
@@ -215,33 +252,45 @@ def test_tl106_removes_the_import_it_leaves_unused(tmp_path):
     path = _write(tmp_path, AMP)
     fixed = _fix(path, "TL106")
     assert "torch.cuda.amp" not in fixed, fixed
-    assert 'torch.amp.GradScaler("cuda", enabled=False)' in fixed and 'torch.amp.autocast("cuda", enabled=False)' in fixed
+    assert (
+        'torch.amp.GradScaler("cuda", enabled=False)' in fixed
+        and 'torch.amp.autocast("cuda", enabled=False)' in fixed
+    )
     assert _run(path).strip() == "torch.amp.grad_scaler"
 
 
 def test_tl106_keeps_an_import_still_used_elsewhere(tmp_path):
     path = _write(tmp_path, textwrap.dedent(AMP) + "print(isinstance(scaler, GradScaler))\n")
     fixed = _fix(path, "TL106")
-    assert "from torch.cuda.amp import GradScaler\n" in fixed, fixed  # autocast went, GradScaler is still read
+    assert "from torch.cuda.amp import GradScaler\n" in fixed, (
+        fixed
+    )  # autocast went, GradScaler is still read
     assert "autocast(enabled" not in fixed.replace("torch.amp.autocast", "")
 
 
 def test_tl003_removes_a_constructor_import_it_leaves_unused(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         import numpy as np
         from torch import tensor
 
         t = tensor(np.arange(3))
         print(t.tolist())
-    """)
+    """,
+    )
     fixed = _fix(path, "TL003")
-    assert "from torch import tensor" not in fixed and "torch.from_numpy(np.arange(3))" in fixed, fixed
+    assert "from torch import tensor" not in fixed and "torch.from_numpy(np.arange(3))" in fixed, (
+        fixed
+    )
     assert _run(path).strip() == "[0, 1, 2]"
 
 
 # -- Multi-line nodes keep their place -----------------------------------------------------
 def test_multi_line_calls_keep_their_indentation(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         import numpy as np
         import torch
         from torch import nn
@@ -276,9 +325,17 @@ def test_multi_line_calls_keep_their_indentation(tmp_path):
                 scaler.scale(loss).backward()
                 scaler.step(opt)
             return wh
-    """)
+    """,
+    )
     fixed = _fix(path, "TL003", "TL005", "TL106")
-    assert "        wh = torch.from_numpy(\n            np.concatenate([x * 2 for x in xs])\n        ).float()\n" in fixed, fixed
-    assert '    scaler = torch.amp.GradScaler(\n        "cuda", init_scale=2.0,\n    )\n' in fixed, fixed
-    assert '        with torch.amp.autocast(\n            "cuda", enabled=True\n        ):\n' in fixed, fixed
+    assert (
+        "        wh = torch.from_numpy(\n            np.concatenate([x * 2 for x in xs])\n        ).float()\n"
+        in fixed
+    ), fixed
+    assert (
+        '    scaler = torch.amp.GradScaler(\n        "cuda", init_scale=2.0,\n    )\n' in fixed
+    ), fixed
+    assert (
+        '        with torch.amp.autocast(\n            "cuda", enabled=True\n        ):\n' in fixed
+    ), fixed
     assert "                3,\n                bias=False,\n            ),\n" in fixed, fixed

@@ -36,7 +36,9 @@ def _report(result) -> None:
 
 def test_fix_sweep_over_torch(tmp_path):
     tree = torch_tree()
-    assert len(tree.files) > 1000, "the installed torch has too few .py files to be the real package"
+    assert len(tree.files) > 1000, (
+        "the installed torch has too few .py files to be the real package"
+    )
     _report(sweep(tree, tmp_path))
 
 
@@ -78,13 +80,32 @@ def test_fixed_real_training_code_trains_the_same(wheels, tmp_path):
         for name, data in tree.files.items():
             (tmp_path / version / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / version / name).write_bytes(data)
-    fixed = run_torchlint("fix", *SELECTION, "--unsafe-fixes", "--apply", "--target-torch-version", tree.target, ".", cwd=tmp_path / "fixed", timeout=600)
+    fixed = run_torchlint(
+        "fix",
+        *SELECTION,
+        "--unsafe-fixes",
+        "--apply",
+        "--target-torch-version",
+        tree.target,
+        ".",
+        cwd=tmp_path / "fixed",
+        timeout=600,
+    )
     assert fixed.returncode in (0, 1), fixed.stderr
     changed = [n for n, data in tree.files.items() if (tmp_path / "fixed" / n).read_bytes() != data]
     assert changed, "no fix applied: the test would prove nothing"
     (tmp_path / "drive.py").write_text(TABNET_DRIVER)
     for version in ("original", "fixed"):
         env = {**os.environ, "PYTHONPATH": str(tmp_path / version), "OMP_NUM_THREADS": "1"}
-        run = subprocess.run([sys.executable, "drive.py", f"{version}.npy"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [sys.executable, "drive.py", f"{version}.npy"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
-    assert np.array_equal(np.load(tmp_path / "original.npy"), np.load(tmp_path / "fixed.npy")), changed
+    assert np.array_equal(np.load(tmp_path / "original.npy"), np.load(tmp_path / "fixed.npy")), (
+        changed
+    )

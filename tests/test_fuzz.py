@@ -16,7 +16,9 @@ from torchlint.fixes.apply import fix_to_fixpoint
 
 SETTINGS = Settings(select=("ALL",))
 RULES = SETTINGS.enabled_rules()
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
 
 
 def lint(text: str):

@@ -149,7 +149,11 @@ def test_periodic_guards(guard):
 
 
 @pytest.mark.parametrize(
-    "guard", ["if step % log_every != 0:\n        pass\n    else:", "if step % 10:\n        continue\n    if True:"]
+    "guard",
+    [
+        "if step % log_every != 0:\n        pass\n    else:",
+        "if step % 10:\n        continue\n    if True:",
+    ],
 )
 def test_negated_periodic_guards_guard_the_other_branch(guard):
     source = f"import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch)\n    {guard}\n        print(loss.item())\n"
@@ -158,7 +162,9 @@ def test_negated_periodic_guards_guard_the_other_branch(guard):
     assert ctx.fact(LoopFacts).per_batch_loop(call) is None
 
 
-@pytest.mark.parametrize("guard", ["if step > warmup:", "if step % 10 > 3 or debug:", "if loss_is_finite:", "if i >= 1:"])
+@pytest.mark.parametrize(
+    "guard", ["if step > warmup:", "if step % 10 > 3 or debug:", "if loss_is_finite:", "if i >= 1:"]
+)
 def test_conditions_that_hold_on_most_steps_are_not_guards(guard):
     source = f"import torch\nfor i, batch in enumerate(loader):\n    loss = model(batch)\n    {guard}\n        print(loss.item())\n"
     ctx = _context(source)
@@ -192,8 +198,12 @@ def train_step(x):
     ctx = _context(source)
     facts = ctx.fact(LoopFacts)
     pbar, while_loop, shards, shard, batch, chunk, items = _loops(ctx)
-    assert [facts.is_per_batch(loop) for loop in (pbar, while_loop, shard, batch, chunk)] == [True] * 5
-    assert not facts.is_per_batch(shards)  # a DataLoader of shards, each iterated by an inner batch loop
+    assert [facts.is_per_batch(loop) for loop in (pbar, while_loop, shard, batch, chunk)] == [
+        True
+    ] * 5
+    assert not facts.is_per_batch(
+        shards
+    )  # a DataLoader of shards, each iterated by an inner batch loop
     assert not facts.is_per_batch(items)  # a scheduler step is no training step
 
 
@@ -301,7 +311,11 @@ HEADER = "import torch\ndevice = torch.device('cuda')\n"
     ],
 )
 def test_syncs_on_every_batch_are_flagged_with_a_display_only_hint(body):
-    source = HEADER + "for x, y in train_loader:\n    out = model(x.to(device))\n    loss = criterion(out, y.to(device))\n" + body
+    source = (
+        HEADER
+        + "for x, y in train_loader:\n    out = model(x.to(device))\n    loss = criterion(out, y.to(device))\n"
+        + body
+    )
     found = _findings(source)
     assert [d.code for d in found] == ["TL002"]
     assert found[0].fix is not None and found[0].fix.applicability is Applicability.DISPLAY_ONLY
@@ -320,40 +334,61 @@ def test_syncs_on_every_batch_are_flagged_with_a_display_only_hint(body):
 )
 def test_deliberate_or_free_conversions_are_not_flagged(body):
     source = (
-        HEADER + "import torch.distributed as dist\nfor x, y in train_loader:\n    out = model(x.to(device))\n"
+        HEADER
+        + "import torch.distributed as dist\nfor x, y in train_loader:\n    out = model(x.to(device))\n"
         "    loss = criterion(out, y.to(device))\n    done = torch.zeros(1, device=device)\n" + body
     )
     assert _findings(source) == []
 
 
 def test_one_sync_is_reported_once():
-    source = HEADER + "for x in loader:\n    out = model(x.to(device))\n    print(f'{out.detach().cpu().numpy()}', float(out.sum().item()))\n"
+    source = (
+        HEADER
+        + "for x in loader:\n    out = model(x.to(device))\n    print(f'{out.detach().cpu().numpy()}', float(out.sum().item()))\n"
+    )
     found = _findings(source)
-    assert sorted(d.message.split("`")[1] for d in found) == ["out.detach().cpu()", "out.sum().item()"]
+    assert sorted(d.message.split("`")[1] for d in found) == [
+        "out.detach().cpu()",
+        "out.sum().item()",
+    ]
 
 
 def test_inner_loops_get_the_move_once_per_batch_hint():
-    source = HEADER + "for x in loader:\n    scores = model(x.to(device))\n    labels = [s.item() for s in scores]\n"
+    source = (
+        HEADER
+        + "for x in loader:\n    scores = model(x.to(device))\n    labels = [s.item() for s in scores]\n"
+    )
     (finding,) = _findings(source)
     assert "every element" in finding.message and "once per batch" in finding.fix.message
 
 
 def test_no_fix_when_the_accumulator_is_read_on_every_batch():
-    source = HEADER + "total = 0.0\nfor i, x in enumerate(loader):\n    loss = model(x.to(device))\n    total += loss.item()\n    bar.set_postfix(avg=total / (i + 1))\n"
+    source = (
+        HEADER
+        + "total = 0.0\nfor i, x in enumerate(loader):\n    loss = model(x.to(device))\n    total += loss.item()\n    bar.set_postfix(avg=total / (i + 1))\n"
+    )
     (finding,) = _findings(source)
     assert finding.fix.applicability is Applicability.DISPLAY_ONLY
 
 
 def test_no_fix_when_an_integer_accumulator_gets_values_of_unknown_dtype():
-    source = HEADER + "seen = 0\nfor x in loader:\n    out = model(x.to(device))\n    seen += out.max().item()\nprint(seen)\n"
+    source = (
+        HEADER
+        + "seen = 0\nfor x in loader:\n    out = model(x.to(device))\n    seen += out.max().item()\nprint(seen)\n"
+    )
     (finding,) = _findings(source)
     assert finding.fix.applicability is Applicability.DISPLAY_ONLY
 
 
 def test_the_unsafe_fix_is_offered_only_with_unsafe_fixes(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text(HEADER + "total = 0.0\nfor x in loader:\n    loss = model(x.to(device))\n    total += loss.item()\nprint(total)\n")
-    report = run_torchlint("check", "--select", "TL002", "--output-format", "json", "--no-cache", str(script))
+    script.write_text(
+        HEADER
+        + "total = 0.0\nfor x in loader:\n    loss = model(x.to(device))\n    total += loss.item()\nprint(total)\n"
+    )
+    report = run_torchlint(
+        "check", "--select", "TL002", "--output-format", "json", "--no-cache", str(script)
+    )
     (item,) = json.loads(report.stdout)
     assert item["fix"]["applicability"] == "unsafe"
     safe_only = run_torchlint("fix", "--select", "TL002", "--apply", str(script))
@@ -366,14 +401,19 @@ def test_the_unsafe_fix_is_offered_only_with_unsafe_fixes(tmp_path):
 
 def test_hostile_nesting_does_not_crash():
     chain = " + ".join(["loss"] * 1500)
-    source = HEADER + f"for x in loader:\n    loss = model(x.to(device))\n    s = {chain}\n    if s:\n        pass\n"
+    source = (
+        HEADER
+        + f"for x in loader:\n    loss = model(x.to(device))\n    s = {chain}\n    if s:\n        pass\n"
+    )
     found = _findings(source)
     assert [d.code for d in found] == ["TL002"]
 
 
 # -- the fixture pair ------------------------------------------------------------------
 def _codes(path: Path) -> list[str]:
-    result = run_torchlint("check", "--select", "TL002", "--output-format", "json", "--no-cache", str(path))
+    result = run_torchlint(
+        "check", "--select", "TL002", "--output-format", "json", "--no-cache", str(path)
+    )
     assert result.returncode in (0, 1), result.stderr
     return [item["code"] for item in json.loads(result.stdout)]
 
@@ -384,7 +424,9 @@ def test_fixture_before_is_flagged_and_after_is_clean():
 
 
 def _losses(script: Path) -> list[float]:
-    done = subprocess.run([sys.executable, str(script), "--scale", "1"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script), "--scale", "1"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return [float(v) for v in re.findall(r"loss (\d+\.\d+)", done.stdout)]
 
@@ -396,7 +438,11 @@ def test_fixture_pair_and_the_fixed_before_train_alike(tmp_path):
     applied = run_torchlint("fix", "--select", "TL002", "--apply", "--unsafe-fixes", str(fixed))
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert _codes(fixed) == []
-    before, after, rewritten = _losses(PAIR / "before.py"), _losses(PAIR / "after.py"), _losses(fixed)
+    before, after, rewritten = (
+        _losses(PAIR / "before.py"),
+        _losses(PAIR / "after.py"),
+        _losses(fixed),
+    )
     assert len(before) == 2
     assert after == pytest.approx(before, abs=1e-3)
     assert rewritten == pytest.approx(before, abs=1e-3)
@@ -425,7 +471,10 @@ class Trainer:
 
 
 def test_a_batch_moved_in_place_is_no_longer_known_to_be_on_the_cpu():
-    source = HEADER + "for batch in loader:\n    for k in batch:\n        batch[k] = batch[k].to(device)\n    out = model(**batch)\n    print(out.sum().item())\n"
+    source = (
+        HEADER
+        + "for batch in loader:\n    for k in batch:\n        batch[k] = batch[k].to(device)\n    out = model(**batch)\n    print(out.sum().item())\n"
+    )
     assert [d.code for d in _findings(source)] == ["TL002"]
 
 

@@ -19,7 +19,9 @@ SLOW = "import torch\nfrom torch import nn\nmodel = nn.DataParallel(model)\n"
 
 
 def _check(tmp_path: Path, *args: str):
-    result = run_torchlint("check", ".", "--no-cache", "--output-format", "json", *args, cwd=tmp_path)
+    result = run_torchlint(
+        "check", ".", "--no-cache", "--output-format", "json", *args, cwd=tmp_path
+    )
     assert "Traceback" not in result.stdout + result.stderr
     return result, json.loads(result.stdout or "[]")
 
@@ -36,13 +38,33 @@ def _by_file(findings):
     [
         ("invalid_utf8.py", SLOW.encode() + b"x = '\xff\xfe'\n", ["TL000"]),
         ("bom.py", b"\xef\xbb\xbf" + SLOW.encode(), ["TL004"]),
-        ("latin1.py", b"# -*- coding: latin-1 -*-\n" + SLOW.encode() + b"name = '\xe9t\xe9'\n", ["TL004"]),
+        (
+            "latin1.py",
+            b"# -*- coding: latin-1 -*-\n" + SLOW.encode() + b"name = '\xe9t\xe9'\n",
+            ["TL004"],
+        ),
         ("crlf.py", SLOW.replace("\n", "\r\n").encode(), ["TL004"]),
-        ("mixed.py", b"import torch\r\nfrom torch import nn\nmodel = nn.DataParallel(model)\r\n", ["TL004"]),
-        ("formfeed.py", b"import torch\n\x0c\nfrom torch import nn\nmodel = nn.DataParallel(model)\n", ["TL004"]),
-        ("tabs.py", b"import torch\nfrom torch import nn\nif True:\n\tmodel = nn.DataParallel(model)\n", ["TL004"]),
+        (
+            "mixed.py",
+            b"import torch\r\nfrom torch import nn\nmodel = nn.DataParallel(model)\r\n",
+            ["TL004"],
+        ),
+        (
+            "formfeed.py",
+            b"import torch\n\x0c\nfrom torch import nn\nmodel = nn.DataParallel(model)\n",
+            ["TL004"],
+        ),
+        (
+            "tabs.py",
+            b"import torch\nfrom torch import nn\nif True:\n\tmodel = nn.DataParallel(model)\n",
+            ["TL004"],
+        ),
         ("nullbyte.py", SLOW.encode() + b"x = 1\x00\n", ["TL000"]),
-        ("deep.py", ("import torch\nx = " + "(" * 2000 + "1" + ")" * 2000 + "\n").encode(), ["TL000"]),
+        (
+            "deep.py",
+            ("import torch\nx = " + "(" * 2000 + "1" + ")" * 2000 + "\n").encode(),
+            ["TL000"],
+        ),
     ],
 )
 def test_hostile_file_gives_one_line_and_the_run_goes_on(tmp_path, name, data, expected):
@@ -59,7 +81,9 @@ def test_hostile_file_gives_one_line_and_the_run_goes_on(tmp_path, name, data, e
 
 
 def test_ten_megabyte_file(tmp_path):
-    (tmp_path / "huge.py").write_text(SLOW + "x = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n" * 200_000)
+    (tmp_path / "huge.py").write_text(
+        SLOW + "x = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n" * 200_000
+    )
     (tmp_path / "good.py").write_text(SLOW)
     result, findings = _check(tmp_path)
     assert (tmp_path / "huge.py").stat().st_size > 10_000_000
@@ -83,7 +107,9 @@ def test_symlink_loop_fifo_and_unreadable_file(tmp_path):
         assert table["secret.py"] == ["TL998"]
     for loop in ("loop_a.py", "loop_b.py"):
         assert table.get(loop, []) in ([], ["TL998"])
-    explicit = run_torchlint("check", "loop_a.py", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    explicit = run_torchlint(
+        "check", "loop_a.py", "--no-cache", "--output-format", "concise", cwd=tmp_path
+    )
     assert "TL998" in explicit.stdout and "Traceback" not in explicit.stderr
 
 
@@ -92,8 +118,19 @@ def test_file_deleted_mid_run(tmp_path):
     body = SLOW + "for x in loader:\n    loss(x).backward()\n    opt.step()\n" + "y = 1\n" * 200
     for i in range(400):
         (tmp_path / f"m{i:03d}.py").write_text(body)
-    command = [str(Path(sys.executable).parent / "torchlint"), "check", ".", "--no-cache", "--jobs", "1", "--output-format", "json"]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [
+        str(Path(sys.executable).parent / "torchlint"),
+        "check",
+        ".",
+        "--no-cache",
+        "--jobs",
+        "1",
+        "--output-format",
+        "json",
+    ]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
     def delete_late_files() -> None:
         time.sleep(0.3)
@@ -124,12 +161,18 @@ def test_crashing_rule_is_an_internal_error_and_others_still_report(tmp_path):
         "main()\n"
     )
     base = [sys.executable, "-c", inject, "check", "train.py", "--no-cache", "--select", "ALL"]
-    result = subprocess.run(base + ["--output-format", "concise"], cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run(
+        base + ["--output-format", "concise"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert result.returncode == 2
     lines = result.stdout.splitlines()
-    assert any("TL999" in line and "TL004" in line and line.startswith("train.py") for line in lines)
+    assert any(
+        "TL999" in line and "TL004" in line and line.startswith("train.py") for line in lines
+    )
     assert any("TL006" in line for line in lines), "the other rules still report for that file"
     assert not any(line.startswith("train.py:3") and "TL004 " in line for line in lines)
     assert "Traceback" not in result.stdout + result.stderr
-    traced = subprocess.run(base + ["--show-traceback", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    traced = subprocess.run(
+        base + ["--show-traceback", "-q"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert "Traceback" in traced.stderr and "unexpected node shape" in traced.stderr

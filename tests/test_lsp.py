@@ -68,14 +68,20 @@ def capabilities(
 ) -> types.ClientCapabilities:
     code_action = types.CodeActionClientCapabilities(
         code_action_literal_support=types.ClientCodeActionLiteralOptions(
-            code_action_kind=types.ClientCodeActionKindOptions(value_set=["quickfix", "source", "notebook"])
+            code_action_kind=types.ClientCodeActionKindOptions(
+                value_set=["quickfix", "source", "notebook"]
+            )
         ),
         is_preferred_support=True,
         disabled_support=disabled,
-        resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]) if resolve else None,
+        resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
+        if resolve
+        else None,
     )
     return types.ClientCapabilities(
-        general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
+        general=types.GeneralClientCapabilities(position_encodings=encodings)
+        if encodings
+        else None,
         text_document=types.TextDocumentClientCapabilities(
             code_action=code_action,
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
@@ -84,11 +90,15 @@ def capabilities(
         ),
         workspace=types.WorkspaceClientCapabilities(
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
-            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=True
+            ),
             configuration=configuration,
         ),
         notebook_document=(
-            types.NotebookDocumentClientCapabilities(synchronization=types.NotebookDocumentSyncClientCapabilities())
+            types.NotebookDocumentClientCapabilities(
+                synchronization=types.NotebookDocumentSyncClientCapabilities()
+            )
             if notebooks
             else None
         ),
@@ -97,11 +107,16 @@ def capabilities(
 
 @contextlib.asynccontextmanager
 async def session(
-    root: Path, caps: types.ClientCapabilities | None = None, options: dict | None = None, env: dict | None = None
+    root: Path,
+    caps: types.ClientCapabilities | None = None,
+    options: dict | None = None,
+    env: dict | None = None,
 ):
     """A started and initialized server; shut down and exited cleanly at the end."""
     config = ClientServerConfig(
-        server_command=[torchlint_executable(), "lsp"], client_factory=_recording_client, server_env=env
+        server_command=[torchlint_executable(), "lsp"],
+        client_factory=_recording_client,
+        server_env=env,
     )
     client = await config.start()
     try:
@@ -160,9 +175,14 @@ def change_document(client: LanguageClient, uri: str, text: str, version: int) -
 
 
 async def code_actions(
-    client: LanguageClient, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+    client: LanguageClient,
+    uri: str,
+    diagnostics: list[types.Diagnostic],
+    only: list[str] | None = None,
 ) -> list[types.CodeAction]:
-    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    whole = types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+    )
     result = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -189,7 +209,10 @@ def _offset(text: str, at: types.Position, encoding: str) -> int:
 
 
 def apply_edits(text: str, edits: list[types.TextEdit], encoding: str = "utf-16") -> str:
-    spans = [(_offset(text, e.range.start, encoding), _offset(text, e.range.end, encoding), e.new_text) for e in edits]
+    spans = [
+        (_offset(text, e.range.start, encoding), _offset(text, e.range.end, encoding), e.new_text)
+        for e in edits
+    ]
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
     return text
@@ -222,7 +245,9 @@ async def plain(tmp_path_factory):
 async def rich(tmp_path_factory):
     """A client with notebooks, code action resolve and disabled actions; unsafe fixes on."""
     caps = capabilities(resolve=True, disabled=True, notebooks=True)
-    async with session(tmp_path_factory.mktemp("rich"), caps, options={"unsafeFixes": True}) as client:
+    async with session(
+        tmp_path_factory.mktemp("rich"), caps, options={"unsafeFixes": True}
+    ) as client:
         yield client
 
 
@@ -231,7 +256,11 @@ async def test_diagnostics_on_open_change_save_and_close(plain, tmp_path):
     client = plain
     uri = open_document(client, tmp_path / "train.py", DATA_PARALLEL)
     (found,) = await published(client, uri, 1)
-    assert (found.code, found.source, found.severity) == ("TL004", "torchlint", types.DiagnosticSeverity.Warning)
+    assert (found.code, found.source, found.severity) == (
+        "TL004",
+        "torchlint",
+        types.DiagnosticSeverity.Warning,
+    )
     assert found.range == types.Range(types.Position(1, 8), types.Position(1, 36))
     assert found.data["fix"]["applicability"] == "display-only"
 
@@ -243,11 +272,15 @@ async def test_diagnostics_on_open_change_save_and_close(plain, tmp_path):
     assert found.range.start == types.Position(3, 8)
 
     mark = len(client.published)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+    )
     assert [d.code for d in await published(client, uri, 3, after=mark)] == ["TL004"]
 
     mark = len(client.published)
-    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+    )
     assert await published(client, uri, after=mark) == []
 
 
@@ -274,7 +307,9 @@ async def _check_positions(client: LanguageClient, path: Path, encoding: str) ->
     (found,) = await published(client, uri, 1)
     codec, width = _CODECS[encoding]
     start, end = NON_ASCII_LINE.index("torch.tensor"), NON_ASCII_LINE.index("))") + 2
-    assert found.range.start == types.Position(2, len(NON_ASCII_LINE[:start].encode(codec)) // width)
+    assert found.range.start == types.Position(
+        2, len(NON_ASCII_LINE[:start].encode(codec)) // width
+    )
     assert found.range.end == types.Position(2, len(NON_ASCII_LINE[:end].encode(codec)) // width)
     assert found.range.start.character != start or encoding == "utf-32"
 
@@ -377,7 +412,9 @@ def fixed_by_cli(directory: Path, text: str, *flags: str) -> str:
 async def test_safe_quick_fix_is_preferred(plain, tmp_path):
     text = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
     uri = open_document(plain, tmp_path / "train.py", text)
-    fix = titled(await code_actions(plain, uri, await published(plain, uri, 1)), "torchlint (TL106)")
+    fix = titled(
+        await code_actions(plain, uri, await published(plain, uri, 1)), "torchlint (TL106)"
+    )
     assert fix.is_preferred
     assert applied(text, fix, uri) == fixed_by_cli(tmp_path, text)
 
@@ -431,7 +468,9 @@ async def test_hover_on_a_suppressed_code_shows_the_rule_docs(plain, tmp_path):
 
     async def hover(line: int, character: int) -> types.Hover | None:
         position = types.Position(line=line, character=character)
-        return await plain.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), position))
+        return await plain.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), position)
+        )
 
     column = text.splitlines()[1].index("TL004")
     found = await hover(1, column + 2)
@@ -445,7 +484,9 @@ async def test_hover_on_a_suppressed_code_shows_the_rule_docs(plain, tmp_path):
 # -- configuration ---------------------------------------------------------------------------
 async def test_config_file_change_is_picked_up(plain, tmp_path):
     client = plain
-    watchers = [w["globPattern"] for r in client.registrations for w in r.register_options["watchers"]]
+    watchers = [
+        w["globPattern"] for r in client.registrations for w in r.register_options["watchers"]
+    ]
     assert "**/pyproject.toml" in watchers and "**/torchlint.toml" in watchers
     uri = open_document(client, tmp_path / "train.py", DATA_PARALLEL + FROM_NUMPY)
     assert sorted(d.code for d in await published(client, uri, 1)) == ["TL003", "TL004"]
@@ -454,12 +495,16 @@ async def test_config_file_change_is_picked_up(plain, tmp_path):
     config.write_text('[tool.torchlint]\nignore = ["TL004"]\n')
     mark = len(client.published)
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams([types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Created)])
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Created)]
+        )
     )
     assert [d.code for d in await published(client, uri, 1, after=mark)] == ["TL003"]
 
     # No notification this time: the server sees the file's new stamp on the next lint.
-    config.write_text('[tool.torchlint]\nignore = ["TL003"]\nper-file-ignores = { "other.py" = ["TL004"] }\n')
+    config.write_text(
+        '[tool.torchlint]\nignore = ["TL003"]\nper-file-ignores = { "other.py" = ["TL004"] }\n'
+    )
     change_document(client, uri, DATA_PARALLEL + FROM_NUMPY + "\n", 2)
     assert [d.code for d in await published(client, uri, 2)] == ["TL004"]
 
@@ -488,7 +533,9 @@ async def test_client_settings_and_debounce(tmp_path):
 
         mark = len(client.published)
         client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"torchlint": {"select": ["TL004"], "debounceMs": 0}})
+            types.DidChangeConfigurationParams(
+                settings={"torchlint": {"select": ["TL004"], "debounceMs": 0}}
+            )
         )
         assert [d.code for d in await published(client, uri, 5, after=mark)] == ["TL004"]
 
@@ -504,15 +551,21 @@ async def test_pull_diagnostics_when_the_client_asks(tmp_path):
     async with session(tmp_path, capabilities(pull=True)) as client:
         uri = open_document(client, tmp_path / "train.py", DATA_PARALLEL)
         identifier = types.TextDocumentIdentifier(uri=uri)
-        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=identifier))
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=identifier)
+        )
         assert [d.code for d in report.items] == ["TL004"]
         again = await client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(text_document=identifier, previous_result_id=report.result_id)
+            types.DocumentDiagnosticParams(
+                text_document=identifier, previous_result_id=report.result_id
+            )
         )
         assert again.kind == "unchanged" and again.result_id == report.result_id
         change_document(client, uri, "import torch\n", 2)
         changed = await client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(text_document=identifier, previous_result_id=report.result_id)
+            types.DocumentDiagnosticParams(
+                text_document=identifier, previous_result_id=report.result_id
+            )
         )
         assert changed.kind == "full" and list(changed.items) == []
         await asyncio.sleep(0.2)
@@ -529,7 +582,11 @@ async def test_notebook_cells_are_linted_as_one_module(rich, tmp_path):
         "# Data\nLoad the arrays.",
         "%matplotlib inline\nrows = np.zeros(3)\nx = torch.tensor(rows)\nm = torch.nn.DataParallel(m)\n",
     ]
-    kinds = [types.NotebookCellKind.Code, types.NotebookCellKind.Markup, types.NotebookCellKind.Code]
+    kinds = [
+        types.NotebookCellKind.Code,
+        types.NotebookCellKind.Markup,
+        types.NotebookCellKind.Code,
+    ]
     cell_uris = [f"vscode-notebook-cell:{tmp_path}/explore.ipynb#cell{i}" for i in range(3)]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
@@ -540,7 +597,9 @@ async def test_notebook_cells_are_linted_as_one_module(rich, tmp_path):
                 cells=[types.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)],
             ),
             cell_text_documents=[
-                types.TextDocumentItem(uri=u, language_id="markdown" if i == 1 else "python", version=1, text=s)
+                types.TextDocumentItem(
+                    uri=u, language_id="markdown" if i == 1 else "python", version=1, text=s
+                )
                 for i, (u, s) in enumerate(zip(cell_uris, sources))
             ],
         )
@@ -550,14 +609,18 @@ async def test_notebook_cells_are_linted_as_one_module(rich, tmp_path):
     assert [(d.code, d.range.start.line) for d in found] == [("TL003", 2), ("TL004", 3)]
 
     fix = titled(await code_actions(client, cell_uris[2], found[:1]), "torchlint (TL003)")
-    assert applied(sources[2], fix, cell_uris[2]) == sources[2].replace("torch.tensor(", "torch.from_numpy(")
+    assert applied(sources[2], fix, cell_uris[2]) == sources[2].replace(
+        "torch.tensor(", "torch.from_numpy("
+    )
     noqa = titled(await code_actions(client, cell_uris[2], found[1:]), "Disable TL004")
     assert applied(sources[2], noqa, cell_uris[2]).endswith("(m)  # noqa: TL004\n")
 
     (fix_all,) = await code_actions(client, cell_uris[2], [], only=["notebook.source.fixAll"])
     assert fix_all.kind == "notebook.source.fixAll.torchlint"
     assert list(edits_of(fix_all.edit)) == [cell_uris[2]]
-    assert applied(sources[2], fix_all, cell_uris[2]) == sources[2].replace("torch.tensor(", "torch.from_numpy(")
+    assert applied(sources[2], fix_all, cell_uris[2]) == sources[2].replace(
+        "torch.tensor(", "torch.from_numpy("
+    )
 
     mark = len(client.published)
     client.notebook_document_did_close(
@@ -571,7 +634,10 @@ async def test_notebook_cells_are_linted_as_one_module(rich, tmp_path):
 
 # -- robustness and lifecycle ------------------------------------------------------------------
 async def test_a_crashing_rule_is_logged_and_the_others_still_report(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE / "lsp"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE / "lsp"), os.environ.get("PYTHONPATH", "")]),
+    }
     async with session(tmp_path, env=env) as client:
         uri = open_document(client, tmp_path / "train.py", DATA_PARALLEL + FROM_NUMPY)
         assert [d.code for d in await published(client, uri, 1)] == ["TL003"]

@@ -45,7 +45,11 @@ def _fixable_example() -> tuple[str, str]:
     """(code, source) of a registered rule example whose finding carries text edits."""
     for rule in all_rules():
         for example in rule.invalid:
-            if isinstance(example, Invalid) and example.fixed and example.target_torch_version is None:
+            if (
+                isinstance(example, Invalid)
+                and example.fixed
+                and example.target_torch_version is None
+            ):
                 return rule.code, example.code
     pytest.skip("no registered rule has an example with a fix")
 
@@ -53,7 +57,17 @@ def _fixable_example() -> tuple[str, str]:
 # -- json / json-lines -------------------------------------------------------------------
 
 POSITION_KEYS = {"row", "column"}
-DIAGNOSTIC_KEYS = {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "url"}
+DIAGNOSTIC_KEYS = {
+    "code",
+    "name",
+    "message",
+    "filename",
+    "cell",
+    "location",
+    "end_location",
+    "fix",
+    "url",
+}
 
 
 def _assert_position(value: object) -> None:
@@ -70,7 +84,10 @@ def _assert_contract(item: dict) -> None:
     assert item["cell"] is None or (isinstance(item["cell"], int) and item["cell"] >= 1)
     _assert_position(item["location"])
     _assert_position(item["end_location"])
-    assert (item["location"]["row"], item["location"]["column"]) <= (item["end_location"]["row"], item["end_location"]["column"])
+    assert (item["location"]["row"], item["location"]["column"]) <= (
+        item["end_location"]["row"],
+        item["end_location"]["column"],
+    )
     assert item["url"] is None or isinstance(item["url"], str)
     fix = item["fix"]
     if fix is not None:
@@ -91,7 +108,12 @@ def test_json_follows_the_contract_field_by_field(tmp_path):
     for item in items:
         _assert_contract(item)
     by_file = [(i["filename"], i["code"], i["location"]["row"]) for i in items]
-    assert by_file == [("a.py", "TL004", 2), ("a.py", "TL004", 3), ("broken.py", "TL000", 2), ("sub/b.py", "TL004", 2)]
+    assert by_file == [
+        ("a.py", "TL004", 2),
+        ("a.py", "TL004", 3),
+        ("broken.py", "TL000", 2),
+        ("sub/b.py", "TL004", 2),
+    ]
     first = items[0]
     assert first["name"] == "data-parallel"
     assert first["message"].startswith(DP_MESSAGE_START)
@@ -149,7 +171,14 @@ def test_github_emits_one_workflow_command_per_finding(tmp_path):
     parsed = [GITHUB_LINE.match(line) for line in lines]
     assert all(parsed), lines
     first = _github_properties(parsed[0]["props"])
-    assert first == {"title": "torchlint (TL004)", "file": "a.py", "line": "2", "col": "9", "endLine": "2", "endColumn": "37"}
+    assert first == {
+        "title": "torchlint (TL004)",
+        "file": "a.py",
+        "line": "2",
+        "col": "9",
+        "endLine": "2",
+        "endColumn": "37",
+    }
     assert parsed[0]["level"] == "warning"
     assert DP_MESSAGE_START in parsed[0]["message"]
     syntax = parsed[2]
@@ -187,7 +216,11 @@ def test_junit_is_xml_with_a_failing_testcase_per_finding(tmp_path):
     suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
     assert set(suites) == {"a.py", "broken.py", "sub/b.py"}
     cases = suites["a.py"].findall("testcase")
-    assert (suites["a.py"].get("tests"), suites["a.py"].get("failures"), len(cases)) == ("2", "2", 2)
+    assert (suites["a.py"].get("tests"), suites["a.py"].get("failures"), len(cases)) == (
+        "2",
+        "2",
+        2,
+    )
     failure = cases[0].find("failure")
     assert failure is not None
     assert failure.get("type") == "TL004"
@@ -227,13 +260,20 @@ def _sarif(tmp_path: Path, *args: str) -> tuple[dict, Path]:
 
 def test_sarif_is_accepted_by_sarif_tools(tmp_path):
     _, out = _sarif(_project(tmp_path))
-    summary = subprocess.run([_sarif_command(), "summary", str(out)], capture_output=True, text=True, timeout=120)
+    summary = subprocess.run(
+        [_sarif_command(), "summary", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert summary.returncode == 0, summary.stderr
     assert re.search(r"^error: 1$", summary.stdout, re.MULTILINE), summary.stdout
     assert re.search(r"^warning: 3$", summary.stdout, re.MULTILINE), summary.stdout
     assert re.search(r"TL004 .*: 3$", summary.stdout, re.MULTILINE), summary.stdout
     # --check makes sarif-tools fail the build on warnings: it must see ours.
-    gate = subprocess.run([_sarif_command(), "--check", "warning", "summary", str(out)], capture_output=True, text=True, timeout=120)
+    gate = subprocess.run(
+        [_sarif_command(), "--check", "warning", "summary", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert gate.returncode != 0
 
 
@@ -314,7 +354,9 @@ def test_sarif_clean_run_has_no_results(tmp_path):
     (tmp_path / "ok.py").write_text("import torch\n")
     log, out = _sarif(tmp_path)
     assert log["runs"][0]["results"] == []
-    summary = subprocess.run([_sarif_command(), "summary", str(out)], capture_output=True, text=True, timeout=120)
+    summary = subprocess.run(
+        [_sarif_command(), "summary", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert summary.returncode == 0
     assert re.search(r"^warning: 0$", summary.stdout, re.MULTILINE), summary.stdout
 
@@ -347,7 +389,11 @@ def test_full_labels_an_unsafe_fix(tmp_path):
     rule = next(r for r in all_rules() if r.code == code)
     label = {"safe": "  = fix: ", "unsafe": "  = unsafe fix: "}[rule.fix_availability]
     assert label in out
-    assert re.search(r"^\[\*\] [1-9]\d* fixable with `torchlint check --fix --unsafe-fixes`\.$", out, re.MULTILINE)
+    assert re.search(
+        r"^\[\*\] [1-9]\d* fixable with `torchlint check --fix --unsafe-fixes`\.$",
+        out,
+        re.MULTILINE,
+    )
 
 
 def test_concise_is_one_line_per_finding(tmp_path):
@@ -364,7 +410,9 @@ def test_concise_is_one_line_per_finding(tmp_path):
 def test_concise_marks_fixable_findings(tmp_path):
     code, source = _fixable_example()
     (tmp_path / "t.py").write_text(source)
-    first = _run(tmp_path, "--select", code, "--unsafe-fixes", "--output-format", "concise").stdout.splitlines()[0]
+    first = _run(
+        tmp_path, "--select", code, "--unsafe-fixes", "--output-format", "concise"
+    ).stdout.splitlines()[0]
     assert re.match(rf"t\.py:\d+:\d+: {code} \[\*\] ", first)
 
 
@@ -377,7 +425,10 @@ def test_grouped_lists_findings_under_each_file(tmp_path):
     assert all(line.startswith("  ") and " TL004 " in line for line in blocks[0].splitlines()[1:])
     assert blocks[1].splitlines()[0] == "broken.py:"
     assert " TL000 " in blocks[1]
-    assert blocks[2].splitlines() == ["sub/b.py:", f"  2:9 TL004 {blocks[2].split('TL004 ', 1)[1].splitlines()[0]}"]
+    assert blocks[2].splitlines() == [
+        "sub/b.py:",
+        f"  2:9 TL004 {blocks[2].split('TL004 ', 1)[1].splitlines()[0]}",
+    ]
     assert blocks[3].strip() == "Found 4 findings in 3 files."
 
 
@@ -390,5 +441,18 @@ def test_machine_formats_have_no_summary_line(tmp_path, output_format):
 
 
 def test_every_registered_format_is_offered():
-    assert set(FORMATS) == {"full", "concise", "grouped", "json", "json-lines", "github", "sarif", "junit", "gitlab", "rdjson", "pylint", "azure"}
+    assert set(FORMATS) == {
+        "full",
+        "concise",
+        "grouped",
+        "json",
+        "json-lines",
+        "github",
+        "sarif",
+        "junit",
+        "gitlab",
+        "rdjson",
+        "pylint",
+        "azure",
+    }
     assert all(isinstance(FORMATS[name]([]), str) for name in FORMATS)

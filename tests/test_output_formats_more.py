@@ -19,7 +19,9 @@ RDJSON_SEVERITIES = {"UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO"}
 
 
 def _check(tmp_path, fmt: str, *names: str) -> str:
-    result = run_torchlint("check", "--isolated", "--no-cache", "--output-format", fmt, *names, cwd=tmp_path)
+    result = run_torchlint(
+        "check", "--isolated", "--no-cache", "--output-format", fmt, *names, cwd=tmp_path
+    )
     assert result.returncode == 1, result.stderr
     return result.stdout
 
@@ -27,7 +29,9 @@ def _check(tmp_path, fmt: str, *names: str) -> str:
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
-    (tmp_path / "copy.py").write_text(SCRIPT + "y = torch.tensor(np.ones(3))\ny = torch.tensor(np.ones(3))\n")
+    (tmp_path / "copy.py").write_text(
+        SCRIPT + "y = torch.tensor(np.ones(3))\ny = torch.tensor(np.ones(3))\n"
+    )
     return tmp_path
 
 
@@ -47,9 +51,13 @@ def test_gitlab_code_quality_issues(project):
 
 
 def test_gitlab_fingerprints_survive_lines_moving(project):
-    before = {i["check_name"]: i["fingerprint"] for i in json.loads(_check(project, "gitlab", "train.py"))}
+    before = {
+        i["check_name"]: i["fingerprint"] for i in json.loads(_check(project, "gitlab", "train.py"))
+    }
     (project / "train.py").write_text("# a comment above moves every line\n" + SCRIPT)
-    after = {i["check_name"]: i["fingerprint"] for i in json.loads(_check(project, "gitlab", "train.py"))}
+    after = {
+        i["check_name"]: i["fingerprint"] for i in json.loads(_check(project, "gitlab", "train.py"))
+    }
     assert before == after
 
 
@@ -64,7 +72,10 @@ def test_rdjson_has_reviewdogs_shape_and_suggestions(project):
         assert {"line", "column"} <= set(span["start"]) and {"line", "column"} <= set(span["end"])
         assert d["code"]["url"].endswith(f"/docs/rules/{d['code']['value']}.md")
     [suggestion] = by_code["TL003"]["suggestions"]
-    assert suggestion["range"]["start"] == {"line": 5, "column": 5} and "torch.from_numpy(np.ones(3))" == suggestion["text"]
+    assert (
+        suggestion["range"]["start"] == {"line": 5, "column": 5}
+        and "torch.from_numpy(np.ones(3))" == suggestion["text"]
+    )
     assert "suggestions" not in by_code["TL004"]  # advice only: nothing to apply
 
 

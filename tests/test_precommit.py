@@ -39,28 +39,46 @@ model.eval()
 for x in val_batches:
     print(model(x))
 """
-FIXED = (
-    SCRIPT.replace("x = torch.tensor(features[i])", "x = torch.as_tensor(features[i])")
-    .replace("for x in val_batches:\n    print(model(x))\n", "with torch.no_grad():\n    for x in val_batches:\n        print(model(x))\n")
+FIXED = SCRIPT.replace("x = torch.tensor(features[i])", "x = torch.as_tensor(features[i])").replace(
+    "for x in val_batches:\n    print(model(x))\n",
+    "with torch.no_grad():\n    for x in val_batches:\n        print(model(x))\n",
 )
-NOTEBOOK_CELLS = ["import numpy as np\nimport torch", "%time data = np.zeros(4)\nx = torch.tensor(np.ones(4))"]
+NOTEBOOK_CELLS = [
+    "import numpy as np\nimport torch",
+    "%time data = np.zeros(4)\nx = torch.tensor(np.ones(4))",
+]
 
 
 def pre_commit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
-    executable = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
+    executable = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which(
+        "pre-commit"
+    )
     assert executable, "pre-commit is not installed"
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    return subprocess.run([executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def git(*args: str, cwd: Path) -> str:
-    identity = ["-c", "user.name=torchlint tests", "-c", "user.email=tests@torchlint.invalid", "-c", "commit.gpgsign=false"]
-    return subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+    identity = [
+        "-c",
+        "user.name=torchlint tests",
+        "-c",
+        "user.email=tests@torchlint.invalid",
+        "-c",
+        "commit.gpgsign=false",
+    ]
+    return subprocess.run(
+        ["git", *identity, *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def snapshot_of_this_repository(destination: Path) -> tuple[Path, str]:
     """This working tree as it is now, committed in a repository of its own."""
-    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT).split("\0")
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT).split(
+        "\0"
+    )
     for name in filter(None, listed):
         source = ROOT / name
         if source.is_file():
@@ -75,7 +93,14 @@ def snapshot_of_this_repository(destination: Path) -> tuple[Path, str]:
 def notebook_text(cells: list[str]) -> str:
     nb = {
         "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"cell{i}", "metadata": {}, "outputs": [], "source": c.splitlines(keepends=True)}
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": c.splitlines(keepends=True),
+            }
             for i, c in enumerate(cells)
         ],
         "metadata": {"language_info": {"name": "python"}},
@@ -98,18 +123,28 @@ def test_hooks_fail_fix_and_then_pass(tmp_path):
     home = tmp_path / "pre-commit-home"
 
     # Without a hook id try-repo runs every hook of the manifest: check, then fix.
-    first = pre_commit("try-repo", str(repository), "--ref", rev, "--all-files", cwd=project, home=home)
+    first = pre_commit(
+        "try-repo", str(repository), "--ref", rev, "--all-files", cwd=project, home=home
+    )
     output = first.stdout + first.stderr
     assert first.returncode == 1, output
     assert "torchlint...." in output and "- hook id: torchlint\n- exit code: 1" in output
-    assert "train.py:10:13: TL003 [*] [tensor-from-numpy]" in output and "train.py:18:11: TL001 [*] [eval-without-no-grad]" in output
+    assert (
+        "train.py:10:13: TL003 [*] [tensor-from-numpy]" in output
+        and "train.py:18:11: TL001 [*] [eval-without-no-grad]" in output
+    )
     assert "explore.ipynb:cell 2:2:5: TL003" in output
     assert "- hook id: torchlint-fix\n- files were modified by this hook" in output
     assert (project / "train.py").read_text() == FIXED
-    fixed_cells = [NOTEBOOK_CELLS[0], NOTEBOOK_CELLS[1].replace("torch.tensor(np.ones(4))", "torch.from_numpy(np.ones(4))")]
+    fixed_cells = [
+        NOTEBOOK_CELLS[0],
+        NOTEBOOK_CELLS[1].replace("torch.tensor(np.ones(4))", "torch.from_numpy(np.ones(4))"),
+    ]
     assert (project / "explore.ipynb").read_text() == notebook_text(fixed_cells)
 
-    second = pre_commit("try-repo", str(repository), "--ref", rev, "--all-files", cwd=project, home=home)
+    second = pre_commit(
+        "try-repo", str(repository), "--ref", rev, "--all-files", cwd=project, home=home
+    )
     assert second.returncode == 0, second.stdout + second.stderr
     assert second.stdout.count("Passed") == 2
     assert (project / "train.py").read_text() == FIXED
@@ -143,11 +178,17 @@ def test_a_staged_file_gets_its_projects_torch_not_the_newest(tmp_path):
     git("init", "-q", cwd=project)
     git("add", "src/train.py", cwd=project)
     home = tmp_path / "pre-commit-home"
-    staged = pre_commit("try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home)
+    staged = pre_commit(
+        "try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home
+    )
     assert staged.returncode == 0, staged.stdout + staged.stderr
     assert (project / "src" / "train.py").read_text() == AMP_SCRIPT
     # With a newer torch declared, the same staged file is fixed: the hook did run on it.
     (project / "requirements.txt").write_text("torch>=2.4\n")
-    newer = pre_commit("try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home)
+    newer = pre_commit(
+        "try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home
+    )
     assert newer.returncode == 1, newer.stdout + newer.stderr
-    assert 'torch.amp.GradScaler("cuda", enabled=cuda)' in (project / "src" / "train.py").read_text()
+    assert (
+        'torch.amp.GradScaler("cuda", enabled=cuda)' in (project / "src" / "train.py").read_text()
+    )

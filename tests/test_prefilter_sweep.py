@@ -38,18 +38,28 @@ def _hidden_in(job: tuple[str, bytes, str]) -> list[str]:
     if not skipped:
         return []
     settings = Settings(target_torch_version=tuple(int(p) for p in target.split(".")[:2]))
-    return [f"{path}:{d.start.row}: {d.code} {d.message}" for d in lint_text(path, text, skipped, settings) if d.code in RULES]
+    return [
+        f"{path}:{d.start.row}: {d.code} {d.message}"
+        for d in lint_text(path, text, skipped, settings)
+        if d.code in RULES
+    ]
 
 
 def _hidden(trees: list[Tree]) -> list[str]:
-    jobs = [(f"{tree.name}/{path}", data, tree.target) for tree in trees for path, data in tree.files.items()]
+    jobs = [
+        (f"{tree.name}/{path}", data, tree.target)
+        for tree in trees
+        for path, data in tree.files.items()
+    ]
     with ProcessPoolExecutor(os.cpu_count()) as pool:
         return [finding for found in pool.map(_hidden_in, jobs, chunksize=8) for finding in found]
 
 
 def test_prefilter_hides_nothing_in_torch():
     tree = torch_tree()
-    assert len(tree.files) > 1000, "the installed torch has too few .py files to be the real package"
+    assert len(tree.files) > 1000, (
+        "the installed torch has too few .py files to be the real package"
+    )
     assert _hidden([tree]) == []
 
 

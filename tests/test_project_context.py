@@ -54,28 +54,41 @@ def project(tmp_path: Path) -> Path:
 def test_findings_and_fixes_do_not_depend_on_the_paths_passed(project):
     whole = [d for d in _json(project, ".") if d["filename"] == "sub/train.py"]
     assert whole == _json(project, "sub") == _json(project, "sub/train.py")
-    assert whole == [d for d in _json(project, "other.py", "sub/train.py") if d["filename"] == "sub/train.py"]
+    assert whole == [
+        d for d in _json(project, "other.py", "sub/train.py") if d["filename"] == "sub/train.py"
+    ]
     codes = {d["code"] for d in whole}
     assert "TL006" in codes and "TL004" in codes
     assert "TL106" not in codes  # torch.cuda.amp is not deprecated on the declared 1.8
     zero_grad = next(d for d in whole if d["code"] == "TL006")
     assert "set_to_none=True" in zero_grad["fix"]["edits"][0]["content"]  # 1.8 has set_to_none
     diff = _diff(project, "sub/train.py")
-    assert "+    optimizer.zero_grad(set_to_none=True)" in diff and "GradScaler" not in diff.replace("-scaler", "")
-    assert _diff(project, "sub") == diff and _diff(project, ".", "--select", "TL006,TL106,TL102") == _diff(project, "sub", "--select", "TL006,TL106,TL102")
+    assert (
+        "+    optimizer.zero_grad(set_to_none=True)" in diff
+        and "GradScaler" not in diff.replace("-scaler", "")
+    )
+    assert _diff(project, "sub") == diff and _diff(
+        project, ".", "--select", "TL006,TL106,TL102"
+    ) == _diff(project, "sub", "--select", "TL006,TL106,TL102")
 
 
 def test_a_nested_config_applies_to_its_files_whichever_path_is_passed(project):
     (project / "sub" / "torchlint.toml").write_text('ignore = ["TL004"]\n')
-    assert "TL004" not in {d["code"] for d in _json(project, ".") if d["filename"] == "sub/train.py"}
+    assert "TL004" not in {
+        d["code"] for d in _json(project, ".") if d["filename"] == "sub/train.py"
+    }
     assert "TL004" in {d["code"] for d in _json(project, ".") if d["filename"] == "other.py"}
-    assert _json(project, "sub/train.py") == [d for d in _json(project, ".") if d["filename"] == "sub/train.py"]
+    assert _json(project, "sub/train.py") == [
+        d for d in _json(project, ".") if d["filename"] == "sub/train.py"
+    ]
 
 
 def test_each_file_of_a_monorepo_gets_its_nearest_torch(project):
     old = project / "packages" / "old"
     old.mkdir(parents=True)
-    (old / "setup.py").write_text("from setuptools import setup\nsetup(name='old', install_requires=['torch>=1.5'])\n")
+    (old / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='old', install_requires=['torch>=1.5'])\n"
+    )
     (old / "train.py").write_text(TRAIN)
     found = {d["filename"]: d for d in _json(project, ".") if d["code"] == "TL006"}
     assert found["sub/train.py"]["fix"] is not None
@@ -93,23 +106,43 @@ def test_show_settings(project):
     assert shown["torch target"] == "1.8 (requirements.txt: torch>=1.8.0)"
     assert shown["test code"] == "no"
     assert "TL004" in shown["enabled rules"].split(", ")
-    tests = run_torchlint("check", "--show-settings", "tests/test_train.py", "--target-torch-version", "2.1", cwd=project)
+    tests = run_torchlint(
+        "check",
+        "--show-settings",
+        "tests/test_train.py",
+        "--target-torch-version",
+        "2.1",
+        cwd=project,
+    )
     shown = dict(line.split(": ", 1) for line in tests.stdout.splitlines())
     assert shown["test code"].startswith("yes")
     assert shown["torch target"] == "2.1 (--target-torch-version)"
     assert shown["enabled rules"] == "TL106"
     missing = run_torchlint("check", "--show-settings", "nope.py", cwd=project)
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nope.py" in missing.stderr
+    assert (
+        missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nope.py" in missing.stderr
+    )
 
 
 def test_one_cache_at_the_project_root_or_where_asked(project, tmp_path_factory):
     assert run_torchlint("check", "sub", cwd=project).returncode == 1
-    assert (project / ".torchlint_cache").is_dir() and not (project / "sub" / ".torchlint_cache").exists()
+    assert (project / ".torchlint_cache").is_dir() and not (
+        project / "sub" / ".torchlint_cache"
+    ).exists()
     elsewhere = tmp_path_factory.mktemp("cache")
-    assert run_torchlint("check", "sub", "--cache-dir", str(elsewhere / "a"), cwd=project).returncode == 1
+    assert (
+        run_torchlint("check", "sub", "--cache-dir", str(elsewhere / "a"), cwd=project).returncode
+        == 1
+    )
     assert any((elsewhere / "a").rglob("*.json"))
     env = {**os.environ, "TORCHLINT_CACHE_DIR": str(elsewhere / "b")}
-    result = subprocess.run([torchlint_executable(), "check", "sub"], cwd=project, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [torchlint_executable(), "check", "sub"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1 and any((elsewhere / "b").rglob("*.json"))
 
 
@@ -123,8 +156,12 @@ def test_test_code_gets_no_performance_findings_unless_asked(project):
     )
     found = _json(project, ".")
     assert {d["filename"] for d in found} == {"sub/train.py", "other.py", "suite.py"}
-    assert [d["location"]["row"] for d in found if d["filename"] == "suite.py"] == [12]  # `def test(model, loader)` is not a test
-    (project / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.torchlint]\nlint-tests = true\n')
+    assert [d["location"]["row"] for d in found if d["filename"] == "suite.py"] == [
+        12
+    ]  # `def test(model, loader)` is not a test
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n\n[tool.torchlint]\nlint-tests = true\n'
+    )
     linted = {d["filename"] for d in _json(project, ".")}
     assert {"tests/helpers.py", "test_model.py"} <= linted
     assert len([d for d in _json(project, ".") if d["filename"] == "suite.py"]) == 3
@@ -133,7 +170,9 @@ def test_test_code_gets_no_performance_findings_unless_asked(project):
 def test_deprecations_are_still_reported_in_test_code(project):
     (project / "requirements.txt").write_text("torch>=2.4\n")
     (project / "tests").mkdir()
-    (project / "tests" / "test_amp.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    (project / "tests" / "test_amp.py").write_text(
+        "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+    )
     assert [d["code"] for d in _json(project, "tests")] == ["TL106"]
 
 
@@ -157,14 +196,18 @@ def test_tl001_sees_a_module_base_class_in_another_file(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "heads.py").write_text(HEAD)
-    (tmp_path / "pkg" / "backbone.py").write_text("class Backbone:\n    layer = None\n")  # not a module
+    (tmp_path / "pkg" / "backbone.py").write_text(
+        "class Backbone:\n    layer = None\n"
+    )  # not a module
     assert [d["code"] for d in _json(tmp_path, "pkg/heads.py", "--select", "TL001")] == ["TL001"]
     cached = run_torchlint("check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path)
     assert cached.returncode == 1
     (tmp_path / "pkg" / "backbone.py").write_text(BACKBONE)
     for args in (("pkg/heads.py",), (".",), ("pkg",)):
         assert _json(tmp_path, *args, "--select", "TL001") == []
-    again = run_torchlint("check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path)  # the cached entry is stale
+    again = run_torchlint(
+        "check", "pkg/heads.py", "--select", "TL001", cwd=tmp_path
+    )  # the cached entry is stale
     assert again.returncode == 0, again.stdout
 
 
@@ -174,13 +217,34 @@ EVALUATE = "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n  
 @pytest.mark.parametrize(
     ("caller", "flagged"),
     [
-        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n", False),
-        ("import torch\nfrom pkg import metrics\n\n@torch.inference_mode()\ndef report(net, loader):\n    return metrics.evaluate(net, loader)\n", False),
-        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\nevaluate(net, test_loader)\n", True),
-        ("import torch\nfrom pkg.metrics import evaluate\n\nwith torch.set_grad_enabled(True):\n    evaluate(net, val_loader)\n", True),
-        ("import torch\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n", True),  # another `evaluate`: not imported from metrics
+        (
+            "import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n",
+            False,
+        ),
+        (
+            "import torch\nfrom pkg import metrics\n\n@torch.inference_mode()\ndef report(net, loader):\n    return metrics.evaluate(net, loader)\n",
+            False,
+        ),
+        (
+            "import torch\nfrom pkg.metrics import evaluate\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\nevaluate(net, test_loader)\n",
+            True,
+        ),
+        (
+            "import torch\nfrom pkg.metrics import evaluate\n\nwith torch.set_grad_enabled(True):\n    evaluate(net, val_loader)\n",
+            True,
+        ),
+        (
+            "import torch\n\nwith torch.no_grad():\n    evaluate(net, val_loader)\n",
+            True,
+        ),  # another `evaluate`: not imported from metrics
     ],
-    ids=["with-no-grad", "inference-mode-decorator", "one-call-with-grad", "grad-enabled", "unrelated-name"],
+    ids=[
+        "with-no-grad",
+        "inference-mode-decorator",
+        "one-call-with-grad",
+        "grad-enabled",
+        "unrelated-name",
+    ],
 )
 def test_tl001_trusts_callers_in_other_files_only_when_all_turn_grad_off(tmp_path, caller, flagged):
     """An evaluation function the file never calls takes its grad mode from its callers elsewhere
@@ -191,7 +255,11 @@ def test_tl001_trusts_callers_in_other_files_only_when_all_turn_grad_off(tmp_pat
     (tmp_path / "pkg" / "metrics.py").write_text(EVALUATE)
     (tmp_path / "train.py").write_text(caller)
     for args in (("pkg/metrics.py",), (".",)):
-        found = [d for d in _json(tmp_path, *args, "--select", "TL001") if d["filename"].endswith("metrics.py")]
+        found = [
+            d
+            for d in _json(tmp_path, *args, "--select", "TL001")
+            if d["filename"].endswith("metrics.py")
+        ]
         assert bool(found) is flagged, (args, found)
 
 
@@ -205,9 +273,15 @@ LOGGING_LOOP = (
 @pytest.mark.parametrize(
     ("config", "flagged"),
     [
-        ('import torch\n\nDEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', True),
+        (
+            'import torch\n\nDEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+            True,
+        ),
         ('DEVICE = "cpu"\n', False),  # a CPU-only project: its syncs cost nothing
-        ('DEVICE = "cpu"\n\n\ndef use_gpu():\n    global DEVICE\n    DEVICE = "cuda:0"\n', True),  # rebound: unknown, its name decides
+        (
+            'DEVICE = "cpu"\n\n\ndef use_gpu():\n    global DEVICE\n    DEVICE = "cuda:0"\n',
+            True,
+        ),  # rebound: unknown, its name decides
     ],
     ids=["gpu", "cpu-only", "rebound"],
 )
@@ -223,9 +297,18 @@ def test_a_device_declared_in_another_module_is_evidence(tmp_path, config, flagg
 @pytest.mark.parametrize(
     ("base", "flagged"),
     [
-        ("from torch.nn.parallel import DataParallel\n\n\nclass ChunkedDataParallel(DataParallel):\n    pass\n", True),
-        ("import torch.nn as nn\n\n\nclass Inner(nn.DataParallel):\n    pass\n\n\nclass ChunkedDataParallel(Inner):\n    pass\n", True),
-        ("import torch.nn as nn\n\n\nclass ChunkedDataParallel(nn.Module):\n    pass\n", False),  # a plain module
+        (
+            "from torch.nn.parallel import DataParallel\n\n\nclass ChunkedDataParallel(DataParallel):\n    pass\n",
+            True,
+        ),
+        (
+            "import torch.nn as nn\n\n\nclass Inner(nn.DataParallel):\n    pass\n\n\nclass ChunkedDataParallel(Inner):\n    pass\n",
+            True,
+        ),
+        (
+            "import torch.nn as nn\n\n\nclass ChunkedDataParallel(nn.Module):\n    pass\n",
+            False,
+        ),  # a plain module
     ],
     ids=["direct", "through-a-base", "not-a-subclass"],
 )
@@ -235,8 +318,12 @@ def test_tl004_sees_a_data_parallel_subclass_in_another_file(tmp_path, base, fla
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "parallel.py").write_text(base)
-    (tmp_path / "train.py").write_text("from pkg.parallel import ChunkedDataParallel\n\nmodel = ChunkedDataParallel(model, [0, 1])\n")
-    found = [(d["filename"], d["location"]["row"]) for d in _json(tmp_path, ".", "--select", "TL004")]
+    (tmp_path / "train.py").write_text(
+        "from pkg.parallel import ChunkedDataParallel\n\nmodel = ChunkedDataParallel(model, [0, 1])\n"
+    )
+    found = [
+        (d["filename"], d["location"]["row"]) for d in _json(tmp_path, ".", "--select", "TL004")
+    ]
     assert found == ([("train.py", 3)] if flagged else [])
 
 
@@ -253,7 +340,9 @@ def test_tl001_sees_torch_through_a_star_import(tmp_path, common, flagged):
     """A script that gets torch from `from common import *` is still a torch script."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "common.py").write_text(common)
-    (tmp_path / "evaluate.py").write_text("from common import *\n\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n")
+    (tmp_path / "evaluate.py").write_text(
+        "from common import *\n\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n"
+    )
     for args in (("evaluate.py",), (".",)):
         found = [(d["filename"], d["code"]) for d in _json(tmp_path, *args, "--select", "TL001")]
         assert found == ([("evaluate.py", "TL001")] if flagged else []), args

@@ -28,6 +28,7 @@ class Case:
     rules: tuple[str, ...]
     expected: tuple[tuple[str, int], ...] = ()  # (rule, line); empty: nothing expected
     not_in_finding: str | None = None  # text the expected findings must not contain
+
     def param(self) -> object:
         return pytest.param(self, id=self.id)
 
@@ -46,15 +47,28 @@ SUPPORT = {
 def notebook(*cells: str) -> str:
     """An .ipynb of code cells, as Jupyter writes it."""
     code = [
-        {"cell_type": "code", "execution_count": None, "id": f"cell{i}", "metadata": {}, "outputs": [], "source": c.splitlines(keepends=True)}
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"cell{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": c.splitlines(keepends=True),
+        }
         for i, c in enumerate(cells)
     ]
-    return json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    return (
+        json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+        + "\n"
+    )
 
 
 CASES = [
     # --- Per-batch loops that are not recognised (TL002; TL101/TL103 decide differently) ---
-    Case("loop-over-helper-wrapped-loader", "det_eval.py", '''\
+    Case(
+        "loop-over-helper-wrapped-loader",
+        "det_eval.py",
+        """\
 import torch
 
 
@@ -64,8 +78,14 @@ def evaluate(model, data_loader, meter, device):
         for images, targets in meter.log_every(data_loader, 20, header="Test:"):
             scores = model(images.to(device))
             meter.update(acc=(scores.argmax(1) == targets.to(device)).float().mean().item())
-''', ("TL002",), (("TL002", 9),)),
-    Case("loader-passed-under-generic-name", "val_generic.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 9),),
+    ),
+    Case(
+        "loader-passed-under-generic-name",
+        "val_generic.py",
+        """\
 import torch
 from torch.utils.data import DataLoader
 
@@ -79,8 +99,14 @@ def validate(model, iterator, device):
 
 
 validate(net, DataLoader(val_set, batch_size=64), "cuda")
-''', ("TL002",), (("TL002", 9),)),
-    Case("range-loop-with-batch-helper", "gpt_estimate.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 9),),
+    ),
+    Case(
+        "range-loop-with-batch-helper",
+        "gpt_estimate.py",
+        """\
 import torch
 
 
@@ -92,8 +118,14 @@ def estimate_loss(model, data, eval_iters, device):
         _, loss = model(x.to(device), y.to(device))
         losses[k] = loss.item()
     return losses.mean()
-''', ("TL002",), (("TL002", 10),)),
-    Case("forward-reached-through-model-call", "tagger.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 10),),
+    ),
+    Case(
+        "forward-reached-through-model-call",
+        "tagger.py",
+        """\
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
@@ -119,8 +151,14 @@ for tokens, tags in train_loader:
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
-''', ("TL002",), (("TL002", 14),)),
-    Case("closure-passed-to-optimizer-step", "lbfgs_fit.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 14),),
+    ),
+    Case(
+        "closure-passed-to-optimizer-step",
+        "lbfgs_fit.py",
+        """\
 import torch
 
 optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)
@@ -135,8 +173,14 @@ for inputs, targets in loader:
         return loss
 
     optimizer.step(closure)
-''', ("TL002",), (("TL002", 11),)),
-    Case("def-test-is-an-evaluation-routine", "mnist_eval.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 11),),
+    ),
+    Case(
+        "def-test-is-an-evaluation-routine",
+        "mnist_eval.py",
+        """\
 import torch
 
 
@@ -147,9 +191,15 @@ def test(model, loader, device):
         data, target = data.to(device), target.to(device)
         correct += (model(data).argmax(1) == target).sum().item()
     return correct / len(loader.dataset)
-''', ("TL001", "TL002"), (("TL001", 9), ("TL002", 9))),
+""",
+        ("TL001", "TL002"),
+        (("TL001", 9), ("TL002", 9)),
+    ),
     # --- Branches that do not run every batch (TL002 false alarms) ---
-    Case("bounded-counter-guard-is-not-per-batch", "show_preds.py", '''\
+    Case(
+        "bounded-counter-guard-is-not-per-batch",
+        "show_preds.py",
+        """\
 import torch
 
 shown = 0
@@ -160,8 +210,13 @@ with torch.no_grad():
             if shown < 3:
                 shown += 1
                 print("pred=%d" % pred[i].item())
-''', ("TL002",)),
-    Case("run-mode-flag-is-not-a-periodic-guard", "train_flag.py", '''\
+""",
+        ("TL002",),
+    ),
+    Case(
+        "run-mode-flag-is-not-a-periodic-guard",
+        "train_flag.py",
+        """\
 import torch
 import torch.nn.functional as F
 
@@ -178,8 +233,14 @@ def train(args, model, train_loader, optimizer):
         if args.do_eval:
             train_acc += (logits.argmax(1) == y).float().mean().item()
     return train_acc
-''', ("TL002",), (("TL002", 15),)),
-    Case("modulo-held-in-a-variable-is-periodic", "train_mod.py", '''\
+""",
+        ("TL002",),
+        (("TL002", 15),),
+    ),
+    Case(
+        "modulo-held-in-a-variable-is-periodic",
+        "train_mod.py",
+        """\
 import torch
 import torch.nn.functional as F
 
@@ -193,8 +254,13 @@ def train(args, model, train_loader, optimizer):
         n = step % args.log_every
         if n == 0:
             print(f"step {step}: loss {loss.item():.4f}")
-''', ("TL002",)),
-    Case("cpu-only-device-binding", "cpu_train.py", '''\
+""",
+        ("TL002",),
+    ),
+    Case(
+        "cpu-only-device-binding",
+        "cpu_train.py",
+        """\
 import torch
 import torch.nn.functional as F
 
@@ -209,9 +275,14 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
     running += loss.item()
-''', ("TL002",)),
+""",
+        ("TL002",),
+    ),
     # --- Evaluation that is not recognised (TL001 misses) ---
-    Case("eval-chained-on-construction", "caption.py", '''\
+    Case(
+        "eval-chained-on-construction",
+        "caption.py",
+        """\
 import torch
 
 
@@ -219,8 +290,14 @@ def main(args):
     enc = Encoder(args.dim).eval().to("cuda")
     feats = enc(load_image(args.path).to("cuda"))
     print(feats.shape)
-''', ("TL001",), (("TL001", 6),)),
-    Case("forward-through-another-module-method", "play_policy.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 6),),
+    ),
+    Case(
+        "forward-through-another-module-method",
+        "play_policy.py",
+        """\
 import torch
 from torch import nn
 
@@ -244,8 +321,14 @@ def play(env, policy, episodes):
         while not done:
             action = policy.act(torch.as_tensor(obs, device="cuda"))
             obs, done = env.step(int(action))
-''', ("TL001",), (("TL001", 22),)),
-    Case("forward-on-test-data-in-a-training-loop", "fit_and_peek.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 22),),
+    ),
+    Case(
+        "forward-on-test-data-in-a-training-loop",
+        "fit_and_peek.py",
+        """\
 import torch
 
 for step, (x, y) in enumerate(train_loader):
@@ -256,8 +339,14 @@ for step, (x, y) in enumerate(train_loader):
     if step % 100 == 0:
         acc = (net(test_x).argmax(1) == test_y).float().mean()
         print(step, acc)
-''', ("TL001",), (("TL001", 9),)),
-    Case("eval-helper-result-leaves-autograd", "linreg.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 9),),
+    ),
+    Case(
+        "eval-helper-result-leaves-autograd",
+        "linreg.py",
+        """\
 import torch
 
 
@@ -270,8 +359,14 @@ def fit(w, loader, val_x, val_y, history):
         sgd_step(w)
         if i % 100 == 0:
             history.append(val_loss())
-''', ("TL001",), (("TL001", 6),)),
-    Case("eval-done-by-the-caller", "predict_caller.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 6),),
+    ),
+    Case(
+        "eval-done-by-the-caller",
+        "predict_caller.py",
+        """\
 import torch
 
 
@@ -285,8 +380,14 @@ def main(paths):
     model.cuda().eval()
     for images in batches(paths):
         save(predict(model, images))
-''', ("TL001",), (("TL001", 5),)),
-    Case("eval-at-module-level-in-a-script", "classify_script.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 5),),
+    ),
+    Case(
+        "eval-at-module-level-in-a-script",
+        "classify_script.py",
+        """\
 import torch
 import torchvision
 
@@ -300,8 +401,14 @@ def classify(path):
 
 for path in paths:
     print(path, classify(path))
-''', ("TL001",), (("TL001", 9),)),
-    Case("torch-only-through-a-star-import", "star_infer.py", '''\
+""",
+        ("TL001",),
+        (("TL001", 9),),
+    ),
+    Case(
+        "torch-only-through-a-star-import",
+        "star_infer.py",
+        """\
 from common import *
 
 model = Net().to(device)
@@ -311,9 +418,15 @@ predictions = []
 for x, _ in test_loader:
     out = model(x.to(device))
     predictions.append(out.argmax(1))
-''', ("TL001",), (("TL001", 8),)),
+""",
+        ("TL001",),
+        (("TL001", 8),),
+    ),
     # --- Evaluation that is not there (TL001 false alarms) ---
-    Case("http-call-named-like-a-model", "llm_judge.py", '''\
+    Case(
+        "http-call-named-like-a-model",
+        "llm_judge.py",
+        """\
 import requests
 import torch
 
@@ -329,8 +442,13 @@ def evaluate(questions):
     for q in questions:
         answers.append(query_model(q["prompt"])["response"])
     return answers
-''', ("TL001",)),
-    Case("parameter-swap-runs-no-forward", "ema_swap.py", '''\
+""",
+        ("TL001",),
+    ),
+    Case(
+        "parameter-swap-runs-no-forward",
+        "ema_swap.py",
+        """\
 import torch
 
 
@@ -346,8 +464,13 @@ def validate(model, ema_model, loader):
         correct = sum((model(x.cuda()).argmax(1) == y.cuda()).sum() for x, y in loader)
     swap_models(model, ema_model)
     return correct
-''', ("TL001",)),
-    Case("base-class-from-another-project-file", "retina_head.py", '''\
+""",
+        ("TL001",),
+    ),
+    Case(
+        "base-class-from-another-project-file",
+        "retina_head.py",
+        """\
 import torch
 from detector_base import DenseDetector
 
@@ -356,8 +479,13 @@ class RetinaHead(DenseDetector):
     def inference(self, images):
         features = self.backbone(images)
         return self.decode(self.head(features))
-''', ("TL001",)),
-    Case("framework-hook-lightning-validation-step", "lit_classifier.py", '''\
+""",
+        ("TL001",),
+    ),
+    Case(
+        "framework-hook-lightning-validation-step",
+        "lit_classifier.py",
+        """\
 import pytorch_lightning as pl
 import torch
 
@@ -367,8 +495,13 @@ class LitClassifier(pl.LightningModule):
         x, y = batch
         acc = (self.model(x).argmax(1) == y).float().mean()
         self.log("val_acc", acc)
-''', ("TL001",)),
-    Case("framework-hook-fairseq-valid-step", "my_task.py", '''\
+""",
+        ("TL001",),
+    ),
+    Case(
+        "framework-hook-fairseq-valid-step",
+        "my_task.py",
+        """\
 import torch
 from fairseq.tasks import FairseqTask
 
@@ -378,8 +511,13 @@ class SpeechTask(FairseqTask):
         model.eval()
         loss, sample_size, logging_output = criterion(model, sample)
         return loss, sample_size, logging_output
-''', ("TL001",)),
-    Case("framework-hook-hf-prediction-step", "my_trainer.py", '''\
+""",
+        ("TL001",),
+    ),
+    Case(
+        "framework-hook-hf-prediction-step",
+        "my_trainer.py",
+        """\
 import torch
 from transformers import Trainer
 
@@ -389,54 +527,92 @@ class DistillTrainer(Trainer):
         model.eval()
         outputs = model(**inputs)
         return outputs.loss, outputs.logits, inputs["labels"]
-''', ("TL001",)),
+""",
+        ("TL001",),
+    ),
     # --- Tensor creation (TL103, TL003) ---
-    Case("tensor-from-host-data-then-moved", "collate_rows.py", '''\
+    Case(
+        "tensor-from-host-data-then-moved",
+        "collate_rows.py",
+        """\
 import torch
 
 for rows in row_batches:
     x = torch.tensor(rows).to(device)
     model(x).sum().backward()
-''', ("TL103",)),
-    Case("legacy-constructor-filled-then-moved", "mask_build.py", '''\
+""",
+        ("TL103",),
+    ),
+    Case(
+        "legacy-constructor-filled-then-moved",
+        "mask_build.py",
+        """\
 import torch
 
 for batch in loader:
     n = batch.size(0)
     mask = torch.LongTensor(n, 8).fill_(0).to(device)
     model(batch.to(device), mask).sum().backward()
-''', ("TL103",), (("TL103", 5),)),
-    Case("dtype-method-between-factory-and-move", "zeros_float.py", '''\
+""",
+        ("TL103",),
+        (("TL103", 5),),
+    ),
+    Case(
+        "dtype-method-between-factory-and-move",
+        "zeros_float.py",
+        """\
 import torch
 
 for batch in loader:
     n = batch.size(0)
     offsets = torch.zeros(n, 3).float().to(device)
     model(batch.to(device) + offsets).sum().backward()
-''', ("TL103",), (("TL103", 5),)),
-    Case("one-off-creation-outside-any-loop", "shuffle_once.py", '''\
+""",
+        ("TL103",),
+        (("TL103", 5),),
+    ),
+    Case(
+        "one-off-creation-outside-any-loop",
+        "shuffle_once.py",
+        """\
 import torch
 
 
 def shuffled(data, device):
     perm = torch.randperm(data.size(0)).to(device)
     return data.to(device)[perm]
-''', ("TL103",)),
-    Case("float-tensor-of-float64-converts-anyway", "float64_feats.py", '''\
+""",
+        ("TL103",),
+    ),
+    Case(
+        "float-tensor-of-float64-converts-anyway",
+        "float64_feats.py",
+        """\
 import numpy as np
 import torch
 
 feats = np.random.rand(1000, 16)
 x = torch.FloatTensor(feats)
-''', ("TL003",)),
-    Case("numpy-from-tuple-unpacking", "relabel.py", '''\
+""",
+        ("TL003",),
+    ),
+    Case(
+        "numpy-from-tuple-unpacking",
+        "relabel.py",
+        """\
 import numpy as np
 import torch
 
 _, inverse = np.unique(labels, return_inverse=True)
 targets = torch.tensor(inverse)
-''', ("TL003",), (("TL003", 5),)),
-    Case("constructor-under-a-local-alias", "alias_ctor.py", '''\
+""",
+        ("TL003",),
+        (("TL003", 5),),
+    ),
+    Case(
+        "constructor-under-a-local-alias",
+        "alias_ctor.py",
+        """\
 import numpy as np
 import torch
 
@@ -444,8 +620,14 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 to_tensor = torch.tensor
 noise = Tensor(np.random.normal(0, 1, (64, 100)))  # float64 to float32: a copy either way
 frame = to_tensor(np.zeros((64, 64), dtype=np.float32))
-''', ("TL003",), (("TL003", 7),)),
-    Case("arrays-from-opencv-and-scipy", "load_inputs.py", '''\
+""",
+        ("TL003",),
+        (("TL003", 7),),
+    ),
+    Case(
+        "arrays-from-opencv-and-scipy",
+        "load_inputs.py",
+        """\
 import cv2
 import scipy.io
 import torch
@@ -454,9 +636,15 @@ image = cv2.imread("frame.png")
 img = torch.tensor(image)
 mat = scipy.io.loadmat("features.mat")["X"]
 feats = torch.tensor(mat)
-''', ("TL003",), (("TL003", 6), ("TL003", 8))),
+""",
+        ("TL003",),
+        (("TL003", 6), ("TL003", 8)),
+    ),
     # --- Losses and gradients (TL104, TL006) ---
-    Case("criterion-tuple-only-first-is-a-loss", "fairseq_like.py", '''\
+    Case(
+        "criterion-tuple-only-first-is-a-loss",
+        "fairseq_like.py",
+        """\
 import torch
 
 total_loss, total_size = 0.0, 0
@@ -467,8 +655,14 @@ for batch in loader:
     optimizer.step()
     total_loss += loss
     total_size += sample_size
-''', ("TL104",), (("TL104", 9),)),
-    Case("manual-sgd-zeroes-a-leaf-grad", "manual_sgd.py", '''\
+""",
+        ("TL104",),
+        (("TL104", 9),),
+    ),
+    Case(
+        "manual-sgd-zeroes-a-leaf-grad",
+        "manual_sgd.py",
+        """\
 import torch
 
 w = torch.randn(512, 10, device="cuda", requires_grad=True)
@@ -477,8 +671,14 @@ for x, y in loader:
     with torch.no_grad():
         w -= 0.1 * w.grad
         w.grad.zero_()
-''', ("TL006",), (("TL006", 8),)),
-    Case("grads-read-after-backward-before-torch-2", "legacy/train_gnorm.py", '''\
+""",
+        ("TL006",),
+        (("TL006", 8),),
+    ),
+    Case(
+        "grads-read-after-backward-before-torch-2",
+        "legacy/train_gnorm.py",
+        """\
 import torch
 import torch.nn.functional as F
 
@@ -487,9 +687,15 @@ for step, (x, y) in enumerate(loader):
     F.cross_entropy(model(x), y).backward()
     optimizer.step()
     writer.add_scalar("gnorm", model.head.weight.grad.norm(), step)
-''', ("TL006",), (("TL006", 5),)),
+""",
+        ("TL006",),
+        (("TL006", 5),),
+    ),
     # --- DataLoader (TL101) ---
-    Case("single-batch-in-memory-loader", "full_batch.py", '''\
+    Case(
+        "single-batch-in-memory-loader",
+        "full_batch.py",
+        """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -499,8 +705,13 @@ for epoch in range(500):
         x, y = x.to(device), y.to(device)
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
-''', ("TL101",)),
-    Case("move-whose-result-is-discarded", "discarded_move.py", '''\
+""",
+        ("TL101",),
+    ),
+    Case(
+        "move-whose-result-is-discarded",
+        "discarded_move.py",
+        """\
 import torch
 from torch.utils.data import DataLoader
 
@@ -510,14 +721,26 @@ for x, y in loader:
     y.to(device)
     loss = criterion(model(x), y)
     loss.backward()
-''', ("TL101",)),
-    Case("notebook-gets-no-main-guard-advice", "train_nb.ipynb", notebook(
-        "import torch\nfrom torch.utils.data import DataLoader",
-        "loader = DataLoader(dataset, batch_size=64, shuffle=True)\nfor x, y in loader:\n"
-        "    x, y = x.to('cuda'), y.to('cuda')\n    model(x).sum().backward()",
-    ), ("TL101",), (("TL101", 1),), not_in_finding="__main__"),
+""",
+        ("TL101",),
+    ),
+    Case(
+        "notebook-gets-no-main-guard-advice",
+        "train_nb.ipynb",
+        notebook(
+            "import torch\nfrom torch.utils.data import DataLoader",
+            "loader = DataLoader(dataset, batch_size=64, shuffle=True)\nfor x, y in loader:\n"
+            "    x, y = x.to('cuda'), y.to('cuda')\n    model(x).sum().backward()",
+        ),
+        ("TL101",),
+        (("TL101", 1),),
+        not_in_finding="__main__",
+    ),
     # --- Unit tests of the library itself (TL004, TL005 and every performance rule) ---
-    Case("test-of-data-parallel-support", "test_parallel.py", '''\
+    Case(
+        "test-of-data-parallel-support",
+        "test_parallel.py",
+        """\
 import pytest
 import torch
 from torch import nn
@@ -528,8 +751,13 @@ def test_data_parallel_forward():
     model = nn.DataParallel(nn.Linear(4, 2).cuda())
     out = model(torch.randn(8, 4, device="cuda"))
     assert out.shape == (8, 2)
-''', ANY),
-    Case("test-fixture-conv-bias-batchnorm", "test_fusion.py", '''\
+""",
+        ANY,
+    ),
+    Case(
+        "test-fixture-conv-bias-batchnorm",
+        "test_fusion.py",
+        """\
 import pytest
 import torch
 from torch import nn
@@ -543,8 +771,13 @@ def conv_bn():
 def test_fuse_keeps_output(conv_bn):
     x = torch.randn(2, 3, 16, 16, device="cuda")
     assert torch.allclose(fuse(conv_bn.eval())(x), conv_bn(x), atol=1e-5)
-''', ANY),
-    Case("test-that-trains-a-few-steps", "test_training.py", '''\
+""",
+        ANY,
+    ),
+    Case(
+        "test-that-trains-a-few-steps",
+        "test_training.py",
+        """\
 import pytest
 import torch
 import torch.nn.functional as F
@@ -564,7 +797,9 @@ def test_loss_goes_down():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0]
-''', ANY),
+""",
+        ANY,
+    ),
 ]
 
 
@@ -581,12 +816,19 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 
 
 def test_each_case_has_its_own_file() -> None:
-    assert len({c.filename for c in CASES}) == len(CASES) and not {c.filename for c in CASES} & SUPPORT.keys()
+    assert (
+        len({c.filename for c in CASES}) == len(CASES)
+        and not {c.filename for c in CASES} & SUPPORT.keys()
+    )
 
 
 @pytest.mark.parametrize("case", [c.param() for c in CASES])
 def test_real_code_case(case: Case, findings: list[dict]) -> None:
-    mine = [d for d in findings if d["filename"] == case.filename and (case.rules == ANY or d["code"] in case.rules)]
+    mine = [
+        d
+        for d in findings
+        if d["filename"] == case.filename and (case.rules == ANY or d["code"] in case.rules)
+    ]
     assert sorted((d["code"], d["location"]["row"]) for d in mine) == sorted(case.expected), mine
     if case.not_in_finding:
         assert all(case.not_in_finding not in json.dumps(d) for d in mine), mine

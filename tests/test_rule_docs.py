@@ -18,7 +18,11 @@ SLOW = "import torch\nfrom torch import nn\n\nmodel = nn.DataParallel(nn.Linear(
 def test_committed_pages_are_what_the_rules_generate():
     expected = render(all_rules())
     committed = {p.name: p.read_text(encoding="utf-8") for p in PAGES.glob("*.md")}
-    stale = sorted(name for name in expected.keys() | committed.keys() if expected.get(name) != committed.get(name))
+    stale = sorted(
+        name
+        for name in expected.keys() | committed.keys()
+        if expected.get(name) != committed.get(name)
+    )
     assert stale == [], f"{stale} differ from the rules: run `python -m torchlint.rule_docs`"
 
 
@@ -37,10 +41,18 @@ def _page_of(url: str):
 
 def test_findings_and_sarif_rules_point_at_existing_pages(tmp_path):
     (tmp_path / "train.py").write_text(SLOW)
-    found = json.loads(run_torchlint("check", "--isolated", "--output-format", "json", "train.py", cwd=tmp_path).stdout)
+    found = json.loads(
+        run_torchlint(
+            "check", "--isolated", "--output-format", "json", "train.py", cwd=tmp_path
+        ).stdout
+    )
     assert [d["code"] for d in found] == ["TL004"]
     assert _page_of(found[0]["url"]) == PAGES / "TL004.md"
-    sarif = json.loads(run_torchlint("check", "--isolated", "--output-format", "sarif", "train.py", cwd=tmp_path).stdout)
+    sarif = json.loads(
+        run_torchlint(
+            "check", "--isolated", "--output-format", "sarif", "train.py", cwd=tmp_path
+        ).stdout
+    )
     rules = sarif["runs"][0]["tool"]["driver"]["rules"]
     linked = {r["id"]: _page_of(r["helpUri"]) for r in rules if "helpUri" in r}
     assert set(linked) == {rule.code for rule in all_rules()}

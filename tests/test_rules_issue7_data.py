@@ -38,7 +38,17 @@ def _fixed(codes: str, text: str, unsafe: bool = True) -> str:
 
 
 def _json(path, cwd, select: str = SELECT) -> list[dict]:
-    result = run_torchlint("check", "--isolated", "--no-cache", "--select", select, "--output-format", "json", str(path), cwd=cwd)
+    result = run_torchlint(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        select,
+        "--output-format",
+        "json",
+        str(path),
+        cwd=cwd,
+    )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
 
@@ -75,13 +85,29 @@ def test_fixture_before_is_flagged_and_after_is_clean(code):
 def test_fix_turns_the_fixture_into_its_after_version_and_it_runs(code, tmp_path):
     folder = tmp_path / "pair"
     shutil.copytree(FIXTURES / RULES[code], folder)
-    fixed = run_torchlint("fix", "--isolated", "--select", SELECT, "--unsafe-fixes", "--apply", "before.py", cwd=folder)
+    fixed = run_torchlint(
+        "fix",
+        "--isolated",
+        "--select",
+        SELECT,
+        "--unsafe-fixes",
+        "--apply",
+        "before.py",
+        cwd=folder,
+    )
     assert fixed.returncode in (0, 1), fixed.stderr
     assert [d for d in _json(folder / "before.py", folder) if d["fix"] and d["fix"]["edits"]] == []
     before, after = (folder / "before.py").read_text(), (folder / "after.py").read_text()
     assert _without_docstring(before) == _without_docstring(after)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    ran = subprocess.run([sys.executable, "before.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "before.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
 
 
@@ -117,22 +143,30 @@ def test_loader_kept_on_self_is_followed_across_methods():
 
 
 def test_unit_tests_are_not_flagged():
-    text = "from torch.utils.data import DataLoader\n\n\ndef test_fit():\n    loader = DataLoader(ds)\n" + LOOP
+    text = (
+        "from torch.utils.data import DataLoader\n\n\ndef test_fit():\n    loader = DataLoader(ds)\n"
+        + LOOP
+    )
     assert _lint(SELECT, text, path="tests/test_fit.py") == []
 
 
 def test_workers_are_not_added_to_a_script_that_runs_at_import():
     text = (
-        "from torch.utils.data import DataLoader\n\n\ndef main():\n    loader = DataLoader(ds, batch_size=8)\n" + LOOP + "\n\nmain()\n"
+        "from torch.utils.data import DataLoader\n\n\ndef main():\n    loader = DataLoader(ds, batch_size=8)\n"
+        + LOOP
+        + "\n\nmain()\n"
     )
     found = _lint("TL101", text)
-    assert len(found) == 1 and "__main__" in found[0].fix.message  # the help line says why workers wait
+    assert (
+        len(found) == 1 and "__main__" in found[0].fix.message
+    )  # the help line says why workers wait
     assert "loader = DataLoader(ds, batch_size=8, pin_memory=True)\n" in _fixed("TL101", text)
 
 
 def test_pinning_added_by_tl101_makes_tl102_add_non_blocking():
     text = (
-        "from torch.utils.data import DataLoader\n\n\ndef main():\n    loader = DataLoader(ds, batch_size=8)\n" + LOOP
+        "from torch.utils.data import DataLoader\n\n\ndef main():\n    loader = DataLoader(ds, batch_size=8)\n"
+        + LOOP
         + '\n\nif __name__ == "__main__":\n    main()\n'
     )
     fixed = _fixed("TL101,TL102", text)
@@ -145,7 +179,10 @@ PINNED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num
 
 
 def test_a_value_read_on_the_host_in_the_next_statement_is_not_flagged():
-    text = PINNED + "for x, y in loader:\n    y = y.to(device)\n    counts[int(y)] += 1\n    x = x.to(device)\n"
+    text = (
+        PINNED
+        + "for x, y in loader:\n    y = y.to(device)\n    counts[int(y)] += 1\n    x = x.to(device)\n"
+    )
     found = _lint("TL102", text)
     assert [d.start.row for d in found] == [7]
 
@@ -160,7 +197,9 @@ def test_non_blocking_is_a_safe_fix_and_idempotent():
 
 
 def test_loops_over_other_iterables_are_not_flagged():
-    text = PINNED + "for x in cached_batches:\n    x = x.to(device)\nfor x, y in loader:\n    pass\n"
+    text = (
+        PINNED + "for x in cached_batches:\n    x = x.to(device)\nfor x, y in loader:\n    pass\n"
+    )
     assert _lint("TL102", text) == []
 
 
@@ -176,7 +215,9 @@ def test_loops_over_other_iterables_are_not_flagged():
     ],
 )
 def test_fix_safety_follows_whether_the_values_can_change(creation, applicability):
-    found = _lint("TL103", f"import torch\n\n\ndef forward(x, n):\n    return x + {creation}.to(device)\n")  # every step
+    found = _lint(
+        "TL103", f"import torch\n\n\ndef forward(x, n):\n    return x + {creation}.to(device)\n"
+    )  # every step
     assert len(found) == 1 and found[0].fix.applicability is applicability
 
 
@@ -200,7 +241,14 @@ def test_fix_keeps_an_indented_multi_line_creation_intact():
     )
 
 
-@pytest.mark.parametrize("spacing", ["torch.zeros(3) .cuda()", "(torch.zeros(3)\n .to(device))", "torch.zeros(3).\\\n    to(device)"])
+@pytest.mark.parametrize(
+    "spacing",
+    [
+        "torch.zeros(3) .cuda()",
+        "(torch.zeros(3)\n .to(device))",
+        "torch.zeros(3).\\\n    to(device)",
+    ],
+)
 def test_prefilter_admits_unusual_spacing(spacing):
     text = f"import torch\n\n\ndef forward(x):\n    y = {spacing}\n    return x + y\n"
     assert find_rule("TL103").may_match(text)

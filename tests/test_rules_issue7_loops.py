@@ -24,14 +24,28 @@ RULES = {
 
 
 def _codes(path, code: str, cwd) -> list[str]:
-    result = run_torchlint("check", "--isolated", "--no-cache", "--select", code, "--output-format", "json", str(path), cwd=cwd)
+    result = run_torchlint(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        code,
+        "--output-format",
+        "json",
+        str(path),
+        cwd=cwd,
+    )
     assert result.returncode in (0, 1), result.stderr
     return [d["code"] for d in json.loads(result.stdout)]
 
 
 def _found(code: str, text: str) -> list[int]:
     """Rows of `code`'s findings in `text`."""
-    return [d.start.row for d in lint_text("train.py", text, [find_rule(code)], Settings()) if d.code == code]
+    return [
+        d.start.row
+        for d in lint_text("train.py", text, [find_rule(code)], Settings())
+        if d.code == code
+    ]
 
 
 def test_rules_are_listed_on_by_default():
@@ -58,22 +72,52 @@ def test_fixture_before_is_flagged_and_after_is_clean(code):
 def test_tl104_fix_turns_the_fixture_into_after_and_it_still_runs(tmp_path):
     shutil.copytree(FIXTURES / RULES["TL104"], tmp_path / "pair")
     folder = tmp_path / "pair"
-    fixed = run_torchlint("fix", "--isolated", "--select", "TL104", "--unsafe-fixes", "--apply", "before.py", cwd=folder)
+    fixed = run_torchlint(
+        "fix",
+        "--isolated",
+        "--select",
+        "TL104",
+        "--unsafe-fixes",
+        "--apply",
+        "before.py",
+        cwd=folder,
+    )
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     body = lambda name: (folder / name).read_text().split('"""', 2)[2]  # noqa: E731 -- the code after the docstring
     assert body("before.py") == body("after.py")
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
-    ran = subprocess.run([sys.executable, "before.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "before.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "requires_grad" not in ran.stderr  # torch's warning about converting a tensor that requires grad is gone
+    assert (
+        "requires_grad" not in ran.stderr
+    )  # torch's warning about converting a tensor that requires grad is gone
 
 
 def test_display_only_rules_offer_no_edits(tmp_path):
     for code in ("TL105", "TL108"):
         folder = FIXTURES / RULES[code]
-        result = run_torchlint("check", "--isolated", "--no-cache", "--select", code, "--output-format", "json", "before.py", cwd=folder)
+        result = run_torchlint(
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            code,
+            "--output-format",
+            "json",
+            "before.py",
+            cwd=folder,
+        )
         for finding in json.loads(result.stdout):
-            assert finding["fix"]["applicability"] == "display-only" and finding["fix"]["edits"] == []
+            assert (
+                finding["fix"]["applicability"] == "display-only" and finding["fix"]["edits"] == []
+            )
 
 
 # -- TL104: shapes met in real training code ---------------------------------------------------

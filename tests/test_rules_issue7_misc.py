@@ -28,7 +28,17 @@ RULES = {
 
 
 def _codes(path, code: str, cwd) -> list[str]:
-    result = run_torchlint("check", "--isolated", "--no-cache", "--select", code, "--output-format", "json", str(path), cwd=cwd)
+    result = run_torchlint(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        code,
+        "--output-format",
+        "json",
+        str(path),
+        cwd=cwd,
+    )
     assert result.returncode in (0, 1), result.stderr
     return [d["code"] for d in json.loads(result.stdout)]
 
@@ -63,11 +73,20 @@ def test_fixture_before_is_flagged_and_after_is_clean(code):
 def test_opt_in_fix_cleans_the_fixture_and_it_still_runs(code, tmp_path):
     shutil.copytree(FIXTURES / RULES[code][0], tmp_path / "pair")
     folder = tmp_path / "pair"
-    fixed = run_torchlint("fix", "--isolated", "--select", code, "--unsafe-fixes", "--apply", "before.py", cwd=folder)
+    fixed = run_torchlint(
+        "fix", "--isolated", "--select", code, "--unsafe-fixes", "--apply", "before.py", cwd=folder
+    )
     assert fixed.returncode in (0, 1), fixed.stderr
     assert _codes(folder / "before.py", code, folder) == []
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    ran = subprocess.run([sys.executable, "before.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "before.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
 
 
@@ -117,7 +136,11 @@ def _fixed(code: str, text: str) -> str:
 
 
 def test_benchmark_goes_after_imports_guarded_by_try():
-    text = "import torch\ntry:\n    from torch import nn\nexcept ImportError:\n    raise\nSEED = 0\n" + CONV + "\n"
+    text = (
+        "import torch\ntry:\n    from torch import nn\nexcept ImportError:\n    raise\nSEED = 0\n"
+        + CONV
+        + "\n"
+    )
     assert _fixed("TL110", text).startswith(
         "import torch\ntry:\n    from torch import nn\nexcept ImportError:\n    raise\ntorch.backends.cudnn.benchmark = True\nSEED = 0\n"
     )
@@ -125,13 +148,19 @@ def test_benchmark_goes_after_imports_guarded_by_try():
 
 def test_benchmark_line_is_added_to_a_file_without_final_newline():
     text = "import torch\nfrom torch import nn\n" + CONV
-    assert _fixed("TL110", text).startswith("import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\nmodel =")
+    assert _fixed("TL110", text).startswith(
+        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\nmodel ="
+    )
 
 
 def test_benchmark_insertion_ignores_imports_inside_the_main_guard():
-    text = "import torch\nfrom torch import nn\n" + CONV.replace("\n", "\n    ").replace("model = ", "def main():\n    model = ", 1)
+    text = "import torch\nfrom torch import nn\n" + CONV.replace("\n", "\n    ").replace(
+        "model = ", "def main():\n    model = ", 1
+    )
     text += "\n\nif __name__ == '__main__':\n    import sys\n    main()\n"
-    assert "from torch import nn\ntorch.backends.cudnn.benchmark = True\ndef main():" in _fixed("TL110", text)
+    assert "from torch import nn\ntorch.backends.cudnn.benchmark = True\ndef main():" in _fixed(
+        "TL110", text
+    )
 
 
 # -- TL111 ------------------------------------------------------------------------------------
@@ -141,7 +170,13 @@ def test_weight_decay_bound_twice_is_not_known():
 
 
 def test_plain_seeding_does_not_hide_the_missing_benchmark():
-    text = "import random\nimport numpy as np\nimport torch\nfrom torch import nn\nrandom.seed(0)\nnp.random.seed(0)\ntorch.manual_seed(0)\n" + CONV + "\n"
+    text = (
+        "import random\nimport numpy as np\nimport torch\nfrom torch import nn\nrandom.seed(0)\nnp.random.seed(0)\ntorch.manual_seed(0)\n"
+        + CONV
+        + "\n"
+    )
     assert [d.code for d in _lint("TL110", text)] == ["TL110"]
-    helper = text.replace("import random\n", "import random\nfrom utils import init_seeds\n").replace("random.seed(0)\n", "init_seeds(0)\n")
+    helper = text.replace(
+        "import random\n", "import random\nfrom utils import init_seeds\n"
+    ).replace("random.seed(0)\n", "init_seeds(0)\n")
     assert _lint("TL110", helper) == []

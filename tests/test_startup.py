@@ -22,14 +22,27 @@ print(sorted(set(filter(lambda name: name in heavy or name.startswith("torchlint
 """
 
 
-@pytest.mark.parametrize("argv", [["torchlint", "--version"], ["torchlint", "-V"], ["torchlint", "check", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["torchlint", "--version"], ["torchlint", "-V"], ["torchlint", "check", "--help"]]
+)
 def test_commands_that_do_not_lint_import_no_heavy_module(argv):
-    result = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, exe=torchlint_executable())], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv, exe=torchlint_executable())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
 
 
 def _imported(argv: list[str], cwd) -> list[str]:
-    result = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, exe=torchlint_executable())], capture_output=True, text=True, timeout=120, cwd=cwd)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv, exe=torchlint_executable())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
     return ast.literal_eval(result.stderr.strip().splitlines()[-1])
 
 
@@ -40,5 +53,10 @@ def test_checking_a_file_no_rule_may_match_imports_neither_libcst_nor_the_rules(
 
 
 def test_a_file_a_rule_may_match_still_gets_the_rules(tmp_path):
-    (tmp_path / "dp.py").write_text("import torch\n\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n")
-    assert _imported(["torchlint", "check", "--isolated", "--no-cache", "dp.py"], tmp_path) == ["libcst", "torchlint.rules.data_parallel"]
+    (tmp_path / "dp.py").write_text(
+        "import torch\n\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+    )
+    assert _imported(["torchlint", "check", "--isolated", "--no-cache", "dp.py"], tmp_path) == [
+        "libcst",
+        "torchlint.rules.data_parallel",
+    ]

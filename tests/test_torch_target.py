@@ -46,7 +46,11 @@ def test_setup_cfg_install_requires_and_extras(tmp_path):
         "[options.extras_require]\ndev = pytest\n"
     )
     found = declared_in(tmp_path)
-    assert found is not None and found.version == (1, 13) and found.source == "setup.cfg: torch>=1.13.1"
+    assert (
+        found is not None
+        and found.version == (1, 13)
+        and found.source == "setup.cfg: torch>=1.13.1"
+    )
 
 
 def test_setup_py_is_read_from_its_syntax_tree_without_running_it(tmp_path):
@@ -61,14 +65,18 @@ def test_setup_py_is_read_from_its_syntax_tree_without_running_it(tmp_path):
 
 
 def test_setup_py_with_computed_requirements_stays_unknown(tmp_path):
-    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(install_requires=open('reqs').read().split())\n")
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=open('reqs').read().split())\n"
+    )
     assert _version(tmp_path) is None
 
 
 def test_requirements_follow_includes_once(tmp_path):
     (tmp_path / "base").mkdir()
     (tmp_path / "requirements.txt").write_text("-r base/common.txt\nnumpy  # numbers\n")
-    (tmp_path / "base" / "common.txt").write_text("--requirement ../requirements.txt\ntorch==1.10.2  # pinned\n")
+    (tmp_path / "base" / "common.txt").write_text(
+        "--requirement ../requirements.txt\ntorch==1.10.2  # pinned\n"
+    )
     found = declared_in(tmp_path)
     assert found is not None and found.version == (1, 10)
 
@@ -96,7 +104,9 @@ def test_monorepo_files_get_the_nearest_declaration(tmp_path):
     (old / "pyproject.toml").write_text('[project]\nname = "old"\ndependencies = ["torch>=1.6"]\n')
     plain = tmp_path / "packages" / "plain"
     plain.mkdir()
-    (plain / "setup.cfg").write_text("[metadata]\nname = plain\n")  # declares no torch: the root's applies
+    (plain / "setup.cfg").write_text(
+        "[metadata]\nname = plain\n"
+    )  # declares no torch: the root's applies
     assert infer(old / "src" / "old").version == (1, 6)
     assert infer(plain).version == (2, 4)
     assert load_settings(start=old / "src" / "old").torch_version == (1, 6)
@@ -134,21 +144,35 @@ def _invalid_cases():
 
 @pytest.mark.parametrize(("rule", "example"), list(_invalid_cases()))
 def test_each_fix_declares_a_version_that_has_the_api_it_writes(rule, example):
-    target = tuple(int(p) for p in example.target_torch_version.split(".")) if example.target_torch_version else None
+    target = (
+        tuple(int(p) for p in example.target_torch_version.split("."))
+        if example.target_torch_version
+        else None
+    )
     for found in _fixes(rule, example.code, target):
         fix = found.fix
         if fix is None or not fix.edits:
             continue
-        assert fix.min_torch is not None, f"{rule.code}: fix {fix.message!r} declares no lowest torch"
-        assert fix.min_torch in {tuple(int(p) for p in v.split(".")) for v in rule.fix_versions.values()}
+        assert fix.min_torch is not None, (
+            f"{rule.code}: fix {fix.message!r} declares no lowest torch"
+        )
+        assert fix.min_torch in {
+            tuple(int(p) for p in v.split(".")) for v in rule.fix_versions.values()
+        }
         written = "".join(edit.content for edit in fix.edits)
         for pattern, since in API_SINCE.items():
             if re.search(pattern, written):
-                assert since <= fix.min_torch, f"{rule.code} writes {pattern} (torch {since}) but claims {fix.min_torch}"
+                assert since <= fix.min_torch, (
+                    f"{rule.code} writes {pattern} (torch {since}) but claims {fix.min_torch}"
+                )
         if fix.min_torch <= (1, 0):
             continue  # "any torch": nothing older is a target
         # One minor release below what it claims, the same finding comes without the fix, saying why.
-        below = (fix.min_torch[0], fix.min_torch[1] - 1) if fix.min_torch[1] else (fix.min_torch[0] - 1, 13)
+        below = (
+            (fix.min_torch[0], fix.min_torch[1] - 1)
+            if fix.min_torch[1]
+            else (fix.min_torch[0] - 1, 13)
+        )
         older = [d for d in _fixes(rule, example.code, below) if d.start == found.start]
         if older:  # some rules do not fire at all on older torch (the pattern was right there)
             assert older[0].fix is None or older[0].fix.message != fix.message
@@ -198,5 +222,9 @@ def test_set_to_none_is_not_advised_below_1_7():
     rule = find_rule("TL006")
     at_17 = _fixes(rule, code, (1, 7))
     at_15 = _fixes(rule, code, (1, 5))
-    assert at_17 and at_17[0].fix is not None and "set_to_none=True" in at_17[0].fix.edits[0].content
-    assert at_15 == []  # no set_to_none to advise on that torch: the finding would not be actionable
+    assert (
+        at_17 and at_17[0].fix is not None and "set_to_none=True" in at_17[0].fix.edits[0].content
+    )
+    assert (
+        at_15 == []
+    )  # no set_to_none to advise on that torch: the finding would not be actionable

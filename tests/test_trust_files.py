@@ -48,7 +48,10 @@ def test_fix_never_rewrites_a_symlink_target_outside_the_project(project):
     victim.write_text(FIXABLE)
     os.symlink("../outside/victim.py", project / "x.py")
     (project / "own.py").write_text(FIXABLE)
-    for args in (("fix", ".", "--apply", "--unsafe-fixes"), ("fix", "x.py", "--apply", "--unsafe-fixes")):
+    for args in (
+        ("fix", ".", "--apply", "--unsafe-fixes"),
+        ("fix", "x.py", "--apply", "--unsafe-fixes"),
+    ):
         result = run_torchlint(*args, "--select", "ALL", cwd=project)
         _no_traceback(result)
         assert victim.read_text() == FIXABLE
@@ -108,10 +111,18 @@ def test_fix_refuses_fifo_device_and_huge_files_with_one_line_each(project):
     result = run_torchlint("fix", ".", "--select", "ALL", cwd=project, timeout=60)
     _no_traceback(result)
     lines = (result.stdout + result.stderr).splitlines()
-    for name, why in (("pipe.py", "not a regular file"), ("huge.py", "too large"), ("zero.py", "outside the project")):
-        assert sum(name in line and "TL998" in line and why in line for line in lines) == 1, result.stdout + result.stderr
+    for name, why in (
+        ("pipe.py", "not a regular file"),
+        ("huge.py", "too large"),
+        ("zero.py", "outside the project"),
+    ):
+        assert sum(name in line and "TL998" in line and why in line for line in lines) == 1, (
+            result.stdout + result.stderr
+        )
     assert "good.py" in result.stdout  # its diff is still shown
-    assert result.returncode == 1  # unreadable files are findings, as in check; 2 is for usage and internal errors
+    assert (
+        result.returncode == 1
+    )  # unreadable files are findings, as in check; 2 is for usage and internal errors
 
 
 def test_fix_survives_a_symlink_loop(project):
@@ -138,8 +149,20 @@ def test_unreadable_directory_is_reported_not_passed_over(tmp_path):
     (locked / "hidden.py").write_text(SLOW)
     locked.chmod(0)
     try:
-        command = [*_without_privileges(), str(Path(sys.executable).parent / "torchlint"), "check", ".", "--no-cache"]
-        result = subprocess.run([*command, "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        command = [
+            *_without_privileges(),
+            str(Path(sys.executable).parent / "torchlint"),
+            "check",
+            ".",
+            "--no-cache",
+        ]
+        result = subprocess.run(
+            [*command, "--output-format", "json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         table = _json(result)
         assert table["good.py"] == ["TL004"]
         assert table["locked"] == ["TL998"]
@@ -155,7 +178,9 @@ def test_notebook_nested_100k_deep_is_one_finding_in_a_pool(tmp_path):
     (tmp_path / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000)
     for i in range(9):
         (tmp_path / f"m{i}.py").write_text(SLOW)
-    result = run_torchlint("check", ".", "--no-cache", "--jobs", "2", "--output-format", "json", cwd=tmp_path)
+    result = run_torchlint(
+        "check", ".", "--no-cache", "--jobs", "2", "--output-format", "json", cwd=tmp_path
+    )
     table = _json(result)
     assert table["deep.ipynb"] == ["TL000"]
     assert all(table[f"m{i}.py"] == ["TL004"] for i in range(9))
@@ -171,7 +196,9 @@ def test_invalid_gitignore_line_is_skipped_with_a_warning(tmp_path, line):
     warning = f"torchlint: warning: sub/.gitignore: skipped invalid pattern {line!r}\n"
     check = run_torchlint("check", ".", "--no-cache", "--output-format", "concise", cwd=tmp_path)
     assert check.stderr == warning
-    assert [row.split(":")[0] for row in check.stdout.splitlines() if ": TL" in row] == ["sub/kept.py"]
+    assert [row.split(":")[0] for row in check.stdout.splitlines() if ": TL" in row] == [
+        "sub/kept.py"
+    ]
     fix = run_torchlint("fix", ".", cwd=tmp_path)
     assert fix.stderr == warning
     assert "+++ b/sub/kept.py" in fix.stdout and "ignored.py" not in fix.stdout
@@ -189,15 +216,23 @@ DEEP = {
 @pytest.mark.parametrize("name", DEEP)
 def test_nesting_python_cannot_compile_is_refused_at_once(tmp_path, name):
     """A hang guard, not a timing: libcst took minutes and gigabytes on each of these."""
-    (tmp_path / name).write_text("import torch\nfor x in loader:\n    loss.backward()\n    opt.step()\n" + DEEP[name] + SLOW)
-    result = run_torchlint("check", name, "--no-cache", "--output-format", "json", cwd=tmp_path, timeout=60)
+    (tmp_path / name).write_text(
+        "import torch\nfor x in loader:\n    loss.backward()\n    opt.step()\n" + DEEP[name] + SLOW
+    )
+    result = run_torchlint(
+        "check", name, "--no-cache", "--output-format", "json", cwd=tmp_path, timeout=60
+    )
     assert _json(result) == {name: ["TL000"]}
 
 
 def test_file_with_more_tokens_than_the_budget_is_refused(tmp_path):
     rows = "".join(f"    {i}, {i * 7 % 13}, 'x',\n" for i in range(60_000))
-    (tmp_path / "data.py").write_text(SLOW + "for x in loader:\n    loss.backward()\n    opt.step()\nROWS = [\n" + rows + "]\n")
-    result = run_torchlint("check", "data.py", "--no-cache", "--output-format", "json", cwd=tmp_path, timeout=60)
+    (tmp_path / "data.py").write_text(
+        SLOW + "for x in loader:\n    loss.backward()\n    opt.step()\nROWS = [\n" + rows + "]\n"
+    )
+    result = run_torchlint(
+        "check", "data.py", "--no-cache", "--output-format", "json", cwd=tmp_path, timeout=60
+    )
     findings = json.loads(result.stdout)
     assert [f["code"] for f in findings] == ["TL998"]
     assert "tokens" in findings[0]["message"]
@@ -247,7 +282,11 @@ def test_python_m_does_not_import_the_projects_own_modules(tmp_path):
         (tmp_path / f"{name}.py").write_text("raise SystemExit('imported the project copy')\n")
     (tmp_path / "a.py").write_text(SLOW)
     result = subprocess.run(
-        [sys.executable, "-m", "torchlint", "check", "a.py", "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "torchlint", "check", "a.py", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert "imported the project copy" not in result.stdout + result.stderr
     assert "TL004" in result.stdout
@@ -258,7 +297,9 @@ def test_python_m_does_not_import_the_projects_own_modules(tmp_path):
 def test_newline_in_a_file_name_cannot_forge_output_lines(tmp_path, output_format):
     name = "evil\n::error file=x.py,line=1::forged\n.py"
     (tmp_path / name).write_text(SLOW)
-    result = run_torchlint("check", ".", "--no-cache", "--output-format", output_format, cwd=tmp_path)
+    result = run_torchlint(
+        "check", ".", "--no-cache", "--output-format", output_format, cwd=tmp_path
+    )
     _no_traceback(result)
     assert not any(line.startswith("::error file=x.py") for line in result.stdout.splitlines())
     assert "evil\\" in result.stdout  # the name is there, its newline escaped

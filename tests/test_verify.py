@@ -13,7 +13,15 @@ from conftest import FIXTURES, torchlint_executable
 from torchlint.verify.compare import Tolerance, agreement
 
 SCRIPTS = Path(__file__).parent / "verify_scripts"
-PAIRS = sorted(d.name for d in FIXTURES.iterdir() if (d / "before.py").is_file() and (d / "after.py").is_file()) if FIXTURES.is_dir() else []
+PAIRS = (
+    sorted(
+        d.name
+        for d in FIXTURES.iterdir()
+        if (d / "before.py").is_file() and (d / "after.py").is_file()
+    )
+    if FIXTURES.is_dir()
+    else []
+)
 
 
 def run(*args: str, timeout: float = 240, **env: str) -> subprocess.CompletedProcess:
@@ -23,12 +31,18 @@ def run(*args: str, timeout: float = 240, **env: str) -> subprocess.CompletedPro
     descheduled threads makes tiny steps hundreds of times slower.
     """
     return subprocess.run(
-        [torchlint_executable(), *args], cwd=SCRIPTS, env={**os.environ, "OMP_NUM_THREADS": "1", **env},
-        capture_output=True, text=True, timeout=timeout,
+        [torchlint_executable(), *args],
+        cwd=SCRIPTS,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
-def verify(*args: str, timeout: float = 240) -> tuple[subprocess.CompletedProcess, dict | list | None]:
+def verify(
+    *args: str, timeout: float = 240
+) -> tuple[subprocess.CompletedProcess, dict | list | None]:
     """Run `torchlint verify ARGS --output-format json`; the result and the parsed report."""
     result = run("verify", "--device", "cpu", "--output-format", "json", *args, timeout=timeout)
     report = json.loads(result.stdout) if result.stdout.strip() else None
@@ -48,7 +62,10 @@ def fixtures_report() -> dict[str, dict]:
 def test_fixture_pair_verdict_is_the_expected_one(fixtures_report, rule):
     """Equivalent, unless after.py declares that its fix changes the computation on purpose."""
     report = fixtures_report[rule]
-    assert report["verdict"] == report["expected"], (report["reason"], report["versions"]["after"]["stderr_tail"])
+    assert report["verdict"] == report["expected"], (
+        report["reason"],
+        report["versions"]["after"]["stderr_tail"],
+    )
     assert report["agreement"]["losses_compared"] > 0
     assert report["agreement"]["parameters_compared"] > 0
 
@@ -65,7 +82,17 @@ def test_host_sync_fixture_syncs_once_per_step_before_and_almost_never_after(fix
 
 def test_fixtures_table_fits_100_columns_and_marks_gpu_only_speed():
     """A GPU-only rule's CPU speed reads "needs a GPU", in the table and in the JSON."""
-    result = run("verify", "--fixtures", "data-parallel", "tensor-from-numpy", "--device", "cpu", "--steps", "2", timeout=300)
+    result = run(
+        "verify",
+        "--fixtures",
+        "data-parallel",
+        "tensor-from-numpy",
+        "--device",
+        "cpu",
+        "--steps",
+        "2",
+        timeout=300,
+    )
     assert result.returncode in (0, 1), result.stderr
     lines = result.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("rule "))
@@ -75,10 +102,16 @@ def test_fixtures_table_fits_100_columns_and_marks_gpu_only_speed():
     assert "rules: TL003 tensor-from-numpy, TL004 data-parallel" in result.stdout
     assert "which CPU timings cannot show" in result.stdout
     assert max(len(line) for line in lines) <= 100, result.stdout
-    assert "[2/2] TL004 data-parallel: equivalent" in result.stderr  # one plain line per fixture off a terminal
+    assert (
+        "[2/2] TL004 data-parallel: equivalent" in result.stderr
+    )  # one plain line per fixture off a terminal
     assert "\r" not in result.stderr and "\x1b" not in result.stderr
-    _, report = verify("--fixtures", "data-parallel", "cudnn-benchmark-off", "--steps", "2", timeout=300)
-    assert [r["speed_note"] for r in report] == ["needs a GPU", "needs a GPU"], report  # cuDNN autotuning too
+    _, report = verify(
+        "--fixtures", "data-parallel", "cudnn-benchmark-off", "--steps", "2", timeout=300
+    )
+    assert [r["speed_note"] for r in report] == ["needs a GPU", "needs a GPU"], (
+        report
+    )  # cuDNN autotuning too
     assert "speedup" in report[0]
 
 
@@ -100,28 +133,56 @@ def test_changed_learning_rate_diverges_at_the_first_step_after_the_update():
 
 def test_same_script_is_equivalent_stops_after_steps_and_attributes_syncs(tmp_path):
     result = run(
-        "verify", "train.py", "--against", "train.py", "--steps", "3", "--repeat", "2", "--device", "cpu", "--output-format", "json",
+        "verify",
+        "train.py",
+        "--against",
+        "train.py",
+        "--steps",
+        "3",
+        "--repeat",
+        "2",
+        "--device",
+        "cpu",
+        "--output-format",
+        "json",
         TMPDIR=str(tmp_path),
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["verdict"] == "equivalent"
-    assert report["agreement"]["loss_max_diff"] == 0 and report["agreement"]["parameter_max_diff"] == 0
+    assert (
+        report["agreement"]["loss_max_diff"] == 0 and report["agreement"]["parameter_max_diff"] == 0
+    )
     assert report["run_to_run"]["diverged_in"] is None
     original = report["versions"]["original"]
     assert [run["steps"] for run in original["runs"]] == [3, 3]
     assert [run["status"] for run in original["runs"]] == ["stopped", "stopped"]
     assert original["syncs_per_step"] == 1.0  # the loss.item() in the print of every step
-    line = (SCRIPTS / "train.py").read_text().splitlines().index('        print(f"step {step}: loss {loss.item():.5f}")') + 1
+    line = (SCRIPTS / "train.py").read_text().splitlines().index(
+        '        print(f"step {step}: loss {loss.item():.5f}")'
+    ) + 1
     assert original["sync_lines"][0]["line"] == line
     assert original["sync_lines"][0]["per_step"] == 1.0
-    assert not list(tmp_path.glob("torchlint-verify-*"))  # the runs' temporary files are gone (torch keeps its own)
+    assert not list(
+        tmp_path.glob("torchlint-verify-*")
+    )  # the runs' temporary files are gone (torch keeps its own)
 
 
 def test_fixed_version_of_a_script_runs_and_is_compared(tmp_path):
     output = tmp_path / "report.md"
-    result = run("verify", "numpy_input.py", "--unsafe-fixes", "--select", "TL003", "--device", "cpu",
-        "--output-format", "markdown", "-o", str(output), timeout=240,
+    result = run(
+        "verify",
+        "numpy_input.py",
+        "--unsafe-fixes",
+        "--select",
+        "TL003",
+        "--device",
+        "cpu",
+        "--output-format",
+        "markdown",
+        "-o",
+        str(output),
+        timeout=240,
     )
     assert result.returncode == 0, result.stderr
     text = output.read_text()
@@ -141,14 +202,27 @@ def test_crash_of_the_other_version_is_reported_with_its_traceback():
     result, report = verify("train.py", "--against", "crash.py")
     assert result.returncode == 1
     assert report["verdict"] == "failed"
-    assert report["reason"] == "the other crashed: RuntimeError: deliberate failure after step 2 (line 12)"
+    assert (
+        report["reason"]
+        == "the other crashed: RuntimeError: deliberate failure after step 2 (line 12)"
+    )
     tail = report["versions"]["other"]["stderr_tail"]
     assert 'crash.py", line 12, in <module>' in tail and "runner.py" not in tail
 
 
 def test_hanging_script_is_stopped_at_the_timeout_with_its_children(tmp_path):
     pid_file = tmp_path / "child.pid"
-    result = run("verify", "hang.py", "--against", "train.py", "--timeout", "12", "--device", "cpu", "--", str(pid_file),
+    result = run(
+        "verify",
+        "hang.py",
+        "--against",
+        "train.py",
+        "--timeout",
+        "12",
+        "--device",
+        "cpu",
+        "--",
+        str(pid_file),
         timeout=120,
     )
     assert result.returncode == 1
@@ -169,7 +243,10 @@ def _alive(pid: int) -> bool:
 def test_script_that_never_steps_is_reported():
     result, report = verify("no_optimizer.py", "--against", "train.py")
     assert result.returncode == 1
-    assert report["reason"] == "the original never called optimizer.step(): there is nothing to compare"
+    assert (
+        report["reason"]
+        == "the original never called optimizer.step(): there is nothing to compare"
+    )
     assert report["versions"]["other"]["runs"] == []  # nothing to compare against: not started
 
 
@@ -205,7 +282,13 @@ def _results(losses, parameters, steps=None):
 
 
 def _parameter(name, values, shape=None):
-    return {"name": name, "shape": shape or [len(values)], "values": values, "norm": sum(v * v for v in values) ** 0.5, "sum": sum(values)}
+    return {
+        "name": name,
+        "shape": shape or [len(values)],
+        "values": values,
+        "norm": sum(v * v for v in values) ** 0.5,
+        "sum": sum(values),
+    }
 
 
 def _agreement(first, second):
@@ -224,9 +307,15 @@ def test_a_parameter_only_one_version_has_is_listed_not_compared():
 
 
 def test_a_changed_shape_or_value_diverges_in_the_parameters():
-    result = _agreement(_results([(1, 1.0)], [_parameter("w", [1.0, 2.0])]), _results([(1, 1.0)], [_parameter("w", [1.0])]))
+    result = _agreement(
+        _results([(1, 1.0)], [_parameter("w", [1.0, 2.0])]),
+        _results([(1, 1.0)], [_parameter("w", [1.0])]),
+    )
     assert result.diverged_in == "parameters" and "shape" in result.detail
-    result = _agreement(_results([(1, 1.0)], [_parameter("w", [1.0, 2.0])]), _results([(1, 1.0)], [_parameter("w", [1.0, 2.1])]))
+    result = _agreement(
+        _results([(1, 1.0)], [_parameter("w", [1.0, 2.0])]),
+        _results([(1, 1.0)], [_parameter("w", [1.0, 2.1])]),
+    )
     assert result.diverged_in == "parameters" and result.diverged_at_step is None
     assert result.parameter_max_diff == pytest.approx(0.1)
 

@@ -15,8 +15,22 @@ SCRIPTS = Path(__file__).parent / "verify_scripts"
 def test_a_terminal_sees_which_run_is_going_and_for_how_long():
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [torchlint_executable(), "verify", "numpy_input.py", "--unsafe-fixes", "--device", "cpu", "--steps", "2", "--repeat", "2"],
-        cwd=SCRIPTS, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
+        [
+            torchlint_executable(),
+            "verify",
+            "numpy_input.py",
+            "--unsafe-fixes",
+            "--device",
+            "cpu",
+            "--steps",
+            "2",
+            "--repeat",
+            "2",
+        ],
+        cwd=SCRIPTS,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     os.close(terminal)

@@ -39,15 +39,33 @@ def _all_dead(pids: list[int], within: float = 15.0) -> bool:
 
 def _verify(folder: Path, *script_args: str, timeout: str | None = None) -> subprocess.Popen:
     limit = ["--timeout", timeout] if timeout else []
-    command = [torchlint_executable(), "verify", "escape.py", "--against", "escape.py", "--device", "cpu", *limit, "--", str(folder), *script_args]
+    command = [
+        torchlint_executable(),
+        "verify",
+        "escape.py",
+        "--against",
+        "escape.py",
+        "--device",
+        "cpu",
+        *limit,
+        "--",
+        str(folder),
+        *script_args,
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen(command, cwd=SCRIPTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, cwd=SCRIPTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _runner_of(verify: subprocess.Popen) -> list[int]:
     """The runner processes verify started (its direct children, the watchdog aside)."""
     children = Path(f"/proc/{verify.pid}/task/{verify.pid}/children").read_text().split()
-    return [int(pid) for pid in children if "torchlint.verify.runner" in Path(f"/proc/{pid}/cmdline").read_text()]
+    return [
+        int(pid)
+        for pid in children
+        if "torchlint.verify.runner" in Path(f"/proc/{pid}/cmdline").read_text()
+    ]
 
 
 def test_children_that_escaped_with_setsid_are_reaped_after_each_run(tmp_path):

@@ -65,9 +65,14 @@ def entries() -> tuple[RuleEntry, ...]:
     """The catalogue's entries, plus those of any rule module it does not list (a rule being
     written, or a module added to the package's path), read by importing that module."""
     rows = json.loads(CATALOGUE.read_text(encoding="utf-8"))
-    listed = [RuleEntry(**{**row, "tokens": tuple(row["tokens"]), "text_tests": tuple(row["text_tests"])}) for row in rows]
+    listed = [
+        RuleEntry(**{**row, "tokens": tuple(row["tokens"]), "text_tests": tuple(row["text_tests"])})
+        for row in rows
+    ]
     known = {entry.module for entry in listed}
-    unlisted = [entry_of(rule) for name in rule_modules() if name not in known for rule in rules_in(name)]
+    unlisted = [
+        entry_of(rule) for name in rule_modules() if name not in known for rule in rules_in(name)
+    ]
     return tuple(sorted(listed + unlisted, key=lambda entry: entry.code))
 
 

@@ -72,7 +72,9 @@ def check(paths, **values) -> None:
     run(paths, options, values)
 
 
-def run(paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_command: bool = False) -> None:
+def run(
+    paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_command: bool = False
+) -> None:
     """`check` and `fix`: one flow, the mode chosen by the fix flags (`fix` diffs by default)."""
     if options.diff and options.fixing:
         fail("--diff cannot be combined with --fix or --fix-only (it writes nothing)")
@@ -80,7 +82,11 @@ def run(paths: tuple[str, ...], options: RunOptions, selection: dict, fixing_com
     if "-" in paths and not stdin:
         fail("`-` (stdin) cannot be combined with other paths")
     paths = paths or (".",)
-    settings = load((options.stdin_filename,) if stdin and options.stdin_filename else paths, unsafe_fixes=options.unsafe_fixes, **selection)
+    settings = load(
+        (options.stdin_filename,) if stdin and options.stdin_filename else paths,
+        unsafe_fixes=options.unsafe_fixes,
+        **selection,
+    )
     if selection.get("show_settings"):
         _show_settings(selection["show_settings"], settings, options)
     if options.show_files:
@@ -114,7 +120,9 @@ def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> Ru
     from torchlint.engine.run import check_paths
 
     try:
-        result = check_paths(list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache)
+        result = check_paths(
+            list(paths), settings, jobs=options.jobs, use_cache=not options.no_cache
+        )
     except ConfigError as error:  # a broken config file found beside one of the files
         fail(str(error))
     for warning in result.warnings:
@@ -137,7 +145,9 @@ def read_stdin() -> bytes:
     return click.get_binary_stream("stdin").read()
 
 
-def _show_files(paths: tuple[str, ...], settings: Settings, stdin: bool, options: RunOptions) -> None:
+def _show_files(
+    paths: tuple[str, ...], settings: Settings, stdin: bool, options: RunOptions
+) -> None:
     from torchlint.engine.files import discover
     from torchlint.engine.run import display_path
 
@@ -147,11 +157,17 @@ def _show_files(paths: tuple[str, ...], settings: Settings, stdin: bool, options
     discovery = discover(list(paths), settings)
     for name in discovery.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
-    emit("".join(f"{name}\n" for name in sorted(map(display_path, discovery.files))), options.output_file, settings.root)
+    emit(
+        "".join(f"{name}\n" for name in sorted(map(display_path, discovery.files))),
+        options.output_file,
+        settings.root,
+    )
     sys.exit(EXIT_ERROR if discovery.missing else EXIT_CLEAN)
 
 
-def report(result: RunResult, settings: Settings, options: RunOptions, summary: str | None = None) -> None:
+def report(
+    result: RunResult, settings: Settings, options: RunOptions, summary: str | None = None
+) -> None:
     """Print the findings in the chosen format, with the summary human formats end with."""
     from torchlint.output import HUMAN_FORMATS, render
     from torchlint.output.text import Style
@@ -164,9 +180,15 @@ def report(result: RunResult, settings: Settings, options: RunOptions, summary: 
             if d.detail:
                 click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
     if options.statistics:
-        emit(statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"), options.output_file, settings.root)
+        emit(
+            statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"),
+            options.output_file,
+            settings.root,
+        )
         return
-    style = Style(color=use_color(options.color, options.output_file), unsafe_fixes=settings.unsafe_fixes)
+    style = Style(
+        color=use_color(options.color, options.output_file), unsafe_fixes=settings.unsafe_fixes
+    )
     text = render(options.output_format, diagnostics, style)
     if options.output_format in HUMAN_FORMATS and not options.quiet:
         gap = "\n" if options.output_format in ("full", "grouped") and diagnostics else ""
@@ -208,7 +230,9 @@ def clean(paths) -> None:
 
 
 @main.command("rules")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def rules_command(output_format: str) -> None:
     """List every rule: code, name, default state, fix availability, summary."""
     from torchlint.registry import all_rules
@@ -227,7 +251,9 @@ def rules_command(output_format: str) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        click.echo(f"{row['code']}  {row['name']:<32} {row['default']:<7} {row['fix']:<13} {row['summary']}")
+        click.echo(
+            f"{row['code']}  {row['name']:<32} {row['default']:<7} {row['fix']:<13} {row['summary']}"
+        )
 
 
 @main.command("rule")

@@ -37,12 +37,27 @@ def selection_options(command):
     return _apply(
         command,
         [
-            click.option("--select", multiple=True, help="Rules to enable (codes, prefixes or names), replacing the config."),
+            click.option(
+                "--select",
+                multiple=True,
+                help="Rules to enable (codes, prefixes or names), replacing the config.",
+            ),
             click.option("--ignore", multiple=True, help="Rules to disable."),
-            click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection."),
-            click.option("--config", "config_path", type=click.Path(path_type=Path), help="Use this config file."),
+            click.option(
+                "--extend-select", multiple=True, help="Rules to enable on top of the selection."
+            ),
+            click.option(
+                "--config",
+                "config_path",
+                type=click.Path(path_type=Path),
+                help="Use this config file.",
+            ),
             click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
-            click.option("--target-torch-version", metavar="X.Y", help="The torch version the code must run on."),
+            click.option(
+                "--target-torch-version",
+                metavar="X.Y",
+                help="The torch version the code must run on.",
+            ),
         ],
     )
 
@@ -85,24 +100,84 @@ def run_options(command):
     return _apply(
         command,
         [
-            click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True, help="How to print findings."),
-            click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the findings here."),
-            click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them."),
+            click.option(
+                "--output-format",
+                type=click.Choice(sorted(FORMATS)),
+                default="full",
+                show_default=True,
+                help="How to print findings.",
+            ),
+            click.option(
+                "-o",
+                "--output-file",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Write the findings here.",
+            ),
+            click.option(
+                "--statistics",
+                is_flag=True,
+                help="Count findings per rule instead of listing them.",
+            ),
             click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
             click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary."),
-            click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to lint with (default: all cores)."),
-            click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
-            click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors (for bug reports)."),
-            click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the output (auto: on a terminal, unless NO_COLOR is set)."),
-            click.option("--stdin-filename", metavar="PATH", help="The path of the file read from stdin (`-`): for config, per-file-ignores and notebooks."),
-            click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit."),
-            click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments to every current finding."),
-            click.option("--fix", is_flag=True, help="Apply the safe fixes (and unsafe ones with --unsafe-fixes)."),
-            click.option("--unsafe-fixes", is_flag=True, help="Also apply or offer fixes that may change behaviour."),
-            click.option("--diff", is_flag=True, help="Print the diff of the fixes and write nothing."),
-            click.option("--show-fixes", is_flag=True, help="With --fix, list what was fixed in each file."),
-            click.option("--fix-only", is_flag=True, help="Apply fixes and report nothing that remains."),
-            click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains."),
+            click.option(
+                "-j",
+                "--jobs",
+                type=click.IntRange(min=1),
+                help="Processes to lint with (default: all cores).",
+            ),
+            click.option(
+                "--no-cache", is_flag=True, help="Neither read nor write the result cache."
+            ),
+            click.option(
+                "--show-traceback",
+                is_flag=True,
+                help="Print the traceback of internal errors (for bug reports).",
+            ),
+            click.option(
+                "--color",
+                type=click.Choice(["auto", "always", "never"]),
+                default="auto",
+                show_default=True,
+                help="Colour the output (auto: on a terminal, unless NO_COLOR is set).",
+            ),
+            click.option(
+                "--stdin-filename",
+                metavar="PATH",
+                help="The path of the file read from stdin (`-`): for config, per-file-ignores and notebooks.",
+            ),
+            click.option(
+                "--show-files", is_flag=True, help="List the files that would be checked, and exit."
+            ),
+            click.option(
+                "--add-noqa",
+                is_flag=True,
+                help="Add `# noqa: CODE` comments to every current finding.",
+            ),
+            click.option(
+                "--fix",
+                is_flag=True,
+                help="Apply the safe fixes (and unsafe ones with --unsafe-fixes).",
+            ),
+            click.option(
+                "--unsafe-fixes",
+                is_flag=True,
+                help="Also apply or offer fixes that may change behaviour.",
+            ),
+            click.option(
+                "--diff", is_flag=True, help="Print the diff of the fixes and write nothing."
+            ),
+            click.option(
+                "--show-fixes", is_flag=True, help="With --fix, list what was fixed in each file."
+            ),
+            click.option(
+                "--fix-only", is_flag=True, help="Apply fixes and report nothing that remains."
+            ),
+            click.option(
+                "--exit-non-zero-on-fix",
+                is_flag=True,
+                help="Exit 1 when a fix was applied, even if nothing remains.",
+            ),
         ],
     )
 
@@ -112,7 +187,9 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
     from torchlint.config import ConfigError, load_settings
 
     start = Path(paths[0]) if paths and Path(paths[0]).exists() else Path.cwd()
-    if not start.is_dir():  # a file's own folder, not its symlink target's: the target may lie outside
+    if (
+        not start.is_dir()
+    ):  # a file's own folder, not its symlink target's: the target may lie outside
         start = start.absolute().parent
     try:
         settings = load_settings(config_path, start=start, isolated=isolated)
@@ -160,7 +237,9 @@ def emit(text: str, output_file: Path | None, root: Path | None = None) -> None:
         click.echo(text, nl=False, color=True)  # escapes are in `text` only when colour was chosen
         return
     if _leaves_project(output_file, root):
-        fail(f"{output_file}: refusing to write through a symbolic link that leads out of the project")
+        fail(
+            f"{output_file}: refusing to write through a symbolic link that leads out of the project"
+        )
     try:
         output_file.write_text(text, encoding="utf-8")
     except OSError as error:
@@ -184,9 +263,14 @@ def _inside(path: Path, root: Path) -> bool:
 def project_options(command):
     """`--show-settings FILE` and `--cache-dir`, kept here so cli.py only names them."""
     command = click.option(
-        "--show-settings", type=click.Path(path_type=Path), metavar="FILE", help="Print the settings that apply to FILE and exit."
+        "--show-settings",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="Print the settings that apply to FILE and exit.",
     )(command)
     return click.option(
-        "--cache-dir", envvar="TORCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=Path),
+        "--cache-dir",
+        envvar="TORCHLINT_CACHE_DIR",
+        type=click.Path(file_okay=False, path_type=Path),
         help="Where to keep the result cache (default: .torchlint_cache at the project root).",
     )(command)

@@ -48,7 +48,9 @@ class Selection:
     def apply(self, rules: tuple[RuleEntry, ...], chosen: list[RuleEntry]) -> list[RuleEntry]:
         if self.select is not None:
             chosen = [r for r in rules if any(matches(r, s) for s in self.select)]
-        chosen = chosen + [r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)]
+        chosen = chosen + [
+            r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)
+        ]
         return [r for r in chosen if not any(matches(r, s) for s in self.ignore)]
 
 
@@ -77,7 +79,11 @@ class Settings:
     def torch_target(self) -> TorchTarget:
         """Read once per settings: inferring it reads the project's declaration files."""
         if self.target_torch_version is not None:
-            where = f"target-torch-version in {self.source}" if self.source and not self._cli_target else "--target-torch-version"
+            where = (
+                f"target-torch-version in {self.source}"
+                if self.source and not self._cli_target
+                else "--target-torch-version"
+            )
             return TorchTarget(self.target_torch_version, where)
         if self.directory is None:  # settings of no file on disk (text in memory): newest torch
             return TorchTarget(NEWEST_TORCH, "no file: newest torch")
@@ -125,19 +131,23 @@ class Settings:
             )
             changes["overrides"] = self.overrides + (layer,)
         if overrides.get("target_torch_version"):
-            changes["target_torch_version"] = parse_version(overrides["target_torch_version"], "--target-torch-version")
+            changes["target_torch_version"] = parse_version(
+                overrides["target_torch_version"], "--target-torch-version"
+            )
         if overrides.get("unsafe_fixes"):
             changes["unsafe_fixes"] = True
         if overrides.get("cache_dir"):
             changes["cache_dir"] = Path(overrides["cache_dir"]).absolute()
-        changes["cli"] = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v))
+        changes["cli"] = tuple(
+            sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v)
+        )
         return replace(self, **changes)
 
 
 def parse_version(value: Any, where: str) -> tuple[int, int]:
     match = _VERSION.match(str(value)) if isinstance(value, str) else None
     if match is None:
-        raise ConfigError(f"{where}: expected a version like \"2.1\", got {value!r}")
+        raise ConfigError(f'{where}: expected a version like "2.1", got {value!r}')
     return int(match.group(1)), int(match.group(2))
 
 
@@ -184,7 +194,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
 
 
-def load_settings(config: Path | None = None, *, start: Path | None = None, isolated: bool = False) -> Settings:
+def load_settings(
+    config: Path | None = None, *, start: Path | None = None, isolated: bool = False
+) -> Settings:
     """Settings from `config`, else from the nearest config file above `start`."""
     from torchlint.project import project_root
 
@@ -263,7 +275,10 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
 
 def _rule_named(key: str) -> RuleEntry | None:
     """The rule a `[tool.torchlint.<rule>]` table names, by name or code."""
-    return next((e for e in entries() if key.strip().lower() == e.name or key.strip().upper() == e.code), None)
+    return next(
+        (e for e in entries() if key.strip().lower() == e.name or key.strip().upper() == e.code),
+        None,
+    )
 
 
 def _rule_options(rule: type[Rule], value: dict[str, Any], where: str) -> dict[str, Any]:

@@ -117,11 +117,18 @@ class Diagnostic:
         """Whether the next `--fix` (with `--unsafe-fixes` when `unsafe`) applies this finding's fix."""
         if self.fix is None or not self.fix.edits:
             return False
-        return self.fix.applicability is Applicability.SAFE or (unsafe and self.fix.applicability is Applicability.UNSAFE)
+        return self.fix.applicability is Applicability.SAFE or (
+            unsafe and self.fix.applicability is Applicability.UNSAFE
+        )
 
     def hidden_fix(self, unsafe: bool) -> bool:
         """An unsafe fix that only `--unsafe-fixes` would apply."""
-        return not unsafe and self.fix is not None and bool(self.fix.edits) and self.fix.applicability is Applicability.UNSAFE
+        return (
+            not unsafe
+            and self.fix is not None
+            and bool(self.fix.edits)
+            and self.fix.applicability is Applicability.UNSAFE
+        )
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)

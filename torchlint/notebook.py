@@ -65,13 +65,18 @@ class Notebook:
         places = _SourcePlaces(self.raw)
         return [self._in_file(places, markers, self._map(markers, d), d) for d in diagnostics]
 
-    def _in_file(self, places: _SourcePlaces, markers: list[int], mapped: Diagnostic, virtual: Diagnostic) -> Diagnostic:
+    def _in_file(
+        self, places: _SourcePlaces, markers: list[int], mapped: Diagnostic, virtual: Diagnostic
+    ) -> Diagnostic:
         assert mapped.cell is not None
         start, _ = places.locate(mapped.cell, mapped.start)
         end, _ = places.locate(mapped.cell, mapped.end)
         edits = None
         if virtual.fix is not None:
-            located = [(self._locate(markers, e.start), self._locate(markers, e.end), e.content) for e in virtual.fix.edits]
+            located = [
+                (self._locate(markers, e.start), self._locate(markers, e.end), e.content)
+                for e in virtual.fix.edits
+            ]
             edits = places.edits(located)
         return replace(mapped, file_span=FileSpan(start, end, edits))
 
@@ -79,7 +84,9 @@ class Notebook:
         """The 1-based cell and the cell-relative position of virtual position `at`."""
         index = bisect.bisect_left(markers, at.row)
         first = markers[index - 1] + 1 if index else 1
-        return self.cells[min(index, len(self.cells) - 1)].number, Position(at.row - first + 1, at.column)
+        return self.cells[min(index, len(self.cells) - 1)].number, Position(
+            at.row - first + 1, at.column
+        )
 
     def _map(self, markers: list[int], d: Diagnostic) -> Diagnostic:
         cell, start = self._locate(markers, d.start)
@@ -89,20 +96,27 @@ class Notebook:
         fix = d.fix
         if fix is not None:
             # Each edit's rows count within the cell that holds it (an added import may sit in another).
-            edits = tuple(Edit(self._locate(markers, e.start)[1], self._locate(markers, e.end)[1], e.content) for e in fix.edits)
+            edits = tuple(
+                Edit(self._locate(markers, e.start)[1], self._locate(markers, e.end)[1], e.content)
+                for e in fix.edits
+            )
             fix = replace(fix, edits=edits)
         before, after = d.context_before, d.context_after
         if self.marker in before:  # context stops at the cell's own lines
             before = before[len(before) - before[::-1].index(self.marker) :]
         if self.marker in after:
             after = after[: after.index(self.marker)]
-        return replace(d, start=start, end=end, cell=cell, fix=fix, context_before=before, context_after=after)
+        return replace(
+            d, start=start, end=end, cell=cell, fix=fix, context_before=before, context_after=after
+        )
 
     def sources(self, text: str) -> list[str]:
         """The code cells' new sources from a fixed virtual `text`, IPython syntax restored."""
         chunks = _split_cells(text, self.marker) if self.cells else []
         if len(chunks) != len(self.cells):
-            raise NotebookError("the fixes moved a boundary between cells; the notebook was not changed")
+            raise NotebookError(
+                "the fixes moved a boundary between cells; the notebook was not changed"
+            )
         magics = {key: line for cell in self.cells for key, line in cell.magics.items()}
         return [_restore(chunk, magics, cell.source) for chunk, cell in zip(chunks, self.cells)]
 
@@ -111,7 +125,11 @@ class Notebook:
         spans = _source_spans(self.raw)
         out = self.raw
         ascii_only = self.raw.isascii()
-        changes = [(spans[cell.number - 1], new) for cell, new in zip(self.cells, sources) if new != cell.source]
+        changes = [
+            (spans[cell.number - 1], new)
+            for cell, new in zip(self.cells, sources)
+            if new != cell.source
+        ]
         for (start, end), new in sorted(changes, reverse=True):
             out = out[:start] + _format_source(self.raw, start, end, new, ascii_only) + out[end:]
         return out
@@ -122,7 +140,9 @@ def parse_bytes(data: bytes) -> Notebook:
     try:
         raw = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise NotebookError(f"invalid notebook: not UTF-8 ({error.reason} at byte {error.start})") from None
+        raise NotebookError(
+            f"invalid notebook: not UTF-8 ({error.reason} at byte {error.start})"
+        ) from None
     return parse(raw)
 
 
@@ -131,7 +151,9 @@ def parse(raw: str) -> Notebook:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise NotebookError(f"invalid notebook: {error.msg} (line {error.lineno}, column {error.colno})") from None
+        raise NotebookError(
+            f"invalid notebook: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from None
     except RecursionError:
         raise NotebookError("invalid notebook: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
@@ -193,7 +215,9 @@ def _mask(source: str, counter: Iterator[int]) -> tuple[str, dict[int, str]]:
             indent = content[: len(content) - len(content.lstrip(" \t"))]
             # A comment at the top level, so the import block around `%matplotlib` stays one
             # block, and on continuation lines; a statement inside a block, which may need a body.
-            placeholder = indent + ("# " if continued or not indent else "") + _PLACEHOLDER.format(key)
+            placeholder = (
+                indent + ("# " if continued or not indent else "") + _PLACEHOLDER.format(key)
+            )
             out.append(placeholder + (ending or "\n"))
             continued = content.endswith("\\")
             continue
@@ -278,7 +302,9 @@ def _restore(chunk: str, magics: dict[int, str], original: str) -> str:
         out.append(content + ending)
     text = "".join(out)
     if not original.endswith(("\n", "\r")) and text.endswith("\n"):
-        text = text[:-2] if text.endswith("\r\n") else text[:-1]  # the newline the virtual module added
+        text = (
+            text[:-2] if text.endswith("\r\n") else text[:-1]
+        )  # the newline the virtual module added
     return text
 
 
@@ -335,7 +361,9 @@ class _SourcePlaces:
     def __init__(self, raw: str) -> None:
         self.raw = raw
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", raw)]
-        self.items: list[list[tuple[int, int]]] = []  # per cell: (start, end) of each line's JSON string
+        self.items: list[
+            list[tuple[int, int]]
+        ] = []  # per cell: (start, end) of each line's JSON string
         for start, end in _source_spans(raw):
             if start < end and raw[start] == "[":
                 self.items.append(list(_items(raw, start)))
@@ -351,21 +379,38 @@ class _SourcePlaces:
         items = self.items[cell - 1] if 0 < cell <= len(self.items) else []
         if not items:
             return Position(1, 1), False
-        single = len(items) == 1 and self.raw[items[0][0]] == '"' and "\\n" in self.raw[items[0][0] : items[0][1] - 2]
+        single = (
+            len(items) == 1
+            and self.raw[items[0][0]] == '"'
+            and "\\n" in self.raw[items[0][0] : items[0][1] - 2]
+        )
         start, end = items[min(at.row, len(items)) - 1] if not single else items[0]
         encoded = self.raw[start + 1 : end - 1]
         line = _DECODER.raw_decode(self.raw, start)[0]
-        exact = not single and at.row <= len(items) and encoded[: at.column - 1] == line[: at.column - 1]
+        exact = (
+            not single
+            and at.row <= len(items)
+            and encoded[: at.column - 1] == line[: at.column - 1]
+        )
         return self._file_position(start + 1 + (at.column - 1 if exact else 0)), exact
 
-    def edits(self, located: list[tuple[tuple[int, Position], tuple[int, Position], str]]) -> tuple[Edit, ...] | None:
+    def edits(
+        self, located: list[tuple[tuple[int, Position], tuple[int, Position], str]]
+    ) -> tuple[Edit, ...] | None:
         """The edits in .ipynb terms, or None unless every one stays inside one source line and
         writes text that JSON holds unescaped."""
         out = []
         for (cell, start), (end_cell, end), content in located:
-            if cell != end_cell or start.row != end.row or json.dumps(content, ensure_ascii=self.raw.isascii())[1:-1] != content:
+            if (
+                cell != end_cell
+                or start.row != end.row
+                or json.dumps(content, ensure_ascii=self.raw.isascii())[1:-1] != content
+            ):
                 return None
-            (file_start, exact_start), (file_end, exact_end) = self.locate(cell, start), self.locate(cell, end)
+            (file_start, exact_start), (file_end, exact_end) = (
+                self.locate(cell, start),
+                self.locate(cell, end),
+            )
             if not (exact_start and exact_end):
                 return None
             out.append(Edit(file_start, file_end, content))
@@ -399,10 +444,19 @@ def _format_source(raw: str, start: int, end: int, source: str, ascii_only: bool
     if "\n" not in raw:
         return "[" + ", ".join(lines) + "]"
     line_start = raw.rfind("\n", 0, start) + 1
-    indent = raw[line_start : line_start + len(raw[line_start:start]) - len(raw[line_start:start].lstrip())]
+    indent = raw[
+        line_start : line_start + len(raw[line_start:start]) - len(raw[line_start:start].lstrip())
+    ]
     step = _indent_step(raw)
     newline = "\r\n" if "\r\n" in raw else "\n"
-    return "[" + newline + ("," + newline).join(indent + step + line for line in lines) + newline + indent + "]"
+    return (
+        "["
+        + newline
+        + ("," + newline).join(indent + step + line for line in lines)
+        + newline
+        + indent
+        + "]"
+    )
 
 
 def _indent_step(raw: str) -> str:

@@ -30,7 +30,9 @@ def project_root(directory: Path) -> Path:
     """The nearest folder that declares a project, else the git root, else `directory`."""
     stop = git_root(directory)
     for folder in [directory, *directory.parents]:
-        if any((folder / name).is_file() for name in DECLARATIONS) or any(folder.glob("requirements*.txt")):
+        if any((folder / name).is_file() for name in DECLARATIONS) or any(
+            folder.glob("requirements*.txt")
+        ):
             return folder
         if folder == stop:
             return folder
@@ -39,7 +41,9 @@ def project_root(directory: Path) -> Path:
 
 def is_test_path(relpath: str) -> bool:
     """Test code by its path: under tests/ or test/, or named test_*.py, *_test.py, tests.py, conftest.py."""
-    return bool(_TEST_DIRECTORY.search(relpath)) or bool(_TEST_NAME.match(relpath.rsplit("/", 1)[-1]))
+    return bool(_TEST_DIRECTORY.search(relpath)) or bool(
+        _TEST_NAME.match(relpath.rsplit("/", 1)[-1])
+    )
 
 
 def relative_path(path: Path, root: Path) -> str:
@@ -93,7 +97,11 @@ def _describe(path: Path, settings: Settings) -> str:
         f"config file: {settings.source or '(none: defaults)'}",
         f"torch target: {settings.torch_target.describe()}",
         f"test code: {'yes' if test_code else 'no'}"
-        + (" (performance rules report nothing here; set lint-tests = true to lint it)" if test_code and not settings.lint_tests else ""),
+        + (
+            " (performance rules report nothing here; set lint-tests = true to lint it)"
+            if test_code and not settings.lint_tests
+            else ""
+        ),
         f"per-file-ignores: {', '.join(settings.ignored_for(relpath)) or '(none)'}",
         f"enabled rules: {', '.join(r.code for r in rules)}",
     ]

@@ -35,7 +35,10 @@ def rules_in(name: str) -> list[type[Rule]]:
     return [
         value
         for value in vars(module).values()
-        if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__
+        if isinstance(value, type)
+        and issubclass(value, Rule)
+        and value is not Rule
+        and value.__module__ == module.__name__
     ]
 
 

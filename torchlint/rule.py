@@ -92,7 +92,9 @@ class Rule:
     @classmethod
     def may_match(cls, text: str) -> bool:
         """False only when the rule certainly cannot fire on `text`; must never hide a finding."""
-        return (not cls.tokens or any(token in text for token in cls.tokens)) and all(test(text) for test in cls.text_tests)
+        return (not cls.tokens or any(token in text for token in cls.tokens)) and all(
+            test(text) for test in cls.text_tests
+        )
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.ctx.report(self, node, message, fix)
@@ -101,12 +103,17 @@ class Rule:
         """Called after the traversal, when every analysis fact about the file is available."""
 
     # Fix construction helpers, so rules state intent rather than offsets.
-    def make_fix(self, message: str, applicability: Applicability, *edits: Edit | None, writes: str | None = None) -> Fix:
+    def make_fix(
+        self,
+        message: str,
+        applicability: Applicability,
+        *edits: Edit | None,
+        writes: str | None = None,
+    ) -> Fix:
         """A fix; `writes` names its entry in `fix_versions`, so it is offered only on a target
         torch that has what it writes (the engine drops it below and says why)."""
         since = _version(self.fix_versions[writes]) if writes is not None else None
         return Fix(message, applicability, tuple(e for e in edits if e is not None), since)
-
 
     def report_rewrites(self, rewrites: list[Rewrite]) -> None:
         """Report each rewrite. Where the rewrites replace every use of an imported name, each of
@@ -127,7 +134,12 @@ class Rule:
             where = f" at all {len(members)} uses of `{head}`" if len(members) > 1 else ""
             for m in members:
                 assert m.fix is not None
-                merged[id(m)] = Fix(f"{m.fix.message}{where}, and remove its unused import", m.fix.applicability, (*edits, drop), m.fix.min_torch)
+                merged[id(m)] = Fix(
+                    f"{m.fix.message}{where}, and remove its unused import",
+                    m.fix.applicability,
+                    (*edits, drop),
+                    m.fix.min_torch,
+                )
         for rewrite in rewrites:
             self.report(rewrite.node, rewrite.message, merged.get(id(rewrite), rewrite.fix))
 

@@ -24,9 +24,23 @@ def url(code: str) -> str:
 
 
 def page(rule: type[Rule]) -> str:
-    state = "on by default" if rule.default_enabled else "opt-in: enable it with `--extend-select " + rule.code + "`"
-    lines = [f"# {rule.code} `{rule.name}`", "", f"{rule.summary}.", "", f"- **Default:** {state}.", f"- **Fix:** {_fix(rule)}."]
-    lines += [f"- **Fix needs torch >= {since}** where it writes {what}." for what, since in rule.fix_versions.items()]
+    state = (
+        "on by default"
+        if rule.default_enabled
+        else "opt-in: enable it with `--extend-select " + rule.code + "`"
+    )
+    lines = [
+        f"# {rule.code} `{rule.name}`",
+        "",
+        f"{rule.summary}.",
+        "",
+        f"- **Default:** {state}.",
+        f"- **Fix:** {_fix(rule)}.",
+    ]
+    lines += [
+        f"- **Fix needs torch >= {since}** where it writes {what}."
+        for what, since in rule.fix_versions.items()
+    ]
     if rule.performance:
         lines.append("- **Test code:** not checked unless `lint-tests = true`.")
     return "\n".join(lines) + "\n" + rule.docs.rstrip() + "\n"
@@ -52,9 +66,13 @@ def index(rules: tuple[type[Rule], ...]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for rule in rules:
-        versions = "; ".join(f"{since} ({what})" for what, since in rule.fix_versions.items()) or "-"
+        versions = (
+            "; ".join(f"{since} ({what})" for what, since in rule.fix_versions.items()) or "-"
+        )
         default = "on" if rule.default_enabled else "opt-in"
-        rows.append(f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability} | {versions} | {rule.summary} |")
+        rows.append(
+            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability} | {versions} | {rule.summary} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -14,7 +14,9 @@ from typing import Callable, Iterable, Iterator
 
 from torchlint.diagnostics import Diagnostic, source_lines
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_-]+(?:[\s,]+[A-Za-z0-9_-]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_-]+(?:[\s,]+[A-Za-z0-9_-]+)*))?", re.IGNORECASE
+)
 _IGNORE = re.compile(r"#\s*torchlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"^\s*#\s*torchlint:\s*noqa\s*$", re.IGNORECASE)
 ALL = frozenset({"*"})
@@ -42,7 +44,9 @@ class Suppressions:
                     return row, code
         return None
 
-    def filter(self, found: list[Diagnostic], keep: Callable[[Diagnostic], bool]) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
+    def filter(
+        self, found: list[Diagnostic], keep: Callable[[Diagnostic], bool]
+    ) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
         """The findings no comment suppresses (and those `keep` says stay), and the comments used."""
         kept, used = [], set()
         for d in found:

@@ -73,7 +73,9 @@ def _declarations(folder: Path) -> list[tuple[Path, list[str]]]:
         ("environment.yml", _conda),
         ("environment.yaml", _conda),
     )
-    found = [(folder / name, read(folder / name)) for name, read in readers if (folder / name).is_file()]
+    found = [
+        (folder / name, read(folder / name)) for name, read in readers if (folder / name).is_file()
+    ]
     for path in sorted(folder.glob("requirements*.txt")):
         found.append((path, _requirements(path, set())))
     return found
@@ -148,7 +150,13 @@ def _setup_py(path: Path) -> list[str]:
 
 
 def _called(func: ast.expr) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else None
+    )
 
 
 def _literal_strings(node: ast.expr, names: dict[str, ast.expr]) -> list[str]:
@@ -157,7 +165,9 @@ def _literal_strings(node: ast.expr, names: dict[str, ast.expr]) -> list[str]:
     if isinstance(node, ast.Dict):
         return [s for value in node.values for s in _literal_strings(value, names)]
     if isinstance(node, ast.List | ast.Tuple):
-        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return [
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
     return []
 
 
@@ -252,7 +262,11 @@ def _lowest(requirement: Requirement) -> tuple[int, int]:
         elif spec.operator == "<=":
             upper = min(upper, version) if upper else version
         elif spec.operator == "<":
-            below = (version[0], version[1] - 1) if version[1] > 0 else (LAST_1X if version[0] == 2 else NEWEST_TORCH)
+            below = (
+                (version[0], version[1] - 1)
+                if version[1] > 0
+                else (LAST_1X if version[0] == 2 else NEWEST_TORCH)
+            )
             upper = min(upper, below) if upper else below
     # Only an upper bound: the newest release it allows is the one a fresh install gets.
     return lower or upper or NEWEST_TORCH

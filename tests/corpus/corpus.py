@@ -40,20 +40,45 @@ _LAYOUT = "sources+declarations"  # what an extraction holds; a different one is
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
 # Kept for an independent evaluation: never fetched, read or labelled here.
-RESERVED = frozenset({
-    "pytorch/examples", "karpathy/nanogpt", "karpathy/mingpt", "kuangliu/pytorch-cifar",
-    "huggingface/pytorch-image-models", "facebookresearch/deit", "facebookresearch/mae",
-    "facebookresearch/mixup-cifar10", "facebookresearch/detectron2", "facebookresearch/fairseq",
-    "facebookresearch/dino", "facebookresearch/detr", "bearpaw/pytorch-classification",
-    "yunjey/pytorch-tutorial", "hunkim/pytorchzerotoall", "morvanzhou/pytorch-tutorial",
-    "shusentang/dive-into-dl-pytorch", "eriklindernoren/pytorch-gan",
-    "clovaai/deep-text-recognition-benchmark", "jcjohnson/pytorch-examples",
-    "weiaicunzai/pytorch-cifar100", "mrdbourke/pytorch-deep-learning", "seungeunrho/minimalrl",
-    "sfujim/td3", "grantsrb/pytorch-a2c", "qinghuixiao/flexo", "ciflord/shell_repo", "openai/clip",
-    "compvis/stable-diffusion", "lucidrains/denoising-diffusion-pytorch", "lucidrains/vit-pytorch",
-    "lightning-ai/pytorch-lightning", "open-mmlab/mmengine", "rasbt/llms-from-scratch",
-    "nvidia/deeplearningexamples",
-})
+RESERVED = frozenset(
+    {
+        "pytorch/examples",
+        "karpathy/nanogpt",
+        "karpathy/mingpt",
+        "kuangliu/pytorch-cifar",
+        "huggingface/pytorch-image-models",
+        "facebookresearch/deit",
+        "facebookresearch/mae",
+        "facebookresearch/mixup-cifar10",
+        "facebookresearch/detectron2",
+        "facebookresearch/fairseq",
+        "facebookresearch/dino",
+        "facebookresearch/detr",
+        "bearpaw/pytorch-classification",
+        "yunjey/pytorch-tutorial",
+        "hunkim/pytorchzerotoall",
+        "morvanzhou/pytorch-tutorial",
+        "shusentang/dive-into-dl-pytorch",
+        "eriklindernoren/pytorch-gan",
+        "clovaai/deep-text-recognition-benchmark",
+        "jcjohnson/pytorch-examples",
+        "weiaicunzai/pytorch-cifar100",
+        "mrdbourke/pytorch-deep-learning",
+        "seungeunrho/minimalrl",
+        "sfujim/td3",
+        "grantsrb/pytorch-a2c",
+        "qinghuixiao/flexo",
+        "ciflord/shell_repo",
+        "openai/clip",
+        "compvis/stable-diffusion",
+        "lucidrains/denoising-diffusion-pytorch",
+        "lucidrains/vit-pytorch",
+        "lightning-ai/pytorch-lightning",
+        "open-mmlab/mmengine",
+        "rasbt/llms-from-scratch",
+        "nvidia/deeplearningexamples",
+    }
+)
 RESERVED_OWNERS = frozenset({"bentrevett", "sgrvinod"})
 Z95 = 1.959963984540054
 
@@ -67,7 +92,9 @@ class Repo:
     name: str
     commit: str
     split: str
-    batch: int = 1  # repositories added later are shuffled among themselves: no earlier one changes split
+    batch: int = (
+        1  # repositories added later are shuffled among themselves: no earlier one changes split
+    )
 
     @property
     def slug(self) -> str:
@@ -97,7 +124,9 @@ def load_toml(path: Path) -> dict:
 def manifest(path: Path = MANIFEST) -> tuple[int, list[Repo]]:
     """The sampling seed and the pinned repositories."""
     data = load_toml(path)
-    return data["seed"], [Repo(r["name"], r["commit"], r["split"], r.get("batch", 1)) for r in data["repo"]]
+    return data["seed"], [
+        Repo(r["name"], r["commit"], r["split"], r.get("batch", 1)) for r in data["repo"]
+    ]
 
 
 def is_reserved(name: str) -> bool:
@@ -139,9 +168,13 @@ def extract(repo: Repo) -> Path:
     if done.exists() and done.read_text() == f"{repo.commit} {_LAYOUT}":
         return target
     git = ["git", "--git-dir", str(git_dir(repo))]
-    listing = subprocess.run([*git, "ls-tree", "-r", "-z", repo.commit], capture_output=True, timeout=600)
+    listing = subprocess.run(
+        [*git, "ls-tree", "-r", "-z", repo.commit], capture_output=True, timeout=600
+    )
     if listing.returncode != 0:
-        raise CorpusError(f"{repo.name}@{repo.commit}: {listing.stderr.decode(errors='replace').strip()}")
+        raise CorpusError(
+            f"{repo.name}@{repo.commit}: {listing.stderr.decode(errors='replace').strip()}"
+        )
     blobs = {}  # path -> object id; the snapshot lacks its largest files, so no `git archive`
     for entry in listing.stdout.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
@@ -162,7 +195,11 @@ def extract(repo: Repo) -> Path:
 
 def _wanted(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
-    return path.endswith(SOURCE_SUFFIXES) or name in DECLARATIONS or (name.startswith("requirements") and name.endswith(".txt"))
+    return (
+        path.endswith(SOURCE_SUFFIXES)
+        or name in DECLARATIONS
+        or (name.startswith("requirements") and name.endswith(".txt"))
+    )
 
 
 def source_lines(root: Path, path: str) -> list[str]:
@@ -188,12 +225,25 @@ def _line_text(root: Path, path: str, row: int, cache: dict[str, list[str]]) -> 
 
 def findings(repo: Repo, root: Path) -> list[Finding]:
     """Every rule, opt-in ones included, over the repository as a new user would run it."""
-    command = [torchlint_executable(), "check", "--isolated", "--select", "ALL", "--exit-zero", "--quiet", "--output-format", "json", "."]
+    command = [
+        torchlint_executable(),
+        "check",
+        "--isolated",
+        "--select",
+        "ALL",
+        "--exit-zero",
+        "--quiet",
+        "--output-format",
+        "json",
+        ".",
+    ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=3600)
     try:
         rows = json.loads(done.stdout)
     except json.JSONDecodeError as error:
-        raise CorpusError(f"{repo.name}: torchlint printed no JSON (exit {done.returncode}): {done.stderr.strip()[-500:]}") from error
+        raise CorpusError(
+            f"{repo.name}: torchlint printed no JSON (exit {done.returncode}): {done.stderr.strip()[-500:]}"
+        ) from error
     texts: dict[str, list[str]] = {}
     found = []
     for row in rows:
@@ -202,7 +252,17 @@ def findings(repo: Repo, root: Path) -> list[Finding]:
         if row.get("cell") is not None:
             path = f"{path}#{row['cell']}"
         line = row["location"]["row"]
-        found.append(Finding(repo.name, repo.commit, path, line, row["code"], row["message"], _line_text(root, path, line, texts)))
+        found.append(
+            Finding(
+                repo.name,
+                repo.commit,
+                path,
+                line,
+                row["code"],
+                row["message"],
+                _line_text(root, path, line, texts),
+            )
+        )
     return found
 
 
@@ -219,7 +279,9 @@ def _rank(seed: int, split: str, finding: Finding) -> str:
     return hashlib.sha256(json.dumps([seed, split, *finding.key]).encode()).hexdigest()
 
 
-def sample(found: list[Finding], seed: int, split: str, size: int = SAMPLE_SIZE) -> dict[str, list[Finding]]:
+def sample(
+    found: list[Finding], seed: int, split: str, size: int = SAMPLE_SIZE
+) -> dict[str, list[Finding]]:
     """Per rule, the `size` distinct findings ranked first by a seeded hash (all where fewer).
 
     Ranking each finding on its own key keeps the draw stable when a rule change adds or removes
@@ -292,7 +354,9 @@ class Precision:
         return self.drawn - self.judged
 
 
-def precision(found: list[Finding], drawn: dict[str, list[Finding]], verdicts: dict[tuple, dict]) -> dict[str, Precision]:
+def precision(
+    found: list[Finding], drawn: dict[str, list[Finding]], verdicts: dict[tuple, dict]
+) -> dict[str, Precision]:
     result: dict[str, Precision] = defaultdict(Precision)
     for f in {f.key: f for f in found}.values():
         if f.rule in RULES:
@@ -326,7 +390,9 @@ def recall_labels(path: Path = RECALL) -> list[dict]:
     return load_toml(path).get("file", []) if path.exists() else []
 
 
-def recall(found: list[Finding], files: list[dict], repos: dict[str, Repo], split: str) -> dict[str, Recall]:
+def recall(
+    found: list[Finding], files: list[dict], repos: dict[str, Repo], split: str
+) -> dict[str, Recall]:
     """Per rule: `finding` labels in completely labelled files of the split that a finding hit."""
     rows: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for f in found:

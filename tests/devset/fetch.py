@@ -53,8 +53,16 @@ def download(packages: list[dict], wheels: Path) -> None:
     if not missing:
         return
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--disable-pip-version-check", "--quiet", "--dest", str(wheels),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--dest",
+        str(wheels),
         *(f"{p['name']}=={p['version']}" for p in missing),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -95,5 +103,7 @@ def fetch_all(packages: list[dict]) -> dict[str, Path]:
     """Download (once) and unpack every package; maps "name==version" to its unpacked root."""
     base = cache_dir()
     download(packages, base / "wheels")
-    return {f"{p['name']}=={p['version']}": unpack(p, base / "wheels", base / "unpacked") for p in packages}
-
+    return {
+        f"{p['name']}=={p['version']}": unpack(p, base / "wheels", base / "unpacked")
+        for p in packages
+    }

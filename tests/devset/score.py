@@ -76,7 +76,16 @@ def labels_of(data: dict) -> list[Label]:
             for raw in entry.get("labels", []):
                 line = raw["line"]
                 found.append(
-                    Label(key, package["split"], entry["path"], raw["rule"], line, raw.get("end", line), raw["expect"], raw["why"])
+                    Label(
+                        key,
+                        package["split"],
+                        entry["path"],
+                        raw["rule"],
+                        line,
+                        raw.get("end", line),
+                        raw["expect"],
+                        raw["why"],
+                    )
                 )
     return found
 
@@ -86,7 +95,9 @@ def problems(data: dict) -> list[str]:
     found = []
     for package in data["package"]:
         key = f"{package.get('name')}=={package.get('version')}"
-        missing = {"name", "version", "sha256", "split", "target_torch_version", "file"} - set(package)
+        missing = {"name", "version", "sha256", "split", "target_torch_version", "file"} - set(
+            package
+        )
         if missing:
             found.append(f"{key}: missing {sorted(missing)}")
             continue
@@ -124,7 +135,10 @@ def torchlint_executable() -> str:
 def existing_rules() -> set[str]:
     """The codes the installed torchlint knows."""
     done = subprocess.run(
-        [torchlint_executable(), "rules", "--output-format", "json"], capture_output=True, text=True, timeout=120
+        [torchlint_executable(), "rules", "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if done.returncode != 0:
         raise RuntimeError(f"torchlint rules failed: {done.stderr.strip()}")
@@ -134,14 +148,26 @@ def existing_rules() -> set[str]:
 def run_torchlint(root: Path, paths: list[str], target: str) -> list[dict]:
     """Every rule, opt-in ones included, over the files (relative to root) of one package."""
     command = [
-        torchlint_executable(), "check", "--isolated", "--select", "ALL", "--exit-zero", "--quiet",
-        "--target-torch-version", target, "--output-format", "json", *paths,
+        torchlint_executable(),
+        "check",
+        "--isolated",
+        "--select",
+        "ALL",
+        "--exit-zero",
+        "--quiet",
+        "--target-torch-version",
+        target,
+        "--output-format",
+        "json",
+        *paths,
     ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
     try:
         diagnostics = json.loads(done.stdout)
     except json.JSONDecodeError as error:
-        raise RuntimeError(f"torchlint check in {root} printed no JSON (exit {done.returncode}): {done.stderr.strip()}") from error
+        raise RuntimeError(
+            f"torchlint check in {root} printed no JSON (exit {done.returncode}): {done.stderr.strip()}"
+        ) from error
     for d in diagnostics:
         name = Path(d["filename"])
         d["filename"] = name.relative_to(root).as_posix() if name.is_absolute() else name.as_posix()
@@ -167,7 +193,11 @@ def score(data: dict, roots: dict[str, Path], rules: set[str]) -> Result:
         key = f"{package['name']}=={package['version']}"
         files = {entry["path"]: set(entry.get("complete", [])) for entry in package["file"]}
         diagnostics = run_torchlint(roots[key], list(files), package["target_torch_version"])
-        internal_errors += [f"{key} {d['filename']}: {d['message']}" for d in diagnostics if d["code"] == INTERNAL_ERROR]
+        internal_errors += [
+            f"{key} {d['filename']}: {d['message']}"
+            for d in diagnostics
+            if d["code"] == INTERNAL_ERROR
+        ]
         mine = [label for label in labels if label.package == key and label.rule in rules]
         hit: set[Label] = set()
         for d in diagnostics:
@@ -175,7 +205,11 @@ def score(data: dict, roots: dict[str, Path], rules: set[str]) -> Result:
                 continue
             row = d["location"]["row"]
             label = _narrowest(
-                [l for l in mine if l.path == d["filename"] and l.rule == d["code"] and l.line <= row <= l.end]
+                [
+                    l
+                    for l in mine
+                    if l.path == d["filename"] and l.rule == d["code"] and l.line <= row <= l.end
+                ]
             )
             tally = tallies[(package["split"], d["code"])]
             where = f"{key} {d['filename']}:{row}"
@@ -214,7 +248,9 @@ def table(result: Result, rules: list[str]) -> str:
         cells = []
         for split, width in (("dev", 7), ("heldout", 12)):
             t = result.tallies.get((split, rule), Tally())
-            cells.append(f"{t.tp:>{width}} {t.fp:>3} {t.fn:>3} {_ratio(t.precision):>5} {_ratio(t.recall):>5}")
+            cells.append(
+                f"{t.tp:>{width}} {t.fp:>3} {t.fn:>3} {_ratio(t.precision):>5} {_ratio(t.recall):>5}"
+            )
         lines.append(f"{rule:<6} | {cells[0]} | {cells[1]}")
     return "\n".join(lines) + "\n"
 

@@ -68,8 +68,17 @@ def sweep(tree: Tree, root: Path) -> Sweep:
 
 
 def _check(result: Sweep, root: Path) -> None:
-    args = ["check", *SELECTION, "--target-torch-version", result.tree.target, "--no-cache", "--exit-zero",
-            "--output-format", "json", *sorted(result.tree.files)]  # named, so no default exclude applies
+    args = [
+        "check",
+        *SELECTION,
+        "--target-torch-version",
+        result.tree.target,
+        "--no-cache",
+        "--exit-zero",
+        "--output-format",
+        "json",
+        *sorted(result.tree.files),
+    ]  # named, so no default exclude applies
     done = run_torchlint(*args, cwd=root, timeout=TIMEOUT)
     if done.returncode != 0:
         result.failures.append(f"check exited {done.returncode}: {done.stderr.strip()[-2000:]}")
@@ -79,7 +88,9 @@ def _check(result: Sweep, root: Path) -> None:
         result.failures.append(f"check printed no JSON: {done.stderr.strip()[-2000:]}")
         return
     result.findings = len(found)
-    result.failures += [f"check: {d['filename']}: {d['code']} {d['message']}" for d in found if d["code"] == "TL999"]
+    result.failures += [
+        f"check: {d['filename']}: {d['code']} {d['message']}" for d in found if d["code"] == "TL999"
+    ]
     result.fixable = {d["filename"] for d in found if _applies(d["fix"])}
 
 
@@ -93,8 +104,12 @@ def _first_fix(result: Sweep, root: Path) -> None:
         for code, n in per_rule:
             result.applied[code] += n
         if sum(int(n) for n in _FIXED.findall(done.stdout)) != sum(n for _, n in per_rule):
-            result.failures.append(f"fix: the per-rule counts do not add up to the total:\n{done.stdout[:3000]}")
-    result.changed = [p for p in sorted(result.tree.files) if (root / p).read_bytes() != result.tree.files[p]]
+            result.failures.append(
+                f"fix: the per-rule counts do not add up to the total:\n{done.stdout[:3000]}"
+            )
+    result.changed = [
+        p for p in sorted(result.tree.files) if (root / p).read_bytes() != result.tree.files[p]
+    ]
 
 
 def _second_fix(result: Sweep, root: Path) -> None:
@@ -102,18 +117,33 @@ def _second_fix(result: Sweep, root: Path) -> None:
     for done in _run_fix(result, root, result.changed, "second fix"):
         if _FIXED.search(done.stdout):
             result.failures.append(f"second fix applied fixes again:\n{done.stdout[:3000]}")
-    result.failures += [f"second fix changed {p}" for p in result.changed if (root / p).read_bytes() != before[p]]
+    result.failures += [
+        f"second fix changed {p}" for p in result.changed if (root / p).read_bytes() != before[p]
+    ]
 
 
-def _run_fix(result: Sweep, root: Path, paths: list[str], stage: str) -> list[subprocess.CompletedProcess]:
+def _run_fix(
+    result: Sweep, root: Path, paths: list[str], stage: str
+) -> list[subprocess.CompletedProcess]:
     """`fix --apply --unsafe-fixes` over `paths`, one batch per core, all at once; records errors."""
-    args = ["fix", *SELECTION, "--target-torch-version", result.tree.target, "--apply", "--unsafe-fixes"]
+    args = [
+        "fix",
+        *SELECTION,
+        "--target-torch-version",
+        result.tree.target,
+        "--apply",
+        "--unsafe-fixes",
+    ]
     batches = _batches(root, paths)
     with ThreadPoolExecutor(len(batches)) as pool:
-        runs = list(pool.map(lambda batch: run_torchlint(*args, *batch, cwd=root, timeout=TIMEOUT), batches))
+        runs = list(
+            pool.map(lambda batch: run_torchlint(*args, *batch, cwd=root, timeout=TIMEOUT), batches)
+        )
     for done in runs:
         if done.returncode not in (0, 1) or "TL999" in done.stdout + done.stderr:
-            result.failures.append(f"{stage} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-3000:]}")
+            result.failures.append(
+                f"{stage} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-3000:]}"
+            )
     return runs
 
 
@@ -131,10 +161,18 @@ def _batches(root: Path, paths: list[str]) -> list[list[str]]:
 def _judge_changed(result: Sweep, root: Path) -> None:
     """Changed files must be valid Python, and exactly the ones the check offered a fix in."""
     for path in result.changed:
-        result.failures += [f"fixed {path} {problem}" for problem in _validity(path, root / path, result.tree.files[path])]
+        result.failures += [
+            f"fixed {path} {problem}"
+            for problem in _validity(path, root / path, result.tree.files[path])
+        ]
     changed = set(result.changed)
-    result.failures += [f"fix changed {p}, where the check offered no fix" for p in sorted(changed - result.fixable)]
-    result.failures += [f"fix left {p} unchanged, where the check offered a fix" for p in sorted(result.fixable - changed)]
+    result.failures += [
+        f"fix changed {p}, where the check offered no fix" for p in sorted(changed - result.fixable)
+    ]
+    result.failures += [
+        f"fix left {p} unchanged, where the check offered a fix"
+        for p in sorted(result.fixable - changed)
+    ]
 
 
 def _validity(name: str, path: Path, original: bytes) -> list[str]:

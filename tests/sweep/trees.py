@@ -84,7 +84,9 @@ PACKAGES = [
 class Tree:
     name: str  # what the summary calls it, e.g. "d2l==1.0.3"
     target: str  # --target-torch-version
-    files: dict[str, bytes] = field(repr=False)  # path relative to the tree's root -> original bytes
+    files: dict[str, bytes] = field(
+        repr=False
+    )  # path relative to the tree's root -> original bytes
 
     def write(self, root: Path) -> None:
         for relative, data in self.files.items():
@@ -99,7 +101,10 @@ def torch_tree() -> Tree:
     assert spec is not None and spec.submodule_search_locations, "torch is not installed"
     package = Path(next(iter(spec.submodule_search_locations)))
     version = importlib.metadata.version("torch")
-    files = {p.relative_to(package.parent).as_posix(): p.read_bytes() for p in sorted(package.rglob("*.py"))}
+    files = {
+        p.relative_to(package.parent).as_posix(): p.read_bytes()
+        for p in sorted(package.rglob("*.py"))
+    }
     return Tree(f"torch=={version}", ".".join(version.split(".")[:2]), files)
 
 

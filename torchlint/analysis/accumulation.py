@@ -28,16 +28,71 @@ if TYPE_CHECKING:
 Key = tuple[cst.CSTNode, str] | str
 
 # Receivers of `.backward(loss)` that backpropagate their argument (accelerate, Fabric, DeepSpeed).
-_BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "trainer", "deepspeed", "booster", "strategy", "runner"})
+_BACKWARD_OWNERS = frozenset(
+    {"accelerator", "fabric", "engine", "trainer", "deepspeed", "booster", "strategy", "runner"}
+)
 # Methods of a loss that keep its graph and its value (`loss.mean().backward()`).
-_VIEWS = frozenset({"mean", "sum", "squeeze", "float", "double", "half", "bfloat16", "contiguous", "clone", "reshape", "view", "to", "cuda", "cpu"})
+_VIEWS = frozenset(
+    {
+        "mean",
+        "sum",
+        "squeeze",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "contiguous",
+        "clone",
+        "reshape",
+        "view",
+        "to",
+        "cuda",
+        "cpu",
+    }
+)
 # What ends a value's graph: the result has no autograd history.
 _DETACHING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "detach_", "requires_grad_"})
 _DETACHING_FUNCTIONS = frozenset({"float", "int", "bool", "round", "len", "str"})
-_INTEGRAL_METHODS = frozenset({"argmax", "argmin", "long", "int", "bool", "count_nonzero", "numel", "size", "dim", "eq", "ne", "lt", "gt", "le", "ge"})
-_TORCH_COMBINERS = frozenset({"stack", "cat", "sum", "mean", "add", "mul", "div", "concat", "concatenate", "hstack", "vstack"})
-_FUNCTIONAL_LOSS = re.compile(r"(_loss|cross_entropy|kl_div|binary_cross_entropy(_with_logits)?|nll_loss|ctc_loss)$")
-_MODEL = re.compile(r"(^|_)(model|net|network|module)s?($|_)|^(model|net)_?[a-z0-9]?$", re.IGNORECASE)
+_INTEGRAL_METHODS = frozenset(
+    {
+        "argmax",
+        "argmin",
+        "long",
+        "int",
+        "bool",
+        "count_nonzero",
+        "numel",
+        "size",
+        "dim",
+        "eq",
+        "ne",
+        "lt",
+        "gt",
+        "le",
+        "ge",
+    }
+)
+_TORCH_COMBINERS = frozenset(
+    {
+        "stack",
+        "cat",
+        "sum",
+        "mean",
+        "add",
+        "mul",
+        "div",
+        "concat",
+        "concatenate",
+        "hstack",
+        "vstack",
+    }
+)
+_FUNCTIONAL_LOSS = re.compile(
+    r"(_loss|cross_entropy|kl_div|binary_cross_entropy(_with_logits)?|nll_loss|ctc_loss)$"
+)
+_MODEL = re.compile(
+    r"(^|_)(model|net|network|module)s?($|_)|^(model|net)_?[a-z0-9]?$", re.IGNORECASE
+)
 _MAX_ROUNDS = 8
 
 
@@ -96,7 +151,9 @@ class Backprop:
     def is_tensor_backward(self, call: cst.Call) -> bool:
         """`x.backward()` on a tensor itself (not `accelerator.backward(x)`, which may rescale it)."""
         targets = self.backward_calls.get(call)
-        return bool(targets) and isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
+        return (
+            bool(targets) and isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
+        )
 
     def carriers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The parts of a backpropagated expression whose graph it carries: `loss` in `scaler.scale(loss / n).mean()`.
@@ -154,7 +211,9 @@ class Backprop:
     @cached_property
     def carried(self) -> set[Key]:
         """Values whose graph some backward call reaches: its carriers, and theirs through bindings."""
-        return self._closure(lambda expr: [c for c in self.carriers(expr) if isinstance(c, cst.Name | cst.Attribute)])
+        return self._closure(
+            lambda expr: [c for c in self.carriers(expr) if isinstance(c, cst.Name | cst.Attribute)]
+        )
 
     @cached_property
     def feeding(self) -> set[Key]:
@@ -163,13 +222,21 @@ class Backprop:
 
     def _closure(self, parts) -> set[Key]:
         found: set[Key] = set()
-        frontier = [p for targets in self.backward_calls.values() for t in targets for p in parts(t)]
+        frontier = [
+            p for targets in self.backward_calls.values() for t in targets for p in parts(t)
+        ]
         for _ in range(_MAX_ROUNDS):
             new = {k for p in frontier if (k := self.key(p)) is not None} - found
             if not new:
                 break
             found |= new
-            frontier = [p for k in new for b in self._bindings(k) if b.kind in ("assign", "augment") and b.value is not None for p in parts(b.value)]
+            frontier = [
+                p
+                for k in new
+                for b in self._bindings(k)
+                if b.kind in ("assign", "augment") and b.value is not None
+                for p in parts(b.value)
+            ]
         return found
 
     # -- losses --------------------------------------------------------------------------
@@ -187,7 +254,10 @@ class Backprop:
         if self.loss_module(expr.func) is not None:
             return True
         words = name_tokens((dotted(expr.func) or "").rsplit(".", 1)[-1])
-        return bool(words) and (words[-1] in ("loss", "criterion", "crit") or words[:2] in (["loss", "fn"], ["loss", "func"], ["loss", "function"]))
+        return bool(words) and (
+            words[-1] in ("loss", "criterion", "crit")
+            or words[:2] in (["loss", "fn"], ["loss", "func"], ["loss", "function"])
+        )
 
     def loss_module(self, func: cst.BaseExpression) -> cst.Call | None:
         """The `torch.nn.XLoss(...)` construction a name or attribute is bound to, if any."""
@@ -195,7 +265,11 @@ class Backprop:
             value = binding.value
             if binding.kind != "assign" or not isinstance(value, cst.Call):
                 continue
-            if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda") and isinstance(value.func.value, cst.Call):
+            if (
+                isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in ("to", "cuda")
+                and isinstance(value.func.value, cst.Call)
+            ):
                 value = value.func.value
             qualname = self.ctx.symbols.qualname(value.func) or ""
             if qualname.startswith("torch.nn.") and qualname.endswith("Loss"):
@@ -205,7 +279,12 @@ class Backprop:
     def _model_output(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):
             bindings = self.scopes.reaching(expr)
-            return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and self._model_call(bindings[0].value)
+            return (
+                len(bindings) == 1
+                and bindings[0].kind == "assign"
+                and bindings[0].value is not None
+                and self._model_call(bindings[0].value)
+            )
         return self._model_call(expr)
 
     @staticmethod
@@ -227,12 +306,17 @@ class Backprop:
         if isinstance(expr, cst.Integer | cst.Float):
             return True
         if isinstance(expr, cst.Comparison):
-            return not any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in expr.comparisons)
+            return not any(
+                isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+                for c in expr.comparisons
+            )
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in ("data", "shape", "ndim")
         if isinstance(expr, cst.Name):
             bindings = self.scopes.reaching(expr)
-            single = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            single = (
+                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            )
             return single is not None and self.no_graph(single, depth + 1)
         if not isinstance(expr, cst.Call):
             return False
@@ -252,7 +336,11 @@ class Backprop:
 
 def _strip_views(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`x` for `x.cpu()`, `x.float()`, `x.to(device)`: calls that keep the value's graph, or its absence."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _VIEWS
+    ):
         if expr.func.attr.value in ("sum", "mean"):
             break  # reductions are judged by what they reduce
         expr = expr.func.value

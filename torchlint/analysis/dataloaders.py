@@ -56,7 +56,12 @@ class LoaderArgs:
         value = self.pin_memory
         if value is None:
             return False
-        return not (isinstance(value, cst.Name) and value.value in ("False", "None") or isinstance(value, cst.Integer) and value.value == "0")
+        return not (
+            isinstance(value, cst.Name)
+            and value.value in ("False", "None")
+            or isinstance(value, cst.Integer)
+            and value.value == "0"
+        )
 
 
 def is_dataloader(ctx: FileContext, call: cst.Call) -> bool:
@@ -90,7 +95,9 @@ def keyword_edits(ctx: FileContext, call: cst.Call, values: dict[str, str]) -> l
     edits: list[Edit] = []
     new: list[str] = []
     for name, value in values.items():
-        arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        arg = next(
+            (a for a in call.args if a.keyword is not None and a.keyword.value == name), None
+        )
         if arg is not None:
             edits.append(ctx.replace(arg.value, value))
         else:
@@ -107,7 +114,9 @@ def keyword_edits(ctx: FileContext, call: cst.Call, values: dict[str, str]) -> l
         between = _text(ctx, ctx.end(args[-2].value), ctx.start(args[-1]))
         if between.startswith(",") and "#" not in between and "\\" not in between:
             separator = between
-    elif isinstance(args[0].comma, cst.Comma):  # `f(\n    x,\n)`: the new argument goes on a line of its own
+    elif isinstance(
+        args[0].comma, cst.Comma
+    ):  # `f(\n    x,\n)`: the new argument goes on a line of its own
         opening = _text(ctx, ctx.end(call.func), ctx.start(args[0]))
         if "\n" in opening and "#" not in opening:
             separator = "," + opening[opening.index("\n") :]
@@ -120,7 +129,9 @@ def _text(ctx: FileContext, start: Position, end: Position) -> str:
     if start.row == end.row:
         return ctx.line(start.row)[start.column - 1 : end.column - 1]
     middle = [ctx.line(row) for row in range(start.row + 1, end.row)]
-    return "\n".join([ctx.line(start.row)[start.column - 1 :], *middle, ctx.line(end.row)[: end.column - 1]])
+    return "\n".join(
+        [ctx.line(start.row)[start.column - 1 :], *middle, ctx.line(end.row)[: end.column - 1]]
+    )
 
 
 class DataLoaders:
@@ -164,13 +175,19 @@ class DataLoaders:
         dataset = args.dataset if args is not None else None
         if isinstance(dataset, cst.Name):
             bindings = self.scopes.reaching(dataset)
-            dataset = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            dataset = (
+                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            )
         if not isinstance(dataset, cst.Call) or not isinstance(dataset.func, cst.Name):
             return False
         owner = self.scopes.classes.get(dataset.func.value)
         if owner is None:
             return False
-        return any(self.loops.moves_to_device(call) for call in self.scopes.calls if self.scopes.is_ancestor(owner, call))
+        return any(
+            self.loops.moves_to_device(call)
+            for call in self.scopes.calls
+            if self.scopes.is_ancestor(owner, call)
+        )
 
     def loops_of(self, loader: cst.Call) -> list[Loop]:
         return [loop for loop, loaders in self.fed_loops.items() if loader in loaders]
@@ -195,13 +212,22 @@ class DataLoaders:
         if isinstance(node, cst.Call):
             if node in self.constructions:
                 return {node}
-            return {loader for f in self.scopes.callees.get(node, ()) for r in returned_values(f) for loader in self.sources(r, depth + 1)}
+            return {
+                loader
+                for f in self.scopes.callees.get(node, ())
+                for r in returned_values(f)
+                for loader in self.sources(r, depth + 1)
+            }
         if not isinstance(node, cst.Name | cst.Attribute):
             return set()
         found: set[cst.Call] = set()
         # A name read where it is bound holds what the last binding before it gave (a notebook
         # rebinds `train_loader` cell after cell); read from elsewhere, any binding.
-        bindings = self.scopes.reaching(node) if isinstance(node, cst.Name) else self.scopes.all_bindings(node)
+        bindings = (
+            self.scopes.reaching(node)
+            if isinstance(node, cst.Name)
+            else self.scopes.all_bindings(node)
+        )
         for binding in bindings:
             found |= self._binding_sources(binding, depth)
         return found
@@ -209,7 +235,11 @@ class DataLoaders:
     def _binding_sources(self, binding: Binding, depth: int) -> set[cst.Call]:
         if binding.kind in ("assign", "with") and binding.value is not None:
             return set(self.sources(binding.value, depth + 1))
-        if binding.kind == "unpack" and isinstance(binding.value, cst.Call) and len(binding.path) == 1:
+        if (
+            binding.kind == "unpack"
+            and isinstance(binding.value, cst.Call)
+            and len(binding.path) == 1
+        ):
             # `train_loader, val_loader = make_loaders()`: the returned tuples' elements
             found: set[cst.Call] = set()
             for function in self.scopes.callees.get(binding.value, ()):
@@ -219,7 +249,11 @@ class DataLoaders:
                         found |= self.sources(element, depth + 1)
             return found
         if binding.kind == "param" and isinstance(binding.node, cst.Param):
-            return {loader for value in self._arguments(binding.node) for loader in self.sources(value, depth + 1)}
+            return {
+                loader
+                for value in self._arguments(binding.node)
+                for loader in self.sources(value, depth + 1)
+            }
         return set()
 
     def _arguments(self, param: cst.Param) -> list[cst.BaseExpression]:
@@ -250,7 +284,9 @@ class DataLoaders:
         """The receiver of a `.cuda(...)` or `.to(<device>, ...)` call whose result is used, else None
         (a tensor's `x.to(device)` on its own line moves nothing: the copy is dropped)."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or isinstance(self.scopes.parents.get(call), cst.Expr):
+        if not isinstance(func, cst.Attribute) or isinstance(
+            self.scopes.parents.get(call), cst.Expr
+        ):
             return None
         if func.attr.value == "cuda":
             return func.value
@@ -306,16 +342,25 @@ class DataLoaders:
         if isinstance(node, cst.Subscript):
             return set(self.origins(node.value, strict, depth + 1))
         if isinstance(node, cst.Attribute):
-            return set(self.origins(node.value, strict, depth + 1)) if not _is_self(node.value) else set()
+            return (
+                set(self.origins(node.value, strict, depth + 1))
+                if not _is_self(node.value)
+                else set()
+            )
         if isinstance(node, cst.Call):
             return self._call_origins(node, strict, depth)
         if not strict and isinstance(node, cst.BinaryOperation):
-            return set(self.origins(node.left, strict, depth + 1) | self.origins(node.right, strict, depth + 1))
+            return set(
+                self.origins(node.left, strict, depth + 1)
+                | self.origins(node.right, strict, depth + 1)
+            )
         return set()
 
     def _call_origins(self, call: cst.Call, strict: bool, depth: int) -> set[Loop]:
         func = call.func
-        if isinstance(func, cst.Attribute) and (not strict or func.attr.value in _TENSOR_METHODS | _ITERATION_METHODS):
+        if isinstance(func, cst.Attribute) and (
+            not strict or func.attr.value in _TENSOR_METHODS | _ITERATION_METHODS
+        ):
             return set(self.origins(func.value, strict, depth + 1))
         if strict:
             return set()
@@ -327,7 +372,12 @@ class DataLoaders:
     def _binding_origins(self, binding: Binding, strict: bool, depth: int) -> set[Loop]:
         value = binding.value
         if binding.kind == "loop" and value is not None:
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "enumerate" and binding.path[:1] == (0,):
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name)
+                and value.func.value == "enumerate"
+                and binding.path[:1] == (0,)
+            ):
                 return set()  # the counter of `enumerate`
             if binding.node in self.fed_loops:
                 return {binding.node}  # type: ignore[arg-type]
@@ -346,7 +396,10 @@ def _move_target(call: cst.Call) -> cst.BaseExpression | None:
     """The device a `.to(...)` call names: its first positional argument, or `device=`."""
     target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
     if target is None:
-        target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        target = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"),
+            None,
+        )
     return target
 
 
@@ -355,6 +408,8 @@ def _is_self(node: cst.BaseExpression) -> bool:
 
 
 def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
-    if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+    if isinstance(node, cst.Tuple | cst.List) and not any(
+        isinstance(e, cst.StarredElement) for e in node.elements
+    ):
         return node.elements[index].value if index < len(node.elements) else None
     return None

@@ -31,7 +31,13 @@ import libcst.matchers as m
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_input_name, is_eval_name, name_tokens
+from torchlint.analysis.names import (
+    EVAL_DATA_WORDS,
+    is_eval_data_name,
+    is_eval_input_name,
+    is_eval_name,
+    name_tokens,
+)
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
@@ -43,19 +49,38 @@ if TYPE_CHECKING:
 
 class GradMode(Enum):
     RECORDING = "recording"  # nothing in the file turns autograd off here
-    DISABLED = "disabled"  # no_grad / inference_mode / set_grad_enabled(False), or only called from there
+    DISABLED = (
+        "disabled"  # no_grad / inference_mode / set_grad_enabled(False), or only called from there
+    )
     ENABLED = "enabled"  # explicitly re-enabled: enable_grad / set_grad_enabled(True)
     MANAGED = "managed"  # set by code whose effect is not known statically
 
 
-_GRAD_APIS = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "_set_grad_enabled"})
-_GRAD_FUNCTIONAL = frozenset({"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "grad_and_value", "hvp", "vhp"})
-_NEEDS_GRAD_METHODS = frozenset({"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"})
+_GRAD_APIS = frozenset(
+    {"no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "_set_grad_enabled"}
+)
+_GRAD_FUNCTIONAL = frozenset(
+    {
+        "grad",
+        "backward",
+        "vjp",
+        "jvp",
+        "jacrev",
+        "jacfwd",
+        "hessian",
+        "jacobian",
+        "grad_and_value",
+        "hvp",
+        "vhp",
+    }
+)
+_NEEDS_GRAD_METHODS = frozenset(
+    {"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"}
+)
 _OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler"})
 _MODE_SWITCHES = frozenset({"eval", "train"})
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
-
 
 
 def _literal_bool(expr: cst.BaseExpression) -> bool | None:
@@ -66,7 +91,9 @@ def _literal_bool(expr: cst.BaseExpression) -> bool | None:
 
 def _first_arg(call: cst.Call, keyword: str) -> cst.Arg | None:
     for i, arg in enumerate(call.args):
-        if (arg.keyword is None and i == 0 and not arg.star) or (arg.keyword is not None and arg.keyword.value == keyword):
+        if (arg.keyword is None and i == 0 and not arg.star) or (
+            arg.keyword is not None and arg.keyword.value == keyword
+        ):
             return arg
     return None
 
@@ -130,7 +157,9 @@ class _Shared:
             return False
         if isinstance(parent, cst.Arg) and parent.keyword is name:
             return False
-        if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Param | cst.ImportAlias | cst.AsName):
+        if isinstance(
+            parent, cst.FunctionDef | cst.ClassDef | cst.Param | cst.ImportAlias | cst.AsName
+        ):
             return False
         return not isinstance(parent, cst.AssignTarget)
 
@@ -203,7 +232,10 @@ class Grad(_Shared):
             functions = self._callees(expr)
         else:
             functions = self._callees(cst.Call(func=expr))
-            if any(dotted(target) == name and self._mentions_grad_api(value) for target, value in self.model.assigns):
+            if any(
+                dotted(target) == name and self._mentions_grad_api(value)
+                for target, value in self.model.assigns
+            ):
                 return GradMode.MANAGED
         if any(self._function_uses_grad_api(f) for f in functions):
             return GradMode.MANAGED
@@ -219,7 +251,9 @@ class Grad(_Shared):
 
     def _with_mode(self, node: cst.With) -> GradMode | None:
         if node not in self._withs:
-            modes = [mode for item in node.items if (mode := self.context_mode(item.item)) is not None]
+            modes = [
+                mode for item in node.items if (mode := self.context_mode(item.item)) is not None
+            ]
             self._withs[node] = modes[-1] if modes else None  # the last item is the innermost
         return self._withs[node]
 
@@ -246,7 +280,9 @@ class Grad(_Shared):
         found: set[cst.FunctionDef | None] = set()
         for call in self.model.calls:
             name = dotted(call.func) or ""
-            if name.rsplit(".", 1)[-1] in _GRAD_APIS and not isinstance(self.parent(call), cst.WithItem | cst.Decorator):
+            if name.rsplit(".", 1)[-1] in _GRAD_APIS and not isinstance(
+                self.parent(call), cst.WithItem | cst.Decorator
+            ):
                 found.add(self.enclosing_function(call))
         return found
 
@@ -291,7 +327,11 @@ class Grad(_Shared):
 
     @cached_property
     def _around_switches(self) -> set[cst.CSTNode]:
-        switches = [call for call in self._grad_api_calls if self.context_mode(call) in (GradMode.ENABLED, GradMode.MANAGED)]
+        switches = [
+            call
+            for call in self._grad_api_calls
+            if self.context_mode(call) in (GradMode.ENABLED, GradMode.MANAGED)
+        ]
         return self._with_ancestors(switches)
 
     def _with_ancestors(self, nodes: Iterable[cst.CSTNode]) -> set[cst.CSTNode]:
@@ -310,7 +350,11 @@ class Grad(_Shared):
         `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds;
         a loop that calls `train_one_epoch()` and then `validate()` does not make `validate` training.
         """
-        sites = {self._innermost_loop_or_function(site) for site in self.call_sites(function) or () if not self._between_steps(site)}
+        sites = {
+            self._innermost_loop_or_function(site)
+            for site in self.call_sites(function) or ()
+            if not self._between_steps(site)
+        }
         sites.discard(None)
         return not sites.isdisjoint(self._needy_owners)
 
@@ -333,13 +377,19 @@ class Grad(_Shared):
 
     @cached_property
     def _grad_api_calls(self) -> list[cst.Call]:
-        return [call for call in self.model.calls if (dotted(call.func) or "").rsplit(".", 1)[-1] in _GRAD_APIS]
+        return [
+            call
+            for call in self.model.calls
+            if (dotted(call.func) or "").rsplit(".", 1)[-1] in _GRAD_APIS
+        ]
 
     @cached_property
     def _direct_needy(self) -> list[cst.CSTNode]:
         """Nodes that need autograd themselves: backward, autograd.grad, `x.requires_grad = True`, optimizer steps."""
         model = self.model
-        found: list[cst.CSTNode] = [t for t, _ in model.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))]
+        found: list[cst.CSTNode] = [
+            t for t, _ in model.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))
+        ]
         return found + [call for call in model.calls if self._call_needs_grad(call)]
 
     @cached_property
@@ -350,7 +400,12 @@ class Grad(_Shared):
         needy_functions: set[cst.FunctionDef] = set()
         frontier = found
         while frontier:
-            new = {f for node in frontier for f in self.ctx.ancestors(node) if isinstance(f, cst.FunctionDef)} - needy_functions
+            new = {
+                f
+                for node in frontier
+                for f in self.ctx.ancestors(node)
+                if isinstance(f, cst.FunctionDef)
+            } - needy_functions
             needy_functions |= new
             frontier = [call for call in model.calls if any(f in new for f in self._callees(call))]
             found = found + frontier
@@ -365,7 +420,10 @@ class Grad(_Shared):
             if attr == "step" and set(name_tokens(dotted(func.value) or "")) & _OPTIMIZER_WORDS:
                 return True
         qualname = self.ctx.symbols.qualname(func) or ""
-        return qualname.startswith(("torch.autograd.", "torch.func.", "functorch.")) and qualname.rsplit(".", 1)[-1] in _GRAD_FUNCTIONAL
+        return (
+            qualname.startswith(("torch.autograd.", "torch.func.", "functorch."))
+            and qualname.rsplit(".", 1)[-1] in _GRAD_FUNCTIONAL
+        )
 
     def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Functions of this file `call` may run, by name (methods by attribute name; not the
@@ -373,18 +431,26 @@ class Grad(_Shared):
         func = call.func
         if isinstance(func, cst.Name):
             return self._functions_by_name[0].get(func.value, [])
-        if isinstance(func, cst.Attribute) and func.attr.value not in _MODE_SWITCHES and not _is_dunder(func.attr.value):
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value not in _MODE_SWITCHES
+            and not _is_dunder(func.attr.value)
+        ):
             return self._functions_by_name[1].get(func.attr.value, [])
         return []
 
     @cached_property
-    def _functions_by_name(self) -> tuple[dict[str, list[cst.FunctionDef]], dict[str, list[cst.FunctionDef]]]:
+    def _functions_by_name(
+        self,
+    ) -> tuple[dict[str, list[cst.FunctionDef]], dict[str, list[cst.FunctionDef]]]:
         """Plain functions and methods of the file, by name."""
         plain: dict[str, list[cst.FunctionDef]] = defaultdict(list)
         methods: dict[str, list[cst.FunctionDef]] = defaultdict(list)
         for name, functions in self.model.functions.items():
             for function in functions:
-                (plain if self.enclosing_class(function) is None else methods)[name].append(function)
+                (plain if self.enclosing_class(function) is None else methods)[name].append(
+                    function
+                )
         return plain, methods
 
 
@@ -433,26 +499,93 @@ _FRAMEWORK_EVAL_HOOKS = {
     "transformers": frozenset({"prediction_step", "evaluate"}),
 }
 # Model wrappers whose __call__ already runs inference without grad.
-_NO_GRAD_WRAPPERS = ("ultralytics.", "transformers.pipeline", "detectron2.engine.DefaultPredictor", "detectron2.engine.defaults.")
+_NO_GRAD_WRAPPERS = (
+    "ultralytics.",
+    "transformers.pipeline",
+    "detectron2.engine.DefaultPredictor",
+    "detectron2.engine.defaults.",
+)
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
 _SYNTHETIC_FACTORIES = frozenset(
-    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye")
+    f"torch.{name}"
+    for name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "arange",
+        "linspace",
+        "eye",
+    )
 )
 # nn.Module's own methods: calling them runs no forward.
-_MODULE_API = frozenset({
-    "to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "type", "apply", "state_dict",
-    "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-    "modules", "named_modules", "register_buffer", "register_parameter", "register_forward_hook",
-    "register_forward_pre_hook", "register_full_backward_hook", "add_module", "get_submodule", "requires_grad_",
-    "zero_grad", "share_memory", "extra_repr", "to_empty", "set_extra_state", "get_extra_state",
-})
+_MODULE_API = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "type",
+        "apply",
+        "state_dict",
+        "load_state_dict",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "register_buffer",
+        "register_parameter",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "add_module",
+        "get_submodule",
+        "requires_grad_",
+        "zero_grad",
+        "share_memory",
+        "extra_repr",
+        "to_empty",
+        "set_extra_state",
+        "get_extra_state",
+    }
+)
 # Calls that say a script loads trained weights.
 _LOADS_WEIGHTS = ("load_state_dict", "torch.load(", "jit.load(", "from_pretrained(")
 # Loaders that return whatever was saved: a name bound to one and then called holds a whole module.
 _WHOLE_MODEL_LOADS = frozenset({"torch.load", "torch.jit.load"})
-_FACTORY_DEPTH = 3  # factories calling factories: `build()` -> `make_backbone()` -> `nn.Sequential(...)`
-_NOT_CALLABLE_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
-_MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"})
+_FACTORY_DEPTH = (
+    3  # factories calling factories: `build()` -> `make_backbone()` -> `nn.Sequential(...)`
+)
+_NOT_CALLABLE_MODULES = frozenset(
+    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
+)
+_MODULE_CHAIN_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "requires_grad_",
+        "to_empty",
+    }
+)
 
 
 def _is_forward_name(name: str) -> bool:
@@ -483,7 +616,9 @@ class EvalScope:
     block: cst.CSTNode | None = None
     index: int = 0
     after: tuple[cst.CSTNode, ...] = ()
-    detached: bool = False  # the function returns only Python values: its result cannot feed a backward
+    detached: bool = (
+        False  # the function returns only Python values: its result cannot feed a backward
+    )
 
 
 class Evaluation(_Shared):
@@ -494,7 +629,9 @@ class Evaluation(_Shared):
         self._eval_functions: dict[cst.FunctionDef | None, cst.FunctionDef | None] = {}
         self._regions: dict[tuple, tuple[cst.CSTNode, ...]] = {}
         self._value_returners: dict[cst.FunctionDef, bool] = {}
-        self._factories: dict[cst.FunctionDef, bool] = {}  # functions of the file that return a new module
+        self._factories: dict[
+            cst.FunctionDef, bool
+        ] = {}  # functions of the file that return a new module
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -520,7 +657,10 @@ class Evaluation(_Shared):
         if owner.name.value not in self.module_classes:
             return False
         body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
-        method = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value), None)
+        method = next(
+            (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value),
+            None,
+        )
         if method is None:
             return False
         return any(self._is_direct_forward(inner) for inner in self.calls_in(method))
@@ -535,7 +675,12 @@ class Evaluation(_Shared):
 
     @cached_property
     def _eval_receivers(self) -> set[str]:
-        return {receiver for switches in self._switches_by_statement.values() for kind, receiver in switches if kind == "eval" and receiver}
+        return {
+            receiver
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+            if kind == "eval" and receiver
+        }
 
     def _is_direct_forward(self, call: cst.Call) -> bool:
         name = self.callee(call)
@@ -550,7 +695,11 @@ class Evaluation(_Shared):
         """The class of this file each name is built from (`agent = Agent(envs).to(device)`); None when two differ."""
         found: dict[str, cst.ClassDef | None] = {}
         for target, value in self.model.assigns:
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
+            while (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
                 value = value.func.value
             name = dotted(target)
             if not name or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
@@ -583,18 +732,28 @@ class Evaluation(_Shared):
         if key in self.bound_modules:
             return True
         if "." not in name and self._is_file_function(name, at):
-            return False  # `efficientnet(width=...)`: a function of this file, whatever its name says
+            return (
+                False  # `efficientnet(width=...)`: a function of this file, whatever its name says
+            )
         tokens = name_tokens(last)
-        if not tokens or set(tokens) & _NOT_MODEL_WORDS or (len(tokens) > 1 and tokens[0] in _VERBS):
+        if (
+            not tokens
+            or set(tokens) & _NOT_MODEL_WORDS
+            or (len(tokens) > 1 and tokens[0] in _VERBS)
+        ):
             return False
         if _is_model_word(tokens[-1]):
             return True  # model, self.text_encoder, teacher_model
-        return _is_model_word(tokens[0]) and all(len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:])
+        return _is_model_word(tokens[0]) and all(
+            len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:]
+        )
 
     def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
         scopes = self.ctx.fact(SemanticModel)
         bindings = scopes.resolve(name, scopes.scope_of(at))[1]
-        return bool(bindings) and all(b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings)
+        return bool(bindings) and all(
+            b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings
+        )
 
     def is_frozen(self, name: str) -> bool:
         """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
@@ -604,12 +763,23 @@ class Evaluation(_Shared):
     def _frozen(self) -> set[str]:
         frozen = set()
         for call in self.model.calls:
-            if m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_"))) and call.args and _literal_bool(call.args[0].value) is False:
+            if (
+                m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_")))
+                and call.args
+                and _literal_bool(call.args[0].value) is False
+            ):
                 frozen.add(dotted(call.func.value) or "")
         for loop in self.model.for_loops:
             source = loop.iter
-            if m.matches(source, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))) and m.findall(
-                loop.body, m.Assign(targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))], value=m.Name("False"))
+            if m.matches(
+                source,
+                m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
+            ) and m.findall(
+                loop.body,
+                m.Assign(
+                    targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
+                    value=m.Name("False"),
+                ),
             ):
                 frozen.add(dotted(source.func.value) or "")
         frozen.discard("")
@@ -623,7 +793,9 @@ class Evaluation(_Shared):
         while changed:
             changed = False
             for name, node in self.model.classes.items():
-                if name not in found and any(self._is_module_base(b.value, found) for b in node.bases):
+                if name not in found and any(
+                    self._is_module_base(b.value, found) for b in node.bases
+                ):
                     found.add(name)
                     changed = True
         return found
@@ -634,18 +806,27 @@ class Evaluation(_Shared):
 
     def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
         qualname = self.ctx.symbols.qualname(base) or ""
-        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES:
+        if (
+            qualname.startswith("torch.nn.")
+            and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES
+        ):
             return True
         if isinstance(base, cst.Name) and base.value in known:
             return True
         # A base imported from another file of the project (`from .backbone import Backbone`).
         name = dotted(base)
-        if name and self.ctx.project is not None and self.ctx.project.is_module_class(Path(self.ctx.path), name):
+        if (
+            name
+            and self.ctx.project is not None
+            and self.ctx.project.is_module_class(Path(self.ctx.path), name)
+        ):
             return True
         # Relative imports (`from .module import Module`, `from ...modeling_utils import PreTrainedModel`)
         # do not resolve; their names still say what they are.
         last = (dotted(base) or "").rsplit(".", 1)[-1]
-        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith("PreTrainedModel")
+        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith(
+            "PreTrainedModel"
+        )
 
     @cached_property
     def bound_modules(self) -> set[str]:
@@ -661,10 +842,18 @@ class Evaluation(_Shared):
         """Names assigned a model wrapper that runs without grad by itself (`YOLO(...)`, `pipeline(...)`)."""
         found = set()
         for target, value in self.model.assigns:
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN_METHODS:
+            while (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
                 value = value.func.value
             name = dotted(target)
-            if name and isinstance(value, cst.Call) and (self.ctx.symbols.qualname(value.func) or "").startswith(_NO_GRAD_WRAPPERS):
+            if (
+                name
+                and isinstance(value, cst.Call)
+                and (self.ctx.symbols.qualname(value.func) or "").startswith(_NO_GRAD_WRAPPERS)
+            ):
                 found.add(self._binding_key(name, target))
         return found
 
@@ -682,19 +871,32 @@ class Evaluation(_Shared):
         func = value.func
         factories = self.model.callees.get(value, ())
         if isinstance(func, cst.Name) and factories:
-            return all(self._returns_module(f, depth + 1) for f in factories)  # `net = create_net()`
-        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not value.args and isinstance(func.value, cst.Call):
-            return True  # `Encoder(dim).eval()`: only a module is built and put in eval mode like this
+            return all(
+                self._returns_module(f, depth + 1) for f in factories
+            )  # `net = create_net()`
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "eval"
+            and not value.args
+            and isinstance(func.value, cst.Call)
+        ):
+            return (
+                True  # `Encoder(dim).eval()`: only a module is built and put in eval mode like this
+            )
         if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_CHAIN_METHODS:
             return self._constructs_module(func.value)
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
             owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
             return "model" in owner or "for" in owner  # not a tokenizer, config or processor
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return not func.value.endswith("Loss")  # a criterion: the cost is the forward it follows
+            return not func.value.endswith(
+                "Loss"
+            )  # a criterion: the cost is the forward it follows
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname in _WHOLE_MODEL_LOADS:
-            return not any(a.keyword and a.keyword.value == "weights_only" for a in value.args)  # a pickled module, once called
+            return not any(
+                a.keyword and a.keyword.value == "weights_only" for a in value.args
+            )  # a pickled module, once called
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             return False
         last = qualname.rsplit(".", 1)[-1]
@@ -717,7 +919,9 @@ class Evaluation(_Shared):
             value = ret.value
             if isinstance(value, cst.Name):
                 bindings = self.model.reaching(value)
-                if not bindings or any(b.value is None or not self._constructs_module(b.value, depth) for b in bindings):
+                if not bindings or any(
+                    b.value is None or not self._constructs_module(b.value, depth) for b in bindings
+                ):
                     return False
             elif value is None or not self._constructs_module(value, depth):
                 return False
@@ -729,18 +933,25 @@ class Evaluation(_Shared):
         base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
         if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
             return True
-        return any(full.split(".")[0] in ("unittest", "pytest") for full in self.ctx.symbols.aliases.values())
+        return any(
+            full.split(".")[0] in ("unittest", "pytest")
+            for full in self.ctx.symbols.aliases.values()
+        )
 
     def scope(self, call: cst.Call) -> EvalScope | None:
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
         function = self.enclosing_function(call)
-        if function is not None and (self._is_framework_hook(function) or _is_dunder(function.name.value)):
+        if function is not None and (
+            self._is_framework_hook(function) or _is_dunder(function.name.value)
+        ):
             return None  # hooks a framework runs without grad; construction code probing shapes
         if function not in self._eval_functions:
             self._eval_functions[function] = self._evaluation_function(function)
         evaluating = self._eval_functions[function]
         if evaluating is not None:
-            return EvalScope(("function", evaluating), f"in `{evaluating.name.value}`", function=evaluating)
+            return EvalScope(
+                ("function", evaluating), f"in `{evaluating.name.value}`", function=evaluating
+            )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
         return (
@@ -757,7 +968,12 @@ class Evaluation(_Shared):
         trained by hand and returns only Python values records a graph nobody can use, whoever calls it."""
         operand = TrainedLeaves.exit_operand(call)
         function = self.enclosing_function(call)
-        if operand is None or function is None or self._is_framework_hook(function) or _is_dunder(function.name.value):
+        if (
+            operand is None
+            or function is None
+            or self._is_framework_hook(function)
+            or _is_dunder(function.name.value)
+        ):
             return None
         if not self._returns_only_values(function):
             return None
@@ -770,8 +986,12 @@ class Evaluation(_Shared):
     def _returns_only_values(self, function: cst.FunctionDef) -> bool:
         """Whether `function` returns, and every return gives Python values (`.item()`, `float(...)`, tuples of them)."""
         if function not in self._value_returners:
-            returns = [node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)]
-            self._value_returners[function] = bool(returns) and all(r.value is not None and self._is_value(r.value) for r in returns)
+            returns = [
+                node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)
+            ]
+            self._value_returners[function] = bool(returns) and all(
+                r.value is not None and self._is_value(r.value) for r in returns
+            )
         return self._value_returners[function]
 
     def _is_value(self, expr: cst.BaseExpression) -> bool:
@@ -781,24 +1001,43 @@ class Evaluation(_Shared):
             expr = self.model.value_of(expr) or expr
         return isinstance(expr, cst.Call) and TrainedLeaves.exit_operand(expr) is not None
 
-    def _global_eval_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+    def _global_eval_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
         """A function's forward of a global module that the script puts in eval mode at module level
         (`model.eval()` after loading it) and never back in training mode."""
         if function is None or self.enclosing_class(function) is not None:
             return None
         root = (self.callee(call) or "").split(".")[0]
-        if root not in self._module_level_evals or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module:
+        if (
+            root not in self._module_level_evals
+            or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module
+        ):
             return None
-        return EvalScope(("function", function), f"`{root}` is in eval mode from module level", function=function)
+        return EvalScope(
+            ("function", function), f"`{root}` is in eval mode from module level", function=function
+        )
 
     @cached_property
     def _module_level_evals(self) -> set[str]:
         """Globals switched to eval mode by module-level code and to training mode nowhere in the file."""
-        evals = {receiver for statement in self.ctx.module.body for kind, receiver in self._switches(statement) if kind == "eval"}
-        trains = {receiver for switches in self._switches_by_statement.values() for kind, receiver in switches if kind == "train"}
+        evals = {
+            receiver
+            for statement in self.ctx.module.body
+            for kind, receiver in self._switches(statement)
+            if kind == "eval"
+        }
+        trains = {
+            receiver
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+            if kind == "train"
+        }
         return {r for r in evals - trains if r and "." not in r}
 
-    def _inference_script_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+    def _inference_script_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
         """A forward in a script that loads weights and never trains: it only runs inference.
         Its module-level code and `main` count, and functions they call; methods and other
         functions (steps of a forward, helpers other files call) are left to their callers."""
@@ -812,7 +1051,13 @@ class Evaluation(_Shared):
         statement, block, index = self._block_statement(call, None)
         if statement is None:
             return None
-        return EvalScope(("inference", block), reason, block=block, index=index, after=tuple(self._rest(block, index, None)))
+        return EvalScope(
+            ("inference", block),
+            reason,
+            block=block,
+            index=index,
+            after=tuple(self._rest(block, index, None)),
+        )
 
     def _run_by_script(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
         """`main`, or a function that the script's own top-level code (or `main`) calls, directly or
@@ -834,7 +1079,11 @@ class Evaluation(_Shared):
         source = self.ctx.source
         if not any(word in source for word in _LOADS_WEIGHTS):
             return False
-        if ".backward" in source or any(kind == "train" for switches in self._switches_by_statement.values() for kind, _ in switches):
+        if ".backward" in source or any(
+            kind == "train"
+            for switches in self._switches_by_statement.values()
+            for kind, _ in switches
+        ):
             return False
         if self.ctx.fact(Grad).needs_grad([self.ctx.module]):
             return False  # a backward, an optimizer step, `requires_grad` set somewhere
@@ -842,13 +1091,19 @@ class Evaluation(_Shared):
 
     def _builds_optimizer(self, call: cst.Call) -> bool:
         qualname = self.ctx.symbols.qualname(call.func) or ""
-        return qualname.startswith("torch.optim.") or "optim" in name_tokens(qualname.rsplit(".", 1)[-1].lower())
+        return qualname.startswith("torch.optim.") or "optim" in name_tokens(
+            qualname.rsplit(".", 1)[-1].lower()
+        )
 
     def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
         """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
         while function is not None:
             if is_eval_name(function.name.value):
-                if self._is_module_api(function) or self._is_forward_step(function) or self._extends_base(function):
+                if (
+                    self._is_module_api(function)
+                    or self._is_forward_step(function)
+                    or self._extends_base(function)
+                ):
                     return None
                 return None if self._helps_evaluation(function) else function
             outer = self.enclosing_function(function)
@@ -874,7 +1129,9 @@ class Evaluation(_Shared):
         for call in self.calls_in(function):
             if not self.is_forward(call):
                 continue
-            if any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(call, function)):
+            if any(
+                isinstance(a, cst.For | cst.While) for a in self._ancestors_within(call, function)
+            ):
                 return True
         return False
 
@@ -937,7 +1194,11 @@ class Evaluation(_Shared):
             caller = self.enclosing_function(site)
             if caller is function or caller in busy or grad.mode(site) is not GradMode.RECORDING:
                 continue
-            if caller is None or not is_eval_name(caller.name.value) or self._called_with_grad(caller, busy | {function}):
+            if (
+                caller is None
+                or not is_eval_name(caller.name.value)
+                or self._called_with_grad(caller, busy | {function})
+            ):
                 return True
         return False
 
@@ -953,7 +1214,10 @@ class Evaluation(_Shared):
         owner = self.enclosing_class(function)
         if owner is None:
             return False
-        return any(function.name.value in hooks and self._derives_from(owner, package, set()) for package, hooks in _FRAMEWORK_EVAL_HOOKS.items())
+        return any(
+            function.name.value in hooks and self._derives_from(owner, package, set())
+            for package, hooks in _FRAMEWORK_EVAL_HOOKS.items()
+        )
 
     def _derives_from(self, node: cst.ClassDef, package: str, seen: set[str]) -> bool:
         """Whether the class derives from a class of `package`, directly or through classes of this file."""
@@ -963,7 +1227,11 @@ class Evaluation(_Shared):
             if package in (self.ctx.symbols.qualname(base.value) or name).lower():
                 return True
             parent = self.model.classes.get(name)
-            if parent is not None and name not in seen and self._derives_from(parent, package, seen):
+            if (
+                parent is not None
+                and name not in seen
+                and self._derives_from(parent, package, seen)
+            ):
                 return True
         return False
 
@@ -973,13 +1241,26 @@ class Evaluation(_Shared):
         for parent in self.ctx.ancestors(call):
             if parent is function:
                 return None
-            if isinstance(parent, cst.For) and child is parent.body and self.is_eval_data(parent.iter):
-                return self._statement_scope(parent, f"in the loop over `{self.ctx.code(parent.iter)}`")
-            if isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp) and child is not parent.for_in:
+            if (
+                isinstance(parent, cst.For)
+                and child is parent.body
+                and self.is_eval_data(parent.iter)
+            ):
+                return self._statement_scope(
+                    parent, f"in the loop over `{self.ctx.code(parent.iter)}`"
+                )
+            if (
+                isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp)
+                and child is not parent.for_in
+            ):
                 source = self._comprehension_eval_source(parent.for_in)
                 if source is not None:
-                    statement = next(a for a in self.ctx.ancestors(parent) if isinstance(a, cst.BaseStatement))
-                    return self._statement_scope(statement, f"in the comprehension over `{self.ctx.code(source)}`")
+                    statement = next(
+                        a for a in self.ctx.ancestors(parent) if isinstance(a, cst.BaseStatement)
+                    )
+                    return self._statement_scope(
+                        statement, f"in the comprehension over `{self.ctx.code(source)}`"
+                    )
             child = parent
         return None
 
@@ -1003,7 +1284,9 @@ class Evaluation(_Shared):
             if is_eval_data_name(name.value):
                 return True
         for string in m.findall(iterable, m.SimpleString()):
-            if string.evaluated_value in EVAL_DATA_WORDS and isinstance(self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement):
+            if string.evaluated_value in EVAL_DATA_WORDS and isinstance(
+                self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement
+            ):
                 return True
         return False
 
@@ -1023,7 +1306,13 @@ class Evaluation(_Shared):
         statement, block, index = self._block_statement(call, function)
         if statement is None:
             return None
-        return EvalScope(("input", statement), reason, block=block, index=index, after=tuple(self._rest(block, index, function)))
+        return EvalScope(
+            ("input", statement),
+            reason,
+            block=block,
+            index=index,
+            after=tuple(self._rest(block, index, function)),
+        )
 
     @staticmethod
     def _is_eval_input(expr: cst.BaseExpression) -> bool:
@@ -1035,7 +1324,10 @@ class Evaluation(_Shared):
         expr = self._bound_value(expr)
         if not isinstance(expr, cst.Call) or not (dotted(expr.func) or "").endswith("Variable"):
             return False
-        return any(a.keyword is not None and a.keyword.value == "volatile" and _literal_bool(a.value) for a in expr.args)
+        return any(
+            a.keyword is not None and a.keyword.value == "volatile" and _literal_bool(a.value)
+            for a in expr.args
+        )
 
     def _is_synthetic(self, expr: cst.BaseExpression) -> bool:
         """A tensor made up by a torch factory (`test_x = torch.zeros(1, 3, 96, 96)`), perhaps in a
@@ -1047,7 +1339,10 @@ class Evaluation(_Shared):
                 return True
             if name.endswith("Variable") and expr.args:
                 expr = expr.args[0].value
-            elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN_METHODS:
+            elif (
+                isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
                 expr = expr.func.value
             else:
                 return False
@@ -1060,22 +1355,33 @@ class Evaluation(_Shared):
         reaching = self.ctx.fact(SemanticModel).reaching(expr)
         return reaching[0].value if len(reaching) == 1 and reaching[0].value is not None else expr
 
-    def _after_training_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+    def _after_training_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
         """A forward after a training loop, in the same block and outside any loop: the trained
         model's predictions (`pred = model(x).argmax(1)` at the end of a script).
 
         Its group spans from the training loop to the end of the function or module, so a
         backward anywhere after the loop keeps it silent."""
         statement, block, index = self._block_statement(call, function)
-        if statement is None or any(isinstance(a, cst.For | cst.While) for a in self._ancestors_within(statement, function or self.ctx.module)):
+        if statement is None or any(
+            isinstance(a, cst.For | cst.While)
+            for a in self._ancestors_within(statement, function or self.ctx.module)
+        ):
             return None
-        trained = [i for i, earlier in enumerate(block.body[:index]) if earlier in self._training_statements]
+        trained = [
+            i
+            for i, earlier in enumerate(block.body[:index])
+            if earlier in self._training_statements
+        ]
         if not trained or self._rebuilt_after(call, block.body[trained[-1]]):
             return None
         key = ("after-training", block, trained[-1])
         if key not in self._regions:
             self._regions[key] = tuple(self._rest(block, trained[-1], function))
-        return EvalScope(key, "after the training loop", block=block, index=index, after=self._regions[key])
+        return EvalScope(
+            key, "after the training loop", block=block, index=index, after=self._regions[key]
+        )
 
     def _rebuilt_after(self, call: cst.Call, loop: cst.CSTNode) -> bool:
         """`model = Net()` between the training loop and `model(x)`: a new, untrained module (a shape
@@ -1090,7 +1396,9 @@ class Evaluation(_Shared):
         if not rebuilt:
             return False
         at = self.model.enter(call) or 0
-        return not any(max(rebuilt) < order < at for order in self._weight_loads.get(root.value, ()))
+        return not any(
+            max(rebuilt) < order < at for order in self._weight_loads.get(root.value, ())
+        )
 
     @cached_property
     def _weight_loads(self) -> dict[str, list[int]]:
@@ -1098,7 +1406,11 @@ class Evaluation(_Shared):
         found: dict[str, list[int]] = defaultdict(list)
         for call in self.model.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(func.value, cst.Name):
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "load_state_dict"
+                and isinstance(func.value, cst.Name)
+            ):
                 found[func.value.value].append(self.model.enter(call) or 0)
         return found
 
@@ -1111,11 +1423,18 @@ class Evaluation(_Shared):
         backward = self._backward_functions
         loops: set[cst.CSTNode] = set()
         for call in self.model.calls:
-            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(self.model.callees.get(call, ())):
+            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(
+                self.model.callees.get(call, ())
+            ):
                 around = self._block_statements_around(call)
-                first_loop = next((i for i, s in enumerate(around) if isinstance(s, cst.For | cst.While)), len(around))
+                first_loop = next(
+                    (i for i, s in enumerate(around) if isinstance(s, cst.For | cst.While)),
+                    len(around),
+                )
                 loops.update(around[first_loop:])  # the loops around it, and what holds them
-        training = self._closure({f for loop in loops if (f := self.model.function_of(loop)) is not None})
+        training = self._closure(
+            {f for loop in loops if (f := self.model.function_of(loop)) is not None}
+        )
         found = set(loops)
         for call in self.model.calls:
             if training.intersection(self.model.callees.get(call, ())) or self._fits(call):
@@ -1159,7 +1478,9 @@ class Evaluation(_Shared):
         for parent in self.ctx.ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
                 break
-            if isinstance(parent, cst.BaseStatement) and isinstance(self.parent(parent), cst.IndentedBlock | cst.Module):
+            if isinstance(parent, cst.BaseStatement) and isinstance(
+                self.parent(parent), cst.IndentedBlock | cst.Module
+            ):
                 found.append(parent)
         return found
 
@@ -1175,22 +1496,37 @@ class Evaluation(_Shared):
                 return True
         return False
 
-    def _block_statement(self, node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[cst.CSTNode | None, cst.CSTNode, int]:
+    def _block_statement(
+        self, node: cst.CSTNode, function: cst.FunctionDef | None
+    ) -> tuple[cst.CSTNode | None, cst.CSTNode, int]:
         """The statement holding `node` directly in a block of `function` (or the module), that
         block and the statement's index in it; (None, module, 0) when there is none."""
         for parent in self.ctx.ancestors(node):
-            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda | cst.FunctionDef):
+            if parent is function or isinstance(
+                parent, cst.ClassDef | cst.Lambda | cst.FunctionDef
+            ):
                 break
             block = self.parent(parent)
-            if isinstance(parent, cst.BaseStatement) and isinstance(block, cst.IndentedBlock | cst.Module):
+            if isinstance(parent, cst.BaseStatement) and isinstance(
+                block, cst.IndentedBlock | cst.Module
+            ):
                 return parent, block, next(i for i, s in enumerate(block.body) if s is parent)
         return None, self.ctx.module, 0
 
-    def _rest(self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None) -> Iterator[cst.CSTNode]:
+    def _rest(
+        self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None
+    ) -> Iterator[cst.CSTNode]:
         """The statements after `block.body[at]` to the end of `function` (or the module), leaving enclosing blocks."""
         while True:
             yield from block.body[at + 1 :]
-            owner = next((a for a in self.ctx.ancestors(block) if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)), None)
+            owner = next(
+                (
+                    a
+                    for a in self.ctx.ancestors(block)
+                    if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)
+                ),
+                None,
+            )
             if owner is None or owner is function:
                 return
             block = self.parent(owner)
@@ -1211,7 +1547,11 @@ class Evaluation(_Shared):
         return None
 
     def _switch_scope(
-        self, switch: tuple[int, str | None], block: cst.CSTNode, index: int, function: cst.FunctionDef | None
+        self,
+        switch: tuple[int, str | None],
+        block: cst.CSTNode,
+        index: int,
+        function: cst.FunctionDef | None,
     ) -> EvalScope | None:
         at, receiver = switch
         if receiver is None:
@@ -1219,9 +1559,13 @@ class Evaluation(_Shared):
         key = ("region", block, at)
         if key not in self._regions:
             self._regions[key] = tuple(self._eval_mode_code(block, at, function))
-        return EvalScope(key, f"after `{receiver}.eval()`", block=block, index=index, after=self._regions[key])
+        return EvalScope(
+            key, f"after `{receiver}.eval()`", block=block, index=index, after=self._regions[key]
+        )
 
-    def _eval_mode_code(self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None) -> Iterator[cst.CSTNode]:
+    def _eval_mode_code(
+        self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None
+    ) -> Iterator[cst.CSTNode]:
         """The statements after the switch at `block.body[at]` up to the next switch, leaving enclosing blocks too.
 
         Fine-tuning with frozen batch norm calls `model.eval()` and then trains: the backward
@@ -1232,19 +1576,32 @@ class Evaluation(_Shared):
                 if self._switches(following):
                     return
                 yield following
-            owner = next((a for a in self.ctx.ancestors(block) if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)), None)
+            owner = next(
+                (
+                    a
+                    for a in self.ctx.ancestors(block)
+                    if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)
+                ),
+                None,
+            )
             if owner is None or owner is function:
                 return
             block = self.parent(owner)
             at = next(i for i, s in enumerate(block.body) if s is owner)
 
-    def _last_switch(self, before: Sequence[cst.BaseStatement], function: cst.FunctionDef | None) -> tuple[int, str | None] | None:
+    def _last_switch(
+        self, before: Sequence[cst.BaseStatement], function: cst.FunctionDef | None
+    ) -> tuple[int, str | None] | None:
         """(index, receiver) of the last statement switching a module's mode; receiver None unless a plain `.eval()`."""
         for at in range(len(before) - 1, -1, -1):
             switches = self._switches(before[at])
             if not switches:
                 continue
-            plain = isinstance(before[at], cst.SimpleStatementLine) and len(switches) == 1 and switches[0][0] == "eval"
+            plain = (
+                isinstance(before[at], cst.SimpleStatementLine)
+                and len(switches) == 1
+                and switches[0][0] == "eval"
+            )
             receiver = switches[0][1] if plain else None
             if receiver is not None and not self._is_eval_receiver(receiver, function):
                 receiver = None
@@ -1276,7 +1633,11 @@ class Evaluation(_Shared):
         """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""
         node: cst.CSTNode = call
         parent = self.parent(node)
-        while isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _MODULE_CHAIN_METHODS:
+        while (
+            isinstance(parent, cst.Attribute)
+            and parent.value is node
+            and parent.attr.value in _MODULE_CHAIN_METHODS
+        ):
             node = self.parent(parent)
             if not isinstance(node, cst.Call):
                 return ""
@@ -1299,4 +1660,6 @@ class Evaluation(_Shared):
         if receiver == "self":
             owner = self.enclosing_class(function) if function is not None else None
             return owner is not None and owner.name.value in self.module_classes
-        return bool(receiver) and self.is_module(receiver, self.ctx.module if function is None else function.body)
+        return bool(receiver) and self.is_module(
+            receiver, self.ctx.module if function is None else function.body
+        )

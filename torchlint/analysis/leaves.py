@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 EXIT_METHODS = frozenset({"item", "tolist"})
 EXIT_BUILTINS = frozenset({"float", "int", "bool"})
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_READERS = frozenset({"print", "len", "str", "repr", "type", "isinstance", "id"})  # builtins that only look
+_READERS = frozenset(
+    {"print", "len", "str", "repr", "type", "isinstance", "id"}
+)  # builtins that only look
 _DEPTH = 3  # how many assignments a value is followed through
 
 
@@ -68,10 +70,14 @@ class TrainedLeaves:
                 left, right = node.left, node.right
                 if _is_data(left) and _is_data(right):
                     yield from (side for side in (left, right) if isinstance(side, cst.Name))
-            if isinstance(node, cst.Call) and (self.ctx.symbols.qualname(node.func) or "").startswith("torch."):
+            if isinstance(node, cst.Call) and (
+                self.ctx.symbols.qualname(node.func) or ""
+            ).startswith("torch."):
                 operands = [arg.value for arg in node.args if arg.keyword is None]
                 if len(operands) >= 2 and all(_is_data(o) for o in operands):
-                    yield from (o for o in operands if isinstance(o, cst.Name))  # torch.mm(x, w), F.linear(x, w)
+                    yield from (
+                        o for o in operands if isinstance(o, cst.Name)
+                    )  # torch.mm(x, w), F.linear(x, w)
             if depth == 0:
                 continue
             if isinstance(node, cst.Name):
@@ -79,7 +85,9 @@ class TrainedLeaves:
                 if value is not None:
                     yield from self._arithmetic_operands(value, depth - 1)
             elif isinstance(node, cst.Call):
-                for callee in self.model.callees.get(node, ()):  # `loss_of(xs, ys).item()`: what the helper returns
+                for callee in self.model.callees.get(
+                    node, ()
+                ):  # `loss_of(xs, ys).item()`: what the helper returns
                     for returned in returned_values(callee):
                         yield from self._arithmetic_operands(returned, depth - 1)
 
@@ -103,7 +111,10 @@ class TrainedLeaves:
             if not isinstance(arg, cst.Name):
                 return False
             caller = self.model.scope_of(site)
-            if self.model.resolve(arg.value, caller)[0] is not caller or (caller, arg.value) not in self._leaves:
+            if (
+                self.model.resolve(arg.value, caller)[0] is not caller
+                or (caller, arg.value) not in self._leaves
+            ):
                 return False
         return True
 
@@ -120,12 +131,21 @@ class TrainedLeaves:
         """Names built with `requires_grad=True` or as `nn.Parameter`, or switched on later."""
         found: set[tuple[Scope, str]] = set()
         for target, value in self.model.assigns:
-            if isinstance(target, cst.Name) and isinstance(value, cst.Call) and self._requires_grad(value):
+            if (
+                isinstance(target, cst.Name)
+                and isinstance(value, cst.Call)
+                and self._requires_grad(value)
+            ):
                 found.add((self.model.scope_of(target), target.value))
-        for attribute in (*self.model.attributes.get("requires_grad_", ()), *self.model.attributes.get("requires_grad", ())):
+        for attribute in (
+            *self.model.attributes.get("requires_grad_", ()),
+            *self.model.attributes.get("requires_grad", ()),
+        ):
             owner = attribute.value
             if isinstance(owner, cst.Name) and self._switches_on(attribute):
-                found.add((self.model.resolve(owner.value, self.model.scope_of(owner))[0], owner.value))
+                found.add(
+                    (self.model.resolve(owner.value, self.model.scope_of(owner))[0], owner.value)
+                )
         return found
 
     def _requires_grad(self, call: cst.Call) -> bool:
@@ -144,7 +164,14 @@ class TrainedLeaves:
 
     def _trained_by(self, backward: cst.Call) -> set[tuple[Scope, str]]:
         """Operands of the differentiated loss that persist across the loop's steps and are updated after the backward."""
-        loop = next((a for a in self.model.ancestors(backward) if isinstance(a, cst.For | cst.While | cst.FunctionDef)), None)
+        loop = next(
+            (
+                a
+                for a in self.model.ancestors(backward)
+                if isinstance(a, cst.For | cst.While | cst.FunctionDef)
+            ),
+            None,
+        )
         if not isinstance(loop, cst.For | cst.While):
             return set()
         found: set[tuple[Scope, str]] = set()
@@ -156,7 +183,9 @@ class TrainedLeaves:
                 found.add((scope, name.value))
         return found
 
-    def _updated_after(self, name: str, scope: Scope, loop: cst.CSTNode, backward: cst.Call) -> bool:
+    def _updated_after(
+        self, name: str, scope: Scope, loop: cst.CSTNode, backward: cst.Call
+    ) -> bool:
         after = self.model.enter(backward) or 0
         for use in self.model.uses(self.model.scope_of(backward), name):
             at = self.model.enter(use)
@@ -179,7 +208,11 @@ class TrainedLeaves:
         if not isinstance(parent, cst.Arg) or parent.keyword is not None:
             return False
         call = self.model.parents.get(parent)
-        return not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _READERS)
+        return not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in _READERS
+        )
 
 
 def _walk(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -29,18 +29,62 @@ Loop = cst.For | cst.While
 _LOADER_NAME = re.compile(
     r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
 )
-_PROGRESS_BARS = frozenset({"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"})  # yield what they wrap
-_WRAPPERS = _PROGRESS_BARS | {"enumerate", "iter", "islice", "zip", "chain", "Prefetcher", "prefetcher"}
+_PROGRESS_BARS = frozenset(
+    {"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"}
+)  # yield what they wrap
+_WRAPPERS = _PROGRESS_BARS | {
+    "enumerate",
+    "iter",
+    "islice",
+    "zip",
+    "chain",
+    "Prefetcher",
+    "prefetcher",
+}
 _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
 _OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
-_COUNTER_NAME = re.compile(r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$")
+_COUNTER_NAME = re.compile(
+    r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
+)
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
-_PERIODIC_FLAG = re.compile(r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$")
+_PERIODIC_FLAG = re.compile(
+    r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$"
+)
 # Names of the run's settings: their attributes do not change from one batch to the next.
-_SETTINGS = frozenset({"args", "opt", "opts", "options", "config", "cfg", "conf", "hparams", "hp", "flags", "settings", "params"})
+_SETTINGS = frozenset(
+    {
+        "args",
+        "opt",
+        "opts",
+        "options",
+        "config",
+        "cfg",
+        "conf",
+        "hparams",
+        "hp",
+        "flags",
+        "settings",
+        "params",
+    }
+)
 # Calls of a loader that give something other than its batches.
-_NOT_BATCHES = frozenset({"len", "range", "trange", "print", "str", "repr", "isinstance", "getattr", "hasattr", "type", "id", "vars"})
+_NOT_BATCHES = frozenset(
+    {
+        "len",
+        "range",
+        "trange",
+        "print",
+        "str",
+        "repr",
+        "isinstance",
+        "getattr",
+        "hasattr",
+        "type",
+        "id",
+        "vars",
+    }
+)
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
@@ -56,7 +100,9 @@ def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
     if name in ("zip", "chain"):
         return [inner for arg in positional for inner in unwrap_iterable(arg)]
-    iterable = positional[:1] or [a.value for a in node.args if a.keyword and a.keyword.value == "iterable"]
+    iterable = positional[:1] or [
+        a.value for a in node.args if a.keyword and a.keyword.value == "iterable"
+    ]
     return [inner for arg in iterable for inner in unwrap_iterable(arg)]
 
 
@@ -72,7 +118,9 @@ def _has_modulo(node: cst.BaseExpression) -> bool:
     """A `%` between numbers (not string formatting) in an arithmetic expression."""
     if not isinstance(node, cst.BinaryOperation):
         return False
-    if isinstance(node.operator, cst.Modulo) and not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+    if isinstance(node.operator, cst.Modulo) and not isinstance(
+        node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
+    ):
         return True
     return _has_modulo(node.left) or _has_modulo(node.right)
 
@@ -114,13 +162,21 @@ class LoopFacts:
             for loop in self.scopes.loops
             if not self.is_epoch_loop(loop)
             and not _runs_once(loop)
-            and (loop in self._stepping or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter)) or self._fetches_batches(loop))
+            and (
+                loop in self._stepping
+                or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
+                or self._fetches_batches(loop)
+            )
         }
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
         outer = {enclosing for loop in candidates for enclosing in self._enclosing_loops(loop)}
-        return {loop for loop in candidates if loop not in outer or (loop in self._direct_step and not self._over_epochs(loop))}
+        return {
+            loop
+            for loop in candidates
+            if loop not in outer or (loop in self._direct_step and not self._over_epochs(loop))
+        }
 
     def _fetches_batches(self, loop: Loop) -> bool:
         """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`."""
@@ -132,7 +188,9 @@ class LoopFacts:
                 if not isinstance(value, cst.Call):
                     continue
                 name = (_last(value.func) or "").lower()
-                if "batch" in name.split("_") or (name == "next" and value.args and self.is_loader_like(value.args[0].value)):
+                if "batch" in name.split("_") or (
+                    name == "next" and value.args and self.is_loader_like(value.args[0].value)
+                ):
                     return True
         return False
 
@@ -158,7 +216,9 @@ class LoopFacts:
             return True
         for inner in unwrap_iterable(loop.iter):
             if isinstance(inner, cst.Call) and _last(inner.func) in ("range", "trange"):
-                if any(_EPOCH.search(name.value) for arg in inner.args for name in _names_in(arg.value)):
+                if any(
+                    _EPOCH.search(name.value) for arg in inner.args for name in _names_in(arg.value)
+                ):
                     return True
         return False
 
@@ -181,7 +241,11 @@ class LoopFacts:
                 return True
             # `meter.log_every(loader, 20)`, `prefetch(loader)`: a wrapper hands the loader's batches on
             first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
-            return first is not None and name not in _NOT_BATCHES and self.is_loader_like(first, depth + 1)
+            return (
+                first is not None
+                and name not in _NOT_BATCHES
+                and self.is_loader_like(first, depth + 1)
+            )
         if not isinstance(node, cst.Name | cst.Attribute):
             return False
         if _LOADER_NAME.search((_last(node) or "").lower()):
@@ -191,16 +255,24 @@ class LoopFacts:
     def yields_device_batches(self, node: cst.BaseExpression) -> bool:
         """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a `DeviceDataLoader`."""
         for inner in unwrap_iterable(node):
-            values = [inner] + [b.value for b in self.scopes.all_bindings(inner) if b.value is not None]
+            values = [inner] + [
+                b.value for b in self.scopes.all_bindings(inner) if b.value is not None
+            ]
             if any(isinstance(v, cst.Call) and _moves_batches(v) for v in values):
                 return True
         return False
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
         if binding.kind == "param" and isinstance(binding.node, cst.Param):
-            passed = self._passed_for(binding.node)  # `validate(net, DataLoader(...))` into `for x in iterator`
+            passed = self._passed_for(
+                binding.node
+            )  # `validate(net, DataLoader(...))` into `for x in iterator`
             return bool(passed) and all(self.is_loader_like(value, depth + 1) for value in passed)
-        return binding.kind == "assign" and binding.value is not None and self.is_loader_like(binding.value, depth + 1)
+        return (
+            binding.kind == "assign"
+            and binding.value is not None
+            and self.is_loader_like(binding.value, depth + 1)
+        )
 
     def _passed_for(self, param: cst.Param) -> list[cst.BaseExpression]:
         """What every same-file call of the parameter's function passes for it (empty when one passes nothing known)."""
@@ -227,12 +299,20 @@ class LoopFacts:
         while changed:  # functions that call a stepping function step too
             changed = False
             for owner, calls in calls_in.items():
-                if isinstance(owner, cst.FunctionDef) and owner not in stepping and self._calls_any(calls, stepping):
+                if (
+                    isinstance(owner, cst.FunctionDef)
+                    and owner not in stepping
+                    and self._calls_any(calls, stepping)
+                ):
                     stepping.add(owner)
                     changed = True
         self._direct_step = direct
         self._stepping: set[cst.CSTNode] = {o for o in direct if not isinstance(o, cst.FunctionDef)}
-        self._stepping |= {o for o, calls in calls_in.items() if not isinstance(o, cst.FunctionDef) and self._calls_any(calls, stepping)}
+        self._stepping |= {
+            o
+            for o, calls in calls_in.items()
+            if not isinstance(o, cst.FunctionDef) and self._calls_any(calls, stepping)
+        }
         self.stepping_functions: set[cst.CSTNode] = stepping
 
     def _calls_any(self, calls: list[cst.Call], functions: set[cst.CSTNode]) -> bool:
@@ -307,7 +387,9 @@ class LoopFacts:
         for parent in self.scopes.ancestors(node):
             if self._guards(parent, child):
                 return parent
-            if isinstance(parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            if isinstance(
+                parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda | cst.ClassDef
+            ):
                 return None
             child = parent
         return None
@@ -340,7 +422,9 @@ class LoopFacts:
     def _after_skip(self, block: cst.IndentedBlock, statement: cst.CSTNode) -> bool:
         """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most times."""
         if block not in self._skip_memo:
-            self._skip_memo[block] = next((i for i, s in enumerate(block.body) if self._is_skip(s)), None)
+            self._skip_memo[block] = next(
+                (i for i, s in enumerate(block.body) if self._is_skip(s)), None
+            )
         first = self._skip_memo[block]
         if first is None:
             return False
@@ -373,17 +457,26 @@ class LoopFacts:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return _flip(self.rare_branch(test.expression, depth + 1))
         if isinstance(test, cst.BooleanOperation):
-            left, right = self.rare_branch(test.left, depth + 1), self.rare_branch(test.right, depth + 1)
+            left, right = (
+                self.rare_branch(test.left, depth + 1),
+                self.rare_branch(test.right, depth + 1),
+            )
             if isinstance(test.operator, cst.And):
                 return "body" if "body" in (left, right) else None
             if left == right == "body":
                 return "body"
             return "orelse" if "orelse" in (left, right) else None
-        if isinstance(test, cst.Name | cst.Attribute) and _PERIODIC_FLAG.search((_last(test) or "").lower()):
+        if isinstance(test, cst.Name | cst.Attribute) and _PERIODIC_FLAG.search(
+            (_last(test) or "").lower()
+        ):
             return None if self._run_setting(test) else "body"
         if isinstance(test, cst.Name):
             bindings = self.scopes.reaching(test)
-            if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            if (
+                len(bindings) == 1
+                and bindings[0].kind == "assign"
+                and bindings[0].value is not None
+            ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
 
@@ -397,13 +490,21 @@ class LoopFacts:
             return isinstance(root, cst.Name) and root.value.lower() in _SETTINGS
         loops = [a for a in self.scopes.ancestors(flag) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.reaching(flag)
-        return bool(loops) and bool(bindings) and not any(self.scopes.is_ancestor(loop, b.node) for loop in loops for b in bindings)
+        return (
+            bool(loops)
+            and bool(bindings)
+            and not any(self.scopes.is_ancestor(loop, b.node) for loop in loops for b in bindings)
+        )
 
     def _modulo_value(self, node: cst.BaseExpression) -> bool:
         """`step % n`, or a name whose one binding holds one (`n = step % k`)."""
         if isinstance(node, cst.Name):
             bindings = self.scopes.reaching(node)
-            return len(bindings) == 1 and bindings[0].exact is not None and _has_modulo(bindings[0].exact)
+            return (
+                len(bindings) == 1
+                and bindings[0].exact is not None
+                and _has_modulo(bindings[0].exact)
+            )
         return _has_modulo(node)
 
     def _bounded_counter(self, node: cst.BaseExpression) -> bool:
@@ -414,21 +515,36 @@ class LoopFacts:
         loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.all_bindings(node)
         starts = [b for b in bindings if b.kind != "augment"]
-        if not loops or len(starts) != 1 or not self._counts(starts[0]) or starts[0].kind != "assign":
+        if (
+            not loops
+            or len(starts) != 1
+            or not self._counts(starts[0])
+            or starts[0].kind != "assign"
+        ):
             return False
         return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
 
-    def _rare_comparison(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> str | None:
+    def _rare_comparison(
+        self, left: cst.BaseExpression, target: cst.ComparisonTarget
+    ) -> str | None:
         right = target.comparator
         equal = isinstance(target.operator, cst.Equal)
-        if isinstance(target.operator, cst.LessThan | cst.LessThanEqual) and isinstance(right, cst.Integer) and self._bounded_counter(left):
+        if (
+            isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
+            and isinstance(right, cst.Integer)
+            and self._bounded_counter(left)
+        ):
             return "body"
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
             return "orelse" if isinstance(target.operator, cst.NotEqual) else None
-        if isinstance(target.operator, cst.Equal | cst.NotEqual) and (self.is_counter(left) or self.is_counter(right)):
-            return "body" if equal else "orelse"  # `if i == 0:` / `if i != len(loader) - 1: ... else:` run once
+        if isinstance(target.operator, cst.Equal | cst.NotEqual) and (
+            self.is_counter(left) or self.is_counter(right)
+        ):
+            return (
+                "body" if equal else "orelse"
+            )  # `if i == 0:` / `if i != len(loader) - 1: ... else:` run once
         if self.is_counter(left) and isinstance(target.operator, cst.In | cst.NotIn):
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
@@ -436,7 +552,9 @@ class LoopFacts:
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.Add | cst.Subtract
+        ):
             return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
         if isinstance(node, cst.Attribute):
             return bool(_COUNTER_NAME.search(node.attr.value.lower()))
@@ -458,7 +576,9 @@ class LoopFacts:
                 value = value.expression
             return isinstance(value, cst.Integer)
         if binding.kind == "augment" and isinstance(binding.node, cst.AugAssign):
-            return isinstance(binding.node.operator, cst.AddAssign) and isinstance(binding.value, cst.Integer | cst.Name | cst.Attribute)
+            return isinstance(binding.node.operator, cst.AddAssign) and isinstance(
+                binding.value, cst.Integer | cst.Name | cst.Attribute
+            )
         return False
 
     def _counted_iterable(self, iterable: cst.BaseExpression | None) -> cst.BaseExpression | None:
@@ -466,7 +586,11 @@ class LoopFacts:
         progress bar around it (`tqdm(enumerate(dl))` counts like `enumerate(dl)`)."""
         if isinstance(iterable, cst.Name):
             bindings = self.scopes.reaching(iterable)
-            iterable = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else iterable
+            iterable = (
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind == "assign"
+                else iterable
+            )
         while isinstance(iterable, cst.Call) and _last(iterable.func) in _PROGRESS_BARS:
             positional = [a.value for a in iterable.args if a.keyword is None and a.star == ""]
             if not positional:
@@ -488,15 +612,26 @@ class LoopFacts:
         name = _last(func)
         if isinstance(func, cst.Attribute) and name == "cuda":
             return True
-        if name == "Accelerator" or (name == "prepare" and "accelerator" in (dotted(func) or "").lower()):
+        if name == "Accelerator" or (
+            name == "prepare" and "accelerator" in (dotted(func) or "").lower()
+        ):
             return True
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname == "torch.cuda.set_device":
             return True
         positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
-        if (name == "to" or qualname == "torch.device") and positional and self.is_device_like(positional[0]):
+        if (
+            (name == "to" or qualname == "torch.device")
+            and positional
+            and self.is_device_like(positional[0])
+        ):
             return True
-        return any(a.keyword is not None and a.keyword.value in _DEVICE_KEYWORDS and self.is_device_like(a.value) for a in call.args)
+        return any(
+            a.keyword is not None
+            and a.keyword.value in _DEVICE_KEYWORDS
+            and self.is_device_like(a.value)
+            for a in call.args
+        )
 
     def is_device_like(self, node: cst.BaseExpression) -> bool:
         """An expression that can name a GPU: `device`, `"cuda:0"`, `args.device`, `x.device`, `local_rank`."""
@@ -504,7 +639,9 @@ class LoopFacts:
             return self._device_string(node)
         if isinstance(node, cst.FormattedString):
             first = node.parts[0] if node.parts else None
-            return isinstance(first, cst.FormattedStringText) and bool(re.match(r"(cuda|xpu|mps|npu|hpu)", first.value))
+            return isinstance(first, cst.FormattedStringText) and bool(
+                re.match(r"(cuda|xpu|mps|npu|hpu)", first.value)
+            )
         if isinstance(node, cst.Integer):
             return True
         if isinstance(node, cst.IfExp):
@@ -514,16 +651,28 @@ class LoopFacts:
         if isinstance(node, cst.Call):
             if (self.ctx.symbols.qualname(node.func) or "") == "torch.device":
                 args = [a.value for a in node.args if a.keyword is None]
-                return not args or not isinstance(args[0], cst.SimpleString) or self._device_string(args[0])
+                return (
+                    not args
+                    or not isinstance(args[0], cst.SimpleString)
+                    or self._device_string(args[0])
+                )
             return False
-        if isinstance(node, cst.Name | cst.Attribute) and self.ctx.project is not None and (name := dotted(node)):
-            declared = self.ctx.project.names_gpu(Path(self.ctx.path), name)  # `DEVICE = "cuda"` in a config module
+        if (
+            isinstance(node, cst.Name | cst.Attribute)
+            and self.ctx.project is not None
+            and (name := dotted(node))
+        ):
+            declared = self.ctx.project.names_gpu(
+                Path(self.ctx.path), name
+            )  # `DEVICE = "cuda"` in a config module
             if declared is not None:
                 return declared
         last = (_last(node) or "").lower()
         if not _DEVICE_NAME.search(last) or "cpu" in last:
             return False
-        return self.device_strings(node) != {"cpu"}  # named like a device, but bound only to the CPU
+        return self.device_strings(node) != {
+            "cpu"
+        }  # named like a device, but bound only to the CPU
 
     def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
         """Every string a device expression can hold, when the file writes them all out
@@ -535,16 +684,25 @@ class LoopFacts:
             value = node.evaluated_value
             return {value} if isinstance(value, str) else None
         if isinstance(node, cst.IfExp):
-            body, orelse = self.device_strings(node.body, depth + 1), self.device_strings(node.orelse, depth + 1)
+            body, orelse = (
+                self.device_strings(node.body, depth + 1),
+                self.device_strings(node.orelse, depth + 1),
+            )
             return None if body is None or orelse is None else body | orelse
-        if isinstance(node, cst.Call) and self.ctx.symbols.qualname(node.func) == "torch.device" and node.args:
+        if (
+            isinstance(node, cst.Call)
+            and self.ctx.symbols.qualname(node.func) == "torch.device"
+            and node.args
+        ):
             return self.device_strings(node.args[0].value, depth + 1)
         if not isinstance(node, cst.Name | cst.Attribute):
             return None
         bindings = self.scopes.all_bindings(node)
         found: set[str] = set()
         for binding in bindings:
-            strings = self.device_strings(binding.exact, depth + 1) if binding.exact is not None else None
+            strings = (
+                self.device_strings(binding.exact, depth + 1) if binding.exact is not None else None
+            )
             if strings is None:
                 return None
             found |= strings
@@ -562,7 +720,9 @@ def _runs_once(loop: Loop) -> bool:
     """`for xb, yb in loader: ...; break`: the body always leaves after the first batch."""
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
     last = body[-1] if body else None
-    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in last.body)
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Break) for small in last.body
+    )
 
 
 def _moves_batches(call: cst.Call) -> bool:

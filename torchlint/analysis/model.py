@@ -25,13 +25,32 @@ from torchlint.analysis.symbols import dotted
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
-Scope = cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+Scope = (
+    cst.Module
+    | cst.FunctionDef
+    | cst.Lambda
+    | cst.ClassDef
+    | cst.ListComp
+    | cst.SetComp
+    | cst.DictComp
+    | cst.GeneratorExp
+)
+_SCOPES = (
+    cst.FunctionDef,
+    cst.Lambda,
+    cst.ClassDef,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 _SCOPE_TYPES = frozenset(_SCOPES)
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
-_MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
+_MODULE_CHAIN = frozenset(
+    {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"}
+)
 
 
 @dataclass(frozen=True)
@@ -86,16 +105,26 @@ class SemanticModel:
         # After the engine's traversal its parent map is complete and shared; before, build one.
         self.parents: dict[cst.CSTNode, cst.CSTNode] = ctx.parents if ctx.traversed else {}
         self.scope_parent: dict[Scope, Scope | None] = {}
-        self.bindings: dict[Scope, dict[str, list[Binding]]] = defaultdict(lambda: defaultdict(list))
-        self.attr_bindings: dict[str, list[Binding]] = defaultdict(list)  # "self.loader" -> bindings
+        self.bindings: dict[Scope, dict[str, list[Binding]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        self.attr_bindings: dict[str, list[Binding]] = defaultdict(
+            list
+        )  # "self.loader" -> bindings
         self.loads: dict[Scope, dict[str, list[cst.Name]]] = defaultdict(lambda: defaultdict(list))
-        self.declared: dict[Scope, dict[str, str]] = defaultdict(dict)  # name -> "global" | "nonlocal"
-        self.mutated: dict[Scope, set[str]] = defaultdict(set)  # names with item or attribute stores: `batch[k] = ...`
+        self.declared: dict[Scope, dict[str, str]] = defaultdict(
+            dict
+        )  # name -> "global" | "nonlocal"
+        self.mutated: dict[Scope, set[str]] = defaultdict(
+            set
+        )  # names with item or attribute stores: `batch[k] = ...`
         self.name_scope: dict[cst.Name, Scope] = {}
         self.order: dict[cst.CSTNode, int] = {}
         self.callers: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
         self.callees: dict[cst.Call, list[cst.FunctionDef]] = {}
-        self.callbacks: set[tuple[cst.Call, cst.FunctionDef]] = set()  # edges to a function passed as an argument
+        self.callbacks: set[tuple[cst.Call, cst.FunctionDef]] = (
+            set()
+        )  # edges to a function passed as an argument
         self.calls: list[cst.Call] = []  # every call, in textual order
         self.loops: list[cst.For | cst.While] = []  # every loop, in textual order
         self.strings: list[cst.SimpleString] = []
@@ -104,9 +133,15 @@ class SemanticModel:
         self.classes: dict[str, cst.ClassDef] = {}
         self.names: dict[str, list[cst.Name]] = defaultdict(list)  # every Name, loads and stores
         self.attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
-        self.assigns: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []  # (target, value), plain and annotated
-        self.names_in: dict[tuple[Scope, str], list[cst.Name]] = defaultdict(list)  # every Name of a scope, in order
-        self.class_attrs: dict[tuple[cst.ClassDef, str], list[Binding]] = defaultdict(list)  # `self.x = ...` in methods
+        self.assigns: list[
+            tuple[cst.BaseExpression, cst.BaseExpression]
+        ] = []  # (target, value), plain and annotated
+        self.names_in: dict[tuple[Scope, str], list[cst.Name]] = defaultdict(
+            list
+        )  # every Name of a scope, in order
+        self.class_attrs: dict[tuple[cst.ClassDef, str], list[Binding]] = defaultdict(
+            list
+        )  # `self.x = ...` in methods
         self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.module = ctx.module
@@ -125,7 +160,9 @@ class SemanticModel:
         """The innermost statement holding `node` (amortised O(1): the path walked is remembered)."""
         path: list[cst.CSTNode] = []
         current: cst.CSTNode | None = node
-        while current is not None and not isinstance(current, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+        while current is not None and not isinstance(
+            current, cst.SimpleStatementLine | cst.BaseCompoundStatement
+        ):
             if current in self._statements:
                 current = self._statements[current]
                 break
@@ -147,8 +184,15 @@ class SemanticModel:
     def read_in_nested_scope(self, name: str, scope: Scope) -> bool:
         """Whether a function, lambda or comprehension inside `scope` reads `scope`'s `name`."""
         nested, readers = self._nested.get(scope, []), self._readers.get(name, [])
-        pool = nested if len(nested) <= len(readers) else readers  # both hold the answer; walk the shorter
-        return any(other is not scope and name in self.loads.get(other, ()) and self.resolve(name, other)[0] is scope for other in pool)
+        pool = (
+            nested if len(nested) <= len(readers) else readers
+        )  # both hold the answer; walk the shorter
+        return any(
+            other is not scope
+            and name in self.loads.get(other, ())
+            and self.resolve(name, other)[0] is scope
+            for other in pool
+        )
 
     @cached_property
     def _readers(self) -> dict[str, list[Scope]]:
@@ -307,7 +351,11 @@ class SemanticModel:
         a block around it) is left out: `self.x = df` then `self.x = self.x.values`.
         """
         found = self.class_attrs.get((owner, attr), [])
-        return [b.exact for b in found if not any(self._overwrites(later.node, b.node) for later in found)]
+        return [
+            b.exact
+            for b in found
+            if not any(self._overwrites(later.node, b.node) for later in found)
+        ]
 
     def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
         """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
@@ -322,7 +370,9 @@ class SemanticModel:
 
     def own_nodes(self, scope: cst.FunctionDef | cst.Module) -> Iterator[cst.CSTNode]:
         """Nodes of a function's body or of a module, not descending into nested functions, lambdas or classes."""
-        todo: list[cst.CSTNode] = list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
+        todo: list[cst.CSTNode] = (
+            list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
+        )
         while todo:
             node = todo.pop()
             yield node
@@ -330,13 +380,21 @@ class SemanticModel:
                 todo.extend(children(node))
 
     def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
-        if later is earlier or self.order[later] <= self.exit(earlier) or self.scope_of(later) is not self.scope_of(earlier):
+        if (
+            later is earlier
+            or self.order[later] <= self.exit(earlier)
+            or self.scope_of(later) is not self.scope_of(earlier)
+        ):
             return False
         return self.is_ancestor(self._suite(later), earlier)
 
     def _dominating(self, found: list[Binding], use: cst.Name) -> Binding | None:
         at = self.order[use]
-        before = [b for b in found if b.effect in self.order and (self.exit(b.effect) < at or b.kind == "param")]
+        before = [
+            b
+            for b in found
+            if b.effect in self.order and (self.exit(b.effect) < at or b.kind == "param")
+        ]
         if not before:
             return None
         last = max(before, key=lambda b: self.exit(b.effect))
@@ -345,7 +403,12 @@ class SemanticModel:
         for loop in self._loops_around(use):
             if self.is_ancestor(loop, last.effect):
                 break
-            if any(b.effect in self.order and self.order[b.effect] > at and self.is_ancestor(loop, b.effect) for b in found):
+            if any(
+                b.effect in self.order
+                and self.order[b.effect] > at
+                and self.is_ancestor(loop, b.effect)
+                for b in found
+            ):
                 return None
         return last
 
@@ -382,17 +445,28 @@ class SemanticModel:
         for target in targets:
             self.callers[target].append(call)
 
-    def _held_functions(self, value: cst.BaseExpression, scope: Scope, depth: int) -> list[cst.FunctionDef]:
+    def _held_functions(
+        self, value: cst.BaseExpression, scope: Scope, depth: int
+    ) -> list[cst.FunctionDef]:
         """The functions of this file a value evidently holds: a `def`, a name or `self.` attribute
         bound to one, the function a factory of the file returns, or what every caller passes
         for a parameter."""
         if depth > _HELD_DEPTH:
             return []
         if isinstance(value, cst.Call):
-            return [f for factory in self.callees.get(value, ()) for f in self._returned_functions(factory)]
+            return [
+                f
+                for factory in self.callees.get(value, ())
+                for f in self._returned_functions(factory)
+            ]
         if isinstance(value, cst.Attribute):
             bindings = self.attr_bindings.get(dotted(value) or "", [])
-            return [f for b in bindings if b.exact is not None for f in self._held_functions(b.exact, self.scope_of(b.node), depth + 1)]
+            return [
+                f
+                for b in bindings
+                if b.exact is not None
+                for f in self._held_functions(b.exact, self.scope_of(b.node), depth + 1)
+            ]
         if not isinstance(value, cst.Name):
             return []
         found_in, bindings = self.resolve(value.value, scope)
@@ -412,7 +486,11 @@ class SemanticModel:
         for node in self.own_nodes(factory):
             if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
                 bindings = self.bindings[factory].get(node.value.value, [])
-                found += [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+                found += [
+                    b.node
+                    for b in bindings
+                    if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                ]
         return found
 
     def _passed_functions(self, param: cst.Param, depth: int) -> list[cst.FunctionDef]:
@@ -453,15 +531,25 @@ class SemanticModel:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self._bindings_at(func.value, scope, call)
-            found = [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+            found = [
+                b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+            ]
             return found or self._forwards([b.exact for b in bindings], scope)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+        ):
             klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
             if klass is None:
                 return []
             found = self.bindings[klass].get(func.attr.value, [])
-            methods = [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
-            return methods or self._forwards([b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope)
+            methods = [
+                b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+            ]
+            return methods or self._forwards(
+                [b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope
+            )
         return []
 
     def _bindings_at(self, name: str, scope: Scope, call: cst.Call) -> list[Binding]:
@@ -475,7 +563,9 @@ class SemanticModel:
         earlier = [b for b in bindings if b.order < at]
         return earlier[-1:] if earlier else list(bindings)
 
-    def _forwards(self, values: list[cst.BaseExpression | None], scope: Scope) -> list[cst.FunctionDef]:
+    def _forwards(
+        self, values: list[cst.BaseExpression | None], scope: Scope
+    ) -> list[cst.FunctionDef]:
         """The `forward` a module built from one of the file's classes runs when called:
         `model = Tagger(...).cuda()` then `model(x)`. Every binding must agree on the class."""
         classes = {self._built_class(value, scope) for value in values}
@@ -486,7 +576,11 @@ class SemanticModel:
         return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
 
     def _built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_CHAIN:
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _MODULE_CHAIN
+        ):
             value = value.func.value
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return None
@@ -500,7 +594,11 @@ class SemanticModel:
         for arg in call.args:
             if isinstance(arg.value, cst.Name) and not arg.star:
                 _, bindings = self.resolve(arg.value.value, scope)
-                found += [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+                found += [
+                    b.node
+                    for b in bindings
+                    if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                ]
         return found
 
 
@@ -515,7 +613,9 @@ def passed_argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExp
     return positional[index] if index < len(positional) else None
 
 
-def target_names(target: cst.BaseExpression, path: tuple[int, ...] = ()) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:
+def target_names(
+    target: cst.BaseExpression, path: tuple[int, ...] = ()
+) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:
     """Names and attribute chains a target binds, with their position in a destructuring."""
     if isinstance(target, cst.Tuple | cst.List):
         for i, element in enumerate(target.elements):
@@ -545,7 +645,10 @@ class _Walker:
         self.stores: set[cst.CSTNode] = set()
         self.calls: list[tuple[cst.Call, Scope]] = []
         # Assignments bind after their right-hand side is evaluated: held until the node is left.
-        self.pending: dict[cst.CSTNode, list[tuple[cst.BaseExpression, str, cst.BaseExpression | None, tuple[int, ...], Scope]]] = {}
+        self.pending: dict[
+            cst.CSTNode,
+            list[tuple[cst.BaseExpression, str, cst.BaseExpression | None, tuple[int, ...], Scope]],
+        ] = {}
         self.counter = 0
         self.parent: cst.CSTNode | None = None  # the parent of the node being visited
         self.needs_leave = False  # whether the node being visited has work to do when left
@@ -592,12 +695,26 @@ class _Walker:
         self.s.scope_parent[scope] = self.scopes[-1]
         self.scopes.append(scope)
 
-    def _bind(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode, value: cst.BaseExpression | None, path: tuple[int, ...] = ()) -> None:
+    def _bind(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        node: cst.CSTNode,
+        value: cst.BaseExpression | None,
+        path: tuple[int, ...] = (),
+    ) -> None:
         """Bind now (loop targets, parameters, defs): the rest of the node already sees the name."""
         self.stores.add(target)
         self._record(target, Binding(kind, node, value, self.counter, path), self.scopes[-1])
 
-    def _bind_later(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode, value: cst.BaseExpression | None, path: tuple[int, ...] = ()) -> None:
+    def _bind_later(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        node: cst.CSTNode,
+        value: cst.BaseExpression | None,
+        path: tuple[int, ...] = (),
+    ) -> None:
         """Bind when `node` is left, so its own right-hand side still sees the old binding."""
         self.stores.add(target)
         self.pending.setdefault(node, []).append((target, kind, value, path, self.scopes[-1]))
@@ -610,13 +727,23 @@ class _Walker:
         key = dotted(target)
         if key:
             self.s.attr_bindings[key].append(binding)
-        if binding.kind in ("assign", "unpack") and isinstance(target, cst.Attribute) and isinstance(scope, cst.FunctionDef):
+        if (
+            binding.kind in ("assign", "unpack")
+            and isinstance(target, cst.Attribute)
+            and isinstance(scope, cst.FunctionDef)
+        ):
             owner = self.s.scope_parent.get(scope)
             params = scope.params.params
-            if isinstance(owner, cst.ClassDef) and params and _is_name(target.value, params[0].name.value):
+            if (
+                isinstance(owner, cst.ClassDef)
+                and params
+                and _is_name(target.value, params[0].name.value)
+            ):
                 self.s.class_attrs[(owner, target.attr.value)].append(binding)
 
-    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+    def _bind_target(
+        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
         self._note_mutation(target)
         for name, path in target_names(target):
             exact = _element(value, path) if value is not None else None
@@ -727,7 +854,9 @@ class _Walker:
         parent = self.parent
         kind = type(parent)
         if kind in (cst.FunctionDef, cst.ClassDef) and parent.name is node:  # type: ignore[union-attr]
-            scope = self.scopes[-2]  # a def's own name lives where the def is (its scope is pushed already)
+            scope = self.scopes[
+                -2
+            ]  # a def's own name lives where the def is (its scope is pushed already)
         else:
             scope = self.scopes[-1]
         self.s.name_scope[node] = scope
@@ -767,5 +896,7 @@ _BUCKETS = {
 }
 
 _HANDLERS = {
-    getattr(cst, name[len("_on_"):]): function for name, function in vars(_Walker).items() if name.startswith("_on_")
+    getattr(cst, name[len("_on_") :]): function
+    for name, function in vars(_Walker).items()
+    if name.startswith("_on_")
 }

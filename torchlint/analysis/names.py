@@ -23,7 +23,9 @@ _EVAL_FUNCTION_WORDS = frozenset(
     }
 )  # fmt: skip
 # Words that name evaluation wherever they stand in a function's name.
-_EVAL_UNAMBIGUOUS = frozenset({"predict", "prediction", "predictions", "evaluate", "evaluation", "validation", "inference"})
+_EVAL_UNAMBIGUOUS = frozenset(
+    {"predict", "prediction", "predictions", "evaluate", "evaluation", "validation", "inference"}
+)
 # Otherwise a function is named for evaluation when an evaluation word leads, followed only by what is
 # evaluated or how (`evaluate_model`, `val_epoch`, `generate_samples`), or ends it after a
 # plain verb or qualifier (`run_validation`, `do_eval`, `batch_predict`). `_validate_args`,
@@ -49,9 +51,29 @@ _EVAL_PREFIXES = frozenset(
         "sample", "autoregressive", "on", "the", "my", "inner", "outer", "local", "global",
     }
 )  # fmt: skip
-EVAL_DATA_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout"})
+EVAL_DATA_WORDS = frozenset(
+    {"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout"}
+)
 _DATA_WORDS = frozenset(
-    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "data", "dataset", "datasets", "ds", "set", "iter", "iterator", "batches", "samples", "images", "x"}
+    {
+        "loader",
+        "loaders",
+        "dataloader",
+        "dataloaders",
+        "dl",
+        "dls",
+        "data",
+        "dataset",
+        "datasets",
+        "ds",
+        "set",
+        "iter",
+        "iterator",
+        "batches",
+        "samples",
+        "images",
+        "x",
+    }
 )
 
 
@@ -74,10 +96,29 @@ def is_eval_data_name(name: str) -> bool:
     tokens = name_tokens(name)
     if set(tokens) & EVAL_DATA_WORDS and set(tokens) & _DATA_WORDS:
         return True
-    return any(t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in EVAL_DATA_WORDS)
+    return any(
+        t.startswith(w) and t[len(w) :] in _DATA_WORDS for t in tokens for w in EVAL_DATA_WORDS
+    )
 
 
-_INPUT_WORDS = frozenset({"y", "input", "inputs", "img", "imgs", "image", "batch", "seq", "seqs", "tokens", "text", "feats", "features", "sample"})
+_INPUT_WORDS = frozenset(
+    {
+        "y",
+        "input",
+        "inputs",
+        "img",
+        "imgs",
+        "image",
+        "batch",
+        "seq",
+        "seqs",
+        "tokens",
+        "text",
+        "feats",
+        "features",
+        "sample",
+    }
+)
 
 
 @lru_cache(maxsize=1 << 16)

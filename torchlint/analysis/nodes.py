@@ -35,12 +35,18 @@ _TOKEN_FIELDS = frozenset(
     "leading_whitespace lines_after_decorators lpar newline operator posonly_ind rbrace rbracket relative rpar "
     "second_colon semicolon star trailing_comma trailing_whitespace".split()
 )
-_FIRST = frozenset({"decorators", "keyword"})  # libcst visits these before fields declared above them
+_FIRST = frozenset(
+    {"decorators", "keyword"}
+)  # libcst visits these before fields declared above them
 
 
 @cache
 def _child_fields(kind: type) -> tuple[str, ...]:
-    names = [f.name for f in dataclasses.fields(kind) if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")]
+    names = [
+        f.name
+        for f in dataclasses.fields(kind)
+        if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")
+    ]
     return tuple(sorted(names, key=lambda n: n not in _FIRST))
 
 
@@ -70,7 +76,14 @@ def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
         node = todo.pop()
         if type(node) is cst.Return:
             found.append(node)  # type: ignore[arg-type]
-        elif not isinstance(node, cst.BaseSmallStatement | cst.BaseExpression | cst.FunctionDef | cst.ClassDef | cst.Lambda):
+        elif not isinstance(
+            node,
+            cst.BaseSmallStatement
+            | cst.BaseExpression
+            | cst.FunctionDef
+            | cst.ClassDef
+            | cst.Lambda,
+        ):
             todo.extend(children(node))  # no return hides in an expression
     return found
 

@@ -20,12 +20,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-_NOT_CALLABLE = frozenset({"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"})
+_NOT_CALLABLE = frozenset(
+    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
+)
 _MAX_DEPTH = 8
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _ACCELERATORS = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "xla"})
 # Folders that hold no code of the project's own; a larger project is not scanned for call sites.
-_NOT_PROJECT = frozenset({"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"})
+_NOT_PROJECT = frozenset(
+    {"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"}
+)
 _MAX_FILES = 3000
 
 
@@ -34,10 +38,18 @@ class _Summary:
     """One file's imports (local name -> (level, dotted target)) and classes (name -> bases)."""
 
     imports: dict[str, tuple[int, str]] = field(default_factory=dict)
-    classes: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)  # name -> (defines forward, bases)
-    calls: list[tuple[str, bool]] = field(default_factory=list)  # callee as written, whether grad is off there
-    devices: dict[str, bool] = field(default_factory=dict)  # module-level name -> whether the device can be a GPU
-    stars: list[tuple[int, str]] = field(default_factory=list)  # `from module import *`: (level, module)
+    classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
+        default_factory=dict
+    )  # name -> (defines forward, bases)
+    calls: list[tuple[str, bool]] = field(
+        default_factory=list
+    )  # callee as written, whether grad is off there
+    devices: dict[str, bool] = field(
+        default_factory=dict
+    )  # module-level name -> whether the device can be a GPU
+    stars: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # `from module import *`: (level, module)
     torch: bool = False  # whether it imports torch itself
 
 
@@ -50,7 +62,10 @@ def _summarise(text: str) -> _Summary:
     for node in tree.body:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                summary.imports[alias.asname or alias.name.split(".")[0]] = (0, alias.name if alias.asname else alias.name.split(".")[0])
+                summary.imports[alias.asname or alias.name.split(".")[0]] = (
+                    0,
+                    alias.name if alias.asname else alias.name.split(".")[0],
+                )
         elif isinstance(node, ast.ImportFrom):
             if node.names[0].name == "*":
                 summary.stars.append((node.level, node.module or ""))
@@ -59,12 +74,17 @@ def _summarise(text: str) -> _Summary:
                 target = f"{node.module}.{alias.name}" if node.module else alias.name
                 summary.imports[alias.asname or alias.name] = (node.level, target)
         elif isinstance(node, ast.ClassDef):
-            forward = any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "forward" for s in node.body)
+            forward = any(
+                isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "forward"
+                for s in node.body
+            )
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
     _collect_calls(tree, False, summary.calls)
-    modules = [t for level, t in summary.imports.values() if not level] + [t for level, t in summary.stars if not level]
+    modules = [t for level, t in summary.imports.values() if not level] + [
+        t for level, t in summary.stars if not level
+    ]
     return replace(summary, torch=any(t == "torch" or t.startswith("torch.") for t in modules))
 
 
@@ -77,7 +97,9 @@ def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]])
         node, off = stack.pop()
         if isinstance(node, ast.Call) and (callee := _dotted(node.func)):
             calls.append((callee, off))
-        if isinstance(node, ast.With | ast.AsyncWith) and any(_turns_grad_off(item.context_expr) for item in node.items):
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
             stack.extend((child, True) for child in node.body)
             stack.extend((item, off) for item in node.items)
             continue
@@ -96,7 +118,13 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, set()).add(_device_kind(node.value))
-    module_level = {t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign) for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    module_level = {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign | ast.AnnAssign)
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Name)
+    }
     for name in module_level & bound.keys():
         kinds = bound[name]
         if kinds == {True} or kinds == {False}:
@@ -109,7 +137,11 @@ def _device_kind(value: ast.expr) -> bool | None:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         name = value.value.split(":")[0]
         return True if name in _ACCELERATORS else (False if name == "cpu" else None)
-    if isinstance(value, ast.Call) and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "device" and value.args:
+    if (
+        isinstance(value, ast.Call)
+        and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "device"
+        and value.args
+    ):
         return _device_kind(value.args[0])
     if isinstance(value, ast.IfExp):
         kinds = {_device_kind(value.body), _device_kind(value.orelse)}
@@ -123,8 +155,18 @@ def _turns_grad_off(expr: ast.expr) -> bool:
     name = (_dotted(call.func) if call else _dotted(expr)) or ""
     leaf = name.rsplit(".", 1)[-1]
     if leaf in _GRAD_OFF:
-        return not (call and call.args and not (isinstance(call.args[0], ast.Constant) and call.args[0].value is True))
-    return leaf == "set_grad_enabled" and call is not None and bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+        return not (
+            call
+            and call.args
+            and not (isinstance(call.args[0], ast.Constant) and call.args[0].value is True)
+        )
+    return (
+        leaf == "set_grad_enabled"
+        and call is not None
+        and bool(call.args)
+        and isinstance(call.args[0], ast.Constant)
+        and call.args[0].value is False
+    )
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -159,7 +201,9 @@ class ProjectIndex:
         self.root = root
         self._summaries: dict[str, _Summary] = {}  # content digest -> summary
         self._digests: dict[Path, tuple[int, int, str]] = {}  # path -> (mtime, size, digest)
-        self.consulted: dict[Path, str] = {}  # files read for the current question -> content digest
+        self.consulted: dict[
+            Path, str
+        ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
@@ -188,7 +232,9 @@ class ProjectIndex:
             if source is None:
                 continue
             other = self._summary(source)
-            if other is not None and (other.torch or self._star_torch(source.absolute(), depth + 1, seen)):
+            if other is not None and (
+                other.torch or self._star_torch(source.absolute(), depth + 1, seen)
+            ):
                 return True
         return False
 
@@ -247,7 +293,9 @@ class ProjectIndex:
             self._files = found
         return self._files
 
-    def _resolve(self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]], question: _Question) -> bool | None:
+    def _resolve(
+        self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]], question: _Question
+    ) -> bool | None:
         if depth > _MAX_DEPTH or (file, name) in seen:
             return None
         seen.add((file, name))
@@ -260,7 +308,11 @@ class ProjectIndex:
             if forward and question.settled_by_forward:
                 return True
             answers = [self._resolve(file, base, depth + 1, seen, question) for base in bases]
-            return True if any(answers) else (False if answers and all(a is False for a in answers) else None)
+            return (
+                True
+                if any(answers)
+                else (False if answers and all(a is False for a in answers) else None)
+            )
         if head not in summary.imports:
             return None
         level, target = summary.imports[head]
@@ -284,7 +336,10 @@ class ProjectIndex:
         parts = [p for p in module.split(".") if p]
         for base in bases:
             candidate = base.joinpath(*parts)
-            for path in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):
+            for path in (
+                candidate.with_suffix(".py") if parts else None,
+                candidate / "__init__.py",
+            ):
                 if path is not None and path.is_file() and _inside(path, self.root):
                     return path
         return None

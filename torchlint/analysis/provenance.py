@@ -58,11 +58,28 @@ _REDUCTIONS = frozenset(
 )
 # numpy random functions and Generator/RandomState methods: the positional index of `size`.
 _RANDOM_SIZE_AT = {
-    "rand": 0, "randn": 0, "random": 0, "random_sample": 0, "standard_normal": 0, "sample": 0, "ranf": 0,
-    "uniform": 2, "normal": 2, "randint": 2, "integers": 2, "binomial": 2, "beta": 2, "gamma": 2,
-    "poisson": 1, "exponential": 1, "choice": 1, "permutation": None,
+    "rand": 0,
+    "randn": 0,
+    "random": 0,
+    "random_sample": 0,
+    "standard_normal": 0,
+    "sample": 0,
+    "ranf": 0,
+    "uniform": 2,
+    "normal": 2,
+    "randint": 2,
+    "integers": 2,
+    "binomial": 2,
+    "beta": 2,
+    "gamma": 2,
+    "poisson": 1,
+    "exponential": 1,
+    "choice": 1,
+    "permutation": None,
 }
-_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+_GENERATORS = frozenset(
+    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
+)
 # ndarray methods that return an ndarray for an ndarray receiver.
 _ARRAY_METHODS = frozenset(
     "reshape transpose swapaxes squeeze ravel flatten astype copy view clip repeat cumsum cumprod round conj".split()
@@ -74,30 +91,68 @@ _VIEWING_FUNCTIONS = frozenset(
     """asarray asanyarray ascontiguousarray reshape transpose swapaxes moveaxis squeeze expand_dims ravel
     atleast_1d atleast_2d atleast_3d broadcast_to""".split()
 )
-_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo, cst.MatrixMultiply)
+_ORDERING = (
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+    cst.Equal,
+    cst.NotEqual,
+)
+_ARITHMETIC = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.FloorDivide,
+    cst.Power,
+    cst.Modulo,
+    cst.MatrixMultiply,
+)
 # Tensor methods whose result has a `.values` field that is a tensor, not a pandas one.
-_TORCH_VALUES = frozenset("max min topk sort median mode kthvalue cummax cummin aminmax unique_consecutive".split())
+_TORCH_VALUES = frozenset(
+    "max min topk sort median mode kthvalue cummax cummin aminmax unique_consecutive".split()
+)
 # numpy functions whose result is a tuple of arrays.
 _ARRAY_TUPLES = frozenset(
     "histogram histogram2d histogramdd meshgrid nonzero broadcast_arrays linalg.svd linalg.eig linalg.eigh linalg.qr".split()
 )
 # Other libraries' readers that return an ndarray, and ones that return a dict of them.
-_FOREIGN_ARRAYS = frozenset({
-    "cv2.imread", "cv2.imdecode", "cv2.resize", "cv2.cvtColor", "imageio.imread", "imageio.v2.imread",
-    "imageio.v3.imread", "skimage.io.imread", "tifffile.imread",
-})
+_FOREIGN_ARRAYS = frozenset(
+    {
+        "cv2.imread",
+        "cv2.imdecode",
+        "cv2.resize",
+        "cv2.cvtColor",
+        "imageio.imread",
+        "imageio.v2.imread",
+        "imageio.v3.imread",
+        "skimage.io.imread",
+        "tifffile.imread",
+    }
+)
 _FOREIGN_ARCHIVES = frozenset({"scipy.io.loadmat"})
 _ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 _MAX_DEPTH = 40
 _MAX_CALL_DEPTH = 4  # factories followed to find an instance's class
-_SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_SCOPES = (
+    cst.Module,
+    cst.FunctionDef,
+    cst.Lambda,
+    cst.ClassDef,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 
 
 class Kind(enum.Enum):
     ARRAY = "array"  # certainly an ndarray
     NUMPY = "numpy"  # an ndarray or a numpy scalar (indexing an array of unknown rank)
-    ARCHIVE = "archive"  # what np.load may return besides an array: an .npz archive, pickled objects
+    ARCHIVE = (
+        "archive"  # what np.load may return besides an array: an .npz archive, pickled objects
+    )
     GENERATOR = "generator"  # a numpy random generator
     PENDING = "pending"  # a self-reference met while its own value is being worked out
 
@@ -119,7 +174,9 @@ class NumpyProvenance:
         self._active: set[cst.CSTNode] = set()
         self._attrs_active: set[tuple[cst.ClassDef, str]] = set()
         self._memo: dict[cst.CSTNode, tuple[Kind, cst.CSTNode] | None] = {}
-        self.uses_pandas = any(q == "pandas" or q.startswith("pandas.") for q in self.symbols.aliases.values())
+        self.uses_pandas = any(
+            q == "pandas" or q.startswith("pandas.") for q in self.symbols.aliases.values()
+        )
 
     def evidence(self, expr: cst.BaseExpression) -> Evidence | None:
         """Why `expr` is a numpy array (or numpy scalar), or None when that is not evident."""
@@ -146,14 +203,19 @@ class NumpyProvenance:
         if isinstance(expr, cst.Call):
             return self._call_views(expr, depth, seen)
         if isinstance(expr, cst.Subscript):
-            return not any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List) for e in expr.slice) and self._views(
-                expr.value, depth + 1, seen
-            )
+            return not any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List)
+                for e in expr.slice
+            ) and self._views(expr.value, depth + 1, seen)
         if isinstance(expr, cst.IfExp):
-            return self._views(expr.body, depth + 1, seen) or self._views(expr.orelse, depth + 1, seen)
+            return self._views(expr.body, depth + 1, seen) or self._views(
+                expr.orelse, depth + 1, seen
+            )
         if isinstance(expr, cst.Name):
             reaching = self.b.dominating(expr) or []
-            return any(b.exact is not None and self._views(b.exact, depth + 1, seen) for b in reaching)
+            return any(
+                b.exact is not None and self._views(b.exact, depth + 1, seen) for b in reaching
+            )
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in _ARRAY_ATTRS:
                 return self._views(expr.value, depth + 1, seen)
@@ -166,7 +228,11 @@ class NumpyProvenance:
         qualname = self.symbols.qualname(call.func) or ""
         if qualname.startswith("numpy."):
             args = self._positional(call)
-            return qualname[len("numpy."):] in _VIEWING_FUNCTIONS and bool(args) and self._views(args[0].value, depth + 1, seen)
+            return (
+                qualname[len("numpy.") :] in _VIEWING_FUNCTIONS
+                and bool(args)
+                and self._views(args[0].value, depth + 1, seen)
+            )
         if isinstance(call.func, cst.Attribute):
             method = call.func.attr.value
             if method == "numpy":
@@ -176,7 +242,11 @@ class NumpyProvenance:
         function = self._called_function(call)
         if function is None:
             return False
-        returns = [n for n in self.b.own_nodes(function) if isinstance(n, cst.Return) and n.value is not None]
+        returns = [
+            n
+            for n in self.b.own_nodes(function)
+            if isinstance(n, cst.Return) and n.value is not None
+        ]
         return any(self._views(r.value, depth + 1, seen) for r in returns if r.value is not None)
 
     # -- evaluation --------------------------------------------------------------------
@@ -246,11 +316,18 @@ class NumpyProvenance:
 
     def _binds_always(self, statement: cst.CSTNode, bindings: list[Binding]) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
-            return any(b.kind in ("assign", "unpack") and self.b.is_ancestor(statement, b.node) for b in bindings)
+            return any(
+                b.kind in ("assign", "unpack") and self.b.is_ancestor(statement, b.node)
+                for b in bindings
+            )
         if not isinstance(statement, cst.If) or statement.orelse is None:
             return False
         orelse = statement.orelse
-        other = self._binds_always(orelse, bindings) if isinstance(orelse, cst.If) else self._block_binds(orelse.body, bindings)
+        other = (
+            self._binds_always(orelse, bindings)
+            if isinstance(orelse, cst.If)
+            else self._block_binds(orelse.body, bindings)
+        )
         return other and self._block_binds(statement.body, bindings)
 
     def _block_binds(self, block: cst.BaseSuite, bindings: list[Binding]) -> bool:
@@ -260,7 +337,11 @@ class NumpyProvenance:
         """The `isinstance(x, np.ndarray)` test of an `if` whose body holds this use of `x`."""
         child, parent = name, self.b.parents.get(name)
         while parent is not None and not isinstance(parent, _SCOPES):
-            if isinstance(parent, cst.If) and child is parent.body and self._checks_array(parent.test, name.value):
+            if (
+                isinstance(parent, cst.If)
+                and child is parent.body
+                and self._checks_array(parent.test, name.value)
+            ):
                 rebound = self.b.bindings[self.b.scope_of(name)].get(name.value, [])
                 if any(self.b.is_ancestor(parent.body, b.effect) for b in rebound):
                     return None
@@ -271,19 +352,27 @@ class NumpyProvenance:
     def _checks_array(self, test: cst.BaseExpression, name: str) -> bool:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._checks_array(test.left, name) or self._checks_array(test.right, name)
-        if not m.matches(test, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])):
+        if not m.matches(
+            test, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])
+        ):
             return False
         return self.symbols.qualname(test.args[1].value) == "numpy.ndarray"  # type: ignore[attr-defined]
 
     def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
         if binding.exact is not None:
             return self._kind(binding.exact, depth)
-        if binding.kind == "unpack" and len(binding.path) == 1 and isinstance(binding.value, cst.Call):
+        if (
+            binding.kind == "unpack"
+            and len(binding.path) == 1
+            and isinstance(binding.value, cst.Call)
+        ):
             if self._returns_arrays(binding.value):
                 return Kind.ARRAY, binding.value  # `_, inverse = np.unique(y, return_inverse=True)`
             function = self._called_function(binding.value)
             if function is not None:
-                return self._returned_element(function, binding.path[0], depth)  # `image, label = load(path)`
+                return self._returned_element(
+                    function, binding.path[0], depth
+                )  # `image, label = load(path)`
         if binding.annotation is not None and self._is_array_annotation(binding.annotation):
             return Kind.NUMPY, binding.annotation
         return None
@@ -292,7 +381,9 @@ class NumpyProvenance:
         """A numpy function that returns a tuple of arrays (`np.unique` asked for more than the values)."""
         name = (self.symbols.qualname(call.func) or "").removeprefix("numpy.")
         if name == "unique":
-            return any(a.keyword is not None and a.keyword.value.startswith("return_") for a in call.args)
+            return any(
+                a.keyword is not None and a.keyword.value.startswith("return_") for a in call.args
+            )
         if name == "where":
             return len(self._positional(call)) == 1
         return name in _ARRAY_TUPLES
@@ -313,7 +404,10 @@ class NumpyProvenance:
         if owner is None:
             return None
         if (owner, attr) in self._attrs_active:
-            return Kind.PENDING, expr  # `self.y = self.y.astype(...)`: numpy if the other values are
+            return (
+                Kind.PENDING,
+                expr,
+            )  # `self.y = self.y.astype(...)`: numpy if the other values are
         values = self.b.attribute_values(owner, attr)
         if not values or any(v is None for v in values):
             return None
@@ -343,7 +437,9 @@ class NumpyProvenance:
         if kind is Kind.PENDING:
             return base
         if kind is Kind.ARCHIVE:
-            keyed = len(expr.slice) == 1 and m.matches(expr.slice[0], m.SubscriptElement(m.Index(m.SimpleString())))
+            keyed = len(expr.slice) == 1 and m.matches(
+                expr.slice[0], m.SubscriptElement(m.Index(m.SimpleString()))
+            )
             return (Kind.ARRAY, origin) if keyed else None
         if kind is not Kind.ARRAY:
             return (Kind.NUMPY, origin) if kind is Kind.NUMPY else None
@@ -370,7 +466,9 @@ class NumpyProvenance:
             return None
         return self._combine(expr.left, expr.comparisons[0].comparator, depth)
 
-    def _combine(self, left: cst.BaseExpression, right: cst.BaseExpression, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+    def _combine(
+        self, left: cst.BaseExpression, right: cst.BaseExpression, depth: int
+    ) -> tuple[Kind, cst.CSTNode] | None:
         """Element-wise result of two operands: numpy when one is and the other is numpy or a number."""
         sides = [self._operand(left, depth), self._operand(right, depth)]
         if None in sides:
@@ -383,14 +481,18 @@ class NumpyProvenance:
             return arrays[0]  # type: ignore[return-value]
         return Kind.NUMPY, known[0][1]  # type: ignore[index]  # a 0-d array gives a numpy scalar
 
-    def _operand(self, expr: cst.BaseExpression, depth: int) -> tuple[Kind, cst.CSTNode] | bool | None:
+    def _operand(
+        self, expr: cst.BaseExpression, depth: int
+    ) -> tuple[Kind, cst.CSTNode] | bool | None:
         """An arithmetic operand: numpy evidence, True for a number literal, None otherwise.
 
         An unknown operand might be a tensor, and `ndarray * tensor` is a tensor.
         """
         if isinstance(expr, cst.Integer | cst.Float):
             return True
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer | cst.Float):
+        if isinstance(expr, cst.UnaryOperation) and isinstance(
+            expr.expression, cst.Integer | cst.Float
+        ):
             return True
         return self._kind(expr, depth)
 
@@ -398,7 +500,7 @@ class NumpyProvenance:
     def _call(self, call: cst.Call, depth: int) -> tuple[Kind, cst.CSTNode] | None:
         qualname = self.symbols.qualname(call.func) or ""
         if qualname.startswith("numpy."):
-            return self._numpy_call(call, qualname[len("numpy."):], depth)
+            return self._numpy_call(call, qualname[len("numpy.") :], depth)
         if qualname in _FOREIGN_ARRAYS:
             return Kind.ARRAY, call
         if qualname in _FOREIGN_ARCHIVES:
@@ -424,7 +526,7 @@ class NumpyProvenance:
         if "numpy." + name in _GENERATORS:
             return Kind.GENERATOR, call
         if name.startswith("random."):
-            return self._random(call, name[len("random."):], call)
+            return self._random(call, name[len("random.") :], call)
         if name == "load":
             return self._load(call)
         if name == "where" and len(self._positional(call)) != 3:
@@ -452,15 +554,26 @@ class NumpyProvenance:
     def _load(self, call: cst.Call) -> tuple[Kind, cst.CSTNode]:
         args = self._positional(call)
         path = args[0].value if args else None
-        pickled = any(a.keyword and a.keyword.value == "allow_pickle" and not m.matches(a.value, m.Name("False")) for a in call.args)
+        pickled = any(
+            a.keyword
+            and a.keyword.value == "allow_pickle"
+            and not m.matches(a.value, m.Name("False"))
+            for a in call.args
+        )
         archive = isinstance(path, cst.SimpleString) and path.evaluated_value.endswith(".npz")
         return (Kind.ARCHIVE if pickled or archive else Kind.ARRAY), call
 
-    def _random(self, call: cst.Call, name: str, origin: cst.CSTNode) -> tuple[Kind, cst.CSTNode] | None:
+    def _random(
+        self, call: cst.Call, name: str, origin: cst.CSTNode
+    ) -> tuple[Kind, cst.CSTNode] | None:
         if name not in _RANDOM_SIZE_AT:
             return None
         at = _RANDOM_SIZE_AT[name]
-        sized = at is None or len(self._positional(call)) > at or any(a.keyword and a.keyword.value == "size" for a in call.args)
+        sized = (
+            at is None
+            or len(self._positional(call)) > at
+            or any(a.keyword and a.keyword.value == "size" for a in call.args)
+        )
         return (Kind.ARRAY, origin) if sized else None
 
     def _user_function(self, call: cst.Call, depth: int) -> tuple[Kind, cst.CSTNode] | None:
@@ -479,7 +592,11 @@ class NumpyProvenance:
         owner = self.b.self_class(func) or self._instance_class(func.value, 0)
         if owner is None:
             return None
-        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+        methods = [
+            s
+            for s in owner.body.body
+            if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+        ]
         return methods[0] if len(methods) == 1 else None
 
     def _instance_class(self, expr: cst.BaseExpression, depth: int) -> cst.ClassDef | None:
@@ -521,7 +638,9 @@ class NumpyProvenance:
         values = self._return_values(function)
         return self._join([self._kind(value, depth) for value in values]) if values else None
 
-    def _returned_element(self, function: cst.FunctionDef, index: int, depth: int) -> tuple[Kind, cst.CSTNode] | None:
+    def _returned_element(
+        self, function: cst.FunctionDef, index: int, depth: int
+    ) -> tuple[Kind, cst.CSTNode] | None:
         """The join over element `index` of the tuples every `return` of the function writes out."""
         values = self._return_values(function)
         tuples = [v for v in values or () if isinstance(v, cst.Tuple) and len(v.elements) > index]
@@ -537,7 +656,10 @@ class NumpyProvenance:
         return [a for a in call.args if a.keyword is None and not a.star]
 
     def _has_axis(self, call: cst.Call, position: int) -> bool:
-        if any(a.keyword and a.keyword.value == "axis" and not m.matches(a.value, m.Name("None")) for a in call.args):
+        if any(
+            a.keyword and a.keyword.value == "axis" and not m.matches(a.value, m.Name("None"))
+            for a in call.args
+        ):
             return True
         return len(self._positional(call)) > position
 

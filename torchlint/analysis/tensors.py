@@ -26,8 +26,12 @@ if TYPE_CHECKING:
 
 class Kind(Enum):
     TENSOR = "tensor"  # a tensor that may live on an accelerator
-    HOST_TENSOR = "host-tensor"  # a tensor known to be on the CPU (`.cpu()`, a DataLoader batch not moved)
-    NOT_TENSOR = "not-tensor"  # Python numbers, strings, containers, numpy values, `.item()` results
+    HOST_TENSOR = (
+        "host-tensor"  # a tensor known to be on the CPU (`.cpu()`, a DataLoader batch not moved)
+    )
+    NOT_TENSOR = (
+        "not-tensor"  # Python numbers, strings, containers, numpy values, `.item()` results
+    )
     UNKNOWN = "unknown"
 
 
@@ -35,35 +39,149 @@ _TENSOR_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", 
 # torch.* functions that return no tensor (or that build one on the CPU, handled apart).
 _TORCH_NON_TENSOR = frozenset(
     {
-        "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "device", "dtype",
-        "Size", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled", "manual_seed",
-        "seed", "initial_seed", "save", "load", "compile", "get_default_dtype", "set_default_dtype", "typename",
-        "get_num_threads", "set_num_threads", "is_inference_mode_enabled", "use_deterministic_algorithms",
-        "is_autocast_enabled", "autocast", "finfo", "iinfo", "broadcast_shapes", "result_type", "promote_types",
-        "can_cast", "get_rng_state", "set_rng_state", "set_printoptions", "equal", "allclose", "are_deterministic_algorithms_enabled",
+        "is_tensor",
+        "is_storage",
+        "is_floating_point",
+        "is_complex",
+        "is_nonzero",
+        "numel",
+        "device",
+        "dtype",
+        "Size",
+        "no_grad",
+        "enable_grad",
+        "inference_mode",
+        "set_grad_enabled",
+        "is_grad_enabled",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "save",
+        "load",
+        "compile",
+        "get_default_dtype",
+        "set_default_dtype",
+        "typename",
+        "get_num_threads",
+        "set_num_threads",
+        "is_inference_mode_enabled",
+        "use_deterministic_algorithms",
+        "is_autocast_enabled",
+        "autocast",
+        "finfo",
+        "iinfo",
+        "broadcast_shapes",
+        "result_type",
+        "promote_types",
+        "can_cast",
+        "get_rng_state",
+        "set_rng_state",
+        "set_printoptions",
+        "equal",
+        "allclose",
+        "are_deterministic_algorithms_enabled",
     }
 )
 _TORCH_CREATION = frozenset(
     {
-        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace", "logspace",
-        "rand", "randn", "randint", "randperm", "eye", "asarray", "frombuffer", "Tensor", "FloatTensor", "LongTensor",
-        "IntTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "ByteTensor",
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "range",
+        "linspace",
+        "logspace",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "eye",
+        "asarray",
+        "frombuffer",
+        "Tensor",
+        "FloatTensor",
+        "LongTensor",
+        "IntTensor",
+        "BoolTensor",
+        "DoubleTensor",
+        "HalfTensor",
+        "ByteTensor",
     }
 )
 # Methods whose result is no tensor at all.
 _SCALAR_METHODS = frozenset(
-    {"item", "tolist", "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "data_ptr",
-     "is_contiguous", "is_floating_point", "get_device", "storage_offset", "numpy", "__len__", "keys", "items", "values"}
+    {
+        "item",
+        "tolist",
+        "size",
+        "dim",
+        "ndimension",
+        "numel",
+        "nelement",
+        "element_size",
+        "stride",
+        "data_ptr",
+        "is_contiguous",
+        "is_floating_point",
+        "get_device",
+        "storage_offset",
+        "numpy",
+        "__len__",
+        "keys",
+        "items",
+        "values",
+    }
 )
-_HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "is_leaf", "names", "grad_fn"})
+_HOST_ATTRIBUTES = frozenset(
+    {
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "is_cuda",
+        "requires_grad",
+        "layout",
+        "is_leaf",
+        "names",
+        "grad_fn",
+    }
+)
 _MODEL_NAME = re.compile(
     r"^(model|net|network|encoder|decoder|generator|discriminator|critic|classifier|backbone|criterion|crit|loss|"
     r"loss_fn|lossfn|loss_func|loss_function|lossfunc|teacher|student|ddp_model|model_ema|model_without_ddp|"
     r"(net|model)_?[a-z]|(net|model)\d+)$"
 )
-_NUMBER_BUILTINS = frozenset({"float", "int", "bool", "len", "str", "repr", "round", "isinstance", "hasattr", "id", "hash", "format"})
+_NUMBER_BUILTINS = frozenset(
+    {
+        "float",
+        "int",
+        "bool",
+        "len",
+        "str",
+        "repr",
+        "round",
+        "isinstance",
+        "hasattr",
+        "id",
+        "hash",
+        "format",
+    }
+)
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-_CONTAINER_NODES = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_CONTAINER_NODES = (
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 
 
 def _constructs_object(node: cst.BaseExpression) -> bool:
@@ -72,8 +190,16 @@ def _constructs_object(node: cst.BaseExpression) -> bool:
     if not isinstance(node, cst.Call):
         return False
     func = node.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name[:1].isupper() and not name.endswith("Tensor") and name not in ("Variable", "Parameter")
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
+    return (
+        name[:1].isupper() and not name.endswith("Tensor") and name not in ("Variable", "Parameter")
+    )
 
 
 def join(kinds: list[Kind]) -> Kind:
@@ -120,7 +246,9 @@ class TensorFacts:
         return found
 
     def _kind(self, node: cst.BaseExpression) -> Kind:
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, *_STRING_NODES, *_CONTAINER_NODES)):
+        if isinstance(
+            node, (cst.Integer, cst.Float, cst.Imaginary, *_STRING_NODES, *_CONTAINER_NODES)
+        ):
             return Kind.NOT_TENSOR
         if isinstance(node, cst.Name):
             return self._name(node)
@@ -136,7 +264,11 @@ class TensorFacts:
                 return Kind.NOT_TENSOR
             return combine([self.kind(node.left), self.kind(node.right)])
         if isinstance(node, cst.UnaryOperation):
-            return Kind.NOT_TENSOR if isinstance(node.operator, cst.Not) else self.kind(node.expression)
+            return (
+                Kind.NOT_TENSOR
+                if isinstance(node.operator, cst.Not)
+                else self.kind(node.expression)
+            )
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.IfExp):
@@ -144,7 +276,11 @@ class TensorFacts:
         if isinstance(node, cst.NamedExpr):
             return self.kind(node.value)
         if isinstance(node, cst.BooleanOperation):
-            return Kind.NOT_TENSOR if join([self.kind(node.left), self.kind(node.right)]) is Kind.NOT_TENSOR else Kind.UNKNOWN
+            return (
+                Kind.NOT_TENSOR
+                if join([self.kind(node.left), self.kind(node.right)]) is Kind.NOT_TENSOR
+                else Kind.UNKNOWN
+            )
         return Kind.UNKNOWN
 
     # -- names ---------------------------------------------------------------------------
@@ -156,10 +292,17 @@ class TensorFacts:
         bindings = self.scopes.reaching(node)
         if not bindings:
             return Kind.UNKNOWN
-        if bindings[0].kind != "augment" and len(bindings) > 1 and all(b.kind == "augment" for b in bindings[1:]):
+        if (
+            bindings[0].kind != "augment"
+            and len(bindings) > 1
+            and all(b.kind == "augment" for b in bindings[1:])
+        ):
             return self._accumulated(bindings)
         found = join([self._binding(b) for b in bindings])
-        if found is Kind.HOST_TENSOR and node.value in self.scopes.mutated[self.scopes.scope_of(node)]:
+        if (
+            found is Kind.HOST_TENSOR
+            and node.value in self.scopes.mutated[self.scopes.scope_of(node)]
+        ):
             return Kind.UNKNOWN  # `batch[k] = batch[k].to(device)` may have moved what it holds
         return found
 
@@ -186,7 +329,11 @@ class TensorFacts:
                 break
             if isinstance(parent, cst.BaseCompoundStatement):
                 outer = self._tests_around(parent)
-                tests = (parent.test, *outer) if isinstance(parent, cst.If) and child is parent.body else outer
+                tests = (
+                    (parent.test, *outer)
+                    if isinstance(parent, cst.If) and child is parent.body
+                    else outer
+                )
                 break
             child = parent
         self._tests_memo[statement] = tests
@@ -210,13 +357,18 @@ class TensorFacts:
         types = test.args[1].value
         options = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
         names = [self.ctx.symbols.qualname(t) or dotted(t) or "" for t in options]
-        if all(n.startswith("numpy.") or n in ("int", "float", "bool", "str", "list", "tuple", "dict") for n in names):
+        if all(
+            n.startswith("numpy.") or n in ("int", "float", "bool", "str", "list", "tuple", "dict")
+            for n in names
+        ):
             return Kind.NOT_TENSOR
         return Kind.TENSOR if any(n in ("torch.Tensor", "Tensor") for n in names) else Kind.UNKNOWN
 
     def _accumulated(self, bindings: list[Binding]) -> Kind:
         """`acc = 0.0` then `acc += x`: a tensor once any added value is a tensor."""
-        kinds = [self._binding(bindings[0])] + [self.kind(b.value) for b in bindings[1:] if b.value is not None]
+        kinds = [self._binding(bindings[0])] + [
+            self.kind(b.value) for b in bindings[1:] if b.value is not None
+        ]
         return combine(kinds) if Kind.UNKNOWN not in kinds else Kind.UNKNOWN
 
     def _binding(self, binding: Binding) -> Kind:
@@ -229,7 +381,9 @@ class TensorFacts:
             return self._loop_element(binding)
         if binding.kind == "param" and isinstance(binding.node, cst.Param):
             passed = self._argument(binding.node)  # callers know the device; an annotation does not
-            return passed if passed is not Kind.UNKNOWN else self._annotated(binding.node.annotation)
+            return (
+                passed if passed is not Kind.UNKNOWN else self._annotated(binding.node.annotation)
+            )
         if binding.kind in ("def", "import"):
             return Kind.NOT_TENSOR
         return Kind.UNKNOWN
@@ -238,7 +392,11 @@ class TensorFacts:
         """What a loop target holds: a counter, a batch of a DataLoader (CPU), a slice of a tensor."""
         iterable, path = binding.value, binding.path
         assert iterable is not None
-        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip"):
+        while (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value in ("enumerate", "zip")
+        ):
             positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if not path:
                 return Kind.NOT_TENSOR  # a whole tuple
@@ -251,16 +409,24 @@ class TensorFacts:
             if iterable is None:
                 return Kind.UNKNOWN
             path = path[1:]
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+        if (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value == "range"
+        ):
             return Kind.NOT_TENSOR
         if self.loops.yields_device_batches(iterable):
             return Kind.UNKNOWN
         if self.ctx.fact(DataLoaders).yields_device_samples(iterable):
             return Kind.TENSOR  # the dataset moved each sample to the device itself
-        if self.loops.is_loader_like(iterable) or (isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)):
+        if self.loops.is_loader_like(iterable) or (
+            isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)
+        ):
             return Kind.HOST_TENSOR
         whole = self.kind(iterable)
-        return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN  # rows of a tensor
+        return (
+            whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN
+        )  # rows of a tensor
 
     def _batches_passed_in(self, loop: cst.For) -> bool:
         """A training loop over a parameter (`for x, y in train_data:`): the caller's DataLoader-like batches."""
@@ -280,7 +446,10 @@ class TensorFacts:
         return join([Kind.UNKNOWN if value is None else self.kind(value) for _, value in passed])
 
     def _comparison(self, node: cst.Comparison) -> Kind:
-        if any(isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn) for c in node.comparisons):
+        if any(
+            isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+            for c in node.comparisons
+        ):
             return Kind.NOT_TENSOR
         if len(node.comparisons) > 1:
             return Kind.UNKNOWN
@@ -331,8 +500,14 @@ class TensorFacts:
         if module not in _TENSOR_MODULES or name in _TORCH_NON_TENSOR:
             return Kind.UNKNOWN
         if name in _TORCH_CREATION:
-            device = next((a.value for a in node.args if a.keyword and a.keyword.value == "device"), None)
-            return Kind.TENSOR if device is not None and self.loops.is_device_like(device) else Kind.HOST_TENSOR
+            device = next(
+                (a.value for a in node.args if a.keyword and a.keyword.value == "device"), None
+            )
+            return (
+                Kind.TENSOR
+                if device is not None and self.loops.is_device_like(device)
+                else Kind.HOST_TENSOR
+            )
         if name.endswith("_like"):
             first = next((a.value for a in node.args if a.keyword is None), None)
             return self.kind(first) if first is not None else Kind.TENSOR
@@ -345,11 +520,17 @@ class TensorFacts:
         if method in ("item", "tolist", "numpy"):
             return Kind.NOT_TENSOR
         if method in _SCALAR_METHODS:
-            return Kind.NOT_TENSOR if self.kind(func.value) in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+            return (
+                Kind.NOT_TENSOR
+                if self.kind(func.value) in (Kind.TENSOR, Kind.HOST_TENSOR)
+                else Kind.UNKNOWN
+            )
         if method == "cpu":
             return Kind.HOST_TENSOR
         if method == "cuda" or (method == "to" and self._moves(node)):
-            return Kind.NOT_TENSOR if _constructs_object(func.value) else Kind.TENSOR  # `DQN(n).to(device)` is a module
+            return (
+                Kind.NOT_TENSOR if _constructs_object(func.value) else Kind.TENSOR
+            )  # `DQN(n).to(device)` is a module
         base = self.kind(func.value)
         if base in (Kind.TENSOR, Kind.HOST_TENSOR):
             return base
@@ -367,13 +548,21 @@ class TensorFacts:
     def _moves(self, call: cst.Call) -> bool:
         """`.to(device)` (not `.to(torch.float16)`)."""
         for arg in call.args:
-            if (arg.keyword is None or arg.keyword.value == "device") and self.loops.is_device_like(arg.value):
+            if (arg.keyword is None or arg.keyword.value == "device") and self.loops.is_device_like(
+                arg.value
+            ):
                 return True
         return False
 
     def _is_model(self, func: cst.BaseExpression) -> bool:
         """A call of something named or built like a model or a loss: `model(x)`, `criterion(out, y)`."""
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        name = (
+            func.attr.value
+            if isinstance(func, cst.Attribute)
+            else func.value
+            if isinstance(func, cst.Name)
+            else ""
+        )
         if _MODEL_NAME.search(name.lower()):
             return True
         return any(self._is_module_construction(b) for b in self.scopes.all_bindings(func))
@@ -382,7 +571,11 @@ class TensorFacts:
         value = binding.value
         if binding.kind != "assign" or not isinstance(value, cst.Call):
             return False
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda") and isinstance(value.func.value, cst.Call):
+        if (
+            isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("to", "cuda")
+            and isinstance(value.func.value, cst.Call)
+        ):
             value = value.func.value  # `nn.Linear(3, 4).to(device)`
         qualname = self.ctx.symbols.qualname(value.func) or ""
         return qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
@@ -396,10 +589,19 @@ class TensorFacts:
         functions = self.scopes.callees.get(call, [])
         if len(functions) != 1:
             kinds = [self.kind(a.value) for a in call.args]
-            moved = any(self.loops.is_device_like(a.value) and not isinstance(a.value, cst.Integer) for a in call.args)
+            moved = any(
+                self.loops.is_device_like(a.value) and not isinstance(a.value, cst.Integer)
+                for a in call.args
+            )
             if moved and (Kind.HOST_TENSOR in kinds or Kind.TENSOR in kinds):
                 return Kind.TENSOR  # `to_device(batch, device)`
-            return Kind.HOST_TENSOR if Kind.HOST_TENSOR in kinds and Kind.TENSOR not in kinds and Kind.UNKNOWN not in kinds else Kind.UNKNOWN
+            return (
+                Kind.HOST_TENSOR
+                if Kind.HOST_TENSOR in kinds
+                and Kind.TENSOR not in kinds
+                and Kind.UNKNOWN not in kinds
+                else Kind.UNKNOWN
+            )
         returns = own_returns(functions[0])
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN

@@ -39,14 +39,18 @@ def may_have_batch_loops(text: str) -> bool:
     low = text.lower()
     if "loader" in low or "batches" in low or "batch(" in low:
         return True  # a loader, or a batch fetched in the loop (`get_batch(split)`)
-    return bool(("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low)))
+    return bool(
+        ("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low))
+    )
 
 
 _DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
 _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
-_EVAL_DATA_STRING = re.compile(r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS)))
+_EVAL_DATA_STRING = re.compile(
+    r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS))
+)
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
 _WORD = re.compile(r"\w*")
@@ -63,10 +67,19 @@ def may_evaluate(text: str) -> bool:
     Identifiers are read wherever they stand (strings and comments too): a superset, cheaply."""
     if "eval" in text and _EVAL_CALL.search(text):
         return True
-    if "volatile" in text or "load_state_dict" in text or "load(" in text or "from_pretrained(" in text:
+    if (
+        "volatile" in text
+        or "load_state_dict" in text
+        or "load(" in text
+        or "from_pretrained(" in text
+    ):
         return True  # a volatile Variable's forward; an inference script
-    if ("backward" in text and _BACKWARD_CALL.search(text)) or ("fit" in text and _FIT_CALL.search(text)):
-        return True  # predictions after training: a loop running backward, or a framework's fit(...)
+    if ("backward" in text and _BACKWARD_CALL.search(text)) or (
+        "fit" in text and _FIT_CALL.search(text)
+    ):
+        return (
+            True  # predictions after training: a loop running backward, or a framework's fit(...)
+        )
     if "False" in text and _TRAIN_OFF.search(text):
         return True
     if any(is_eval_name(name) for name in _DEF_NAME.findall(text)):
@@ -100,7 +113,9 @@ _MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
 
 def may_use_cuda_amp(text: str) -> bool:
     """`torch.cuda.amp`, `from torch.cuda import amp`, or some `x.amp.y` (an alias of it)."""
-    return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
+    return (
+        "cuda" in text and _CUDA_AMP_TEXT.search(text) is not None
+    ) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
 
 
 def moves_a_call_result(text: str) -> bool:
@@ -111,7 +126,10 @@ def moves_a_call_result(text: str) -> bool:
 def may_use_numpy(text: str) -> bool:
     """All evidence of numpy goes through an import of numpy (`.numpy()` included), pandas, or an
     image or matrix reader that returns arrays (OpenCV, imageio, scikit-image, tifffile, SciPy)."""
-    return any(word in text for word in ("numpy", "pandas", "cv2", "imageio", "skimage", "tifffile", "scipy"))
+    return any(
+        word in text
+        for word in ("numpy", "pandas", "cv2", "imageio", "skimage", "tifffile", "scipy")
+    )
 
 
 def may_build_dataloader(text: str) -> bool:

@@ -28,7 +28,8 @@ _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 _MAIN_GUARD = m.If(
     test=m.Comparison(
-        left=m.Name("__name__"), comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())]
+        left=m.Name("__name__"),
+        comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
     )
 )
 
@@ -40,7 +41,11 @@ def is_main_guard(statement: cst.CSTNode) -> bool:
 
 def optimizer_class(qualname: str | None) -> str | None:
     """`Adam` for `torch.optim.Adam` or `torch.optim.adam.Adam`; None for schedulers and non-optimizers."""
-    if not qualname or not qualname.startswith("torch.optim.") or qualname.startswith(_NOT_OPTIMIZERS):
+    if (
+        not qualname
+        or not qualname.startswith("torch.optim.")
+        or qualname.startswith(_NOT_OPTIMIZERS)
+    ):
         return None
     last = qualname.rsplit(".", 1)[-1]
     return last if last[:1].isupper() and last != "Optimizer" else None
@@ -93,7 +98,10 @@ class Training:
         """The file is an entry point: an `if __name__ == "__main__":` block or module-level training."""
         if any(is_main_guard(statement) for statement in self.ctx.module.body):
             return True
-        return any(self.scopes.function_of(call) is None and not self._in_class(call) for call in self.step_calls)
+        return any(
+            self.scopes.function_of(call) is None and not self._in_class(call)
+            for call in self.step_calls
+        )
 
     def _in_class(self, node: cst.CSTNode) -> bool:
         return any(isinstance(parent, cst.ClassDef) for parent in self.scopes.ancestors(node))

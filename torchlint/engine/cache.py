@@ -36,7 +36,9 @@ CACHE_DIR = ".torchlint_cache"
 def _code_fingerprint() -> str:
     """torchlint's version plus the size and mtime of its modules, so edited rules invalidate."""
     package = Path(torchlint.__file__).parent
-    rules = importlib.util.find_spec("torchlint.rules")  # found, not imported: checks start without the rules
+    rules = importlib.util.find_spec(
+        "torchlint.rules"
+    )  # found, not imported: checks start without the rules
     parts = [torchlint.__version__]
     for directory in (package, *(Path(p) for p in rules.submodule_search_locations or ())):
         for path in sorted(directory.rglob("*.py")):
@@ -47,7 +49,12 @@ def _code_fingerprint() -> str:
 
 def settings_fingerprint(settings: Settings, rules: list[RuleEntry | type[Rule]]) -> str:
     described = json.dumps(
-        [_code_fingerprint(), [r.code for r in rules], settings.rule_options, settings.torch_version],
+        [
+            _code_fingerprint(),
+            [r.code for r in rules],
+            settings.rule_options,
+            settings.torch_version,
+        ],
         sort_keys=True,
         default=str,
     )
@@ -98,8 +105,17 @@ class ResultCache:
             _write_tags(self.directory)
             fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"checksum": _checksum(key, [records, depends_on]), "findings": records, "depends_on": depends_on}, handle)
-            os.replace(temporary, folder / f"{key}.json")  # replaces a planted symlink, never writes through it
+                json.dump(
+                    {
+                        "checksum": _checksum(key, [records, depends_on]),
+                        "findings": records,
+                        "depends_on": depends_on,
+                    },
+                    handle,
+                )
+            os.replace(
+                temporary, folder / f"{key}.json"
+            )  # replaces a planted symlink, never writes through it
         except OSError:
             return
 
@@ -118,14 +134,19 @@ def _checksum(key: str, content: list) -> str:
 
 
 def _write_tags(directory: Path) -> None:
-    _create(directory / "CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# torchlint's result cache\n")
+    _create(
+        directory / "CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n# torchlint's result cache\n",
+    )
     _create(directory / ".gitignore", "*\n")
 
 
 def _create(path: Path, text: str) -> None:
     """Write a new file; one that exists, or a symlink (even a dangling one), is left alone."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644
+        )
     except FileExistsError:
         return
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -139,13 +160,34 @@ def _pos(at: Position) -> list[int]:
 def _record(d: Diagnostic) -> dict:
     fix = None
     if d.fix is not None:
-        fix = [d.fix.message, d.fix.applicability.value, [[_pos(e.start), _pos(e.end), e.content] for e in d.fix.edits]]
+        fix = [
+            d.fix.message,
+            d.fix.applicability.value,
+            [[_pos(e.start), _pos(e.end), e.content] for e in d.fix.edits],
+        ]
     span = None
     if d.file_span is not None:
-        edits = None if d.file_span.edits is None else [[_pos(e.start), _pos(e.end), e.content] for e in d.file_span.edits]
+        edits = (
+            None
+            if d.file_span.edits is None
+            else [[_pos(e.start), _pos(e.end), e.content] for e in d.file_span.edits]
+        )
         span = [_pos(d.file_span.start), _pos(d.file_span.end), edits]
-    return {"c": d.code, "n": d.name, "m": d.message, "p": d.path, "s": _pos(d.start), "e": _pos(d.end),
-            "f": fix, "cell": d.cell, "u": d.url, "l": d.source_line, "cb": d.context_before, "ca": d.context_after, "fs": span}
+    return {
+        "c": d.code,
+        "n": d.name,
+        "m": d.message,
+        "p": d.path,
+        "s": _pos(d.start),
+        "e": _pos(d.end),
+        "f": fix,
+        "cell": d.cell,
+        "u": d.url,
+        "l": d.source_line,
+        "cb": d.context_before,
+        "ca": d.context_after,
+        "fs": span,
+    }
 
 
 def _edits(items: list) -> tuple[Edit, ...]:
@@ -161,5 +203,18 @@ def _diagnostic(item: dict) -> Diagnostic:
     if item["fs"] is not None:
         start, end, edits = item["fs"]
         span = FileSpan(Position(*start), Position(*end), None if edits is None else _edits(edits))
-    return Diagnostic(item["c"], item["n"], item["m"], item["p"], Position(*item["s"]), Position(*item["e"]), fix,
-                      item["cell"], item["u"], item["l"], tuple(item["cb"]), tuple(item["ca"]), file_span=span)
+    return Diagnostic(
+        item["c"],
+        item["n"],
+        item["m"],
+        item["p"],
+        Position(*item["s"]),
+        Position(*item["e"]),
+        fix,
+        item["cell"],
+        item["u"],
+        item["l"],
+        tuple(item["cb"]),
+        tuple(item["ca"]),
+        file_span=span,
+    )

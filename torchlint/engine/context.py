@@ -21,7 +21,9 @@ F = TypeVar("F")
 
 
 class FileContext:
-    def __init__(self, path: str, source: str, module: cst.Module, target_torch_version: tuple[int, int]) -> None:
+    def __init__(
+        self, path: str, source: str, module: cst.Module, target_torch_version: tuple[int, int]
+    ) -> None:
         self.path = path
         self.source = source
         self.module = module
@@ -137,9 +139,15 @@ class FileContext:
         """The name `torch` is imported under where code at `at` runs (module level when None), with
         the edit that imports it at module level when no import there or in an enclosing function
         binds it: an import inside another function does not count."""
-        scopes = [a.body for a in (self.ancestors(at) if at is not None else ()) if type(a) is cst.FunctionDef]
+        scopes = [
+            a.body
+            for a in (self.ancestors(at) if at is not None else ())
+            if type(a) is cst.FunctionDef
+        ]
         for body in [*scopes, self.module]:
-            alias = torch_import(body.body if isinstance(body, cst.IndentedBlock | cst.Module) else ())
+            alias = torch_import(
+                body.body if isinstance(body, cst.IndentedBlock | cst.Module) else ()
+            )
             if alias is not None:
                 return alias, None
         return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
@@ -152,7 +160,11 @@ class FileContext:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 break
             first = stmt.body[0]
-            is_doc = i == 0 and isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString)
+            is_doc = (
+                i == 0
+                and isinstance(first, cst.Expr)
+                and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString)
+            )
             if not (is_doc or isinstance(first, cst.Import | cst.ImportFrom)):
                 break
             row = self.end(stmt).row + 1
@@ -162,7 +174,11 @@ class FileContext:
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
         if self.skip_test_code and rule.performance and self._in_test_code(node):
             return
-        if fix is not None and fix.min_torch is not None and self.target_torch_version < fix.min_torch:
+        if (
+            fix is not None
+            and fix.min_torch is not None
+            and self.target_torch_version < fix.min_torch
+        ):
             need, have = fix.min_torch, self.target_torch_version
             message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
             fix = None
@@ -170,8 +186,18 @@ class FileContext:
         anchors = (start.row, self._statement_row(node))
         self.diagnostics.append(
             Diagnostic(
-                rule.code, rule.name, message, self.path, start, end, fix, url=url(rule.code), source_line=self.line(start.row), anchor_rows=anchors,
-                context_before=self._lines_between(start.row - 2, start.row - 1), context_after=self._lines_between(start.row + 1, start.row + 2),
+                rule.code,
+                rule.name,
+                message,
+                self.path,
+                start,
+                end,
+                fix,
+                url=url(rule.code),
+                source_line=self.line(start.row),
+                anchor_rows=anchors,
+                context_before=self._lines_between(start.row - 2, start.row - 1),
+                context_after=self._lines_between(start.row + 1, start.row + 2),
             )
         )
 

@@ -19,9 +19,28 @@ from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 from torchlint.config import Settings
 
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
-    ".pytest_cache", ".ruff_cache", ".svn", ".tox", ".venv", ".torchlint_cache", "__pypackages__",
-    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".torchlint_cache",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
 )
 SUFFIXES = (".py", ".ipynb")
 # Parsing takes minutes beyond this; such files are generated data, not training code.
@@ -36,7 +55,9 @@ class Unreadable(Exception):
 class Discovery:
     files: list[Path]
     missing: list[str]  # paths that were named but do not exist
-    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories the walk could not enter
+    unreadable: list[tuple[Path, str]] = field(
+        default_factory=list
+    )  # directories the walk could not enter
     warnings: list[str] = field(default_factory=list)  # ignore-file lines that were skipped
 
 
@@ -67,7 +88,9 @@ def read_source(path: Path, root: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise Unreadable("not a regular file")
         if info.st_size > MAX_FILE_BYTES:
-            raise Unreadable(f"file too large to analyse ({info.st_size / 2**20:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)")
+            raise Unreadable(
+                f"file too large to analyse ({info.st_size / 2**20:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)"
+            )
         try:
             data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as error:
@@ -150,7 +173,9 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
     ignores: dict[str, list[tuple[Path, pathspec.PathSpec]]] = {}
 
     def unreadable(error: OSError) -> None:
-        discovery.unreadable.append((Path(error.filename), f"cannot read directory: {error.strerror or error}"))
+        discovery.unreadable.append(
+            (Path(error.filename), f"cannot read directory: {error.strerror or error}")
+        )
 
     for directory, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         here = Path(directory)

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from torchlint.analysis.project_index import index_for
 from torchlint.catalogue import RuleEntry
 from torchlint.config import Settings
-from torchlint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic, Position, source_lines  # noqa: F401 (re-exported)
+from torchlint.diagnostics import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    SYNTAX_ERROR,
+    Diagnostic,
+    Position,
+    source_lines,
+)  # noqa: F401 (re-exported)
 from torchlint.engine.stack import on_big_stack
 from torchlint.project import is_test_path
 from torchlint.registry import matches
@@ -33,12 +40,15 @@ MAX_TOKENS = 150_000
 _COUNT_TOKENS_ABOVE = 256 * 1024  # characters; below this no file reaches MAX_TOKENS' cost
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # What CPython raises for input nested deeper than it compiles; libcst would take minutes on it.
-_DEPTH_MESSAGES = ("too many nested parentheses", "too complex", "too many statically nested blocks")
+_DEPTH_MESSAGES = (
+    "too many nested parentheses",
+    "too complex",
+    "too many statically nested blocks",
+)
 
 # pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
 # `def test_epoch(model, loader)` is more likely an evaluation routine.
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
-
 
 
 @dataclass
@@ -51,7 +61,9 @@ class FileResult:
         return any(d.code == INTERNAL_ERROR[0] for d in self.diagnostics)
 
 
-def builtin(kind: tuple[str, str], path: str, message: str, row: int = 1, column: int = 1, line: str = "") -> Diagnostic:
+def builtin(
+    kind: tuple[str, str], path: str, message: str, row: int = 1, column: int = 1, line: str = ""
+) -> Diagnostic:
     at = Position(row, column)
     return Diagnostic(kind[0], kind[1], message, path, at, at, source_line=line)
 
@@ -63,7 +75,9 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def lint_text(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_text(
+    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
     enabled = rules
     reviewers = [rule for rule in rules if rule.reviews_suppressions]
@@ -79,7 +93,9 @@ def lint_text(path: str, text: str, rules: list[RuleEntry | type[Rule]], setting
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def _lint(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
+def _lint(
+    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[Diagnostic]:
     """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
@@ -103,16 +119,33 @@ def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | Non
     if "\x00" in text:
         return builtin(SYNTAX_ERROR, path, "source contains a null byte")
     if isinstance(python, (RecursionError, MemoryError)):
-        return builtin(SYNTAX_ERROR, path, "too deeply nested: Python itself cannot compile this file")
+        return builtin(
+            SYNTAX_ERROR, path, "too deeply nested: Python itself cannot compile this file"
+        )
     if isinstance(python, SyntaxError) and python.msg in _DEPTH_MESSAGES:
         row = python.lineno or 1
-        return builtin(SYNTAX_ERROR, path, f"invalid syntax: {python.msg}", row, max(1, python.offset or 1), _line(text, row))
+        return builtin(
+            SYNTAX_ERROR,
+            path,
+            f"invalid syntax: {python.msg}",
+            row,
+            max(1, python.offset or 1),
+            _line(text, row),
+        )
     if len(text) > _COUNT_TOKENS_ABOVE and (tokens := len(_TOKEN.findall(text))) > MAX_TOKENS:
-        return builtin(IO_ERROR, path, f"file too large to analyse ({tokens:,} tokens > {MAX_TOKENS:,})")
+        return builtin(
+            IO_ERROR, path, f"file too large to analyse ({tokens:,} tokens > {MAX_TOKENS:,})"
+        )
     return None
 
 
-def _lint_parsed(path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings, python: Exception | None) -> list[Diagnostic]:
+def _lint_parsed(
+    path: str,
+    text: str,
+    rules: list[RuleEntry | type[Rule]],
+    settings: Settings,
+    python: Exception | None,
+) -> list[Diagnostic]:
     # Imported here, not with the module: a run whose files no rule may match never needs libcst.
     import libcst as cst
 
@@ -158,13 +191,19 @@ def _python_error(path: str, text: str) -> Exception | None:
     return None
 
 
-def _syntax_error(path: str, text: str, error: libcst.ParserSyntaxError, python: Exception | None) -> Diagnostic:
+def _syntax_error(
+    path: str, text: str, error: libcst.ParserSyntaxError, python: Exception | None
+) -> Diagnostic:
     """The finding for a file libcst cannot parse, with CPython's message and location when
     CPython agrees: libcst points at the token after the error, often on the next line."""
     row, column, message = error.raw_line, error.raw_column + 1, f"invalid syntax: {error.message}"
     if isinstance(python, SyntaxError) and python.lineno:
         row, column = python.lineno, max(1, python.offset or 1)
-        message = python.msg if python.msg.startswith("invalid syntax") else f"invalid syntax: {python.msg}"
+        message = (
+            python.msg
+            if python.msg.startswith("invalid syntax")
+            else f"invalid syntax: {python.msg}"
+        )
     return builtin(SYNTAX_ERROR, path, message, row, column, _line(text, row))
 
 
@@ -173,7 +212,9 @@ def _line(text: str, row: int) -> str:
     return lines[row - 1] if 0 < row <= len(lines) else ""
 
 
-def rules_for(path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[RuleEntry | type[Rule]]:
+def rules_for(
+    path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[RuleEntry | type[Rule]]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
     code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
     if not settings.lint_tests and is_test_path(path_rel):

@@ -15,7 +15,16 @@ from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
 from torchlint.engine.files import Unreadable, discover, read_source
-from torchlint.engine.lint import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileResult, builtin, decode, lint_text, rules_for
+from torchlint.engine.lint import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    SYNTAX_ERROR,
+    FileResult,
+    builtin,
+    decode,
+    lint_text,
+    rules_for,
+)
 from torchlint.notebook import NotebookError, parse_bytes
 
 if TYPE_CHECKING:
@@ -44,10 +53,16 @@ def display_path(path: Path) -> str:
         shown = path.absolute().relative_to(Path.cwd()).as_posix()
     except ValueError:
         shown = path.as_posix()
-    return shown if shown.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    return (
+        shown
+        if shown.isprintable()
+        else "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    )
 
 
-def lint_bytes(shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_bytes(
+    shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[Diagnostic]:
     if shown.endswith(".ipynb"):
         return lint_notebook(shown, data, rules, settings)
     try:
@@ -77,11 +92,15 @@ def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileRe
         found = lint_bytes(shown, data, rules, settings)
         if not any(d.code == INTERNAL_ERROR[0] for d in found):
             own = path.absolute()
-            cache.put(key, found, {str(p): digest for p, digest in index.consulted.items() if p != own})
+            cache.put(
+                key, found, {str(p): digest for p, digest in index.consulted.items() if p != own}
+            )
     return FileResult(shown, found)
 
 
-def lint_notebook(shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[Diagnostic]:
+def lint_notebook(
+    shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[Diagnostic]:
     """A notebook's code cells linted as one module; findings carry their cell."""
     try:
         notebook = parse_bytes(data)
@@ -90,7 +109,9 @@ def lint_notebook(shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], 
     return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
 
 
-def file_rules(path: Path, rules: list[RuleEntry | type[Rule]], settings: Settings) -> list[RuleEntry | type[Rule]]:
+def file_rules(
+    path: Path, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[RuleEntry | type[Rule]]:
     """The rules that apply to `path` once per-file-ignores are taken off."""
     return rules_for(relative_path(path, settings.root), rules, settings)
 
@@ -109,7 +130,9 @@ def _work(job: tuple[Path, int]) -> FileResult:
     return lint_file(job[0], distinct[job[1]], use_cache)
 
 
-def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, use_cache: bool = True) -> RunResult:
+def check_paths(
+    paths: list[str], settings: Settings, jobs: int | None = None, use_cache: bool = True
+) -> RunResult:
     """Lint every file under `paths`, each under its own settings; results come in discovery
     order whatever `jobs` is. Raises ConfigError for a broken config file found on the way."""
     discovery = discover(paths, settings)
@@ -127,17 +150,26 @@ def check_paths(paths: list[str], settings: Settings, jobs: int | None = None, u
     for each in distinct:
         each.torch_target  # read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
-    unreadable = [FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)]) for path, why in discovery.unreadable]
+    unreadable = [
+        FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)])
+        for path, why in discovery.unreadable
+    ]
     if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
         linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
         return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
     # Largest first, a few at a time: the prefilter leaves the cost in a minority of files, and a
     # big one drawn last would keep one process busy while the others idle.
     order = sorted(range(len(files)), key=lambda i: _size(files[i]), reverse=True)
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     results: list[FileResult] = [None] * len(files)  # type: ignore[list-item]
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(distinct, use_cache)) as pool:
-        for i, result in zip(order, pool.map(_work, [(files[i], which[i]) for i in order], chunksize=4)):
+    with ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_start_worker, initargs=(distinct, use_cache)
+    ) as pool:
+        for i, result in zip(
+            order, pool.map(_work, [(files[i], which[i]) for i in order], chunksize=4)
+        ):
             results[i] = result
     return RunResult(results + unreadable, discovery.missing, discovery.warnings)
 

@@ -44,4 +44,3 @@ def on_big_stack(work: Callable[..., T], *args: object) -> T:
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
-

@@ -64,8 +64,13 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     spans: list[tuple[int, int]] = []
     edits: dict[tuple[int, int, str], None] = {}
     for fix in fixes:
-        ranges = [(offset(starts, text, e.start), offset(starts, text, e.end), e.content) for e in fix.edits]
-        new = [(a, b, c) for a, b, c in ranges if (a, b, c) not in edits]  # a shared import edit counts once
+        ranges = [
+            (offset(starts, text, e.start), offset(starts, text, e.end), e.content)
+            for e in fix.edits
+        ]
+        new = [
+            (a, b, c) for a, b, c in ranges if (a, b, c) not in edits
+        ]  # a shared import edit counts once
         if any(_overlaps(a, b, s, e) for a, b, _ in new for s, e in spans):
             continue
         accepted.append(fix)
@@ -76,8 +81,15 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     for a, b, content in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         if newline != "\n":
             content = _BARE_LF.sub(newline, content)
-        if a == len(result) and result and not result.endswith(("\n", "\r")) and content.endswith(("\n", "\r")):
-            content = newline + content.rstrip("\r\n")  # keep a file without a final newline that way
+        if (
+            a == len(result)
+            and result
+            and not result.endswith(("\n", "\r"))
+            and content.endswith(("\n", "\r"))
+        ):
+            content = newline + content.rstrip(
+                "\r\n"
+            )  # keep a file without a final newline that way
         result = result[:a] + content + result[b:]
     return result, accepted
 
@@ -102,7 +114,9 @@ def fix_to_fixpoint(text: str, lint: Callable[[str], list[Diagnostic]], unsafe: 
     dropped: set[tuple] = set()
     for _ in range(MAX_PASSES):
         found = lint(outcome.text)
-        candidates = [d for d in found if applies(d.fix, unsafe) and _key(outcome.text, d) not in dropped]
+        candidates = [
+            d for d in found if applies(d.fix, unsafe) and _key(outcome.text, d) not in dropped
+        ]
         new_text, chosen = _apply_parsing(outcome, candidates, dropped)
         if new_text == outcome.text:
             outcome.remaining = found
@@ -112,7 +126,9 @@ def fix_to_fixpoint(text: str, lint: Callable[[str], list[Diagnostic]], unsafe: 
     raise FixError(f"fixes did not converge after {MAX_PASSES} passes")
 
 
-def _apply_parsing(outcome: FixOutcome, candidates: list[Diagnostic], dropped: set[tuple]) -> tuple[str, list[Diagnostic]]:
+def _apply_parsing(
+    outcome: FixOutcome, candidates: list[Diagnostic], dropped: set[tuple]
+) -> tuple[str, list[Diagnostic]]:
     """The text with as many candidates applied as keep it parseable, and those candidates."""
     text = outcome.text
     if not candidates:
@@ -135,7 +151,10 @@ def _apply_parsing(outcome: FixOutcome, candidates: list[Diagnostic], dropped: s
 def _key(text: str, d: Diagnostic) -> tuple:
     """What a fix does, independent of where earlier fixes moved it."""
     starts = line_starts(text)
-    edits = tuple((text[offset(starts, text, e.start):offset(starts, text, e.end)], e.content) for e in d.fix.edits)
+    edits = tuple(
+        (text[offset(starts, text, e.start) : offset(starts, text, e.end)], e.content)
+        for e in d.fix.edits
+    )
     return (d.code, d.fix.message, edits)
 
 

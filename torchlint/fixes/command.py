@@ -67,13 +67,17 @@ class FileFix:
 @selection_options
 @run_options
 @project_options
-@click.option("--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix).")
+@click.option(
+    "--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix)."
+)
 def fix(paths, write, **values) -> None:
     """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
     options = RunOptions.take(values)
     if write and options.diff:
         fail("--apply and --diff cannot be used together")
-    options = replace(options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True)
+    options = replace(
+        options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True
+    )
     from torchlint.cli import run
 
     run(paths, options, values, fixing_command=True)
@@ -96,7 +100,9 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
             own = per_file.for_file(path)  # each file's own project settings, as its check had
             results.append(fix_file(path, file_rules(path, own.enabled_rules(), own), own, write))
             continue
-        results.append(FileFix(found.path, remaining=found.diagnostics))  # unreadable or too large: a finding, as in check
+        results.append(
+            FileFix(found.path, remaining=found.diagnostics)
+        )  # unreadable or too large: a finding, as in check
     for warning in checked.warnings:
         click.echo(f"torchlint: warning: {warning}", err=True)
     for name in checked.missing:
@@ -108,7 +114,11 @@ def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, s
 
 def _show_errors(results: list[FileFix], write: bool) -> None:
     for result in results:
-        unreadable = [] if write else [d for d in result.remaining if d.code in (SYNTAX_ERROR[0], IO_ERROR[0])]  # --fix lists them
+        unreadable = (
+            []
+            if write
+            else [d for d in result.remaining if d.code in (SYNTAX_ERROR[0], IO_ERROR[0])]
+        )  # --fix lists them
         for error in result.errors + unreadable:
             click.echo(f"torchlint: error: {text.concise([error]).rstrip()}", err=True)
 
@@ -141,26 +151,36 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
     except Unreadable as error:
         return FileFix(shown, errors=[builtin(IO_ERROR, shown, str(error))])
     except SyntaxError as error:
-        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")])
+        return FileFix(
+            shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")]
+        )
     result = _fix_snapshot(shown, original, rules, settings)
     if write and result.fixed is not None and result.fixed != original.data:
         try:
             write_atomic(original, result.fixed)
         except WriteRefused as error:
-            return _unwritten(shown, original, builtin(IO_ERROR, shown, str(error)), rules, settings)
+            return _unwritten(
+                shown, original, builtin(IO_ERROR, shown, str(error)), rules, settings
+            )
     return result
 
 
-def fix_data(path: Path, shown: str, data: bytes, rules: list[type[Rule]], settings: Settings) -> FileFix:
+def fix_data(
+    path: Path, shown: str, data: bytes, rules: list[type[Rule]], settings: Settings
+) -> FileFix:
     """Fix bytes that came from elsewhere (stdin) in memory; `path` says whether it is a notebook."""
     try:
         original = snapshot_of(path, data, notebook=path.suffix == ".ipynb")
     except SyntaxError as error:
-        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")])
+        return FileFix(
+            shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {error}")]
+        )
     return _fix_snapshot(shown, original, rules, settings)
 
 
-def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings) -> FileFix:
+def _fix_snapshot(
+    shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings
+) -> FileFix:
     read = parse_snapshot(original, shown)
     if isinstance(read, FileFix):
         return read
@@ -192,11 +212,17 @@ def _fix_snapshot(shown: str, original: Snapshot, rules: list[type[Rule]], setti
     return result
 
 
-def _unwritten(shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings) -> FileFix:
+def _unwritten(
+    shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings
+) -> FileFix:
     """A fixed file that could not be written: its findings as they still are, and why."""
     notebook, source = parse_snapshot(original, shown)  # type: ignore[misc]  (it parsed before fixing)
     found = lint_text(shown, source, rules, settings)
-    return FileFix(shown, remaining=notebook.map_diagnostics(source, found) if notebook else found, errors=[error])
+    return FileFix(
+        shown,
+        remaining=notebook.map_diagnostics(source, found) if notebook else found,
+        errors=[error],
+    )
 
 
 def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str] | FileFix:
@@ -206,14 +232,18 @@ def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str
         return notebook, notebook.text if notebook else decode(original.data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")])
+        return FileFix(
+            shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")]
+        )
     except NotebookError as error:
         return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, str(error))])
 
 
 def _broken(d: Diagnostic) -> Diagnostic:
     message = f"the fix for {d.code} ({d.name}) produced code that does not parse and was not applied; please report it"
-    return Diagnostic(INTERNAL_ERROR[0], INTERNAL_ERROR[1], message, d.path, d.start, d.start, cell=d.cell)
+    return Diagnostic(
+        INTERNAL_ERROR[0], INTERNAL_ERROR[1], message, d.path, d.start, d.start, cell=d.cell
+    )
 
 
 def new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) -> tuple[str, str]:
@@ -230,8 +260,12 @@ def new_content(shown: str, source: str, notebook: Notebook | None, fixed: str) 
 
 
 def _unified(before: str, after: str, name: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 # -- what the user reads ---------------------------------------------------------------------
@@ -267,11 +301,15 @@ def _listing(fixed: list[FileFix]) -> str:
     return "".join(out)
 
 
-def _fixed_summary(count: int, remaining: list[Diagnostic], settings: Settings, checked: int) -> str:
+def _fixed_summary(
+    count: int, remaining: list[Diagnostic], settings: Settings, checked: int
+) -> str:
     if not count and not remaining:
         return f"All checks passed ({plural(checked, 'file')} checked).\n"
     total = plural(count + len(remaining), "finding")
-    return f"Found {total} ({count} fixed, {len(remaining)} remaining).\n" + fix_line(remaining, settings.unsafe_fixes)
+    return f"Found {total} ({count} fixed, {len(remaining)} remaining).\n" + fix_line(
+        remaining, settings.unsafe_fixes
+    )
 
 
 def _report(results: list[FileFix], settings: Settings, options: RunOptions, checked: int) -> None:
@@ -282,19 +320,38 @@ def _report(results: list[FileFix], settings: Settings, options: RunOptions, che
     count = sum(len(r.applied) for r in fixed)
     if options.diff:
         diff = "".join(r.diff for r in results)
-        emit(diff + ("" if options.quiet else _would_fix(results, settings, checked)), options.output_file, settings.root)
+        emit(
+            diff + ("" if options.quiet else _would_fix(results, settings, checked)),
+            options.output_file,
+            settings.root,
+        )
         return
     listing = _listing(fixed) if options.show_fixes else ""
     if options.fix_only:
-        emit("" if options.quiet else listing or f"Fixed {plural(count, 'finding')}.\n", options.output_file, settings.root)
+        emit(
+            "" if options.quiet else listing or f"Fixed {plural(count, 'finding')}.\n",
+            options.output_file,
+            settings.root,
+        )
         return
     remaining = [d for r in results for d in r.remaining]
-    summary = listing + ("\n" if listing else "") + _fixed_summary(count, remaining, settings, checked)
-    report(RunResult([FileResult(r.path, r.remaining) for r in results], []), settings, options, summary)
+    summary = (
+        listing + ("\n" if listing else "") + _fixed_summary(count, remaining, settings, checked)
+    )
+    report(
+        RunResult([FileResult(r.path, r.remaining) for r in results], []),
+        settings,
+        options,
+        summary,
+    )
 
 
 def _exit_code(results: list[FileFix], options: RunOptions, missing: bool) -> int:
-    if missing or any(r.errors for r in results) or any(d.code == INTERNAL_ERROR[0] for r in results for d in r.remaining):
+    if (
+        missing
+        or any(r.errors for r in results)
+        or any(d.code == INTERNAL_ERROR[0] for r in results for d in r.remaining)
+    ):
         return EXIT_ERROR
     applied = any(r.applied for r in results)
     remaining = any(r.remaining for r in results)

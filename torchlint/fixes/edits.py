@@ -30,7 +30,9 @@ def indentation(module: cst.Module, ancestors: Iterable[cst.CSTNode]) -> list[st
 
 def render(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
     """The code of `node` where `indents` are the indent tokens of the blocks it sits in."""
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = CodegenState(
+        default_indent=module.default_indent, default_newline=module.default_newline
+    )
     state.indent_tokens.extend(indents)
     node._codegen(state)
     return "".join(state.tokens)
@@ -43,7 +45,15 @@ def torch_import(statements: Iterable[cst.BaseStatement]) -> str | None:
         if isinstance(statement, cst.Try):
             found = torch_import(statement.body.body)  # type: ignore[arg-type]
         elif isinstance(statement, cst.SimpleStatementLine):
-            found = next((bound for small in statement.body if isinstance(small, cst.Import) for bound in _torch_names(small)), None)
+            found = next(
+                (
+                    bound
+                    for small in statement.body
+                    if isinstance(small, cst.Import)
+                    for bound in _torch_names(small)
+                ),
+                None,
+            )
         else:
             found = None
         if found is not None:
@@ -70,40 +80,58 @@ def references(source: str, name: str) -> int:
     return len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", source))
 
 
-def import_binding(module: cst.Module, name: str) -> tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom, cst.ImportAlias] | None:
+def import_binding(
+    module: cst.Module, name: str
+) -> tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom, cst.ImportAlias] | None:
     """The one module-level import statement that binds `name` with `from m import name` or `as name`."""
     found = []
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            if not isinstance(small, cst.Import | cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+            if not isinstance(small, cst.Import | cst.ImportFrom) or isinstance(
+                small.names, cst.ImportStar
+            ):
                 continue
             for alias in small.names:
-                bound = alias.asname.name if alias.asname else (alias.name if isinstance(small, cst.ImportFrom) else None)
+                bound = (
+                    alias.asname.name
+                    if alias.asname
+                    else (alias.name if isinstance(small, cst.ImportFrom) else None)
+                )
                 if isinstance(bound, cst.Name) and bound.value == name:
                     found.append((statement, small, alias))
     return found[0] if len(found) == 1 else None
 
 
-def without_alias(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> cst.Import | cst.ImportFrom | None:
+def without_alias(
+    node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+) -> cst.Import | cst.ImportFrom | None:
     """The import statement without `alias`, or None when nothing would be left of it."""
     kept = [a for a in node.names if a is not alias]  # type: ignore[union-attr]
     if not kept:
         return None
     if node.names[-1] is alias:  # type: ignore[index]
-        kept[-1] = kept[-1].with_changes(comma=alias.comma)  # the last name keeps the layout's trailing comma (or none)
+        kept[-1] = kept[-1].with_changes(
+            comma=alias.comma
+        )  # the last name keeps the layout's trailing comma (or none)
     return node.with_changes(names=kept)
 
 
-def drop_unused_import(ctx: FileContext, name: str, rewritten: int, new_texts: Iterable[str]) -> Edit | None:
+def drop_unused_import(
+    ctx: FileContext, name: str, rewritten: int, new_texts: Iterable[str]
+) -> Edit | None:
     """The edit that removes the module-level import of `name` once `rewritten` uses of it are
     rewritten into `new_texts`, when the file has no other mention of it.
 
     Not in an `__init__.py`, whose imports are its package's interface, nor in a notebook with
     magics, whose masked lines may still use the name.
     """
-    if ctx.path.endswith("__init__.py") or masks_magics(ctx.source) or any(references(text, name) for text in new_texts):
+    if (
+        ctx.path.endswith("__init__.py")
+        or masks_magics(ctx.source)
+        or any(references(text, name) for text in new_texts)
+    ):
         return None
     if references(ctx.source, name) != rewritten + 1:
         return None  # another use, a re-export in `__all__`, a mention we cannot judge

@@ -96,8 +96,14 @@ def add_noqa_command(paths: tuple[str, ...], settings: Settings, options: RunOpt
             continue
         added, skipped, files = added + outcome[0], skipped + outcome[1], files + bool(outcome[0])
     if not options.quiet:
-        note = f" ({plural(skipped, 'finding')} on rows that cannot take a comment)" if skipped else ""
-        emit(f"Added {plural(added, 'noqa comment')} to {plural(files, 'file')}{note}.\n", options.output_file, settings.root)
+        note = (
+            f" ({plural(skipped, 'finding')} on rows that cannot take a comment)" if skipped else ""
+        )
+        emit(
+            f"Added {plural(added, 'noqa comment')} to {plural(files, 'file')}{note}.\n",
+            options.output_file,
+            settings.root,
+        )
     sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
 
 

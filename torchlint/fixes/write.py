@@ -35,7 +35,9 @@ class Snapshot:
         try:
             return text.encode(self.encoding)
         except UnicodeEncodeError as error:
-            raise WriteRefused(f"the fixed text cannot be encoded as {self.encoding} ({error.reason}); not written") from None
+            raise WriteRefused(
+                f"the fixed text cannot be encoded as {self.encoding} ({error.reason}); not written"
+            ) from None
 
 
 def snapshot(path: Path, root: Path, notebook: bool) -> Snapshot:
@@ -75,7 +77,9 @@ def _read_only(path: Path, mode: int) -> bool:
 
 
 def _replace(path: Path, data: bytes, status: os.stat_result) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint.tmp", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".torchlint.tmp", dir=path.parent
+    )
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)

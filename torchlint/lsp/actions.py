@@ -44,7 +44,9 @@ class Target:
         return workspace_edit([(self.uri, self.version, edits)], self.document_changes)
 
 
-def workspace_edit(changes: list[tuple[str, int | None, list[types.TextEdit]]], versioned: bool) -> types.WorkspaceEdit:
+def workspace_edit(
+    changes: list[tuple[str, int | None, list[types.TextEdit]]], versioned: bool
+) -> types.WorkspaceEdit:
     """Edits of one or more documents; versioned ones are refused by the client if a document
     moved on since."""
     if not versioned:
@@ -52,7 +54,10 @@ def workspace_edit(changes: list[tuple[str, int | None, list[types.TextEdit]]], 
     return types.WorkspaceEdit(
         document_changes=[
             types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=version
+                ),
+                edits=edits,
             )
             for uri, version, edits in changes
         ]
@@ -62,7 +67,11 @@ def workspace_edit(changes: list[tuple[str, int | None, list[types.TextEdit]]], 
 def diagnostic_actions(target: Target, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     """The quick fix and the `# noqa` action for one of our diagnostics on the current text."""
     data = diagnostic.data
-    if diagnostic.source != SOURCE or not isinstance(data, dict) or data.get("version") != target.version:
+    if (
+        diagnostic.source != SOURCE
+        or not isinstance(data, dict)
+        or data.get("version") != target.version
+    ):
         return []  # someone else's, or computed on an older text: its positions no longer hold
     code = str(diagnostic.code)
     actions = []
@@ -79,21 +88,32 @@ def diagnostic_actions(target: Target, diagnostic: types.Diagnostic) -> list[typ
                     kind=QUICK_FIX,
                     diagnostics=[diagnostic],
                     edit=target.workspace_edit(
-                        [types.TextEdit(range=target.lines.range(edit.start, edit.end), new_text=edit.content)]
+                        [
+                            types.TextEdit(
+                                range=target.lines.range(edit.start, edit.end),
+                                new_text=edit.content,
+                            )
+                        ]
                     ),
                 )
             )
     return actions
 
 
-def _quick_fix(target: Target, diagnostic: types.Diagnostic, code: str, fix: Fix) -> list[types.CodeAction]:
+def _quick_fix(
+    target: Target, diagnostic: types.Diagnostic, code: str, fix: Fix
+) -> list[types.CodeAction]:
     title = f"torchlint ({code}): {fix.message}"
     if fix.applicability is Applicability.DISPLAY_ONLY or not fix.edits:
         if not target.disabled_support:
             return []
         reason = "Display-only: this change needs a manual rewrite"
         disabled = types.CodeActionDisabled(reason=reason)
-        return [types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diagnostic], disabled=disabled)]
+        return [
+            types.CodeAction(
+                title=title, kind=QUICK_FIX, diagnostics=[diagnostic], disabled=disabled
+            )
+        ]
     return [
         types.CodeAction(
             title=title,
@@ -109,7 +129,10 @@ def fix_edits(lines: Lines, fix: Fix) -> list[types.TextEdit]:
     """A fix's edits in client positions; rules write `\\n`, a CRLF file gets `\\r\\n`."""
     newline = newline_of(lines.text)
     return [
-        types.TextEdit(range=lines.range(e.start, e.end), new_text=_with_newline(e.content, newline)) for e in fix.edits
+        types.TextEdit(
+            range=lines.range(e.start, e.end), new_text=_with_newline(e.content, newline)
+        )
+        for e in fix.edits
     ]
 
 
@@ -134,7 +157,9 @@ def diff_edits(lines: Lines, new: str) -> list[types.TextEdit]:
     matcher = SequenceMatcher(None, old_lines, replacement)
     return [
         types.TextEdit(
-            range=types.Range(start=lines.offset_to_lsp(bounds[i1]), end=lines.offset_to_lsp(bounds[i2])),
+            range=types.Range(
+                start=lines.offset_to_lsp(bounds[i1]), end=lines.offset_to_lsp(bounds[i2])
+            ),
             new_text="".join(replacement[j1:j2]),
         )
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
@@ -142,6 +167,10 @@ def diff_edits(lines: Lines, new: str) -> list[types.TextEdit]:
     ]
 
 
-def fix_all_action(kind: str, edit: types.WorkspaceEdit | None, data: dict | None = None) -> types.CodeAction:
+def fix_all_action(
+    kind: str, edit: types.WorkspaceEdit | None, data: dict | None = None
+) -> types.CodeAction:
     """Fix-all with its edit, or (edit None) to be resolved later from `data`."""
-    return types.CodeAction(title="torchlint: fix all auto-fixable problems", kind=kind, edit=edit, data=data)
+    return types.CodeAction(
+        title="torchlint: fix all auto-fixable problems", kind=kind, edit=edit, data=data
+    )

@@ -14,5 +14,7 @@ def lsp() -> None:
     try:
         from torchlint.lsp.server import serve
     except ImportError as error:
-        fail(f"the language server needs pygls: install torchlint's lsp extra, {install_hint('lsp')} ({error})")
+        fail(
+            f"the language server needs pygls: install torchlint's lsp extra, {install_hint('lsp')} ({error})"
+        )
     serve()

@@ -50,7 +50,8 @@ def fix_from_data(data: Any) -> Fix | None:
         return None
     try:
         edits = tuple(
-            Edit(_position(e["location"]), _position(e["end_location"]), str(e["content"])) for e in fix["edits"]
+            Edit(_position(e["location"]), _position(e["end_location"]), str(e["content"]))
+            for e in fix["edits"]
         )
         return Fix(str(fix["message"]), Applicability(fix["applicability"]), edits)
     except (KeyError, TypeError, ValueError):

@@ -49,7 +49,9 @@ T = TypeVar("T")
 CONFIG_GLOBS = ("**/pyproject.toml", "**/torchlint.toml", "**/requirements*.txt")
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
-        types.NotebookDocumentFilterWithCells(notebook="*", cells=[types.NotebookCellLanguage(language="python")])
+        types.NotebookDocumentFilterWithCells(
+            notebook="*", cells=[types.NotebookCellLanguage(language="python")]
+        )
     ],
     save=True,
 )
@@ -122,7 +124,9 @@ class TorchlintServer(LanguageServer):
             return
         self.reported.add(message)
         self.log(message, kind)
-        self.window_show_message(types.ShowMessageParams(type=kind, message=f"torchlint: {message}"))
+        self.window_show_message(
+            types.ShowMessageParams(type=kind, message=f"torchlint: {message}")
+        )
 
     def set_editor_settings(self, raw: Any) -> None:
         settings, problems = parse_client_settings(raw)
@@ -149,7 +153,9 @@ class TorchlintServer(LanguageServer):
         return Path(self.workspace.root_path or Path.cwd()) / "untitled.py"
 
     def open_units(self) -> set[str]:
-        return {self.unit_key(uri) for uri in self.workspace.text_documents} | set(self.workspace.notebook_documents)
+        return {self.unit_key(uri) for uri in self.workspace.text_documents} | set(
+            self.workspace.notebook_documents
+        )
 
     # -- linting: the worker thread computes, the event loop talks to the client --------
     def linter_for(self, path: Path) -> Linter:
@@ -167,16 +173,24 @@ class TorchlintServer(LanguageServer):
         for finding in findings:
             if finding.code != INTERNAL_ERROR[0] and unit.documents:
                 document, placed = unit.place(finding)
-                diagnostics[document.uri].append(to_lsp(placed, lines[document.uri], document.version))
+                diagnostics[document.uri].append(
+                    to_lsp(placed, lines[document.uri], document.version)
+                )
         fixable = any(applies(d.fix, linter.settings.unsafe_fixes) for d in findings)
-        return Result(unit.versions, generation, diagnostics, fixable, linter.config_problem, errors)
+        return Result(
+            unit.versions, generation, diagnostics, fixable, linter.config_problem, errors
+        )
 
     async def on_worker(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.worker, function, *args)
 
     def cached(self, key: str, unit: Unit) -> Result | None:
         found = self.results.get(key)
-        if found is not None and found.versions == unit.versions and found.generation == self.generation:
+        if (
+            found is not None
+            and found.versions == unit.versions
+            and found.generation == self.generation
+        ):
             return found
         return None
 
@@ -216,7 +230,9 @@ class TorchlintServer(LanguageServer):
                 await asyncio.sleep(delay)
             result = await self.result_for(key)
         except Exception as error:  # a bug in the server must not end the session
-            self.log(f"linting {key} failed: {type(error).__name__}: {error}", types.MessageType.Error)
+            self.log(
+                f"linting {key} failed: {type(error).__name__}: {error}", types.MessageType.Error
+            )
             return
         finally:
             if self.pending.get(key) is asyncio.current_task():
@@ -224,7 +240,9 @@ class TorchlintServer(LanguageServer):
         for uri, diagnostics in (result.diagnostics if result else {}).items():
             self.publish(uri, diagnostics, result.versions.get(uri))
 
-    def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
+    def publish(
+        self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None
+    ) -> None:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
@@ -277,7 +295,11 @@ class TorchlintServer(LanguageServer):
             if new != document.text:
                 lines = Lines(document.text, self.workspace.position_encoding)
                 changes.append((document.uri, document.version, diff_edits(lines, new)))
-        return workspace_edit(changes, self.supports("workspace.workspace_edit.document_changes")) if changes else None
+        return (
+            workspace_edit(changes, self.supports("workspace.workspace_edit.document_changes"))
+            if changes
+            else None
+        )
 
     def shutdown_work(self) -> None:
         for key in list(self.pending):
@@ -286,7 +308,9 @@ class TorchlintServer(LanguageServer):
 
 
 def _fixed_documents(linter: Linter, unit: Unit) -> dict[str, str]:
-    return unit.fixed_documents(fix_to_fixpoint(unit.text, linter.lint, linter.settings.unsafe_fixes).text)
+    return unit.fixed_documents(
+        fix_to_fixpoint(unit.text, linter.lint, linter.settings.unsafe_fixes).text
+    )
 
 
 def create_server() -> TorchlintServer:
@@ -312,7 +336,9 @@ def register_lifecycle(server: TorchlintServer) -> None:
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
             )
             try:
-                await server.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+                await server.client_register_capability_async(
+                    types.RegistrationParams(registrations=[registration])
+                )
             except Exception as error:  # config changes are still seen on the next lint
                 server.log(f"could not watch config files: {error}", types.MessageType.Warning)
         await pull_configuration()
@@ -323,7 +349,9 @@ def register_lifecycle(server: TorchlintServer) -> None:
             return
         items = [types.ConfigurationItem(section="torchlint")]
         try:
-            values = await server.workspace_configuration_async(types.ConfigurationParams(items=items))
+            values = await server.workspace_configuration_async(
+                types.ConfigurationParams(items=items)
+            )
         except Exception as error:
             server.log(f"could not read the editor's settings: {error}", types.MessageType.Warning)
             return
@@ -387,13 +415,19 @@ def register_documents(server: TorchlintServer) -> None:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_did_close(params: types.DidCloseNotebookDocumentParams) -> None:
-        server.closed(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
+        server.closed(
+            params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents]
+        )
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="torchlint", inter_file_dependencies=False, workspace_diagnostics=False),
+        types.DiagnosticOptions(
+            identifier="torchlint", inter_file_dependencies=False, workspace_diagnostics=False
+        ),
     )
-    async def pull_diagnostics(params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    async def pull_diagnostics(
+        params: types.DocumentDiagnosticParams,
+    ) -> types.DocumentDiagnosticReport:
         uri = params.text_document.uri
         result = await server.result_for(server.unit_key(uri))
         if result is None:
@@ -405,7 +439,9 @@ def register_documents(server: TorchlintServer) -> None:
 
 
 def register_actions(server: TorchlintServer) -> None:
-    options = types.CodeActionOptions(code_action_kinds=[QUICK_FIX, FIX_ALL, NOTEBOOK_FIX_ALL], resolve_provider=True)
+    options = types.CodeActionOptions(
+        code_action_kinds=[QUICK_FIX, FIX_ALL, NOTEBOOK_FIX_ALL], resolve_provider=True
+    )
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -418,7 +454,11 @@ def register_actions(server: TorchlintServer) -> None:
             for diagnostic in params.context.diagnostics:
                 actions += diagnostic_actions(target, diagnostic)
         key = server.unit_key(target.uri)
-        kind = NOTEBOOK_FIX_ALL if key != target.uri and only and wanted(NOTEBOOK_FIX_ALL, only) else FIX_ALL
+        kind = (
+            NOTEBOOK_FIX_ALL
+            if key != target.uri and only and wanted(NOTEBOOK_FIX_ALL, only)
+            else FIX_ALL
+        )
         if wanted(kind, only):
             action = await fix_all(key, kind, explicit=only is not None)
             if action is not None:
@@ -434,7 +474,9 @@ def register_actions(server: TorchlintServer) -> None:
             if last is None or not last.fixable:
                 return None
             if server.supports("text_document.code_action.resolve_support"):
-                return fix_all_action(kind, None, {"key": key, "versions": list(unit.versions.items())})
+                return fix_all_action(
+                    kind, None, {"key": key, "versions": list(unit.versions.items())}
+                )
         edit = await server.fix_all_edit(key)
         return fix_all_action(kind, edit) if edit is not None else None
 

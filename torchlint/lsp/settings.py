@@ -30,7 +30,9 @@ class ClientSettings:
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
 
     def apply(self, settings: Settings) -> Settings:
-        merged = settings.merged(select=self.select, ignore=self.ignore, target_torch_version=self.target_torch_version)
+        merged = settings.merged(
+            select=self.select, ignore=self.ignore, target_torch_version=self.target_torch_version
+        )
         if self.unsafe_fixes is None:
             return merged
         return replace(merged, unsafe_fixes=self.unsafe_fixes)

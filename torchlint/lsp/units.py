@@ -58,7 +58,10 @@ class Unit:
         if self.notebook is None:
             return {self.key: fixed}
         sources = self.notebook.sources(fixed)
-        return {self.documents[cell.number - 1].uri: new for cell, new in zip(self.notebook.cells, sources)}
+        return {
+            self.documents[cell.number - 1].uri: new
+            for cell, new in zip(self.notebook.cells, sources)
+        }
 
 
 def text_unit(workspace: Workspace, uri: str, path: Path) -> Unit | None:

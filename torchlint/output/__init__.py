@@ -40,7 +40,9 @@ FORMATS: dict[str, Formatter] = {
 HUMAN_FORMATS = frozenset({"full", "concise", "grouped"})
 
 
-def render(output_format: str, diagnostics: list[Diagnostic], style: text.Style = text.PLAIN) -> str:
+def render(
+    output_format: str, diagnostics: list[Diagnostic], style: text.Style = text.PLAIN
+) -> str:
     """The report in `output_format`; `style` (colour, which fixes count as fixable) is for people."""
     if output_format in HUMAN_FORMATS:
         return FORMATS[output_format](diagnostics, style)  # type: ignore[call-arg]

@@ -33,6 +33,8 @@ def render_gitlab(diagnostics: list[Diagnostic]) -> str:
     for d in diagnostics:
         key = (d.path, d.code, d.source_line.strip())
         seen[key] += 1
-        digest = hashlib.sha256("\0".join([*key, str(seen[key])]).encode("utf-8", "surrogateescape")).hexdigest()
+        digest = hashlib.sha256(
+            "\0".join([*key, str(seen[key])]).encode("utf-8", "surrogateescape")
+        ).hexdigest()
         issues.append(_issue(d, digest))
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

@@ -19,7 +19,11 @@ def as_dict(d: Diagnostic) -> dict[str, Any]:
             "applicability": d.fix.applicability.value,
             "message": d.fix.message,
             "edits": [
-                {"content": e.content, "location": _position(e.start), "end_location": _position(e.end)}
+                {
+                    "content": e.content,
+                    "location": _position(e.start),
+                    "end_location": _position(e.end),
+                }
                 for e in d.fix.edits
             ],
         }
@@ -51,7 +55,8 @@ def as_file_dict(d: Diagnostic) -> dict[str, Any]:
     found["location"], found["end_location"] = _position(d.file_start), _position(d.file_end)
     if found["fix"] is not None:
         found["fix"]["edits"] = [
-            {"content": e.content, "location": _position(e.start), "end_location": _position(e.end)} for e in d.file_edits
+            {"content": e.content, "location": _position(e.start), "end_location": _position(e.end)}
+            for e in d.file_edits
         ]
     return found
 

@@ -27,10 +27,18 @@ def _counts(element: ET.Element, tests: int, failures: int) -> None:
 
 
 def _case(suite: ET.Element, d: Diagnostic) -> None:
-    where = f"{d.start.row}:{d.start.column}" if d.cell is None else f"cell {d.cell}:{d.start.row}:{d.start.column}"
-    case = ET.SubElement(suite, "testcase", name=_clean(f"{d.code} {d.name} at {where}"), classname=_clean(d.path))
+    where = (
+        f"{d.start.row}:{d.start.column}"
+        if d.cell is None
+        else f"cell {d.cell}:{d.start.row}:{d.start.column}"
+    )
+    case = ET.SubElement(
+        suite, "testcase", name=_clean(f"{d.code} {d.name} at {where}"), classname=_clean(d.path)
+    )
     case.set("file", _clean(d.path))
-    case.set("line", str(d.file_start.row))  # in a notebook, the .ipynb line; the name keeps the cell
+    case.set(
+        "line", str(d.file_start.row)
+    )  # in a notebook, the .ipynb line; the name keeps the cell
     failure = ET.SubElement(case, "failure", message=_clean(d.message), type=d.code)
     details = [f"{d.path}:{where}: {d.code} [{d.name}] {d.message}"]
     if d.fix is not None:

@@ -13,6 +13,6 @@ def level(code: str) -> str:
 
 
 def where(d: Diagnostic) -> str:
-    """"(cell 5, line 2) " before a notebook finding's message in formats whose rows are the
+    """ "(cell 5, line 2) " before a notebook finding's message in formats whose rows are the
     .ipynb file's: the cell and the row within it, as the notebook shows them."""
     return f"(cell {d.cell}, line {d.start.row}) " if d.cell is not None else ""

@@ -22,13 +22,17 @@ def _position(at: Position) -> dict[str, int]:
 def _diagnostic(d: Diagnostic) -> dict[str, Any]:
     found: dict[str, Any] = {
         "message": f"[{d.name}] {where(d)}{d.message}",
-        "location": {"path": d.path, "range": {"start": _position(d.file_start), "end": _position(d.file_end)}},
+        "location": {
+            "path": d.path,
+            "range": {"start": _position(d.file_start), "end": _position(d.file_end)},
+        },
         "severity": level(d.code).upper(),
         "code": {"value": d.code, **({"url": d.url} if d.url else {})},
     }
     if d.fixable and d.file_edits:
         found["suggestions"] = [
-            {"range": {"start": _position(e.start), "end": _position(e.end)}, "text": e.content} for e in d.file_edits
+            {"range": {"start": _position(e.start), "end": _position(e.end)}, "text": e.content}
+            for e in d.file_edits
         ]
     return found
 

@@ -49,7 +49,9 @@ _BUILTIN = {
 }
 
 
-def _descriptor(code: str, name: str, summary: str, docs: str, default_level: str, enabled: bool) -> dict[str, Any]:
+def _descriptor(
+    code: str, name: str, summary: str, docs: str, default_level: str, enabled: bool
+) -> dict[str, Any]:
     return {
         "id": code,
         "name": name,
@@ -61,9 +63,21 @@ def _descriptor(code: str, name: str, summary: str, docs: str, default_level: st
 
 
 def _descriptors() -> list[dict[str, Any]]:
-    found = [_descriptor(code, name, short, long, "error", True) for (code, name), (short, long) in _BUILTIN.items()]
+    found = [
+        _descriptor(code, name, short, long, "error", True)
+        for (code, name), (short, long) in _BUILTIN.items()
+    ]
     for rule in all_rules():
-        found.append(_descriptor(rule.code, rule.name, rule.summary, rule.docs.strip(), "warning", rule.default_enabled))
+        found.append(
+            _descriptor(
+                rule.code,
+                rule.name,
+                rule.summary,
+                rule.docs.strip(),
+                "warning",
+                rule.default_enabled,
+            )
+        )
         found[-1]["helpUri"] = url(rule.code)
         found[-1]["properties"] = {"fixAvailability": rule.fix_availability}
     return sorted(found, key=lambda descriptor: descriptor["id"])
@@ -77,17 +91,27 @@ def _artifact(path: str) -> dict[str, str]:
 
 
 def _region(start: Position, end: Position) -> dict[str, int]:
-    return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
+    return {
+        "startLine": start.row,
+        "startColumn": start.column,
+        "endLine": end.row,
+        "endColumn": end.column,
+    }
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:
-    return {"deletedRegion": _region(edit.start, edit.end), "insertedContent": {"text": edit.content}}
+    return {
+        "deletedRegion": _region(edit.start, edit.end),
+        "insertedContent": {"text": edit.content},
+    }
 
 
 def _fix(path: str, fix: Fix, edits: tuple[Edit, ...]) -> dict[str, Any]:
     return {
         "description": {"text": fix.message},
-        "artifactChanges": [{"artifactLocation": _artifact(path), "replacements": [_replacement(e) for e in edits]}],
+        "artifactChanges": [
+            {"artifactLocation": _artifact(path), "replacements": [_replacement(e) for e in edits]}
+        ],
         "properties": {"applicability": fix.applicability.value},
     }
 
@@ -97,7 +121,14 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
         "ruleId": d.code,
         "level": level(d.code),
         "message": {"text": d.message},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path), "region": _region(d.file_start, d.file_end)}}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": _artifact(d.path),
+                    "region": _region(d.file_start, d.file_end),
+                }
+            }
+        ],
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]

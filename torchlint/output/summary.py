@@ -26,7 +26,11 @@ def fix_line(diagnostics: list[Diagnostic], unsafe: bool) -> str:
     hidden = sum(1 for d in diagnostics if d.hidden_fix(unsafe))
     note = f"{plural(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
     if fixable:
-        return f"[*] {fixable} fixable with {fix_command(unsafe)}" + (f" ({note})" if hidden else "") + ".\n"
+        return (
+            f"[*] {fixable} fixable with {fix_command(unsafe)}"
+            + (f" ({note})" if hidden else "")
+            + ".\n"
+        )
     return f"No fixes available ({note}).\n" if hidden else ""
 
 
@@ -47,7 +51,10 @@ def statistics(diagnostics: list[Diagnostic], unsafe: bool, as_json: bool) -> st
         return json.dumps(rows, indent=2) + "\n"
     if not rows:
         return "No findings.\n"
-    lines = [f"{r['count']:>5}  {r['code']:<6} {'[*]' if r['fixable'] else '[ ]'} {r['name']}" for r in rows]
+    lines = [
+        f"{r['count']:>5}  {r['code']:<6} {'[*]' if r['fixable'] else '[ ]'} {r['name']}"
+        for r in rows
+    ]
     total = f"{len(diagnostics):>5}  total"
     legend = f"[*] the rule has findings fixable with {fix_command(unsafe)}   [ ] none of its findings are"
     return "\n".join([*lines, total, "", legend]) + "\n"

@@ -9,7 +9,11 @@ from itertools import groupby
 
 from torchlint.diagnostics import Applicability, Diagnostic
 
-_FIX_LABEL = {Applicability.SAFE: "fix", Applicability.UNSAFE: "unsafe fix", Applicability.DISPLAY_ONLY: "help"}
+_FIX_LABEL = {
+    Applicability.SAFE: "fix",
+    Applicability.UNSAFE: "unsafe fix",
+    Applicability.DISPLAY_ONLY: "help",
+}
 _BOLD, _RED, _CYAN, _BLUE = "1", "31", "36", "34"
 
 
@@ -42,7 +46,10 @@ def _head(d: Diagnostic, style: Style, sep: str = ":") -> str:
 
 
 def concise(diagnostics: list[Diagnostic], style: Style = PLAIN) -> str:
-    return "".join(f"{_head(d, style)} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}{d.message}\n" for d in diagnostics)
+    return "".join(
+        f"{_head(d, style)} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}{d.message}\n"
+        for d in diagnostics
+    )
 
 
 def grouped(diagnostics: list[Diagnostic], style: Style = PLAIN) -> str:
@@ -51,7 +58,10 @@ def grouped(diagnostics: list[Diagnostic], style: Style = PLAIN) -> str:
         found = list(found)
         width = max(len(_row_col(d)) for d in found)
         lines = [f"{style.paint(path, _BOLD)}:"]
-        lines += [f"  {_row_col(d):<{width}} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}{d.message}" for d in found]
+        lines += [
+            f"  {_row_col(d):<{width}} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}{d.message}"
+            for d in found
+        ]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -75,12 +85,16 @@ def _snippet(d: Diagnostic, style: Style) -> list[str]:
         gutter = style.paint(f"{row:>{width}} |", _BLUE)
         out.append(f"{gutter} {line}" if line else gutter)
         if row == d.start.row:
-            out.append(f"{style.paint(' ' * width + ' |', _BLUE)} {style.paint(_caret(d), _RED, _BOLD)}")
+            out.append(
+                f"{style.paint(' ' * width + ' |', _BLUE)} {style.paint(_caret(d), _RED, _BOLD)}"
+            )
     return out
 
 
 def _full_block(d: Diagnostic, style: Style) -> str:
-    lines = [f"{_head(d, style)} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}[{d.name}] {d.message}"]
+    lines = [
+        f"{_head(d, style)} {style.paint(d.code, _BOLD, _RED)} {_marker(d, style)}[{d.name}] {d.message}"
+    ]
     if d.source_line:
         lines += _snippet(d, style)
     if d.fix is not None:

@@ -44,23 +44,101 @@ EXIT_INTERRUPTED = 130
 
 
 @click.command()
-@click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [-- SCRIPT_ARGS...] | --fixtures [RULE...]")
-@click.option("--steps", type=click.IntRange(min=1), help="Stop each run after N optimizer steps (default: run to completion).")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs of each version, alternating.")
-@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True, help="Where the script runs.")
-@click.option("--unsafe-fixes", is_flag=True, help="Apply unsafe fixes too (verify is how they earn trust).")
+@click.argument(
+    "arguments",
+    nargs=-1,
+    type=click.UNPROCESSED,
+    metavar="SCRIPT [-- SCRIPT_ARGS...] | --fixtures [RULE...]",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    help="Stop each run after N optimizer steps (default: run to completion).",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs of each version, alternating.",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cuda", "cpu"]),
+    default="auto",
+    show_default=True,
+    help="Where the script runs.",
+)
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Apply unsafe fixes too (verify is how they earn trust)."
+)
 @selection_options
-@click.option("--rtol", type=click.FloatRange(min=0), default=1e-4, show_default=True, help="Relative tolerance for losses and parameters.")
-@click.option("--atol", type=click.FloatRange(min=0), default=1e-5, show_default=True, help="Absolute tolerance for losses and parameters.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Stop a run that takes longer (per run).")
-@click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
-@click.option("--against", "other", metavar="OTHER.py", help="Compare SCRIPT with OTHER.py instead of with SCRIPT's fixed version.")
-@click.option("--fixtures", "use_fixtures", is_flag=True, help="Run each rule's fixtures/<rule>/before.py against after.py.")
-@click.option("--scale", type=click.IntRange(min=1), help="Size of the fixtures (passed as --scale N; default 1).")
+@click.option(
+    "--rtol",
+    type=click.FloatRange(min=0),
+    default=1e-4,
+    show_default=True,
+    help="Relative tolerance for losses and parameters.",
+)
+@click.option(
+    "--atol",
+    type=click.FloatRange(min=0),
+    default=1e-5,
+    show_default=True,
+    help="Absolute tolerance for losses and parameters.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop a run that takes longer (per run).",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report here.",
+)
+@click.option(
+    "--against",
+    "other",
+    metavar="OTHER.py",
+    help="Compare SCRIPT with OTHER.py instead of with SCRIPT's fixed version.",
+)
+@click.option(
+    "--fixtures",
+    "use_fixtures",
+    is_flag=True,
+    help="Run each rule's fixtures/<rule>/before.py against after.py.",
+)
+@click.option(
+    "--scale",
+    type=click.IntRange(min=1),
+    help="Size of the fixtures (passed as --scale N; default 1).",
+)
 def verify(
-    arguments, steps, repeat, device, unsafe_fixes, config_path, isolated, rtol, atol, timeout, output_format, output_file,
-    other, use_fixtures, scale, **selection,
+    arguments,
+    steps,
+    repeat,
+    device,
+    unsafe_fixes,
+    config_path,
+    isolated,
+    rtol,
+    atol,
+    timeout,
+    output_format,
+    output_file,
+    other,
+    use_fixtures,
+    scale,
+    **selection,
 ) -> None:
     """Run SCRIPT and its fixed version side by side and compare speed, syncs, memory and results.
 
@@ -72,14 +150,23 @@ def verify(
     if scale is not None and not use_fixtures:
         fail("--scale applies to --fixtures only")
     tol = Tolerance(rtol, atol)
-    settings_args = dict(config_path=config_path, isolated=isolated, unsafe_fixes=unsafe_fixes, **selection)
+    settings_args = dict(
+        config_path=config_path, isolated=isolated, unsafe_fixes=unsafe_fixes, **selection
+    )
     signal.signal(signal.SIGTERM, _terminated)  # so runners are killed and temp files removed
     signal.signal(signal.SIGHUP, _terminated)  # a closed terminal, likewise
     watchdog = start_watchdog(SESSION)  # and, should this process be killed outright, the watchdog
     try:
         if use_fixtures:
             config = RunConfig((), steps, device, timeout)
-            report = fixture_pairs.run(list(arguments), config, repeat, tol, scale or 1, partial(_settings, **settings_args))
+            report = fixture_pairs.run(
+                list(arguments),
+                config,
+                repeat,
+                tol,
+                scale or 1,
+                partial(_settings, **settings_args),
+            )
             ok = all(r["verdict"] == r["expected"] for r in report)
         else:
             if not arguments:
@@ -105,17 +192,29 @@ def _terminated(signum: int, frame: Any) -> None:
 
 
 def _settings(paths: tuple[str, ...], **settings_args: Any) -> Settings:
-    return load(paths, settings_args.pop("config_path"), settings_args.pop("isolated"), **settings_args)
+    return load(
+        paths, settings_args.pop("config_path"), settings_args.pop("isolated"), **settings_args
+    )
 
 
-def _script_report(script: str, other: str | None, config: RunConfig, repeat: int, tol: Tolerance, settings_args: dict) -> dict | None:
+def _script_report(
+    script: str,
+    other: str | None,
+    config: RunConfig,
+    repeat: int,
+    tol: Tolerance,
+    settings_args: dict,
+) -> dict | None:
     """The report for SCRIPT against its fixed version (or OTHER); None when no fix applies."""
     settings = _settings((script,), **settings_args)
     original = read_version("original", script)
     lint = linter(original.path, settings)
     if other is not None:
         second = read_version("other", other)
-        flagged = {"original": flagged_lines(lint(original.text)), "other": flagged_lines(linter(second.path, settings)(second.text))}
+        flagged = {
+            "original": flagged_lines(lint(original.text)),
+            "other": flagged_lines(linter(second.path, settings)(second.text)),
+        }
         fixes: list[Diagnostic] = []
     else:
         found = lint(original.text)
@@ -142,16 +241,26 @@ def _script_report(script: str, other: str | None, config: RunConfig, repeat: in
         "fixes": [fix_entry(d) for d in fixes],
         "settings": settings_entry(config, repeat, tol),
         **report,
-        "speed_note": speed_note([d.code for d in fixes], report["environment"]["device"]) if other is None else None,
+        "speed_note": speed_note([d.code for d in fixes], report["environment"]["device"])
+        if other is None
+        else None,
     }
 
 
 def fix_entry(d: Diagnostic) -> dict[str, Any]:
-    return {"code": d.code, "name": d.name, "row": d.start.row, "column": d.start.column, "message": d.fix.message if d.fix else d.message}
+    return {
+        "code": d.code,
+        "name": d.name,
+        "row": d.start.row,
+        "column": d.start.column,
+        "message": d.fix.message if d.fix else d.message,
+    }
 
 
 def _nothing_to_verify(shown: str, found: list[Diagnostic], unsafe: bool) -> None:
-    hint = "" if unsafe or not any(d.fixable for d in found) else " (some fixes are unsafe: add --unsafe-fixes to verify them)"
+    hint = (
+        ""
+        if unsafe or not any(d.fixable for d in found)
+        else " (some fixes are unsafe: add --unsafe-fixes to verify them)"
+    )
     click.echo(f"torchlint verify: no fix applies to {shown}; nothing to verify{hint}", err=True)
-
-

@@ -48,12 +48,16 @@ class Agreement:
 
     def diverge(self, where: str, step: int | None, detail: str) -> None:
         """Keep the earliest divergence; parameters (compared at the end) come last."""
-        if self.diverged_in is not None and (step is None or (self.diverged_at_step or math.inf) <= step):
+        if self.diverged_in is not None and (
+            step is None or (self.diverged_at_step or math.inf) <= step
+        ):
             return
         self.diverged_in, self.diverged_at_step, self.detail = where, step, detail
 
 
-def agreement(first: dict[str, Any], second: dict[str, Any], tol: Tolerance, names: tuple[str, str]) -> Agreement:
+def agreement(
+    first: dict[str, Any], second: dict[str, Any], tol: Tolerance, names: tuple[str, str]
+) -> Agreement:
     """Compare two successful runs' results."""
     result = Agreement()
     compare_losses(first, second, tol, names, result)
@@ -62,17 +66,25 @@ def agreement(first: dict[str, Any], second: dict[str, Any], tol: Tolerance, nam
     return result
 
 
-def compare_losses(first: dict, second: dict, tol: Tolerance, names: tuple[str, str], result: Agreement) -> None:
+def compare_losses(
+    first: dict, second: dict, tol: Tolerance, names: tuple[str, str], result: Agreement
+) -> None:
     a, b = by_step(first["losses"]), by_step(second["losses"])
     diffs: list[float] = []
     for step in sorted(set(a) | set(b)):
         left, right = a.get(step, []), b.get(step, [])
         if len(left) != len(right) and step <= min(first["steps"], second["steps"]):
-            result.diverge("loss", step, f"{len(left)} backward passes in the {names[0]}, {len(right)} in the {names[1]}")
+            result.diverge(
+                "loss",
+                step,
+                f"{len(left)} backward passes in the {names[0]}, {len(right)} in the {names[1]}",
+            )
         for x, y in zip(left, right):
             diffs.append(abs(x - y) if not (math.isnan(x) and math.isnan(y)) else 0.0)
             if not tol.close(x, y):
-                result.diverge("loss", step, f"loss {x:.6g} in the {names[0]}, {y:.6g} in the {names[1]}")
+                result.diverge(
+                    "loss", step, f"loss {x:.6g} in the {names[0]}, {y:.6g} in the {names[1]}"
+                )
     result.losses_compared = len(diffs)
     result.loss_max_diff = max(diffs) if diffs else None
 
@@ -87,7 +99,11 @@ def by_step(losses: list[list[float]]) -> dict[int, list[float]]:
 def compare_steps(first: dict, second: dict, names: tuple[str, str], result: Agreement) -> None:
     if first["steps"] != second["steps"]:
         step = min(first["steps"], second["steps"]) + 1
-        result.diverge("steps", step, f"the {names[0]} ran {first['steps']} steps, the {names[1]} {second['steps']}")
+        result.diverge(
+            "steps",
+            step,
+            f"the {names[0]} ran {first['steps']} steps, the {names[1]} {second['steps']}",
+        )
 
 
 def compare_parameters(first: dict, second: dict, tol: Tolerance, result: Agreement) -> None:
@@ -101,14 +117,26 @@ def compare_parameters(first: dict, second: dict, tol: Tolerance, result: Agreem
     for name in (n for n in a if n in b):
         x, y = a[name], b[name]
         if x["shape"] != y["shape"]:
-            result.diverge("parameters", None, f"{name} has shape {x['shape']} in one version, {y['shape']} in the other")
+            result.diverge(
+                "parameters",
+                None,
+                f"{name} has shape {x['shape']} in one version, {y['shape']} in the other",
+            )
             continue
         pairs = list(zip(x["values"], y["values"]))
-        diffs.append(max((abs(u - v) for u, v in pairs if not (math.isnan(u) and math.isnan(v))), default=0.0))
+        diffs.append(
+            max(
+                (abs(u - v) for u, v in pairs if not (math.isnan(u) and math.isnan(v))), default=0.0
+            )
+        )
         # The norm covers the elements a sample left out; a sum could cancel to near zero.
-        bad = next(((u, v) for u, v in [*pairs, (x["norm"], y["norm"])] if not tol.close(u, v)), None)
+        bad = next(
+            ((u, v) for u, v in [*pairs, (x["norm"], y["norm"])] if not tol.close(u, v)), None
+        )
         if bad is not None:
-            result.diverge("parameters", None, f"final {name} differs: {bad[0]:.6g} vs {bad[1]:.6g}")
+            result.diverge(
+                "parameters", None, f"final {name} differs: {bad[0]:.6g} vs {bad[1]:.6g}"
+            )
     result.parameters_compared = len(diffs)
     result.parameter_max_diff = max(diffs) if diffs else None
 
@@ -133,12 +161,22 @@ def _max(a: float | None, b: float | None) -> float | None:
     return max(values) if values else None
 
 
-def version_summary(outcomes: list[RunOutcome], source: str, flagged: dict[int, list[str]]) -> dict[str, Any]:
+def version_summary(
+    outcomes: list[RunOutcome], source: str, flagged: dict[int, list[str]]
+) -> dict[str, Any]:
     """One version's figures over its runs: step time, syncs, memory, the lines that sync most."""
     ok = [o for o in outcomes if o.ok]
     times = [t for o in ok for t in o.results["step_times_ms"]]
     summary: dict[str, Any] = {
-        "runs": [{"status": o.status, "steps": o.results.get("steps", 0), "problem": o.problem, "wall_s": round(o.wall_s, 2)} for o in outcomes],
+        "runs": [
+            {
+                "status": o.status,
+                "steps": o.results.get("steps", 0),
+                "problem": o.problem,
+                "wall_s": round(o.wall_s, 2),
+            }
+            for o in outcomes
+        ],
         "steps": (ok or outcomes)[0].results.get("steps") if outcomes else None,
         "median_step_ms": statistics.median(times) if times else None,
         "syncs_per_step": _rate(ok, "syncs"),
@@ -160,7 +198,9 @@ def _rate(ok: list[RunOutcome], key: str) -> float | None:
     return sum(o.results[key] for o in ok if o.results[key] is not None) / steps if steps else None
 
 
-def sync_lines(ok: list[RunOutcome], source: str, flagged: dict[int, list[str]]) -> list[dict[str, Any]]:
+def sync_lines(
+    ok: list[RunOutcome], source: str, flagged: dict[int, list[str]]
+) -> list[dict[str, Any]]:
     """The script lines that synced most per step, with the rules that flag each (if any)."""
     steps = sum(o.results["steady_steps"] for o in ok)
     if not steps:
@@ -180,7 +220,9 @@ def sync_lines(ok: list[RunOutcome], source: str, flagged: dict[int, list[str]])
     ]
 
 
-def verdict(labels: tuple[str, str], runs: dict[str, list[RunOutcome]], combined: Agreement | None) -> tuple[str, str]:
+def verdict(
+    labels: tuple[str, str], runs: dict[str, list[RunOutcome]], combined: Agreement | None
+) -> tuple[str, str]:
     """`equivalent`, `diverged` or `failed`, and the reason in one sentence."""
     for label in labels:
         for i, outcome in enumerate(runs[label], 1):
@@ -190,7 +232,11 @@ def verdict(labels: tuple[str, str], runs: dict[str, list[RunOutcome]], combined
     assert combined is not None
     if combined.diverged_in is None:
         return "equivalent", "losses and final parameters agree within the tolerance"
-    where = f"at step {combined.diverged_at_step}" if combined.diverged_at_step is not None else "in the final parameters"
+    where = (
+        f"at step {combined.diverged_at_step}"
+        if combined.diverged_at_step is not None
+        else "in the final parameters"
+    )
     return "diverged", f"{where}: {combined.detail}"
 
 

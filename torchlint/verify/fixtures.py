@@ -38,7 +38,9 @@ def fixtures_root() -> Path | None:
 
 def pairs(root: Path) -> list[Path]:
     """Fixture directories holding both halves, in rule-code order (unknown rules last)."""
-    found = [d for d in root.iterdir() if (d / "before.py").is_file() and (d / "after.py").is_file()]
+    found = [
+        d for d in root.iterdir() if (d / "before.py").is_file() and (d / "after.py").is_file()
+    ]
     return sorted(found, key=lambda d: (_code(d) == "-", _code(d), d.name))
 
 
@@ -58,7 +60,12 @@ def select(found: list[Path], selectors: list[str]) -> list[Path]:
         return found
     chosen: set[Path] = set()
     for selector in selectors:
-        hits = [d for d in found if d.name == selector.lower() or ((rule := find_rule(d.name)) and matches(rule, selector))]
+        hits = [
+            d
+            for d in found
+            if d.name == selector.lower()
+            or ((rule := find_rule(d.name)) and matches(rule, selector))
+        ]
         if not hits:
             names = ", ".join(d.name for d in found) or "none"
             fail(f"no fixture for {selector!r} (fixtures: {names})")
@@ -67,7 +74,12 @@ def select(found: list[Path], selectors: list[str]) -> list[Path]:
 
 
 def run(
-    selectors: list[str], config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings]
+    selectors: list[str],
+    config: RunConfig,
+    repeat: int,
+    tol: Tolerance,
+    scale: int,
+    settings_for: Callable[..., Settings],
 ) -> list[dict[str, Any]]:
     root = fixtures_root()
     if root is None:
@@ -78,13 +90,21 @@ def run(
     with Progress(len(chosen)) as progress:
         for directory in chosen:
             progress.begin(f"{_code(directory)} {directory.name}")
-            reports.append(fixture_report(directory, config, repeat, tol, scale, settings_for, progress))
+            reports.append(
+                fixture_report(directory, config, repeat, tol, scale, settings_for, progress)
+            )
             progress.end(reports[-1]["verdict"])
     return reports
 
 
 def fixture_report(
-    directory: Path, config: RunConfig, repeat: int, tol: Tolerance, scale: int, settings_for: Callable[..., Settings], progress: Progress
+    directory: Path,
+    config: RunConfig,
+    repeat: int,
+    tol: Tolerance,
+    scale: int,
+    settings_for: Callable[..., Settings],
+    progress: Progress,
 ) -> dict[str, Any]:
     before = read_version("before", display_path(directory / "before.py"))
     after = read_version("after", display_path(directory / "after.py"))

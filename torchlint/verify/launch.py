@@ -62,7 +62,11 @@ class RunOutcome:
             return None
         error = self.results.get("error")
         if self.status == "timeout":
-            started = "" if self.results.get("environment") else ", before the script started (still importing torch)"
+            started = (
+                ""
+                if self.results.get("environment")
+                else ", before the script started (still importing torch)"
+            )
             return f"timed out after {self.timeout_s:g} s{started}"
         if self.status == "crashed":
             return f"crashed: {error}" if error else "crashed"
@@ -97,7 +101,11 @@ def environment(device: str) -> dict[str, str]:
 def run_version(version: Version, config: RunConfig, workdir: Path, index: int) -> RunOutcome:
     """Run one version once in a fresh process and collect what its runner wrote."""
     stem = workdir / f"{index:02d}-{version.label}"
-    source, spec, results = stem.with_suffix(".py"), stem.with_suffix(".json"), stem.with_suffix(".results.json")
+    source, spec, results = (
+        stem.with_suffix(".py"),
+        stem.with_suffix(".json"),
+        stem.with_suffix(".results.json"),
+    )
     source.write_text(version.text, encoding="utf-8")
     spec.write_text(
         json.dumps(
@@ -119,12 +127,19 @@ def run_version(version: Version, config: RunConfig, workdir: Path, index: int) 
     with stdout.open("wb") as out, stderr.open("wb") as err:
         started = time.monotonic()
         process = subprocess.Popen(
-            command, env=environment(config.device), stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            command,
+            env=environment(config.device),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
         )
         timed_out, returncode = supervise(process, config.timeout)
         wall = time.monotonic() - started
     status = "timeout" if timed_out else "no-results"
-    outcome = RunOutcome(version.label, status, returncode=returncode, wall_s=wall, timeout_s=config.timeout)
+    outcome = RunOutcome(
+        version.label, status, returncode=returncode, wall_s=wall, timeout_s=config.timeout
+    )
     written = read_results(results)
     if timed_out:  # only the environment, written before the script started, is of use
         outcome.results = {"environment": written["environment"]} if written else {}

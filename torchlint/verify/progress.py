@@ -32,7 +32,13 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.live:
-            self._bar = click.progressbar(length=self.total, label="verify", file=self.stream, show_eta=False, item_show_func=self._status)
+            self._bar = click.progressbar(
+                length=self.total,
+                label="verify",
+                file=self.stream,
+                show_eta=False,
+                item_show_func=self._status,
+            )
             self._bar.__enter__()
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()

@@ -67,8 +67,12 @@ def start_watchdog(tag: str) -> subprocess.Popen | None:
     env = {k: v for k, v in os.environ.items() if k != TAG}
     return subprocess.Popen(
         [sys.executable, "-m", "torchlint.verify.reaper", tag],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=env, start_new_session=True, close_fds=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+        close_fds=True,
     )
 
 

@@ -52,20 +52,43 @@ def speedup(value: float | None) -> str:
 def rows(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """The side-by-side table: (what, first version, second version, change)."""
     first, second = (report["versions"][label] for label in report["labels"])
-    memory = "peak memory (CUDA)" if "cuda" in (first["memory_kind"], second["memory_kind"]) else "peak memory (RSS)"
+    memory = (
+        "peak memory (CUDA)"
+        if "cuda" in (first["memory_kind"], second["memory_kind"])
+        else "peak memory (RSS)"
+    )
     table = [
         ("steps", _steps(first), _steps(second), ""),
-        ("median step time", ms(first["median_step_ms"]), ms(second["median_step_ms"]), report.get("speed_note") or change(report["speedup"])),
-        ("host syncs per step", per_step(first["syncs_per_step"]), per_step(second["syncs_per_step"]), ""),
+        (
+            "median step time",
+            ms(first["median_step_ms"]),
+            ms(second["median_step_ms"]),
+            report.get("speed_note") or change(report["speedup"]),
+        ),
+        (
+            "host syncs per step",
+            per_step(first["syncs_per_step"]),
+            per_step(second["syncs_per_step"]),
+            "",
+        ),
     ]
     if first["cuda_syncs_per_step"] is not None or second["cuda_syncs_per_step"] is not None:
-        table.append(("CUDA syncs per step", per_step(first["cuda_syncs_per_step"]), per_step(second["cuda_syncs_per_step"]), ""))
+        table.append(
+            (
+                "CUDA syncs per step",
+                per_step(first["cuda_syncs_per_step"]),
+                per_step(second["cuda_syncs_per_step"]),
+                "",
+            )
+        )
     table.append((memory, mib(first["peak_memory_bytes"]), mib(second["peak_memory_bytes"]), ""))
     return table
 
 
 def any_run_ok(report: dict[str, Any]) -> bool:
-    return any(run["problem"] is None for version in report["versions"].values() for run in version["runs"])
+    return any(
+        run["problem"] is None for version in report["versions"].values() for run in version["runs"]
+    )
 
 
 def change(value: float | None) -> str:
@@ -104,8 +127,16 @@ def headline(report: dict[str, Any]) -> str:
 
 def setup_line(report: dict[str, Any]) -> str:
     settings, env = report["settings"], report["environment"]
-    steps = f"{settings['steps']} steps per run" if settings["steps"] is not None else "each run to completion"
-    runs = f"{settings['repeat']} runs of each, alternating" if settings["repeat"] > 1 else "1 run of each"
+    steps = (
+        f"{settings['steps']} steps per run"
+        if settings["steps"] is not None
+        else "each run to completion"
+    )
+    runs = (
+        f"{settings['repeat']} runs of each, alternating"
+        if settings["repeat"] > 1
+        else "1 run of each"
+    )
     return f"{steps}, {runs}; {device_words(env)}"
 
 
@@ -113,7 +144,9 @@ def device_words(env: dict[str, Any]) -> str:
     if not env.get("python"):
         return "the runs reported no environment"
     threads = env.get("threads")
-    cpu = f"CPU {env['cpu']}" + (f" ({threads} thread{'s' if threads != 1 else ''})" if threads else "")
+    cpu = f"CPU {env['cpu']}" + (
+        f" ({threads} thread{'s' if threads != 1 else ''})" if threads else ""
+    )
     where = f"GPU {env['gpu']}" if env.get("device") == "cuda" and env.get("gpu") else cpu
     return f"{where}, torch {env.get('torch') or 'not installed'}, Python {env['python']}"
 
@@ -125,7 +158,9 @@ def fixes_lines(report: dict[str, Any]) -> list[str]:
     if not fixes:
         return ["no fixes applied"]
     noun = "fix" if len(fixes) == 1 else "fixes"
-    return [f"{len(fixes)} {noun} applied:"] + [f"  {f['code']} {f['name']} (line {f['row']}): {f['message']}" for f in fixes]
+    return [f"{len(fixes)} {noun} applied:"] + [
+        f"  {f['code']} {f['name']} (line {f['row']}): {f['message']}" for f in fixes
+    ]
 
 
 def verdict_line(report: dict[str, Any]) -> str:
@@ -135,7 +170,9 @@ def verdict_line(report: dict[str, Any]) -> str:
         line += f" (rtol={settings['rtol']:g}, atol={settings['atol']:g})"
     if report["fixes"]:
         counts = Counter(f["code"] for f in report["fixes"])
-        line += "; fixes applied: " + ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(counts.items()))
+        line += "; fixes applied: " + ", ".join(
+            f"{code} x{n}" if n > 1 else code for code, n in sorted(counts.items())
+        )
     return line
 
 
@@ -144,7 +181,9 @@ def sync_line_rows(report: dict[str, Any]) -> list[tuple[str, str, str, str, str
     found = []
     for label in report["labels"]:
         for item in report["versions"][label]["sync_lines"]:
-            flag = ", ".join(item["flagged_by"]) if item["flagged_by"] else "not flagged by any rule"
+            flag = (
+                ", ".join(item["flagged_by"]) if item["flagged_by"] else "not flagged by any rule"
+            )
             found.append((label, str(item["line"]), per_step(item["per_step"]), item["text"], flag))
     return found
 
@@ -163,12 +202,18 @@ def text(report: dict[str, Any]) -> str:
     synced = sync_line_rows(report)
     if synced:
         out += ["", "lines that sync most (per step):"]
-        out += [f"  {label:<8} line {line:<5} {count:>6}  {code}  [{flag}]" for label, line, count, code, flag in synced]
+        out += [
+            f"  {label:<8} line {line:<5} {count:>6}  {code}  [{flag}]"
+            for label, line, count, code, flag in synced
+        ]
     out += ["", verdict_line(report)]
     for label in labels:
         tail_text = report["versions"][label]["stderr_tail"]
         if tail_text:
-            out += [f"stderr of the {label} (last lines):", *("  " + line for line in tail_text.splitlines())]
+            out += [
+                f"stderr of the {label} (last lines):",
+                *("  " + line for line in tail_text.splitlines()),
+            ]
     return "\n".join(out) + "\n"
 
 
@@ -184,8 +229,15 @@ def markdown(report: dict[str, Any]) -> str:
     out += ["", *(f"- {line}" for line in agreement_lines(report))] if report["agreement"] else []
     synced = sync_line_rows(report)
     if synced:
-        out += ["", "| version | line | syncs per step | code | flagged by |", "|---|---:|---:|---|---|"]
-        out += [f"| {label} | {line} | {count} | `{code}` | {flag} |" for label, line, count, code, flag in synced]
+        out += [
+            "",
+            "| version | line | syncs per step | code | flagged by |",
+            "|---|---:|---:|---|---|",
+        ]
+        out += [
+            f"| {label} | {line} | {count} | `{code}` | {flag} |"
+            for label, line, count, code, flag in synced
+        ]
     out += ["", f"**{verdict_line(report)}**"]
     for label in labels:
         tail_text = report["versions"][label]["stderr_tail"]
@@ -196,8 +248,20 @@ def markdown(report: dict[str, Any]) -> str:
 
 # -- the fixtures table --------------------------------------------------------------------
 # One row per rule, within 100 columns: the rule's name is in the lines below the table.
-FIXTURE_HEADER = ("rule", "ms before", "ms after", "speedup", "syncs/step", "peak MiB", "loss diff", "param diff", "verdict")
-GPU_ONLY_NOTE = "needs a GPU: these fixes save work that exists only on a GPU, which CPU timings cannot show"
+FIXTURE_HEADER = (
+    "rule",
+    "ms before",
+    "ms after",
+    "speedup",
+    "syncs/step",
+    "peak MiB",
+    "loss diff",
+    "param diff",
+    "verdict",
+)
+GPU_ONLY_NOTE = (
+    "needs a GPU: these fixes save work that exists only on a GPU, which CPU timings cannot show"
+)
 
 
 def _number(value: float | None, digits: str = ".3g") -> str:
@@ -207,7 +271,10 @@ def _number(value: float | None, digits: str = ".3g") -> str:
 def fixture_row(report: dict[str, Any]) -> tuple[str, ...]:
     before, after = (report["versions"][label] for label in report["labels"])
     agreement = report["agreement"] or {}
-    memory = [None if v["peak_memory_bytes"] is None else v["peak_memory_bytes"] / 2**20 for v in (before, after)]
+    memory = [
+        None if v["peak_memory_bytes"] is None else v["peak_memory_bytes"] / 2**20
+        for v in (before, after)
+    ]
     return (
         report["rule_code"],
         _number(before["median_step_ms"]),
@@ -231,24 +298,47 @@ def fixtures_text(reports: list[dict[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(FIXTURE_HEADER))]
     out = [*textwrap.wrap(_fixtures_setup(reports), 100), ""]
     out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-    out += ["", *textwrap.wrap("rules: " + ", ".join(f"{r['rule_code']} {r['rule']}" for r in reports), 100)]
+    out += [
+        "",
+        *textwrap.wrap(
+            "rules: " + ", ".join(f"{r['rule_code']} {r['rule']}" for r in reports), 100
+        ),
+    ]
     if any(r.get("speed_note") for r in reports):
         out.append(GPU_ONLY_NOTE + ".")
     for report in (r for r in reports if r["verdict"] != "equivalent"):
-        out += ["", f"{report['rule_code']} {report['rule']}: {fixture_verdict(report)}: {report['reason']}"]
+        out += [
+            "",
+            f"{report['rule_code']} {report['rule']}: {fixture_verdict(report)}: {report['reason']}",
+        ]
         for label in report["labels"]:
             tail_text = report["versions"][label]["stderr_tail"]
             if tail_text:
-                out += [f"stderr of {label}.py (last lines):", *("  " + line for line in tail_text.splitlines())]
+                out += [
+                    f"stderr of {label}.py (last lines):",
+                    *("  " + line for line in tail_text.splitlines()),
+                ]
     return "\n".join(out) + "\n"
 
 
 def fixtures_markdown(reports: list[dict[str, Any]]) -> str:
-    out = [_fixtures_setup(reports) + ".", "", "| " + " | ".join(FIXTURE_HEADER) + " |", "|---|" + "---:|" * 7 + "---|"]
+    out = [
+        _fixtures_setup(reports) + ".",
+        "",
+        "| " + " | ".join(FIXTURE_HEADER) + " |",
+        "|---|" + "---:|" * 7 + "---|",
+    ]
     out += ["| " + " | ".join(fixture_row(r)) + " |" for r in reports]
-    problems = [f"- {r['rule_code']} {r['rule']}: {fixture_verdict(r)}: {r['reason']}" for r in reports if r["verdict"] != "equivalent"]
+    problems = [
+        f"- {r['rule_code']} {r['rule']}: {fixture_verdict(r)}: {r['reason']}"
+        for r in reports
+        if r["verdict"] != "equivalent"
+    ]
     notes = [f"_{GPU_ONLY_NOTE}._"] if any(r.get("speed_note") for r in reports) else []
-    return "\n".join(out + ([""] + problems if problems else []) + ([""] + notes if notes else [])) + "\n"
+    return (
+        "\n".join(out + ([""] + problems if problems else []) + ([""] + notes if notes else []))
+        + "\n"
+    )
 
 
 def _fixtures_setup(reports: list[dict[str, Any]]) -> str:

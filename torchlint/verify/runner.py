@@ -79,7 +79,9 @@ class Recorder:
             self.names.update(parameter_names(self.torch, optimizer))
         if self.primary is None:
             self.primary = optimizer
-            self.on_cuda = any(p.device.type == "cuda" for g in optimizer.param_groups for p in g["params"])
+            self.on_cuda = any(
+                p.device.type == "cuda" for g in optimizer.param_groups for p in g["params"]
+            )
 
     def post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if optimizer is not self.primary:
@@ -174,7 +176,18 @@ def make_sync_mode(torch: Any, recorder: Recorder, cpu_run: bool) -> Any:
     tensor = torch.Tensor
     conversions = {
         getattr(tensor, name)
-        for name in ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__format__", "__repr__", "__array__")
+        for name in (
+            "item",
+            "tolist",
+            "numpy",
+            "__bool__",
+            "__float__",
+            "__int__",
+            "__index__",
+            "__format__",
+            "__repr__",
+            "__array__",
+        )
     }
     copies = {tensor.cpu, tensor.to}
     torch_dir = os.path.dirname(torch.__file__) + os.sep
@@ -185,7 +198,9 @@ def make_sync_mode(torch: Any, recorder: Recorder, cpu_run: bool) -> Any:
             frame = frame.f_back
         return frame is not None and frame.f_code.co_filename.startswith(torch_dir)
 
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)  # torch < 2.1 has none
+    is_compiling = getattr(
+        getattr(torch, "compiler", None), "is_compiling", lambda: False
+    )  # torch < 2.1 has none
 
     class SyncCounter(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -254,10 +269,16 @@ def run(spec: dict[str, Any], write: Any) -> dict[str, Any]:
     try:
         import torch
     except ImportError:
-        return {**results, "status": "no-torch", "error": "torch is not installed in this Python: install torch there (`pip install torch`)"}
+        return {
+            **results,
+            "status": "no-torch",
+            "error": "torch is not installed in this Python: install torch there (`pip install torch`)",
+        }
     cuda = torch.cuda.is_available()
     results["environment"].update(
-        torch=torch.__version__, threads=torch.get_num_threads(), gpu=torch.cuda.get_device_name() if cuda else None
+        torch=torch.__version__,
+        threads=torch.get_num_threads(),
+        gpu=torch.cuda.get_device_name() if cuda else None,
     )
     if spec["device"] == "cuda" and not cuda:
         return {**results, "status": "no-cuda", "error": "no CUDA device is available"}
@@ -267,7 +288,12 @@ def run(spec: dict[str, Any], write: Any) -> dict[str, Any]:
     undo = install(torch, recorder, cuda)
     try:
         with make_sync_mode(torch, recorder, cpu_run=not cuda):
-            execute(spec["script"], spec["argv0"], Path(spec["source"]).read_text(encoding="utf-8"), spec["args"])
+            execute(
+                spec["script"],
+                spec["argv0"],
+                Path(spec["source"]).read_text(encoding="utf-8"),
+                spec["args"],
+            )
         results["status"] = "completed"
     except StopRun:
         results["status"] = "stopped"
@@ -283,7 +309,11 @@ def run(spec: dict[str, Any], write: Any) -> dict[str, Any]:
     try:
         results.update(summarise(torch, recorder, cuda))
     except Exception as error:  # e.g. a CUDA error the script left behind
-        results.update(status="crashed", error=results.get("error") or f"cannot read the results: {describe(error, spec['script'])}")
+        results.update(
+            status="crashed",
+            error=results.get("error")
+            or f"cannot read the results: {describe(error, spec['script'])}",
+        )
     return results
 
 
@@ -302,7 +332,10 @@ def install(torch: Any, recorder: Recorder, cuda: bool):
         register_optimizer_step_pre_hook,
     )
 
-    handles = [register_optimizer_step_pre_hook(recorder.pre_step), register_optimizer_step_post_hook(recorder.post_step)]
+    handles = [
+        register_optimizer_step_pre_hook(recorder.pre_step),
+        register_optimizer_step_post_hook(recorder.post_step),
+    ]
     tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward
     torch.Tensor.backward = recorder.wrap_backward(tensor_backward)
     torch.autograd.backward = recorder.wrap_backward(autograd_backward)
@@ -398,7 +431,11 @@ def fingerprint(torch: Any, parameter: Any) -> dict[str, Any]:
     if flat.is_complex():
         flat = torch.view_as_real(flat).reshape(-1)
     sampled = flat.numel() > SAMPLE
-    values = flat[torch.linspace(0, flat.numel() - 1, SAMPLE, device=flat.device).long()] if sampled else flat
+    values = (
+        flat[torch.linspace(0, flat.numel() - 1, SAMPLE, device=flat.device).long()]
+        if sampled
+        else flat
+    )
     return {
         "shape": list(parameter.shape),
         "dtype": str(parameter.dtype).removeprefix("torch."),
@@ -410,7 +447,13 @@ def fingerprint(torch: Any, parameter: Any) -> dict[str, Any]:
 
 
 def environment() -> dict[str, Any]:
-    return {"python": platform.python_version(), "cpu": cpu_name(), "threads": None, "gpu": None, "torch": None}
+    return {
+        "python": platform.python_version(),
+        "cpu": cpu_name(),
+        "threads": None,
+        "gpu": None,
+        "torch": None,
+    }
 
 
 def cpu_name() -> str:

@@ -30,7 +30,12 @@ class SetupError(Exception):
 
 
 def compare_versions(
-    first: Version, second: Version, config: RunConfig, repeat: int, tol: Tolerance, flagged: dict[str, dict[int, list[str]]],
+    first: Version,
+    second: Version,
+    config: RunConfig,
+    repeat: int,
+    tol: Tolerance,
+    flagged: dict[str, dict[int, list[str]]],
     progress: Progress,
 ) -> dict[str, Any]:
     """Run both versions `repeat` times, alternating, and describe how they compare."""
@@ -52,20 +57,38 @@ def compare_versions(
     return build(first, second, runs, tol, flagged)
 
 
-def build(first: Version, second: Version, runs: dict[str, list[RunOutcome]], tol: Tolerance, flagged: dict) -> dict[str, Any]:
+def build(
+    first: Version,
+    second: Version,
+    runs: dict[str, list[RunOutcome]],
+    tol: Tolerance,
+    flagged: dict,
+) -> dict[str, Any]:
     labels = (first.label, second.label)
-    versions = {v.label: version_summary(runs[v.label], v.text, flagged.get(v.label, {})) for v in (first, second)}
+    versions = {
+        v.label: version_summary(runs[v.label], v.text, flagged.get(v.label, {}))
+        for v in (first, second)
+    }
     pairs = list(zip(runs[first.label], runs[second.label]))
     combined = None
     if pairs and all(a.ok and b.ok for a, b in pairs):
         combined = worst([agreement(a.results, b.results, tol, labels) for a, b in pairs])
     originals = [o for o in runs[first.label] if o.ok]
-    noise = agreement(originals[0].results, originals[1].results, tol, (first.label, first.label)) if len(originals) > 1 else None
+    noise = (
+        agreement(originals[0].results, originals[1].results, tol, (first.label, first.label))
+        if len(originals) > 1
+        else None
+    )
     outcome, reason = verdict(labels, runs, combined)
-    before, after = versions[first.label]["median_step_ms"], versions[second.label]["median_step_ms"]
+    before, after = (
+        versions[first.label]["median_step_ms"],
+        versions[second.label]["median_step_ms"],
+    )
     return {
         "labels": list(labels),
-        "environment": environment(runs, versions[first.label]["device"] or versions[second.label]["device"]),
+        "environment": environment(
+            runs, versions[first.label]["device"] or versions[second.label]["device"]
+        ),
         "versions": versions,
         "speedup": before / after if before and after else None,
         "agreement": as_dict(combined) if combined else None,
@@ -77,8 +100,18 @@ def build(first: Version, second: Version, runs: dict[str, list[RunOutcome]], to
 
 def environment(runs: dict[str, list[RunOutcome]], device: str | None) -> dict[str, Any]:
     """Where the runs ran, from the first run that reported it."""
-    found = next((o.results["environment"] for outcomes in runs.values() for o in outcomes if o.results), {})
-    return {"python": None, "cpu": None, "threads": None, "gpu": None, "torch": None, **found, "device": device}
+    found = next(
+        (o.results["environment"] for outcomes in runs.values() for o in outcomes if o.results), {}
+    )
+    return {
+        "python": None,
+        "cpu": None,
+        "threads": None,
+        "gpu": None,
+        "torch": None,
+        **found,
+        "device": device,
+    }
 
 
 def speed_note(codes: list[str], device: str | None) -> str | None:
@@ -86,12 +119,18 @@ def speed_note(codes: list[str], device: str | None) -> str | None:
     from torchlint.registry import find_rule
 
     rules = [find_rule(code) for code in codes]
-    if device == "cuda" or not rules or not all(rule is not None and rule.gpu_only for rule in rules):
+    if (
+        device == "cuda"
+        or not rules
+        or not all(rule is not None and rule.gpu_only for rule in rules)
+    ):
         return None
     return "needs a GPU"
 
 
-def settings_entry(config: RunConfig, repeat: int, tol: Tolerance, scale: int | None = None) -> dict[str, Any]:
+def settings_entry(
+    config: RunConfig, repeat: int, tol: Tolerance, scale: int | None = None
+) -> dict[str, Any]:
     return {
         "steps": config.steps,
         "repeat": repeat,
