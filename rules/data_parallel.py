@@ -78,7 +78,15 @@ which a codemod cannot write for you.
         "import torch\nwrapped = type(m) is torch.nn.DataParallel\n",
     ]
     invalid = [
-        Invalid("import torch\nmodel = torch.nn.DataParallel(model)\n"),
+        Invalid(
+            """
+            import torch
+            model = torch.nn.DataParallel(model)
+            """,
+            line=2,
+            column=9,
+            message="use `DistributedDataParallel`",
+        ),
         Invalid("from torch import nn\nmodel = nn.DataParallel(model, device_ids=[0, 1])\n"),
         Invalid("from torch.nn import DataParallel as DP\nmodel = DP(model)\n"),
         Invalid("import torch as T\nmodel = T.nn.parallel.DataParallel(model)\n"),

@@ -42,6 +42,13 @@ def test_invalid_example_is_flagged_and_fixed(rule, example):
     assert [d.code for d in found] == [rule.code] * example.count, (
         f"{rule.code} on:\n{example.code}\ngot {found}"
     )
+    first = found[0]
+    if example.line is not None:
+        assert first.start.row == example.line, f"{rule.code}: reported at {first.start}"
+    if example.column is not None:
+        assert first.start.column == example.column, f"{rule.code}: reported at {first.start}"
+    if example.message is not None:
+        assert example.message in first.message, first.message
     if example.fixed is None:
         assert not any(d.fix and d.fix.edits for d in found)
         return

@@ -8,6 +8,7 @@ traversal and calls `finish()` once the whole tree has been seen.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,14 +22,33 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 
+def example_text(code: str) -> str:
+    """An example as the file it stands for: a triple-quoted block written indented in the rule
+    (opening on its own line) is dedented, so examples read as code, not as escaped strings."""
+    if not code.startswith("\n"):
+        return code
+    return textwrap.dedent(code[1:])
+
+
 @dataclass(frozen=True)
 class Invalid:
-    """An example the rule must flag; `fixed` is the text after its fixes (unsafe ones included)."""
+    """An example the rule must flag; `fixed` is the text after its fixes (unsafe ones included).
+
+    `line`/`column` (1-based) and `message` (a part of it) pin the first finding, so an example
+    shows where the rule reports and what it says."""
 
     code: str
     fixed: str | None = None
     count: int = 1
     target_torch_version: str | None = None
+    line: int | None = None
+    column: int | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", example_text(self.code))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", example_text(self.fixed))
 
 
 @dataclass(frozen=True)
@@ -37,6 +57,9 @@ class Valid:
 
     code: str
     target_torch_version: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", example_text(self.code))
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,9 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     default_enabled: ClassVar[bool] = True
+    # A preview rule runs only with `--preview` (or `preview = true`): every new rule starts there
+    # and leaves once its validate precision holds the bar on both strata (docs/precision.md).
+    preview: ClassVar[bool] = False
     # "none", or the applicability of the fixes the rule offers
     fix_availability: ClassVar[str] = "none"
     docs: ClassVar[str]
