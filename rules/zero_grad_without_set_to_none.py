@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import libcst as cst
 import libcst.matchers as m
@@ -31,6 +31,31 @@ _ANY_TENSOR = m.Name() | m.Attribute(value=m.Name())
 def _named(name: str) -> m.MatchIfTrue:
     """A matcher for the name or attribute chain `name` (`w`, `model.w`)."""
     return m.MatchIfTrue(lambda node: dotted(node) == name)
+
+
+@lru_cache(maxsize=64)
+def _zeroing_matchers(param: str | None) -> tuple[m.BaseMatcherNode, m.BaseMatcherNode]:
+    """What zeroes `param.grad` in place, and its harmless companions; built once per name, since
+    building matchers costs more than matching them."""
+    grad = m.Attribute(value=_named(param) if param else _ANY_TENSOR, attr=m.Name("grad"))
+    grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
+    zeroing = (
+        m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[]))
+        | m.Expr(
+            m.Call(
+                func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")),
+                args=[m.Arg(m.Integer("0") | m.Float("0.0"))],
+            )
+        )
+        | m.Assign(
+            targets=[m.AssignTarget(grad_or_data)],
+            value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))),
+        )
+    )
+    companion = m.Expr(
+        m.Call(func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_")))
+    )
+    return zeroing, companion
 
 
 def _is_false(arg: cst.Arg) -> bool:
@@ -515,39 +540,10 @@ None; the behaviour follows `target-torch-version`.
     @staticmethod
     def _zeroing_kind(statement: cst.BaseSmallStatement, param: str | None) -> bool | None:
         """True for a statement that zeroes `param.grad` (any name's if None), False for a harmless companion, else None."""
-        grad = m.Attribute(value=_named(param) if param else _ANY_TENSOR, attr=m.Name("grad"))
-        grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
-        if m.matches(
-            statement,
-            m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[])),
-        ):
+        zeroing, companion = _zeroing_matchers(param)
+        if m.matches(statement, zeroing):
             return True
-        if m.matches(
-            statement,
-            m.Expr(
-                m.Call(
-                    func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")),
-                    args=[m.Arg(m.Integer("0") | m.Float("0.0"))],
-                )
-            ),
-        ):
-            return True
-        if m.matches(
-            statement,
-            m.Assign(
-                targets=[m.AssignTarget(grad_or_data)],
-                value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))),
-            ),
-        ):
-            return True
-        if m.matches(
-            statement,
-            m.Expr(
-                m.Call(
-                    func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_"))
-                )
-            ),
-        ):
+        if m.matches(statement, companion):
             return False
         return None
 
