@@ -221,9 +221,12 @@ def _summary(result: RunResult, unsafe: bool) -> str:
 def clean(paths) -> None:
     """Remove the result cache of the project at PATHS (default: the current directory)."""
     from torchlint.engine.cache import cache_directory
+    from torchlint.engine.files import link_out
 
     settings = load(paths or (".",), None, False)
     directory = cache_directory(settings)
+    if link_out(directory, directory) is not None:
+        fail(f"{directory}: reached through a symlink that leads out of the project; not removed")
     if directory.is_dir():
         shutil.rmtree(directory, ignore_errors=True)
         click.echo(f"Removed {directory}")

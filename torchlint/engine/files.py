@@ -74,11 +74,49 @@ def inside(path: Path, root: Path) -> bool:
     return True
 
 
+def link_out(path: Path, root: Path) -> Path | None:
+    """The first symlink on the way to `path` (as named) that leads out of the project it lies in,
+    or None. Links below `root` must stay in `root`; a link above it (the root itself, a linked
+    project folder) must stay in the nearest declared project or git root above the link."""
+    from torchlint.project import declared_root
+
+    named = path.absolute()  # `..` kept: the walk must pass every link the system passes
+    link = Path(named.anchor)
+    for part in named.parts[1:]:
+        link = link / part
+        if not link.is_symlink():
+            continue
+        home = root if link.parent.is_relative_to(root) else declared_root(link.parent)
+        if home is None:
+            continue  # above every project (a linked home folder, /tmp): nothing to leave
+        try:
+            link.resolve(strict=True).relative_to(home.resolve())
+        except (OSError, RuntimeError, ValueError):
+            return link
+    return None
+
+
+def refusal(path: Path, root: Path) -> str | None:
+    """Why `path` is neither read nor written: a symlink on its way leads out of the project.
+    The one answer for check, fix, --add-noqa and the cache; None when it may be used."""
+    link = link_out(path, root)
+    if link is None and inside(path, root):
+        return None
+    if link is None or link == path.absolute():
+        return "symlink to a file outside the project; not followed"
+    try:
+        shown = link.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        shown = link.as_posix()
+    return f"reached through {shown!r}, a symlink to a folder outside the project; not followed"
+
+
 def read_source(path: Path, root: Path) -> bytes:
     """The bytes of a regular file in the project, or Unreadable. Opened without blocking and
     checked on the open descriptor, so a FIFO, a device or a file swapped in meanwhile is refused."""
-    if not inside(path, root):
-        raise Unreadable("symlink to a file outside the project; not followed")
+    refused = refusal(path, root)
+    if refused is not None:
+        raise Unreadable(refused)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
