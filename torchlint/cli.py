@@ -133,16 +133,24 @@ def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> Ru
 
 
 def _lint_stdin(settings: Settings, options: RunOptions) -> RunResult:
-    from torchlint.engine.lint import FileResult
+    from torchlint.engine.files import Unreadable
+    from torchlint.engine.lint import IO_ERROR, FileResult, builtin
     from torchlint.engine.run import RunResult, file_rules, lint_bytes
 
     shown = options.stdin_filename or "-"
     rules = file_rules(Path(shown), settings.enabled_rules(), settings)
-    return RunResult([FileResult(shown, lint_bytes(shown, read_stdin(), rules, settings))], [])
+    try:
+        found = lint_bytes(shown, read_stdin(shown), rules, settings)
+    except Unreadable as problem:  # too large: one finding, as for a file
+        found = [builtin(IO_ERROR, shown, str(problem))]
+    return RunResult([FileResult(shown, found)], [])
 
 
-def read_stdin() -> bytes:
-    return click.get_binary_stream("stdin").read()
+def read_stdin(name: str) -> bytes:
+    """stdin as the file `name` would be read: at most its byte limit, else Unreadable (TooLarge)."""
+    from torchlint.engine.files import byte_limit, read_capped
+
+    return read_capped(click.get_binary_stream("stdin"), byte_limit(name))
 
 
 def _show_files(
@@ -221,9 +229,12 @@ def _summary(result: RunResult, unsafe: bool) -> str:
 def clean(paths) -> None:
     """Remove the result cache of the project at PATHS (default: the current directory)."""
     from torchlint.engine.cache import cache_directory
+    from torchlint.engine.files import link_out
 
     settings = load(paths or (".",), None, False)
     directory = cache_directory(settings)
+    if link_out(directory, directory) is not None:
+        fail(f"{directory}: reached through a symlink that leads out of the project; not removed")
     if directory.is_dir():
         shutil.rmtree(directory, ignore_errors=True)
         click.echo(f"Removed {directory}")

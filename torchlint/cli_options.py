@@ -248,8 +248,15 @@ def emit(text: str, output_file: Path | None, root: Path | None = None) -> None:
 
 def _leaves_project(path: Path, root: Path | None) -> bool:
     """A link (the file itself, or a folder on a path inside the project) whose target is outside it."""
+    from torchlint.engine.files import link_out
+
+    if link_out(path, root or Path.cwd()) is not None:  # a linked folder above the root too
+        return True
     homes = [Path.cwd().resolve()] + ([root.resolve()] if root else [])
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing to write to
+        return True
     if any(_inside(real, home) for home in homes):
         return False
     lexical = Path(os.path.normpath(path.absolute()))

@@ -6,6 +6,7 @@ runs: unknown keys, bad values and unparsable TOML raise ConfigError naming file
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -165,8 +166,9 @@ def _check_patterns(patterns: list[str], where: str) -> None:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table."""
-    start = start.resolve()
+    """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table, above the
+    folder as named: a folder reached through a symlink belongs to the project it is named in."""
+    start = Path(os.path.abspath(start))
     for directory in [start, *start.parents]:
         candidate = directory / "torchlint.toml"
         if candidate.is_file():
@@ -200,7 +202,7 @@ def load_settings(
     """Settings from `config`, else from the nearest config file above `start`."""
     from torchlint.project import project_root
 
-    start = (start or Path.cwd()).resolve()
+    start = Path(os.path.abspath(start or Path.cwd()))  # as named, like find_config
     directory = start if start.is_dir() else start.parent
     pinned = isolated or config is not None
     if isolated:
@@ -238,7 +240,7 @@ def _torchlint_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
-    values: dict[str, Any] = {"root": path.parent.resolve(), "source": path}
+    values: dict[str, Any] = {"root": Path(os.path.abspath(path.parent)), "source": path}
     options: dict[str, dict[str, Any]] = {}
     for key, value in table.items():
         where = f"{path}: [tool.torchlint] {key}"

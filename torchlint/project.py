@@ -8,6 +8,7 @@ setup.cfg, setup.py, requirements*.txt), else the git root, else the file's own 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,11 @@ def git_root(directory: Path) -> Path | None:
 
 def project_root(directory: Path) -> Path:
     """The nearest folder that declares a project, else the git root, else `directory`."""
+    return declared_root(directory) or directory
+
+
+def declared_root(directory: Path) -> Path | None:
+    """The nearest folder that declares a project, else the git root, else None: no project."""
     stop = git_root(directory)
     for folder in [directory, *directory.parents]:
         if any((folder / name).is_file() for name in DECLARATIONS) or any(
@@ -36,7 +42,7 @@ def project_root(directory: Path) -> Path:
             return folder
         if folder == stop:
             return folder
-    return directory
+    return None
 
 
 def is_test_path(relpath: str) -> bool:
@@ -48,7 +54,7 @@ def is_test_path(relpath: str) -> bool:
 
 def relative_path(path: Path, root: Path) -> str:
     try:
-        return path.absolute().relative_to(root).as_posix()
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -61,7 +67,9 @@ class FileSettings:
         self._by_folder: dict[Path, Settings] = {}
 
     def for_file(self, path: Path) -> Settings:
-        folder = path.absolute().parent
+        # As named, not resolved: a file reached through a folder symlink belongs to the project
+        # it is named in, the one whose torch target, cache and refusal apply to it.
+        folder = Path(os.path.abspath(path)).parent
         found = self._by_folder.get(folder)
         if found is None:
             found = self._by_folder[folder] = self._resolve(folder)

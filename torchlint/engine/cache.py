@@ -5,7 +5,8 @@ One small JSON file per entry, written to a temporary name and renamed into plac
 runs sharing the cache never see half an entry. Each entry carries a checksum of its key and
 findings, so a damaged or planted entry is recomputed rather than trusted. Nothing is written
 through a symlink: the cache folder and its subfolders must be real folders inside the project,
-and its marker files are created exclusively. A cache that cannot be read or written is simply
+no folder symlink above it may lead out of the project, and its marker files are created
+exclusively. A cache that cannot be read or written is simply
 not used.
 """
 
@@ -24,6 +25,7 @@ import torchlint
 from torchlint.analysis.project_index import digest_of
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, FileSpan, Fix, Position
+from torchlint.engine.files import link_out
 
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry
@@ -69,6 +71,9 @@ def cache_directory(settings: Settings) -> Path:
 class ResultCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        # A cache reached through a folder symlink that leads out of its project (a linked
+        # project folder, or a linked folder above --cache-dir) is neither read nor written.
+        self.usable = link_out(directory, directory) is None
 
     def key(self, fingerprint: str, path: str, data: bytes) -> str:
         digest = hashlib.sha256(fingerprint.encode())
@@ -79,6 +84,8 @@ class ResultCache:
 
     def get(self, key: str) -> list[Diagnostic] | None:
         """The entry, unless another project file its findings were drawn from has changed."""
+        if not self.usable:
+            return None
         try:
             entry = self.directory / key[:2] / f"{key}.json"
             if not _real_folder(entry.parent, self.directory) or entry.is_symlink():
@@ -96,6 +103,8 @@ class ResultCache:
     def put(self, key: str, diagnostics: list[Diagnostic], depends_on: dict[str, str]) -> None:
         folder = self.directory / key[:2]
         records = [_record(d) for d in diagnostics]
+        if not self.usable:
+            return
         try:
             if self.directory.is_symlink() or folder.is_symlink():
                 return

@@ -12,6 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
@@ -43,12 +44,24 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 SUFFIXES = (".py", ".ipynb")
-# Parsing takes minutes beyond this; such files are generated data, not training code.
+# Parsing takes minutes beyond this much code; such files are generated data, not training code.
+# It caps a Python file, and a notebook's code cells (the module that is parsed).
 MAX_FILE_BYTES = 2 * 2**20
+# A notebook's JSON is mostly outputs (base64 images, tables): it is read up to this ceiling, so
+# a 5 MiB notebook of 10 KiB code is analysed while nothing unbounded is read into memory.
+MAX_NOTEBOOK_BYTES = 64 * 2**20
 
 
 class Unreadable(Exception):
     """A source file that is not read; the message says why in one line."""
+
+
+class TooLarge(Unreadable):
+    """A source over the limit; `head` holds what was read of it (at most the limit and a byte)."""
+
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.head = head
 
 
 @dataclass(frozen=True)
@@ -74,30 +87,92 @@ def inside(path: Path, root: Path) -> bool:
     return True
 
 
+def link_out(path: Path, root: Path) -> Path | None:
+    """The first symlink on the way to `path` (as named) that leads out of the project it lies in,
+    or None. Links below `root` must stay in `root`; a link above it (the root itself, a linked
+    project folder) must stay in the nearest declared project or git root above the link."""
+    from torchlint.project import declared_root
+
+    named = path.absolute()  # `..` kept: the walk must pass every link the system passes
+    link = Path(named.anchor)
+    for part in named.parts[1:]:
+        link = link / part
+        if not link.is_symlink():
+            continue
+        home = root if link.parent.is_relative_to(root) else declared_root(link.parent)
+        if home is None:
+            continue  # above every project (a linked home folder, /tmp): nothing to leave
+        try:
+            link.resolve(strict=True).relative_to(home.resolve())
+        except (OSError, RuntimeError, ValueError):
+            return link
+    return None
+
+
+def refusal(path: Path, root: Path) -> str | None:
+    """Why `path` is neither read nor written: a symlink on its way leads out of the project.
+    The one answer for check, fix, --add-noqa and the cache; None when it may be used."""
+    link = link_out(path, root)
+    if link is None and inside(path, root):
+        return None
+    if link is None or link == path.absolute():
+        return "symlink to a file outside the project; not followed"
+    try:
+        shown = link.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        shown = link.as_posix()
+    return f"reached through {shown!r}, a symlink to a folder outside the project; not followed"
+
+
+def byte_limit(name: str) -> int:
+    """How many bytes of a source named `name` are read at most: a notebook's JSON, or a file."""
+    return MAX_NOTEBOOK_BYTES if name.endswith(".ipynb") else MAX_FILE_BYTES
+
+
+def _too_large(size: float | None, limit: int, head: bytes = b"") -> TooLarge:
+    what = f"{size / 2**20:.1f} MiB > " if size is not None else "over "
+    return TooLarge(f"file too large to analyse ({what}{limit // 2**20} MiB)", head)
+
+
 def read_source(path: Path, root: Path) -> bytes:
     """The bytes of a regular file in the project, or Unreadable. Opened without blocking and
     checked on the open descriptor, so a FIFO, a device or a file swapped in meanwhile is refused."""
-    if not inside(path, root):
-        raise Unreadable("symlink to a file outside the project; not followed")
+    refused = refusal(path, root)
+    if refused is not None:
+        raise Unreadable(refused)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise Unreadable(f"cannot read file: {error.strerror or error}") from None
+    limit = byte_limit(path.name)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Unreadable("not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise Unreadable(
-                f"file too large to analyse ({info.st_size / 2**20:.1f} MiB > {MAX_FILE_BYTES // 2**20} MiB)"
-            )
+        if info.st_size > limit:
+            raise _too_large(info.st_size, limit)
         try:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            return read_capped(handle, limit)  # it may have grown after the check
         except OSError as error:
             raise Unreadable(f"cannot read file: {error.strerror or error}") from None
-    if len(data) > MAX_FILE_BYTES:  # grew after the check
-        raise Unreadable(f"file too large to analyse (over {MAX_FILE_BYTES // 2**20} MiB)")
+
+
+def read_capped(stream: BinaryIO, limit: int) -> bytes:
+    """At most `limit` bytes of `stream` (a file, or stdin), or Unreadable: never more in memory."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(None, limit, data)
     return data
+
+
+def check_code_size(code: str) -> None:
+    """Unreadable when a notebook's code cells, joined, are more code than a file may be."""
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise Unreadable(
+            f"notebook code too large to analyse ({size / 2**20:.1f} MiB of code cells"
+            f" > {MAX_FILE_BYTES // 2**20} MiB)"
+        )
 
 
 def compile_patterns(lines: list[str] | tuple[str, ...]) -> tuple[pathspec.PathSpec, list[str]]:

@@ -14,7 +14,7 @@ from torchlint.config import Settings
 from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
-from torchlint.engine.files import Unreadable, discover, read_source
+from torchlint.engine.files import Unreadable, check_code_size, discover, read_source
 from torchlint.engine.lint import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -104,8 +104,11 @@ def lint_notebook(
     """A notebook's code cells linted as one module; findings carry their cell."""
     try:
         notebook = parse_bytes(data)
+        check_code_size(notebook.text)
     except NotebookError as error:
         return [builtin(SYNTAX_ERROR, shown, str(error))]
+    except Unreadable as problem:
+        return [builtin(IO_ERROR, shown, str(problem))]
     return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
 
 

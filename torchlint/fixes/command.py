@@ -27,7 +27,7 @@ from torchlint.cli_options import (
 )
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine.files import Unreadable
+from torchlint.engine.files import TooLarge, Unreadable, check_code_size
 from torchlint.engine.lint import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -128,19 +128,36 @@ def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
     from torchlint.cli import read_stdin
 
     shown = options.stdin_filename or "-"
-    data = read_stdin()
-    rules = file_rules(Path(shown), settings.enabled_rules(), settings)
-    result = fix_data(Path(shown), shown, data, rules, settings)
-    if write:
-        sys.stdout.buffer.write(result.fixed if result.fixed is not None else data)
-        sys.stdout.flush()
+    try:
+        data = read_stdin(shown)
+    except TooLarge as error:  # one finding, as for a file; the input passes through unchanged
+        _pass_through(error.head, write)
+        result = FileFix(shown, remaining=[builtin(IO_ERROR, shown, str(error))])
     else:
-        click.echo(result.diff, nl=False)
+        rules = file_rules(Path(shown), settings.enabled_rules(), settings)
+        result = fix_data(Path(shown), shown, data, rules, settings)
+        if write:
+            sys.stdout.buffer.write(result.fixed if result.fixed is not None else data)
+            sys.stdout.flush()
+        else:
+            click.echo(result.diff, nl=False)
     _show_errors([result], write)
     if not options.quiet and not options.fix_only:
         summary = f"Fixed {plural(len(result.applied), 'finding')}, {plural(len(result.remaining), 'remaining finding')}.\n"
         click.echo(text.concise(result.remaining) + summary, err=True, nl=False)
     sys.exit(_exit_code([result], options, False))
+
+
+def _pass_through(head: bytes, write: bool) -> None:
+    """An input too large to fix goes to stdout unchanged, a chunk at a time, when stdout stands
+    for the fixed file (an editor may replace its buffer with it); a diff has nothing to show."""
+    if not write:
+        return
+    sys.stdout.buffer.write(head)
+    stream = click.get_binary_stream("stdin")
+    while chunk := stream.read(1 << 20):
+        sys.stdout.buffer.write(chunk)
+    sys.stdout.flush()
 
 
 def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: bool) -> FileFix:
@@ -229,6 +246,8 @@ def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str
     """The file's notebook if it is one (by its name as shown), and the text to lint; or why there is none."""
     try:
         notebook = parse_bytes(original.data) if shown.endswith(".ipynb") else None
+        if notebook is not None:
+            check_code_size(notebook.text)
         return notebook, notebook.text if notebook else decode(original.data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
@@ -237,6 +256,8 @@ def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str
         )
     except NotebookError as error:
         return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, str(error))])
+    except Unreadable as error:  # a notebook of more code than a file may hold: as in check
+        return FileFix(shown, remaining=[builtin(IO_ERROR, shown, str(error))])
 
 
 def _broken(d: Diagnostic) -> Diagnostic:
