@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability, Edit
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 _WEIGHT_DECAY_POSITION = 4  # Adam(params, lr, betas, eps, weight_decay, amsgrad)
 
@@ -75,32 +75,119 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): use AdamW](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)\n",
-        "import torch\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\n",
-        "import torch\nopt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=0.0)\n",
-        "import torch\nopt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=args.weight_decay)\n",
-        "import torch\nopt = torch.optim.Adam(model.parameters(), weight_decay=1e-2, decoupled_weight_decay=True)\n",
-        "import torch\nopt = torch.optim.Adam(model.parameters(), weight_decay=1e-2, **extra)\n",
-        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=5e-4)\n",
-        "from keras.optimizers import Adam\nopt = Adam(weight_decay=1e-4)\n",
-        "import pytest\nimport torch\n\ndef test_trainer(model):\n    opt = torch.optim.Adam(model.parameters(), lr=3e-4, weight_decay=1e-4)\n",
+        Valid(
+            """
+            import torch
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=0.0)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=args.weight_decay)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), weight_decay=1e-2, decoupled_weight_decay=True)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), weight_decay=1e-2, **extra)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=5e-4)
+            """
+        ),
+        Valid(
+            """
+            from keras.optimizers import Adam
+            opt = Adam(weight_decay=1e-4)
+            """
+        ),
+        Valid(
+            """
+            import pytest
+            import torch
+
+            def test_trainer(model):
+                opt = torch.optim.Adam(model.parameters(), lr=3e-4, weight_decay=1e-4)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\nopt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-2)\n",
-            fixed="import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)\n",
+            """
+            import torch
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-2)
+            """,
+            fixed="""
+            import torch
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)
+            """,
+            line=2,
+            column=7,
+            message="`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`",
         ),
         Invalid(
-            "from torch import optim\nWD = 5e-4\nopt = optim.Adam(net.parameters(), 1e-3, (0.9, 0.99), 1e-8, WD)\n",
-            fixed="from torch import optim\nWD = 5e-4\nopt = optim.AdamW(net.parameters(), 1e-3, (0.9, 0.99), 1e-8, WD)\n",
+            """
+            from torch import optim
+            WD = 5e-4
+            opt = optim.Adam(net.parameters(), 1e-3, (0.9, 0.99), 1e-8, WD)
+            """,
+            fixed="""
+            from torch import optim
+            WD = 5e-4
+            opt = optim.AdamW(net.parameters(), 1e-3, (0.9, 0.99), 1e-8, WD)
+            """,
+            line=3,
+            column=7,
+            message="`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`",
         ),
         Invalid(
-            "from torch.optim import Adam\nopt = Adam(net.parameters(), weight_decay=1e-4)\n",
-            fixed="from torch.optim import Adam\nimport torch\nopt = torch.optim.AdamW(net.parameters(), weight_decay=1e-4)\n",
+            """
+            from torch.optim import Adam
+            opt = Adam(net.parameters(), weight_decay=1e-4)
+            """,
+            fixed="""
+            from torch.optim import Adam
+            import torch
+            opt = torch.optim.AdamW(net.parameters(), weight_decay=1e-4)
+            """,
+            line=2,
+            column=7,
+            message="`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`",
         ),
         Invalid(
-            "from torch.optim import Adam, AdamW\nopt = Adam(net.parameters(), weight_decay=1e-4)\n",
-            fixed="from torch.optim import Adam, AdamW\nopt = AdamW(net.parameters(), weight_decay=1e-4)\n",
+            """
+            from torch.optim import Adam, AdamW
+            opt = Adam(net.parameters(), weight_decay=1e-4)
+            """,
+            fixed="""
+            from torch.optim import Adam, AdamW
+            opt = AdamW(net.parameters(), weight_decay=1e-4)
+            """,
+            line=2,
+            column=7,
+            message="`Adam` with `weight_decay` adds L2 decay that the adaptive step scales away; use `AdamW`",
         ),
     ]
 

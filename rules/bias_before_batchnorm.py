@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import walk
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 # Layers with a per-output-channel bias, and the positional index of their `bias` parameter.
 _BIAS_AT = {
@@ -141,86 +141,337 @@ when built.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): turn off bias before BatchNorm](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8))\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.BatchNorm2d(8))\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(4, 8))\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32))\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=use_bias), nn.BatchNorm2d(8))\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(seq_len))\n",
-        "from torch import nn\n\nclass Block(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
-        "    def forward(self, x):\n        y = self.conv(x)\n        return self.bn(y) + y\n",
-        "from torch import nn\n\nclass Block(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
-        "    def forward(self, x):\n        x = self.conv(x)\n        if self.use_bn:\n            x = self.bn(x)\n        return x\n",
-        "from torch import nn\n\nclass Block(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n"
-        "    def forward(self, x):\n        return self.bn(self.conv(x)) + self.conv(x)\n",
-        "import torch.nn as nn\n\ndef make(cfg, batch_norm):\n    layers = []\n    conv = nn.Conv2d(3, 8, 3)\n"
-        "    if batch_norm:\n        layers += [conv, nn.BatchNorm2d(8)]\n    else:\n        layers += [conv, nn.ReLU()]\n"
-        "    return nn.Sequential(*layers)\n",
-        "import torch.nn as nn\n\nclass LinearBNFusionModel(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.block = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\n",
-        "class Sequential:\n    pass\nclass Conv2d:\n    pass\nclass BatchNorm2d:\n    pass\nm = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))\n",
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.BatchNorm2d(8))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(4, 8))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3, bias=use_bias), nn.BatchNorm2d(8))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(seq_len))
+            """
+        ),
+        Valid(
+            """
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3)
+                    self.bn = nn.BatchNorm2d(8)
+
+                def forward(self, x):
+                    y = self.conv(x)
+                    return self.bn(y) + y
+            """
+        ),
+        Valid(
+            """
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3)
+                    self.bn = nn.BatchNorm2d(8)
+
+                def forward(self, x):
+                    x = self.conv(x)
+                    if self.use_bn:
+                        x = self.bn(x)
+                    return x
+            """
+        ),
+        Valid(
+            """
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3)
+                    self.bn = nn.BatchNorm2d(8)
+
+                def forward(self, x):
+                    return self.bn(self.conv(x)) + self.conv(x)
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+
+            def make(cfg, batch_norm):
+                layers = []
+                conv = nn.Conv2d(3, 8, 3)
+                if batch_norm:
+                    layers += [conv, nn.BatchNorm2d(8)]
+                else:
+                    layers += [conv, nn.ReLU()]
+                return nn.Sequential(*layers)
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+
+            class LinearBNFusionModel(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.block = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+            """
+        ),
+        Valid(
+            """
+            class Sequential:
+                pass
+            class Conv2d:
+                pass
+            class BatchNorm2d:
+                pass
+            m = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "from torch import nn\n\nclass Down(nn.Module):\n    def __init__(self, c, project):\n        super().__init__()\n"
-            "        if project:\n            self.conv = nn.LazyConv2d(c, 1)\n            self.bn = nn.LazyBatchNorm2d()\n"
-            "        else:\n            self.conv = None\n\n    def forward(self, x):\n        if self.conv:\n"
-            "            x = self.bn(self.conv(x))\n        return x\n",
-            fixed="from torch import nn\n\nclass Down(nn.Module):\n    def __init__(self, c, project):\n        super().__init__()\n"
-            "        if project:\n            self.conv = nn.LazyConv2d(c, 1, bias=False)\n            self.bn = nn.LazyBatchNorm2d()\n"
-            "        else:\n            self.conv = None\n\n    def forward(self, x):\n        if self.conv:\n"
-            "            x = self.bn(self.conv(x))\n        return x\n",
+            """
+            from torch import nn
+
+            class Down(nn.Module):
+                def __init__(self, c, project):
+                    super().__init__()
+                    if project:
+                        self.conv = nn.LazyConv2d(c, 1)
+                        self.bn = nn.LazyBatchNorm2d()
+                    else:
+                        self.conv = None
+
+                def forward(self, x):
+                    if self.conv:
+                        x = self.bn(self.conv(x))
+                    return x
+            """,
+            fixed="""
+            from torch import nn
+
+            class Down(nn.Module):
+                def __init__(self, c, project):
+                    super().__init__()
+                    if project:
+                        self.conv = nn.LazyConv2d(c, 1, bias=False)
+                        self.bn = nn.LazyBatchNorm2d()
+                    else:
+                        self.conv = None
+
+                def forward(self, x):
+                    if self.conv:
+                        x = self.bn(self.conv(x))
+                    return x
+            """,
+            line=7,
+            column=25,
+            message="`LazyConv2d` feeds straight into `LazyBatchNorm2d` (line 8), which cancels its bias",
         ),
         Invalid(
-            "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())\n",
-            fixed="import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU())\n",
+            """
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())
+            """,
+            fixed="""
+            import torch.nn as nn
+            m = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+            """,
+            line=2,
+            column=19,
+            message="`Conv2d` feeds straight into `BatchNorm2d` (line 2), which cancels its bias",
         ),
         Invalid(
-            "import torch\nm = torch.nn.Sequential(\n    torch.nn.Linear(16, 32, bias=True),\n    torch.nn.BatchNorm1d(32, affine=False),\n)\n",
-            fixed="import torch\nm = torch.nn.Sequential(\n    torch.nn.Linear(16, 32, bias=False),\n    torch.nn.BatchNorm1d(32, affine=False),\n)\n",
+            """
+            import torch
+            m = torch.nn.Sequential(
+                torch.nn.Linear(16, 32, bias=True),
+                torch.nn.BatchNorm1d(32, affine=False),
+            )
+            """,
+            fixed="""
+            import torch
+            m = torch.nn.Sequential(
+                torch.nn.Linear(16, 32, bias=False),
+                torch.nn.BatchNorm1d(32, affine=False),
+            )
+            """,
+            line=3,
+            column=5,
+            message="`Linear` feeds straight into `BatchNorm1d` (line 4), which cancels its bias",
         ),
         Invalid(
-            "from collections import OrderedDict\nfrom torch import nn\n"
-            "m = nn.Sequential(OrderedDict([\n    ('conv', nn.Conv3d(\n        1,\n        4,\n        3,\n    )),\n    ('bn', nn.SyncBatchNorm(4)),\n]))\n",
-            fixed="from collections import OrderedDict\nfrom torch import nn\n"
-            "m = nn.Sequential(OrderedDict([\n    ('conv', nn.Conv3d(\n        1,\n        4,\n        3,\n        bias=False,\n    )),\n    ('bn', nn.SyncBatchNorm(4)),\n]))\n",
+            """
+            from collections import OrderedDict
+            from torch import nn
+            m = nn.Sequential(OrderedDict([
+                ('conv', nn.Conv3d(
+                    1,
+                    4,
+                    3,
+                )),
+                ('bn', nn.SyncBatchNorm(4)),
+            ]))
+            """,
+            fixed="""
+            from collections import OrderedDict
+            from torch import nn
+            m = nn.Sequential(OrderedDict([
+                ('conv', nn.Conv3d(
+                    1,
+                    4,
+                    3,
+                    bias=False,
+                )),
+                ('bn', nn.SyncBatchNorm(4)),
+            ]))
+            """,
+            line=4,
+            column=14,
+            message="`Conv3d` feeds straight into `SyncBatchNorm` (line 9), which cancels its bias",
         ),
         Invalid(
-            "from torch import nn\n\nclass Block(nn.Module):\n"
-            "    def __init__(self, c):\n        super().__init__()\n        self.conv = nn.Conv2d(c, c, 3, padding=1)\n"
-            "        self.bn = nn.BatchNorm2d(c)\n        self.act = nn.ReLU()\n\n"
-            "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return self.act(x)\n",
-            fixed="from torch import nn\n\nclass Block(nn.Module):\n"
-            "    def __init__(self, c):\n        super().__init__()\n        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)\n"
-            "        self.bn = nn.BatchNorm2d(c)\n        self.act = nn.ReLU()\n\n"
-            "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return self.act(x)\n",
+            """
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    self.conv = nn.Conv2d(c, c, 3, padding=1)
+                    self.bn = nn.BatchNorm2d(c)
+                    self.act = nn.ReLU()
+
+                def forward(self, x):
+                    x = self.conv(x)
+                    x = self.bn(x)
+                    return self.act(x)
+            """,
+            fixed="""
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+                    self.bn = nn.BatchNorm2d(c)
+                    self.act = nn.ReLU()
+
+                def forward(self, x):
+                    x = self.conv(x)
+                    x = self.bn(x)
+                    return self.act(x)
+            """,
+            line=6,
+            column=21,
+            message="`Conv2d` feeds straight into `BatchNorm2d` (line 7), which cancels its bias",
         ),
         Invalid(
-            "import torch.nn as tnn\n\nclass Head(tnn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.fc = tnn.Linear(64, 10)\n        self.norm = tnn.BatchNorm1d(10)\n\n"
-            "    def forward(self, x):\n        return tnn.functional.relu(self.norm(self.fc(x)))\n",
-            fixed="import torch.nn as tnn\n\nclass Head(tnn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.fc = tnn.Linear(64, 10, bias=False)\n        self.norm = tnn.BatchNorm1d(10)\n\n"
-            "    def forward(self, x):\n        return tnn.functional.relu(self.norm(self.fc(x)))\n",
+            """
+            import torch.nn as tnn
+
+            class Head(tnn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = tnn.Linear(64, 10)
+                    self.norm = tnn.BatchNorm1d(10)
+
+                def forward(self, x):
+                    return tnn.functional.relu(self.norm(self.fc(x)))
+            """,
+            fixed="""
+            import torch.nn as tnn
+
+            class Head(tnn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = tnn.Linear(64, 10, bias=False)
+                    self.norm = tnn.BatchNorm1d(10)
+
+                def forward(self, x):
+                    return tnn.functional.relu(self.norm(self.fc(x)))
+            """,
+            line=6,
+            column=19,
+            message="`Linear` feeds straight into `BatchNorm1d` (line 7), which cancels its bias",
         ),
         Invalid(
-            "import torch.nn as nn\n\ndef make(channels):\n    layers = []\n    for c in channels:\n"
-            "        layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, True))\n        layers.append(nn.BatchNorm2d(c))\n"
-            "    return nn.Sequential(*layers)\n",
-            fixed="import torch.nn as nn\n\ndef make(channels):\n    layers = []\n    for c in channels:\n"
-            "        layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, False))\n        layers.append(nn.BatchNorm2d(c))\n"
-            "    return nn.Sequential(*layers)\n",
+            """
+            import torch.nn as nn
+
+            def make(channels):
+                layers = []
+                for c in channels:
+                    layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, True))
+                    layers.append(nn.BatchNorm2d(c))
+                return nn.Sequential(*layers)
+            """,
+            fixed="""
+            import torch.nn as nn
+
+            def make(channels):
+                layers = []
+                for c in channels:
+                    layers.append(nn.Conv2d(c, c, 3, 1, 1, 1, 1, False))
+                    layers.append(nn.BatchNorm2d(c))
+                return nn.Sequential(*layers)
+            """,
+            line=6,
+            column=23,
+            message="`Conv2d` feeds straight into `BatchNorm2d` (line 7), which cancels its bias",
         ),
         Invalid(
-            "from torch import nn\n\nclass ConvBN(nn.Sequential):\n    def __init__(self, cin, cout, device=None, dtype=None):\n"
-            "        dd = {'device': device, 'dtype': dtype}\n        conv = nn.Conv2d(cin, cout, 1, **dd)\n"
-            "        super().__init__(conv, nn.BatchNorm2d(cout, **dd))\n",
-            fixed="from torch import nn\n\nclass ConvBN(nn.Sequential):\n    def __init__(self, cin, cout, device=None, dtype=None):\n"
-            "        dd = {'device': device, 'dtype': dtype}\n        conv = nn.Conv2d(cin, cout, 1, **dd, bias=False)\n"
-            "        super().__init__(conv, nn.BatchNorm2d(cout, **dd))\n",
+            """
+            from torch import nn
+
+            class ConvBN(nn.Sequential):
+                def __init__(self, cin, cout, device=None, dtype=None):
+                    dd = {'device': device, 'dtype': dtype}
+                    conv = nn.Conv2d(cin, cout, 1, **dd)
+                    super().__init__(conv, nn.BatchNorm2d(cout, **dd))
+            """,
+            fixed="""
+            from torch import nn
+
+            class ConvBN(nn.Sequential):
+                def __init__(self, cin, cout, device=None, dtype=None):
+                    dd = {'device': device, 'dtype': dtype}
+                    conv = nn.Conv2d(cin, cout, 1, **dd, bias=False)
+                    super().__init__(conv, nn.BatchNorm2d(cout, **dd))
+            """,
+            line=6,
+            column=16,
+            message="`Conv2d` feeds straight into `BatchNorm2d` (line 7), which cancels its bias",
         ),
     ]
 

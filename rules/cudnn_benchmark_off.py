@@ -13,7 +13,7 @@ from torchlint.analysis.model import target_names
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training, is_main_guard
 from torchlint.diagnostics import Applicability, Edit, Position
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 _CONV = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$|^torch\.nn\.functional\.conv(_transpose)?[123]d$"
@@ -110,53 +110,205 @@ file's imports, or turns an explicit `False` into `True`.
 - [PyTorch Performance Tuning Guide: enable cuDNN auto-tuner](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-cudnn-auto-tuner)
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): set cudnn.benchmark](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
-    _NET = "model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-    _LOOP = "for x in loader:\n    model(x.cuda()).sum().backward()\n    opt.step()\n"
     valid = [
-        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n"
-        + _NET
-        + _LOOP,
-        "import torch\nfrom torch import nn\n\n"
-        + _NET.replace(".cuda()", "")
-        + "for x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
-        "import torch\nfrom torch import nn\n\ndef train(loader):\n"
-        + "".join("    " + line + "\n" for line in (_NET + _LOOP).splitlines()),
-        "import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = False\ntorch.backends.cudnn.deterministic = True\n\n"
-        + _NET
-        + _LOOP,
-        "import torch\nfrom torch import nn\nfrom utils import init_seeds\n\ninit_seeds(0)\n"
-        + _NET
-        + _LOOP,
-        "import torch\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = args.benchmark\n"
-        + _NET
-        + _LOOP,
-        "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(3, 8)).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        + _LOOP,
-        "import torch\nfrom torch import nn\n\n" + _NET,
+        Valid(
+            """
+            import torch
+            from torch import nn
+            torch.backends.cudnn.benchmark = True
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten())
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            def train(loader):
+                model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+            torch.backends.cudnn.benchmark = False
+            torch.backends.cudnn.deterministic = True
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+            from utils import init_seeds
+
+            init_seeds(0)
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+            from torch.backends import cudnn
+
+            cudnn.benchmark = args.benchmark
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Linear(3, 8)).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\nfrom torch import nn\n\n" + _NET + _LOOP,
-            fixed="import torch\nfrom torch import nn\ntorch.backends.cudnn.benchmark = True\n\n"
-            + _NET
-            + _LOOP,
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+            torch.backends.cudnn.benchmark = True
+
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            line=4,
+            column=23,
+            message="this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`",
         ),
         Invalid(
-            "import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = False\n"
-            + _NET.replace("torch.", "T.")
-            + _LOOP,
-            fixed="import torch as T\nfrom torch import nn\nfrom torch.backends import cudnn\n\ncudnn.benchmark = True\n"
-            + _NET.replace("torch.", "T.")
-            + _LOOP,
+            """
+            import torch as T
+            from torch import nn
+            from torch.backends import cudnn
+
+            cudnn.benchmark = False
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = T.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            fixed="""
+            import torch as T
+            from torch import nn
+            from torch.backends import cudnn
+
+            cudnn.benchmark = True
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()).cuda()
+            opt = T.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            line=5,
+            column=19,
+            message="cuDNN autotuning is turned off in a script that trains a conv net on the GPU",
         ),
         Invalid(
-            '"""Train a ResNet."""\nimport torchvision\nfrom torch.optim import SGD\n\n\ndef main():\n    model = torchvision.models.resnet18().to("cuda")\n'
-            "    opt = SGD(model.parameters(), lr=0.1)\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
-            fixed='"""Train a ResNet."""\nimport torchvision\nfrom torch.optim import SGD\nimport torch\ntorch.backends.cudnn.benchmark = True\n\n\n'
-            'def main():\n    model = torchvision.models.resnet18().to("cuda")\n'
-            "    opt = SGD(model.parameters(), lr=0.1)\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
+            '''
+            """Train a ResNet."""
+            import torchvision
+            from torch.optim import SGD
+
+
+            def main():
+                model = torchvision.models.resnet18().to("cuda")
+                opt = SGD(model.parameters(), lr=0.1)
+                for x in loader:
+                    model(x).sum().backward()
+                    opt.step()
+
+
+            if __name__ == "__main__":
+                main()
+            ''',
+            fixed='''
+            """Train a ResNet."""
+            import torchvision
+            from torch.optim import SGD
+            import torch
+            torch.backends.cudnn.benchmark = True
+
+
+            def main():
+                model = torchvision.models.resnet18().to("cuda")
+                opt = SGD(model.parameters(), lr=0.1)
+                for x in loader:
+                    model(x).sum().backward()
+                    opt.step()
+
+
+            if __name__ == "__main__":
+                main()
+            ''',
+            line=7,
+            column=13,
+            message="this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`",
         ),
     ]
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 _NAMES = frozenset(
     {
@@ -71,11 +71,37 @@ which a codemod cannot write for you.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn), tip 14](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\nok = isinstance(m, torch.nn.DataParallel)\n",
-        "from torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(m)\n",
-        "# nn.DataParallel(model)\nname = 'nn.DataParallel(model)'\n",
-        "class DataParallel:\n    pass\nm = DataParallel(m)\n",
-        "import torch\nwrapped = type(m) is torch.nn.DataParallel\n",
+        Valid(
+            """
+            import torch
+            ok = isinstance(m, torch.nn.DataParallel)
+            """
+        ),
+        Valid(
+            """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            m = DDP(m)
+            """
+        ),
+        Valid(
+            """
+            # nn.DataParallel(model)
+            name = 'nn.DataParallel(model)'
+            """
+        ),
+        Valid(
+            """
+            class DataParallel:
+                pass
+            m = DataParallel(m)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            wrapped = type(m) is torch.nn.DataParallel
+            """
+        ),
     ]
     invalid = [
         Invalid(
@@ -87,24 +113,58 @@ which a codemod cannot write for you.
             column=9,
             message="use `DistributedDataParallel`",
         ),
-        Invalid("from torch import nn\nmodel = nn.DataParallel(model, device_ids=[0, 1])\n"),
-        Invalid("from torch.nn import DataParallel as DP\nmodel = DP(model)\n"),
-        Invalid("import torch as T\nmodel = T.nn.parallel.DataParallel(model)\n"),
         Invalid(
-            "from torch import nn\n"
-            "class Balanced(nn.DataParallel):\n"
-            "    pass\n"
-            "class Chunked(Balanced):\n"
-            "    pass\n"
-            "model = Chunked(model, device_ids=[0, 1])\n"
+            """
+            from torch import nn
+            model = nn.DataParallel(model, device_ids=[0, 1])
+            """,
+            line=2,
+            column=9,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
         ),
         Invalid(
-            "import torch.nn as nn\n"
-            "class Net(nn.Module):\n"
-            "    def forward(self, x):\n"
-            "        if self.ngpu > 1:\n"
-            "            return nn.parallel.data_parallel(self.body, x, range(self.ngpu))\n"
-            "        return self.body(x)\n"
+            """
+            from torch.nn import DataParallel as DP
+            model = DP(model)
+            """,
+            line=2,
+            column=9,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+        ),
+        Invalid(
+            """
+            import torch as T
+            model = T.nn.parallel.DataParallel(model)
+            """,
+            line=2,
+            column=9,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+        ),
+        Invalid(
+            """
+            from torch import nn
+            class Balanced(nn.DataParallel):
+                pass
+            class Chunked(Balanced):
+                pass
+            model = Chunked(model, device_ids=[0, 1])
+            """,
+            line=6,
+            column=9,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+        ),
+        Invalid(
+            """
+            import torch.nn as nn
+            class Net(nn.Module):
+                def forward(self, x):
+                    if self.ngpu > 1:
+                        return nn.parallel.data_parallel(self.body, x, range(self.ngpu))
+                    return self.body(x)
+            """,
+            line=5,
+            column=20,
+            message="`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`",
         ),
     ]
 

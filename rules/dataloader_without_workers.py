@@ -11,7 +11,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 WORKERS = 4
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
@@ -105,91 +105,320 @@ accelerator PyTorch warns and ignores it.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): `num_workers` and `pin_memory`](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     _HEAD = "import torch\nfrom torch.utils.data import DataLoader\n\n"
-    _LOOP = "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    model(x).sum().backward()\n"
     valid = [
-        _HEAD + "loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)\n" + _LOOP,
-        _HEAD
-        + "loader = DataLoader(ds, batch_size=32, num_workers=args.workers, pin_memory=False)\n"
-        + _LOOP,
-        _HEAD
-        + "loader = DataLoader(ds, batch_size=32, num_workers=cfg.workers, pin_memory=cfg.pin)\n"
-        + _LOOP,
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, num_workers=args.workers, pin_memory=False)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, num_workers=cfg.workers, pin_memory=cfg.pin)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
         # never iterated here: handed to a trainer object
-        _HEAD + "loader = DataLoader(ds, batch_size=32)\ntrainer.fit(model, loader)\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32)
+            trainer.fit(model, loader)
+            """
+        ),
         # batches never moved: the data or the model stays on the CPU
-        _HEAD
-        + "loader = DataLoader(ds, batch_size=32)\nfor x, y in loader:\n    model(x).sum().backward()\n",
-        _HEAD + "loader = DataLoader(ds, batch_size=32, **loader_kwargs)\n" + _LOOP,
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32)
+            for x, y in loader:
+                model(x).sum().backward()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, **loader_kwargs)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
         # batches moved only to Apple's MPS or the CPU: PyTorch ignores pin_memory there
-        _HEAD + "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')\n"
-        "loader = DataLoader(ds, batch_size=32, num_workers=2)\n" + _LOOP,
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')
+            loader = DataLoader(ds, batch_size=32, num_workers=2)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
         # a dataset of tensors already on the GPU: pinning them fails, workers cannot touch CUDA
-        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
-        "xs = torch.randn(100, 3).to(device)\nloader = DataLoader(TensorDataset(xs), batch_size=10)\n"
-        "for (x,) in loader:\n    model(x.to(device)).sum().backward()\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            xs = torch.randn(100, 3).to(device)
+            loader = DataLoader(TensorDataset(xs), batch_size=10)
+            for (x,) in loader:
+                model(x.to(device)).sum().backward()
+            """
+        ),
         # samples already in memory, pinned: no workers asked for
-        _HEAD
-        + "pairs = [(x, y) for x, y in cifar if y < 2]\nloader = DataLoader(pairs, batch_size=32, pin_memory=True)\n"
-        + _LOOP,
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            pairs = [(x, y) for x, y in cifar if y < 2]
+            loader = DataLoader(pairs, batch_size=32, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
         # a dataset of the file that moves each sample to the GPU itself
-        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
-        "    def __getitem__(self, i):\n        return load(i).to(device)\n\n"
-        "loader = DataLoader(Images(), batch_size=32)\nfor x in loader:\n    model(x.to(device)).sum().backward()\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+            class Images(Dataset):
+                def __getitem__(self, i):
+                    return load(i).to(device)
+
+            loader = DataLoader(Images(), batch_size=32)
+            for x in loader:
+                model(x.to(device)).sum().backward()
+            """
+        ),
         # a notebook redefines `train`: the loader is run by the CPU version defined before it
-        _HEAD + "def train(loader):\n    for x, y in loader:\n        model(x).sum().backward()\n\n"
-        "train(DataLoader(ds, batch_size=32))\n\ndef train(loader):\n    for x, y in loader:\n"
-        "        model(x.cuda()).sum().backward()\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            def train(loader):
+                for x, y in loader:
+                    model(x).sum().backward()
+
+            train(DataLoader(ds, batch_size=32))
+
+            def train(loader):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+            """
+        ),
         # not torch's DataLoader
-        "from torch_geometric.loader import DataLoader\n\nloader = DataLoader(ds, batch_size=32)\n"
-        + _LOOP,
+        Valid(
+            """
+            from torch_geometric.loader import DataLoader
+
+            loader = DataLoader(ds, batch_size=32)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
-            "    loader = DataLoader(ds, batch_size=32, shuffle=True)\n"
-            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
-            fixed="import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
-            f"    loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers={WORKERS}, pin_memory=True)\n"
-            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+
+            def main():
+                loader = DataLoader(ds, batch_size=32, shuffle=True)
+                for x, y in loader:
+                    x, y = x.to(device), y.to(device)
+                    model(x).sum().backward()
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+
+            def main():
+                loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+                for x, y in loader:
+                    x, y = x.to(device), y.to(device)
+                    model(x).sum().backward()
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+            line=6,
+            column=14,
+            message="`DataLoader` feeding a device loop without `num_workers` or `pin_memory`",
         ),
         # a split of in-memory tensors: only pinned memory is asked for
         Invalid(
-            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
-            "train, val = random_split(TensorDataset(xs, ys), [80, 20])\nloader = DataLoader(train, batch_size=16)\n"
-            "for x, y in loader:\n    model(x.to(device)).sum().backward()\n",
-            fixed="import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n\n"
-            "train, val = random_split(TensorDataset(xs, ys), [80, 20])\nloader = DataLoader(train, batch_size=16, pin_memory=True)\n"
-            "for x, y in loader:\n    model(x.to(device)).sum().backward()\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset, random_split
+
+            train, val = random_split(TensorDataset(xs, ys), [80, 20])
+            loader = DataLoader(train, batch_size=16)
+            for x, y in loader:
+                model(x.to(device)).sum().backward()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset, random_split
+
+            train, val = random_split(TensorDataset(xs, ys), [80, 20])
+            loader = DataLoader(train, batch_size=16, pin_memory=True)
+            for x, y in loader:
+                model(x.to(device)).sum().backward()
+            """,
+            line=5,
+            column=10,
+            message="`DataLoader` feeding a device loop without `pin_memory`",
         ),
         # explicit 0 workers, pin_memory chosen: the workers are replaced, multi-line layout kept
         Invalid(
-            "import torch.utils.data as tud\n\n\nclass Model:\n    def predict(self, x):\n"
-            "        loader = tud.DataLoader(\n            x,\n            batch_size=256,\n            num_workers=0,\n            pin_memory=False,\n        )\n"
-            "        return [self.net(b.to(self.device)) for b in loader]\n\n"
-            "    def fit(self, ds):\n        for b in tud.DataLoader(ds, num_workers=2):\n            self.step(b.cuda())\n",
-            fixed="import torch.utils.data as tud\n\n\nclass Model:\n    def predict(self, x):\n"
-            f"        loader = tud.DataLoader(\n            x,\n            batch_size=256,\n            num_workers={WORKERS},\n            pin_memory=False,\n        )\n"
-            "        return [self.net(b.to(self.device)) for b in loader]\n\n"
-            "    def fit(self, ds):\n        for b in tud.DataLoader(ds, num_workers=2, pin_memory=True):\n            self.step(b.cuda())\n",
+            """
+            import torch.utils.data as tud
+
+
+            class Model:
+                def predict(self, x):
+                    loader = tud.DataLoader(
+                        x,
+                        batch_size=256,
+                        num_workers=0,
+                        pin_memory=False,
+                    )
+                    return [self.net(b.to(self.device)) for b in loader]
+
+                def fit(self, ds):
+                    for b in tud.DataLoader(ds, num_workers=2):
+                        self.step(b.cuda())
+            """,
+            fixed="""
+            import torch.utils.data as tud
+
+
+            class Model:
+                def predict(self, x):
+                    loader = tud.DataLoader(
+                        x,
+                        batch_size=256,
+                        num_workers=4,
+                        pin_memory=False,
+                    )
+                    return [self.net(b.to(self.device)) for b in loader]
+
+                def fit(self, ds):
+                    for b in tud.DataLoader(ds, num_workers=2, pin_memory=True):
+                        self.step(b.cuda())
+            """,
             count=2,
+            line=6,
+            column=18,
+            message="`DataLoader` feeding a device loop without `num_workers`",
         ),
         # the loop is in another function, reached through the argument
         Invalid(
-            "from torch.utils.data import DataLoader\n\n\ndef train(model, data):\n    for i, batch in enumerate(data):\n"
-            "        inputs = {k: v.to(DEVICE) for k, v in batch.items()}\n        model(**inputs).loss.backward()\n\n\n"
-            "def main():\n    train(model, DataLoader(ds, batch_size=8, pin_memory=True))\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
-            fixed="from torch.utils.data import DataLoader\n\n\ndef train(model, data):\n    for i, batch in enumerate(data):\n"
-            "        inputs = {k: v.to(DEVICE) for k, v in batch.items()}\n        model(**inputs).loss.backward()\n\n\n"
-            f"def main():\n    train(model, DataLoader(ds, batch_size=8, pin_memory=True, num_workers={WORKERS}))\n\n\n"
-            'if __name__ == "__main__":\n    main()\n',
+            """
+            from torch.utils.data import DataLoader
+
+
+            def train(model, data):
+                for i, batch in enumerate(data):
+                    inputs = {k: v.to(DEVICE) for k, v in batch.items()}
+                    model(**inputs).loss.backward()
+
+
+            def main():
+                train(model, DataLoader(ds, batch_size=8, pin_memory=True))
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+
+
+            def train(model, data):
+                for i, batch in enumerate(data):
+                    inputs = {k: v.to(DEVICE) for k, v in batch.items()}
+                    model(**inputs).loss.backward()
+
+
+            def main():
+                train(model, DataLoader(ds, batch_size=8, pin_memory=True, num_workers=4))
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+            line=11,
+            column=18,
+            message="`DataLoader` feeding a device loop without `num_workers`",
         ),
         # module-level script without a __main__ guard: only pin_memory is added
         Invalid(
-            _HEAD + "loader = DataLoader(ds, batch_size=32)\n" + _LOOP,
-            fixed=_HEAD + "loader = DataLoader(ds, batch_size=32, pin_memory=True)\n" + _LOOP,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                model(x).sum().backward()
+            """,
+            line=4,
+            column=10,
+            message="`DataLoader` feeding a device loop without `num_workers` or `pin_memory`",
         ),
     ]
 
@@ -305,7 +534,7 @@ accelerator PyTorch warns and ignores it.
             )
         elif guard:
             fix = self.make_fix(
-                f'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
+                'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
                 Applicability.DISPLAY_ONLY,
             )
         self.report(call, message, fix)

@@ -9,7 +9,7 @@ from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 # qualname -> (what it is, the parameter that switches it on, which is also the first positional one)
 _TOOLS: dict[str, tuple[str, str | None]] = {
@@ -128,44 +128,187 @@ behind a command-line switch that defaults to off.
 """
     _TRAIN = "for x, y in loader:\n    loss = loss_fn(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
     valid = [
-        "import torch\ntorch.autograd.set_detect_anomaly(True)\nloss = f(x)\n",
-        "import torch\nif args.debug:\n    torch.autograd.set_detect_anomaly(True)\n" + _TRAIN,
-        "import torch\ntorch.autograd.set_detect_anomaly(args.detect_anomaly)\n" + _TRAIN,
-        "import torch\ntorch.autograd.set_detect_anomaly(False)\n" + _TRAIN,
-        "import torch\nfrom contextlib import nullcontext\n\nfor x, y in loader:\n"
-        "    with torch.autograd.detect_anomaly() if cfg.detect_anomaly else nullcontext():\n"
-        "        loss = loss_fn(model(x), y)\n    loss.backward()\n    optimizer.step()\n",
-        "import torch\n\nwith torch.autograd.profiler.profile(enabled=False) as prof:\n"
-        + "    "
-        + _TRAIN.replace("\n    ", "\n        "),
-        "import torch\n\ndef profile_one_step(model, x):\n    with torch.autograd.profiler.profile() as prof:\n"
-        "        model(x).sum().backward()\n    return prof\n",
-        "import torch\nimport pytest\n\ndef test_grad():\n    assert torch.autograd.gradcheck(f, (x,))\n    f(x).backward()\n",
-        "import torch\n\ndef check_gradients(fn, x):\n    return torch.autograd.gradcheck(fn, (x,))\n\n"
-        + _TRAIN,
+        Valid(
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(True)
+            loss = f(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            if args.debug:
+                torch.autograd.set_detect_anomaly(True)
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(args.detect_anomaly)
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(False)
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from contextlib import nullcontext
+
+            for x, y in loader:
+                with torch.autograd.detect_anomaly() if cfg.detect_anomaly else nullcontext():
+                    loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            with torch.autograd.profiler.profile(enabled=False) as prof:
+                for x, y in loader:
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def profile_one_step(model, x):
+                with torch.autograd.profiler.profile() as prof:
+                    model(x).sum().backward()
+                return prof
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import pytest
+
+            def test_grad():
+                assert torch.autograd.gradcheck(f, (x,))
+                f(x).backward()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def check_gradients(fn, x):
+                return torch.autograd.gradcheck(fn, (x,))
+
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
     ]
     invalid = [
-        Invalid("import torch\ntorch.autograd.set_detect_anomaly(True)\n" + _TRAIN),
         Invalid(
-            "import torch\n\ndef train(model, loader, optimizer):\n    torch.autograd.set_detect_anomaly(mode=True, check_nan=True)\n"
-            "    for x in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(True)
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """,
+            line=2,
+            column=1,
+            message="anomaly detection left on in training code slows every step; remove or guard it",
         ),
         Invalid(
-            "from torch import autograd\n\nfor x, y in loader:\n    with autograd.detect_anomaly():\n        loss = loss_fn(model(x), y)\n"
-            "        loss.backward()\n    optimizer.step()\n"
+            """
+            import torch
+
+            def train(model, loader, optimizer):
+                torch.autograd.set_detect_anomaly(mode=True, check_nan=True)
+                for x in loader:
+                    model(x).sum().backward()
+                    optimizer.step()
+            """,
+            line=4,
+            column=5,
+            message="anomaly detection left on in training code slows every step; remove or guard it",
         ),
         Invalid(
-            "import torch\n\nwith torch.autograd.profiler.emit_nvtx():\n"
-            + "    "
-            + _TRAIN.replace("\n    ", "\n        ")
+            """
+            from torch import autograd
+
+            for x, y in loader:
+                with autograd.detect_anomaly():
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                optimizer.step()
+            """,
+            line=4,
+            column=10,
+            message="anomaly detection left on in training code slows every step; remove or guard it",
         ),
         Invalid(
-            "import torch\nfrom torch.autograd.profiler import profile\n\nwith profile(use_cuda=True) as prof:\n"
-            "    " + _TRAIN.replace("\n    ", "\n        ") + "print(prof.key_averages().table())\n"
+            """
+            import torch
+
+            with torch.autograd.profiler.emit_nvtx():
+                for x, y in loader:
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=3,
+            column=6,
+            message="the autograd profiler left on in training code slows every step; remove or guard it",
         ),
         Invalid(
-            "import torch\nfrom torch.autograd import gradcheck\n\nassert gradcheck(layer, (x,))\n"
-            + _TRAIN
+            """
+            import torch
+            from torch.autograd.profiler import profile
+
+            with profile(use_cuda=True) as prof:
+                for x, y in loader:
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+            print(prof.key_averages().table())
+            """,
+            line=4,
+            column=6,
+            message="the autograd profiler left on in training code slows every step; remove or guard it",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import gradcheck
+
+            assert gradcheck(layer, (x,))
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """,
+            line=4,
+            column=8,
+            message="a gradient check left on in training code slows every step; remove or guard it",
         ),
     ]
 

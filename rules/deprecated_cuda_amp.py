@@ -143,52 +143,220 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): use automatic mixed precision](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.amp.autocast('cuda'):\n    y = model(x)\n",
         Valid(
-            "import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
+            """
+            import torch
+            scaler = torch.amp.GradScaler('cuda')
+            with torch.amp.autocast('cuda'):
+                y = model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            scaler = torch.cuda.amp.GradScaler()
+            with torch.cuda.amp.autocast():
+                y = model(x)
+            """,
             target_torch_version="2.3",
         ),
         Valid(
-            "from torch.cuda.amp import autocast\nwith autocast(dtype=torch.bfloat16):\n    y = model(x)\n",
+            """
+            from torch.cuda.amp import autocast
+            with autocast(dtype=torch.bfloat16):
+                y = model(x)
+            """,
             target_torch_version="1.10",
         ),
-        "from torch.cuda.amp import GradScaler\nassert isinstance(scaler, GradScaler)\n",
-        "import torch\nwith torch.autocast(device_type='cuda', dtype=torch.float16):\n    y = model(x)\n",
-        "import apex\nfrom apex import amp\nmodel, opt = amp.initialize(model, opt)\nwith amp.scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",
-        "def autocast(enabled=True):\n    pass\n\nwith autocast():\n    pass\n",
-        "import torch\ntry:\n    scaler = torch.amp.GradScaler('cuda')\nexcept AttributeError:\n    scaler = torch.cuda.amp.GradScaler()\n",
-        "import torch\nctx = torch.amp.autocast('cuda') if TORCH_2_4 else torch.cuda.amp.autocast()\n",
-        "try:\n    from torch.amp import GradScaler\nexcept ImportError:\n    from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
-        "import torch\nif hasattr(torch, 'amp'):\n    ctx = torch.amp.autocast(device_type='cuda')\nelse:\n    ctx = torch.cuda.amp.autocast()\n",
+        Valid(
+            """
+            from torch.cuda.amp import GradScaler
+            assert isinstance(scaler, GradScaler)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            with torch.autocast(device_type='cuda', dtype=torch.float16):
+                y = model(x)
+            """
+        ),
+        Valid(
+            """
+            import apex
+            from apex import amp
+            model, opt = amp.initialize(model, opt)
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+            """
+        ),
+        Valid(
+            """
+            def autocast(enabled=True):
+                pass
+
+            with autocast():
+                pass
+            """
+        ),
+        Valid(
+            """
+            import torch
+            try:
+                scaler = torch.amp.GradScaler('cuda')
+            except AttributeError:
+                scaler = torch.cuda.amp.GradScaler()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            ctx = torch.amp.autocast('cuda') if TORCH_2_4 else torch.cuda.amp.autocast()
+            """
+        ),
+        Valid(
+            """
+            try:
+                from torch.amp import GradScaler
+            except ImportError:
+                from torch.cuda.amp import GradScaler
+            scaler = GradScaler()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            if hasattr(torch, 'amp'):
+                ctx = torch.amp.autocast(device_type='cuda')
+            else:
+                ctx = torch.cuda.amp.autocast()
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\n\nscaler = torch.cuda.amp.GradScaler(enabled=use_amp)\nwith torch.cuda.amp.autocast(enabled=use_amp):\n    loss = model(x)\n",
-            fixed='import torch\n\nscaler = torch.amp.GradScaler("cuda", enabled=use_amp)\nwith torch.amp.autocast("cuda", enabled=use_amp):\n    loss = model(x)\n',
+            """
+            import torch
+
+            scaler = torch.cuda.amp.GradScaler(enabled=use_amp)
+            with torch.cuda.amp.autocast(enabled=use_amp):
+                loss = model(x)
+            """,
+            fixed="""
+            import torch
+
+            scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+            with torch.amp.autocast("cuda", enabled=use_amp):
+                loss = model(x)
+            """,
             count=2,
+            line=3,
+            column=10,
+            message='`torch.cuda.amp.GradScaler` is deprecated since torch 2.4; use `torch.amp.GradScaler("cuda")`',
         ),
         Invalid(
-            "import torch as T\nfrom torch.cuda.amp import autocast, GradScaler\n\nscaler = GradScaler(2.0**10)\n\n\n@autocast()\ndef forward(x):\n    return net(x)\n",
-            fixed='import torch as T\n\nscaler = T.amp.GradScaler("cuda", 2.0**10)\n\n\n@T.amp.autocast("cuda")\ndef forward(x):\n    return net(x)\n',
+            """
+            import torch as T
+            from torch.cuda.amp import autocast, GradScaler
+
+            scaler = GradScaler(2.0**10)
+
+
+            @autocast()
+            def forward(x):
+                return net(x)
+            """,
+            fixed="""
+            import torch as T
+
+            scaler = T.amp.GradScaler("cuda", 2.0**10)
+
+
+            @T.amp.autocast("cuda")
+            def forward(x):
+                return net(x)
+            """,
             count=2,
+            line=4,
+            column=10,
+            message='`torch.cuda.amp.GradScaler` is deprecated since torch 2.4; use `torch.amp.GradScaler("cuda")`',
         ),
         Invalid(
-            "from torch.cuda import amp\n\nwith amp.autocast(False, torch.bfloat16):\n    y = model(x)\n",
-            fixed='import torch\n\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.bfloat16):\n    y = model(x)\n',
+            """
+            from torch.cuda import amp
+
+            with amp.autocast(False, torch.bfloat16):
+                y = model(x)
+            """,
+            fixed="""
+            import torch
+
+            with torch.amp.autocast("cuda", enabled=False, dtype=torch.bfloat16):
+                y = model(x)
+            """,
+            line=3,
+            column=6,
+            message='`torch.cuda.amp.autocast` is deprecated since torch 2.4; use `torch.amp.autocast("cuda")`',
         ),
         Invalid(
-            "import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
-            "    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.cuda.amp.custom_bwd\n    def backward(ctx, g):\n        return g\n",
-            fixed='import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)\n'
-            '    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    @torch.amp.custom_bwd(device_type="cuda")\n    def backward(ctx, g):\n        return g\n',
+            """
+            import torch
+
+
+            class F(torch.autograd.Function):
+                @staticmethod
+                @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+                def forward(ctx, x):
+                    return x
+
+                @staticmethod
+                @torch.cuda.amp.custom_bwd
+                def backward(ctx, g):
+                    return g
+            """,
+            fixed="""
+            import torch
+
+
+            class F(torch.autograd.Function):
+                @staticmethod
+                @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+                def forward(ctx, x):
+                    return x
+
+                @staticmethod
+                @torch.amp.custom_bwd(device_type="cuda")
+                def backward(ctx, g):
+                    return g
+            """,
             count=2,
+            line=6,
+            column=6,
+            message='`torch.cuda.amp.custom_fwd` is deprecated since torch 2.4; use `torch.amp.custom_fwd("cuda")`',
         ),
         Invalid(
-            "import torch\nctx = torch.cuda.amp.autocast(**amp_kwargs)\n",
-            fixed='import torch\nctx = torch.amp.autocast("cuda", **amp_kwargs)\n',
+            """
+            import torch
+            ctx = torch.cuda.amp.autocast(**amp_kwargs)
+            """,
+            fixed="""
+            import torch
+            ctx = torch.amp.autocast("cuda", **amp_kwargs)
+            """,
             target_torch_version="2.4",
+            line=2,
+            column=7,
+            message='`torch.cuda.amp.autocast` is deprecated since torch 2.4; use `torch.amp.autocast("cuda")`',
         ),
-        Invalid("import torch\nctx = torch.cuda.amp.autocast(*flags)\n"),
+        Invalid(
+            """
+            import torch
+            ctx = torch.cuda.amp.autocast(*flags)
+            """,
+            line=2,
+            column=7,
+            message='`torch.cuda.amp.autocast` is deprecated since torch 2.4; use `torch.amp.autocast("cuda")`',
+        ),
     ]
 
     def __init__(self, ctx, options) -> None:

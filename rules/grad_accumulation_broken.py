@@ -9,13 +9,13 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 # Between a call and its loop, these make the call run only on some iterations.
 _CONDITIONAL = (
@@ -122,66 +122,237 @@ tuned around.
 """
     valid = [
         # The textbook form.
-        "import torch\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x), y) / accum_steps\n    loss.backward()\n"
-        "    if (i + 1) % accum_steps == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        Valid(
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x), y) / accum_steps
+                loss.backward()
+                if (i + 1) % accum_steps == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """
+        ),
         # No accumulation: step and zero_grad on every iteration; a step skipped on NaN is no accumulation.
-        "import torch\nfor x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n    loss.backward()\n"
-        "    optimizer.step()\n",
-        "import torch\nfor x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n    loss.backward()\n"
-        "    if torch.isfinite(loss):\n        optimizer.step()\n",
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                if torch.isfinite(loss):
+                    optimizer.step()
+            """
+        ),
         # A periodic scheduler step is not an optimizer step; two optimizers, each zeroed with its own step.
-        "import torch\nfor i, (x, y) in enumerate(loader):\n    optimizer.zero_grad()\n    criterion(model(x), y).backward()\n"
-        "    optimizer.step()\n    if i % 100 == 0:\n        scheduler.step()\n",
-        "import torch\nfor i, (real, _) in enumerate(loader):\n    opt_d.zero_grad()\n    d_loss(real).backward()\n    opt_d.step()\n"
-        "    if i % n_critic == 0:\n        opt_g.zero_grad()\n        g_loss(real).backward()\n        opt_g.step()\n",
+        Valid(
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                optimizer.zero_grad()
+                criterion(model(x), y).backward()
+                optimizer.step()
+                if i % 100 == 0:
+                    scheduler.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for i, (real, _) in enumerate(loader):
+                opt_d.zero_grad()
+                d_loss(real).backward()
+                opt_d.step()
+                if i % n_critic == 0:
+                    opt_g.zero_grad()
+                    g_loss(real).backward()
+                    opt_g.step()
+            """
+        ),
         # A GAN's generator steps every n_critic iterations with its own backward under the guard.
-        "import torch\nfor i, (real, _) in enumerate(loader):\n    opt_d.zero_grad()\n    d_loss(real).backward()\n    opt_d.step()\n"
-        "    opt_g.zero_grad()\n    if i % n_critic == 0:\n        g_loss(real).backward()\n        opt_g.step()\n",
+        Valid(
+            """
+            import torch
+            for i, (real, _) in enumerate(loader):
+                opt_d.zero_grad()
+                d_loss(real).backward()
+                opt_d.step()
+                opt_g.zero_grad()
+                if i % n_critic == 0:
+                    g_loss(real).backward()
+                    opt_g.step()
+            """
+        ),
         # The loss is rescaled, or summed on purpose, or gradients are rescaled at the step.
-        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.cross_entropy(model(x), y)\n"
-        "    (loss / accum).backward()\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
-        "import torch\nfrom torch import nn\ncriterion = nn.CrossEntropyLoss(reduction='sum')\nfor i, (x, y) in enumerate(loader):\n"
-        "    loss = criterion(model(x), y)\n    loss.backward()\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
-        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.mse_loss(model(x), y)\n"
-        "    loss.backward()\n    if (i + 1) % accum == 0:\n        for p in model.parameters():\n            p.grad.div_(accum)\n"
-        "        optimizer.step()\n        optimizer.zero_grad()\n",
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            for i, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                (loss / accum).backward()
+                if (i + 1) % accum == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import nn
+            criterion = nn.CrossEntropyLoss(reduction='sum')
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x), y)
+                loss.backward()
+                if (i + 1) % accum == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            for i, (x, y) in enumerate(loader):
+                loss = F.mse_loss(model(x), y)
+                loss.backward()
+                if (i + 1) % accum == 0:
+                    for p in model.parameters():
+                        p.grad.div_(accum)
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """
+        ),
         # accelerate divides by the accumulation steps itself.
-        "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.mse_loss(model(x), y)\n"
-        "    accelerator.backward(loss)\n    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            for i, (x, y) in enumerate(loader):
+                loss = F.mse_loss(model(x), y)
+                accelerator.backward(loss)
+                if (i + 1) % accum == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """
+        ),
         # A call that does not name the accumulation is no accumulation guard.
-        "import torch\nfor batch in loader:\n    optimizer.zero_grad()\n    model(batch).loss.backward()\n"
-        "    if scheduler.should_step(batch):\n        optimizer.step()\n",
+        Valid(
+            """
+            import torch
+            for batch in loader:
+                optimizer.zero_grad()
+                model(batch).loss.backward()
+                if scheduler.should_step(batch):
+                    optimizer.step()
+            """
+        ),
         # zero_grad under a configuration switch, not on every iteration.
-        "import torch\nfor i, (x, y) in enumerate(loader):\n    if not args.accumulate:\n        optimizer.zero_grad()\n"
-        "    (criterion(model(x), y) / 4).backward()\n    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
+        Valid(
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                if not args.accumulate:
+                    optimizer.zero_grad()
+                (criterion(model(x), y) / 4).backward()
+                if (i + 1) % 4 == 0:
+                    optimizer.step()
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\nfor i, (x, y) in enumerate(loader):\n    optimizer.zero_grad()\n    loss = criterion(model(x), y) / accum_steps\n"
-            "    loss.backward()\n    if (i + 1) % accum_steps == 0:\n        optimizer.step()\n"
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                optimizer.zero_grad()
+                loss = criterion(model(x), y) / accum_steps
+                loss.backward()
+                if (i + 1) % accum_steps == 0:
+                    optimizer.step()
+            """,
+            line=3,
+            column=5,
+            message="`optimizer.zero_grad()` on every iteration wipes the gradients being accumulated for the step",
         ),
         # zero_grad after the guarded step, on a model, with a GradScaler.
         Invalid(
-            "import torch\ndef train(model, loader, optimizer, scaler, accum):\n    for step, batch in enumerate(loader):\n"
-            "        with torch.autocast('cuda'):\n            loss = model(**batch).loss / accum\n        scaler.scale(loss).backward()\n"
-            "        if step % accum == accum - 1 or step == len(loader) - 1:\n            scaler.step(optimizer)\n            scaler.update()\n"
-            "        model.zero_grad()\n"
+            """
+            import torch
+            def train(model, loader, optimizer, scaler, accum):
+                for step, batch in enumerate(loader):
+                    with torch.autocast('cuda'):
+                        loss = model(**batch).loss / accum
+                    scaler.scale(loss).backward()
+                    if step % accum == accum - 1 or step == len(loader) - 1:
+                        scaler.step(optimizer)
+                        scaler.update()
+                    model.zero_grad()
+            """,
+            line=10,
+            column=9,
+            message="`model.zero_grad()` on every iteration wipes the gradients being accumulated for the step",
         ),
         # A helper decides when to step from the accumulation count.
         Invalid(
-            "import torch\ndef fit(self, loader, optimizer, history, grad_accumulation):\n    for batch in loader:\n"
-            "        optimizer.zero_grad()\n        loss = self.feed_batch(batch)['loss'] / grad_accumulation\n        loss.backward()\n"
-            "        if history.step(grad_accumulation):\n            optimizer.step()\n"
+            """
+            import torch
+            def fit(self, loader, optimizer, history, grad_accumulation):
+                for batch in loader:
+                    optimizer.zero_grad()
+                    loss = self.feed_batch(batch)['loss'] / grad_accumulation
+                    loss.backward()
+                    if history.step(grad_accumulation):
+                        optimizer.step()
+            """,
+            line=4,
+            column=9,
+            message="`optimizer.zero_grad()` on every iteration wipes the gradients being accumulated for the step",
         ),
         # The loss is summed over micro-batches without dividing it.
         Invalid(
-            "import torch\nimport torch.nn.functional as F\nfor i, (x, y) in enumerate(loader):\n    loss = F.cross_entropy(model(x), y)\n"
-            "    loss.backward()\n    if (i + 1) % args.gradient_accumulation_steps == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n"
+            """
+            import torch
+            import torch.nn.functional as F
+            for i, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                if (i + 1) % args.gradient_accumulation_steps == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """,
+            line=5,
+            column=5,
+            message="gradients of `loss` sum over `args.gradient_accumulation_steps` micro-batches, never divided by it",
         ),
         Invalid(
-            "import torch\nfrom torch import nn\ncriterion = nn.MSELoss()\nfor i, (x, y) in enumerate(loader):\n    outputs = model(x)\n"
-            "    loss = criterion(outputs, y)\n    scaler.scale(loss).backward()\n    if i % 8 == 0:\n        scaler.step(optimizer)\n"
-            "        scaler.update()\n        optimizer.zero_grad(set_to_none=True)\n"
+            """
+            import torch
+            from torch import nn
+            criterion = nn.MSELoss()
+            for i, (x, y) in enumerate(loader):
+                outputs = model(x)
+                loss = criterion(outputs, y)
+                scaler.scale(loss).backward()
+                if i % 8 == 0:
+                    scaler.step(optimizer)
+                    scaler.update()
+                    optimizer.zero_grad(set_to_none=True)
+            """,
+            line=7,
+            column=5,
+            message="gradients of `loss` sum over `8` micro-batches, never divided by it",
         ),
     ]
 

@@ -14,7 +14,7 @@ from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 _ACCUMULATING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 
@@ -117,133 +117,272 @@ may need `.item()` where it is read.
 """
     valid = [
         # Already detached or converted.
-        "import torch\ntotal = 0.0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
-        "    total += loss.item()\n    history.append(loss.detach())\n",
-        "import torch\ntotal = 0.0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    loss = loss.detach()\n"
-        "    total += loss\n",
+        Valid(
+            """
+            import torch
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total += loss.item()
+                history.append(loss.detach())
+            """
+        ),
+        Valid(
+            """
+            import torch
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                loss = loss.detach()
+                total += loss
+            """
+        ),
         # Under no_grad: no graph.
-        "import torch\ntotal = 0.0\nwith torch.no_grad():\n    for x, y in val_loader:\n        loss = criterion(model(x), y)\n"
-        "        total += loss\n",
+        Valid(
+            """
+            import torch
+            total = 0.0
+            with torch.no_grad():
+                for x, y in val_loader:
+                    loss = criterion(model(x), y)
+                    total += loss
+            """
+        ),
         # Accumulated on purpose, then backpropagated.
-        "import torch\nfor batch in loader:\n    total = 0.0\n    for chunk in batch.split(4):\n        total += criterion(model(chunk), chunk)\n"
-        "    total.backward()\n    optimizer.step()\n",
-        "import torch\nlosses = []\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x), y)\n    losses.append(loss)\n"
-        "    if (i + 1) % 4 == 0:\n        torch.stack(losses).mean().backward()\n        optimizer.step()\n        losses = []\n",
+        Valid(
+            """
+            import torch
+            for batch in loader:
+                total = 0.0
+                for chunk in batch.split(4):
+                    total += criterion(model(chunk), chunk)
+                total.backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            losses = []
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x), y)
+                losses.append(loss)
+                if (i + 1) % 4 == 0:
+                    torch.stack(losses).mean().backward()
+                    optimizer.step()
+                    losses = []
+            """
+        ),
         # A per-step sum, reset on every iteration.
-        "import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss += 0.01 * reg(model)\n    loss.backward()\n    optimizer.step()\n",
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss += 0.01 * reg(model)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # Not a loss, and not a loop that trains.
-        "import torch\ntotal = 0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    total += y.size(0)\n",
-        "import torch\ntotal = 0.0\nfor x, y in loader:\n    total += criterion(model(x), y)\nprint(total)\n",
+        Valid(
+            """
+            import torch
+            total = 0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                total += y.size(0)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            total = 0.0
+            for x, y in loader:
+                total += criterion(model(x), y)
+            print(total)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\n"
-            "total_loss = 0.0\n"
-            "for x, y in loader:\n"
-            "    optimizer.zero_grad()\n"
-            "    loss = criterion(model(x), y)\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    total_loss += loss\n"
-            "print(total_loss / len(loader))\n",
-            fixed=(
-                "import torch\n"
-                "total_loss = 0.0\n"
-                "for x, y in loader:\n"
-                "    optimizer.zero_grad()\n"
-                "    loss = criterion(model(x), y)\n"
-                "    loss.backward()\n"
-                "    optimizer.step()\n"
-                "    total_loss += loss.detach()\n"
-                "print(total_loss / len(loader))\n"
-            ),
+            """
+            import torch
+            total_loss = 0.0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total_loss += loss
+            print(total_loss / len(loader))
+            """,
+            fixed="""
+            import torch
+            total_loss = 0.0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total_loss += loss.detach()
+            print(total_loss / len(loader))
+            """,
+            line=8,
+            column=5,
+            message="`total_loss += loss` keeps each step's graph alive; add `loss.detach()`",
         ),
         # Scaled, through a scaler, appended, assigned, and periodically reset.
         Invalid(
-            "import torch.nn.functional as F\n"
-            "def train(model, loader, opt, scaler):\n"
-            "    running, losses = 0.0, []\n"
-            "    for i, (x, y) in enumerate(loader):\n"
-            "        loss = F.cross_entropy(model(x), y)\n"
-            "        scaler.scale(loss).backward()\n"
-            "        scaler.step(opt)\n"
-            "        running = running + loss * x.size(0)\n"
-            "        losses.append(loss)\n"
-            "        if i % 100 == 99:\n"
-            "            print(running / 100)\n"
-            "            running = 0.0\n"
-            "    return losses\n",
-            fixed=(
-                "import torch.nn.functional as F\n"
-                "def train(model, loader, opt, scaler):\n"
-                "    running, losses = 0.0, []\n"
-                "    for i, (x, y) in enumerate(loader):\n"
-                "        loss = F.cross_entropy(model(x), y)\n"
-                "        scaler.scale(loss).backward()\n"
-                "        scaler.step(opt)\n"
-                "        running = running + loss.detach() * x.size(0)\n"
-                "        losses.append(loss.detach())\n"
-                "        if i % 100 == 99:\n"
-                "            print(running / 100)\n"
-                "            running = 0.0\n"
-                "    return losses\n"
-            ),
+            """
+            import torch.nn.functional as F
+            def train(model, loader, opt, scaler):
+                running, losses = 0.0, []
+                for i, (x, y) in enumerate(loader):
+                    loss = F.cross_entropy(model(x), y)
+                    scaler.scale(loss).backward()
+                    scaler.step(opt)
+                    running = running + loss * x.size(0)
+                    losses.append(loss)
+                    if i % 100 == 99:
+                        print(running / 100)
+                        running = 0.0
+                return losses
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def train(model, loader, opt, scaler):
+                running, losses = 0.0, []
+                for i, (x, y) in enumerate(loader):
+                    loss = F.cross_entropy(model(x), y)
+                    scaler.scale(loss).backward()
+                    scaler.step(opt)
+                    running = running + loss.detach() * x.size(0)
+                    losses.append(loss.detach())
+                    if i % 100 == 99:
+                        print(running / 100)
+                        running = 0.0
+                return losses
+            """,
             count=2,
+            line=8,
+            column=9,
+            message="`running = running + loss * x.size(0)` keeps each step's graph alive; add `loss.detach()`",
         ),
         # A loss term that is backpropagated as part of a sum; attribute accumulators.
         Invalid(
-            "import torch\n"
-            "class Trainer:\n"
-            "    def fit(self, loader):\n"
-            "        self.epoch_ce = 0.0\n"
-            "        for x, y in loader:\n"
-            "            out = self.model(x)\n"
-            "            ce = self.criterion(out, y)\n"
-            "            total = ce + self.reg_weight * out.pow(2).mean()\n"
-            "            total.backward()\n"
-            "            self.optimizer.step()\n"
-            "            self.epoch_ce += ce\n",
-            fixed=(
-                "import torch\n"
-                "class Trainer:\n"
-                "    def fit(self, loader):\n"
-                "        self.epoch_ce = 0.0\n"
-                "        for x, y in loader:\n"
-                "            out = self.model(x)\n"
-                "            ce = self.criterion(out, y)\n"
-                "            total = ce + self.reg_weight * out.pow(2).mean()\n"
-                "            total.backward()\n"
-                "            self.optimizer.step()\n"
-                "            self.epoch_ce += ce.detach()\n"
-            ),
+            """
+            import torch
+            class Trainer:
+                def fit(self, loader):
+                    self.epoch_ce = 0.0
+                    for x, y in loader:
+                        out = self.model(x)
+                        ce = self.criterion(out, y)
+                        total = ce + self.reg_weight * out.pow(2).mean()
+                        total.backward()
+                        self.optimizer.step()
+                        self.epoch_ce += ce
+            """,
+            fixed="""
+            import torch
+            class Trainer:
+                def fit(self, loader):
+                    self.epoch_ce = 0.0
+                    for x, y in loader:
+                        out = self.model(x)
+                        ce = self.criterion(out, y)
+                        total = ce + self.reg_weight * out.pow(2).mean()
+                        total.backward()
+                        self.optimizer.step()
+                        self.epoch_ce += ce.detach()
+            """,
+            line=11,
+            column=13,
+            message="`self.epoch_ce += ce` keeps each step's graph alive; add `ce.detach()`",
         ),
         # A loss summed from several terms on each step, then added up across steps.
         Invalid(
-            "import torch\nepoch_loss = 0.0\nfor x, y in loader:\n    loss = 0.0\n    for head in heads:\n        loss += criterion(head(x), y)\n"
-            "    loss.backward()\n    optimizer.step()\n    epoch_loss += loss\n",
-            fixed=(
-                "import torch\nepoch_loss = 0.0\nfor x, y in loader:\n    loss = 0.0\n    for head in heads:\n        loss += criterion(head(x), y)\n"
-                "    loss.backward()\n    optimizer.step()\n    epoch_loss += loss.detach()\n"
-            ),
+            """
+            import torch
+            epoch_loss = 0.0
+            for x, y in loader:
+                loss = 0.0
+                for head in heads:
+                    loss += criterion(head(x), y)
+                loss.backward()
+                optimizer.step()
+                epoch_loss += loss
+            """,
+            fixed="""
+            import torch
+            epoch_loss = 0.0
+            for x, y in loader:
+                loss = 0.0
+                for head in heads:
+                    loss += criterion(head(x), y)
+                loss.backward()
+                optimizer.step()
+                epoch_loss += loss.detach()
+            """,
+            line=9,
+            column=5,
+            message="`epoch_loss += loss` keeps each step's graph alive; add `loss.detach()`",
         ),
         # A loss computed in a loop that trains, never backpropagated itself.
         Invalid(
-            "import torch\nfrom torch import nn\nmse = nn.MSELoss()\nmonitor = 0.0\n"
-            "for x, y in train_loader:\n    out = model(x)\n    model.loss_fn(out, y).backward()\n    opt.step()\n"
-            "    monitor += mse(out, y)\n",
-            fixed=(
-                "import torch\nfrom torch import nn\nmse = nn.MSELoss()\nmonitor = 0.0\n"
-                "for x, y in train_loader:\n    out = model(x)\n    model.loss_fn(out, y).backward()\n    opt.step()\n"
-                "    monitor += mse(out, y).detach()\n"
-            ),
+            """
+            import torch
+            from torch import nn
+            mse = nn.MSELoss()
+            monitor = 0.0
+            for x, y in train_loader:
+                out = model(x)
+                model.loss_fn(out, y).backward()
+                opt.step()
+                monitor += mse(out, y)
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+            mse = nn.MSELoss()
+            monitor = 0.0
+            for x, y in train_loader:
+                out = model(x)
+                model.loss_fn(out, y).backward()
+                opt.step()
+                monitor += mse(out, y).detach()
+            """,
+            line=9,
+            column=5,
+            message="`monitor += mse(out, y)` keeps each step's graph alive; add `mse(out, y).detach()`",
         ),
         Invalid(
-            "import torch\ntotals = {'loss': 0.0}\nfor batch in loader:\n    outputs = model(**batch)\n    outputs.loss.backward()\n"
-            "    optimizer.step()\n    totals['loss'] += outputs.loss\n",
-            fixed=(
-                "import torch\ntotals = {'loss': 0.0}\nfor batch in loader:\n    outputs = model(**batch)\n    outputs.loss.backward()\n"
-                "    optimizer.step()\n    totals['loss'] += outputs.loss.detach()\n"
-            ),
+            """
+            import torch
+            totals = {'loss': 0.0}
+            for batch in loader:
+                outputs = model(**batch)
+                outputs.loss.backward()
+                optimizer.step()
+                totals['loss'] += outputs.loss
+            """,
+            fixed="""
+            import torch
+            totals = {'loss': 0.0}
+            for batch in loader:
+                outputs = model(**batch)
+                outputs.loss.backward()
+                optimizer.step()
+                totals['loss'] += outputs.loss.detach()
+            """,
+            line=7,
+            column=5,
+            message="`totals['loss'] += outputs.loss` keeps each step's graph alive; add `outputs.loss.detach()`",
         ),
     ]
 

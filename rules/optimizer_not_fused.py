@@ -8,8 +8,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
@@ -95,49 +95,203 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): use fused optimizers](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     _SETUP = "import torch\n\nmodel = Net().to('cuda')\n"
-    _LOOP = "for x in loader:\n    model(x.cuda()).sum().backward()\n    opt.step()\n"
     valid = [
-        _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n" + _LOOP,
-        _SETUP + "opt = torch.optim.Adam(model.parameters(), foreach=False)\n" + _LOOP,
-        _SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1, **extra)\n" + _LOOP,
         Valid(
-            _SETUP + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + _LOOP,
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.Adam(model.parameters(), foreach=False)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, **extra)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
             target_torch_version="2.2",
         ),
         Valid(
-            _SETUP + "opt = torch.optim.AdamW(model.parameters())\n" + _LOOP,
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.AdamW(model.parameters())
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
             target_torch_version="1.13",
         ),
-        "import torch\n\nmodel = Net()\nopt = torch.optim.AdamW(model.parameters())\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n",
-        _SETUP + "opt = torch.optim.AdamW(model.parameters())\n",
-        _SETUP + "w = torch.zeros(3, requires_grad=True)\nopt = torch.optim.Adam([w])\n" + _LOOP,
-        _SETUP + "opt = torch.optim.RMSprop(model.parameters())\n" + _LOOP,
-        _SETUP
-        + "emb = torch.nn.Embedding(10, 3, sparse=True)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        + _LOOP,
+        Valid(
+            """
+            import torch
+
+            model = Net()
+            opt = torch.optim.AdamW(model.parameters())
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.AdamW(model.parameters())
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            w = torch.zeros(3, requires_grad=True)
+            opt = torch.optim.Adam([w])
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.RMSprop(model.parameters())
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = Net().to('cuda')
+            emb = torch.nn.Embedding(10, 3, sparse=True)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            _SETUP + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n" + _LOOP,
-            fixed=_SETUP
-            + "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n"
-            + _LOOP,
+            """
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            fixed="""
+            import torch
+
+            model = Net().to('cuda')
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            line=4,
+            column=7,
+            message="`AdamW` on GPU parameters without `fused=True`, which updates them all in a few kernels",
         ),
         Invalid(
-            "from torch import optim\n\ndevice = torch.device('cuda')\nnet.to(device)\n"
-            "params = [p for p in net.parameters() if p.requires_grad]\noptimizer = optim.SGD(\n    params,\n    lr=0.1,\n    momentum=0.9,\n)\n"
-            "for x in loader:\n    net(x.to(device)).sum().backward()\n    optimizer.step()\n",
-            fixed="from torch import optim\n\ndevice = torch.device('cuda')\nnet.to(device)\n"
-            "params = [p for p in net.parameters() if p.requires_grad]\noptimizer = optim.SGD(\n    params,\n    lr=0.1,\n    momentum=0.9,\n    fused=True,\n)\n"
-            "for x in loader:\n    net(x.to(device)).sum().backward()\n    optimizer.step()\n",
+            """
+            from torch import optim
+
+            device = torch.device('cuda')
+            net.to(device)
+            params = [p for p in net.parameters() if p.requires_grad]
+            optimizer = optim.SGD(
+                params,
+                lr=0.1,
+                momentum=0.9,
+            )
+            for x in loader:
+                net(x.to(device)).sum().backward()
+                optimizer.step()
+            """,
+            fixed="""
+            from torch import optim
+
+            device = torch.device('cuda')
+            net.to(device)
+            params = [p for p in net.parameters() if p.requires_grad]
+            optimizer = optim.SGD(
+                params,
+                lr=0.1,
+                momentum=0.9,
+                fused=True,
+            )
+            for x in loader:
+                net(x.to(device)).sum().backward()
+                optimizer.step()
+            """,
+            line=6,
+            column=13,
+            message="`SGD` on GPU parameters without `fused=True`, which updates them all in a few kernels",
         ),
         Invalid(
-            _SETUP
-            + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}])\n"
-            + _LOOP,
-            fixed=_SETUP
-            + "from torch.optim import Adam\nopt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}], fused=True)\n"
-            + _LOOP,
+            """
+            import torch
+
+            model = Net().to('cuda')
+            from torch.optim import Adam
+            opt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}])
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            fixed="""
+            import torch
+
+            model = Net().to('cuda')
+            from torch.optim import Adam
+            opt = Adam([{'params': model.head.parameters(), 'lr': 1e-2}, {'params': model.body.parameters()}], fused=True)
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+            line=5,
+            column=7,
+            message="`Adam` on GPU parameters without `fused=True`, which updates them all in a few kernels",
         ),
     ]
 

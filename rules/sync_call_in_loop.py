@@ -146,58 +146,180 @@ only the author knows whether the call is still wanted.
 - [PyTorch Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization)
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): avoid unnecessary synchronizations](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
-    _LOOP = "for x, y in loader:\n    loss = loss_fn(model(x.cuda()), y.cuda())\n    loss.backward()\n    optimizer.step()\n"
     valid = [
         # Periodic, once-only and out-of-memory paths.
-        "import torch\nfor i, (x, y) in enumerate(loader):\n    loss = loss_fn(model(x.cuda()), y.cuda())\n    loss.backward()\n"
-        "    optimizer.step()\n    if i % 500 == 0:\n        torch.cuda.empty_cache()\n",
-        "import torch\nfor x, y in loader:\n    try:\n        loss = loss_fn(model(x.cuda()), y.cuda())\n        loss.backward()\n"
-        "    except torch.cuda.OutOfMemoryError:\n        torch.cuda.empty_cache()\n        continue\n    optimizer.step()\n",
-        # After the loop, and per epoch.
-        "import torch\n" + _LOOP + "torch.cuda.synchronize()\n",
-        "import torch\nfor epoch in range(10):\n    train_one_epoch(model, loader)\n    torch.cuda.empty_cache()\n",
-        # A timing loop: the synchronize makes the clock reads right.
-        "import time\nimport torch\nfor x, y in loader:\n    start = time.perf_counter()\n    loss = loss_fn(model(x.cuda()), y.cuda())\n"
-        "    loss.backward()\n    optimizer.step()\n    torch.cuda.synchronize()\n    times.append(time.perf_counter() - start)\n",
-        "import torch\ndef benchmark_training(model, loader):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
-        "        torch.cuda.synchronize()\n",
-        # A loop marked with NVTX ranges for Nsight Systems: the synchronize keeps the ranges aligned with the GPU work.
-        "import torch\nfor x, y in loader:\n    torch.cuda.nvtx.range_push('step')\n    model(x.cuda()).sum().backward()\n"
-        "    optimizer.step()\n    torch.cuda.nvtx.range_pop()\n    torch.cuda.synchronize()\n",
-        # Not a per-batch loop; another stream's event.
-        "import torch\nfor module in model.modules():\n    torch.cuda.empty_cache()\n",
-        "import torch\n" + _LOOP + "    done.synchronize()\n",
         Valid(
-            "import pytest\nimport torch\ndef test_step():\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
-            "        torch.cuda.synchronize()\n"
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                if i % 500 == 0:
+                    torch.cuda.empty_cache()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                try:
+                    loss = loss_fn(model(x.cuda()), y.cuda())
+                    loss.backward()
+                except torch.cuda.OutOfMemoryError:
+                    torch.cuda.empty_cache()
+                    continue
+                optimizer.step()
+            """
+        ),
+        # After the loop, and per epoch.
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            torch.cuda.synchronize()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for epoch in range(10):
+                train_one_epoch(model, loader)
+                torch.cuda.empty_cache()
+            """
+        ),
+        # A timing loop: the synchronize makes the clock reads right.
+        Valid(
+            """
+            import time
+            import torch
+            for x, y in loader:
+                start = time.perf_counter()
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - start)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            def benchmark_training(model, loader):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    torch.cuda.synchronize()
+            """
+        ),
+        # A loop marked with NVTX ranges for Nsight Systems: the synchronize keeps the ranges aligned with the GPU work.
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                torch.cuda.nvtx.range_push('step')
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+                torch.cuda.nvtx.range_pop()
+                torch.cuda.synchronize()
+            """
+        ),
+        # Not a per-batch loop; another stream's event.
+        Valid(
+            """
+            import torch
+            for module in model.modules():
+                torch.cuda.empty_cache()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for x, y in loader:
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                done.synchronize()
+            """
+        ),
+        Valid(
+            """
+            import pytest
+            import torch
+            def test_step():
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    torch.cuda.synchronize()
+            """
         ),
     ]
     invalid = [
         Invalid(
-            "import torch\n"
-            + _LOOP
-            + "    torch.cuda.synchronize()\n    torch.cuda.empty_cache()\n",
+            """
+            import torch
+            for x, y in loader:
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+            """,
             count=2,
+            line=6,
+            column=5,
+            message="`torch.cuda.synchronize()` on every batch blocks the CPU until the GPU is idle",
         ),
         # Aliases, a device check that is no periodic guard, and the stream form.
         Invalid(
-            "import torch as T\nfrom torch.cuda import empty_cache\n"
-            "for step, batch in enumerate(train_loader):\n    out = model(batch.to(device))\n    out.loss.backward()\n"
-            "    if device.type == 'cuda':\n        T.cuda.current_stream().synchronize()\n    empty_cache()\n",
+            """
+            import torch as T
+            from torch.cuda import empty_cache
+            for step, batch in enumerate(train_loader):
+                out = model(batch.to(device))
+                out.loss.backward()
+                if device.type == 'cuda':
+                    T.cuda.current_stream().synchronize()
+                empty_cache()
+            """,
             count=2,
+            line=7,
+            column=9,
+            message="`T.cuda.current_stream().synchronize()` on every batch blocks the CPU until the GPU is idle",
         ),
         # A helper called on every batch.
         Invalid(
-            "import torch\ndef free_memory():\n    torch.cuda.empty_cache()\n"
-            "def train(model, loader, optimizer):\n    for x, y in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"
-            "        free_memory()\n"
+            """
+            import torch
+            def free_memory():
+                torch.cuda.empty_cache()
+            def train(model, loader, optimizer):
+                for x, y in loader:
+                    model(x).sum().backward()
+                    optimizer.step()
+                    free_memory()
+            """,
+            line=3,
+            column=5,
+            message="`torch.cuda.empty_cache()` on every batch empties the cache, so each batch calls cudaMalloc again",
         ),
         # A clock read once per epoch does not make the per-batch synchronize a measurement.
         Invalid(
-            "import time\nimport torch\nstart = time.time()\n"
-            + _LOOP
-            + "    torch.accelerator.synchronize()\n"
-            "print(time.time() - start)\n"
+            """
+            import time
+            import torch
+            start = time.time()
+            for x, y in loader:
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                torch.accelerator.synchronize()
+            print(time.time() - start)
+            """,
+            line=8,
+            column=5,
+            message="`torch.accelerator.synchronize()` on every batch blocks the CPU until the GPU is idle",
         ),
     ]
 

@@ -12,7 +12,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, Edit, Position
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 # The same values whichever device builds them.
 _EXACT = frozenset({"zeros", "ones", "empty", "full", "eye", "tensor", "as_tensor", "arange"})
@@ -72,11 +72,6 @@ _SHAPING = frozenset(
 )
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
-# The examples' per-step code: a training loop, and a module's forward.
-_LOOP = (
-    "import torch\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n"
-)
-_FORWARD = "import torch as T\n\n\nclass Block(T.nn.Module):\n    def forward(self, x):\n        n = x.size(0)\n"
 
 
 class TensorCreatedThenMoved(Rule):
@@ -161,56 +156,268 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors directly on the GPU](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\nx = torch.zeros(3, device=device)\n",
+        Valid(
+            """
+            import torch
+            x = torch.zeros(3, device=device)
+            """
+        ),
         # a legacy constructor's data form copies host data whatever the device
-        _LOOP + "    rows = torch.FloatTensor(rows_list).to(device)\n",
-        "import torch\nx = torch.zeros(3, device='cpu').to(device)\n",
-        "import torch\nx = torch.zeros(3).to(torch.float16)\ny = torch.ones(3).to(other)\n",
-        "import torch\nx = torch.randn(3, generator=g).to(device)\n",
-        "import torch\nx = torch.empty(3, pin_memory=True).to(device, non_blocking=True)\n",
-        "import torch\nx = torch.zeros(3, **factory_kwargs).cuda()\n",
-        "import torch\nx = torch.zeros_like(y).cuda()\nz = torch.from_numpy(a).cuda()\n",
-        "import numpy as np\nx = np.zeros(3).to(device)\n",
-        "import torch\nx = torch.zeros(3)\nx = x.cuda()\n",
+        Valid(
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                rows = torch.FloatTensor(rows_list).to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.zeros(3, device='cpu').to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.zeros(3).to(torch.float16)
+            y = torch.ones(3).to(other)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.randn(3, generator=g).to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.empty(3, pin_memory=True).to(device, non_blocking=True)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.zeros(3, **factory_kwargs).cuda()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.zeros_like(y).cuda()
+            z = torch.from_numpy(a).cuda()
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            x = np.zeros(3).to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.zeros(3)
+            x = x.cuda()
+            """
+        ),
         # a random initialization, drawn once from the CPU generator
-        "import torch\n\n\nclass Cross(torch.nn.Module):\n    def __init__(self, n):\n        self.w = torch.nn.Parameter(torch.randn(n).to(device))\n",
+        Valid(
+            """
+            import torch
+
+
+            class Cross(torch.nn.Module):
+                def __init__(self, n):
+                    self.w = torch.nn.Parameter(torch.randn(n).to(device))
+            """
+        ),
         # built once, before the loop: one copy per run costs nothing
-        "import torch\nrewards = torch.zeros(steps, envs).to(device)\nfor x, y in train_loader:\n    model(x).sum().backward()\n    optimizer.step()\n",
+        Valid(
+            """
+            import torch
+            rewards = torch.zeros(steps, envs).to(device)
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+            """
+        ),
         # given data starts on the host: `device=` would copy it from the host as well
-        "import torch\nfor obs, r in train_loader:\n    reward = torch.tensor(r).to(device)\n    model(obs).sum().backward()\n    optimizer.step()\n",
-        "import torch\n\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.tensor([0.5, 0.25]).cuda()\n",
+        Valid(
+            """
+            import torch
+            for obs, r in train_loader:
+                reward = torch.tensor(r).to(device)
+                model(obs).sum().backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+
+            class Head(torch.nn.Module):
+                def forward(self, x):
+                    return x * torch.tensor([0.5, 0.25]).cuda()
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            _LOOP + "    noise = torch.zeros(3, 4).cuda()\n",
-            fixed=_LOOP + '    noise = torch.zeros(3, 4, device="cuda")\n',
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                noise = torch.zeros(3, 4).cuda()
+            """,
+            fixed="""
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                noise = torch.zeros(3, 4, device="cuda")
+            """,
+            line=5,
+            column=13,
+            message="`zeros(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
         ),
         Invalid(
-            _FORWARD
-            + "        mask = T.ones(\n            n, 1, dtype=T.bool,\n        ).to(self.device)\n        return x * mask\n",
-            fixed=_FORWARD
-            + "        mask = T.ones(\n            n, 1, dtype=T.bool, device=self.device,\n        )\n        return x * mask\n",
+            """
+            import torch as T
+
+
+            class Block(T.nn.Module):
+                def forward(self, x):
+                    n = x.size(0)
+                    mask = T.ones(
+                        n, 1, dtype=T.bool,
+                    ).to(self.device)
+                    return x * mask
+            """,
+            fixed="""
+            import torch as T
+
+
+            class Block(T.nn.Module):
+                def forward(self, x):
+                    n = x.size(0)
+                    mask = T.ones(
+                        n, 1, dtype=T.bool, device=self.device,
+                    )
+                    return x * mask
+            """,
+            line=7,
+            column=16,
+            message="`ones(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
         ),
         Invalid(
-            _FORWARD
-            + "        pos = T.arange(x.size(1)).to(device=x.device)\n        return x + pos\n",
-            fixed=_FORWARD
-            + "        pos = T.arange(x.size(1), device=x.device)\n        return x + pos\n",
+            """
+            import torch as T
+
+
+            class Block(T.nn.Module):
+                def forward(self, x):
+                    n = x.size(0)
+                    pos = T.arange(x.size(1)).to(device=x.device)
+                    return x + pos
+            """,
+            fixed="""
+            import torch as T
+
+
+            class Block(T.nn.Module):
+                def forward(self, x):
+                    n = x.size(0)
+                    pos = T.arange(x.size(1), device=x.device)
+                    return x + pos
+            """,
+            line=7,
+            column=15,
+            message="`arange(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
         ),
         # random values on every forward: unsafe, the generator changes
         Invalid(
-            "import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape).to(x.device))\n",
-            fixed="import torch\n\n\nclass Noisy(torch.nn.Module):\n    def forward(self, x):\n        return x + self.scale(torch.randn(x.shape, device=x.device))\n",
+            """
+            import torch
+
+
+            class Noisy(torch.nn.Module):
+                def forward(self, x):
+                    return x + self.scale(torch.randn(x.shape).to(x.device))
+            """,
+            fixed="""
+            import torch
+
+
+            class Noisy(torch.nn.Module):
+                def forward(self, x):
+                    return x + self.scale(torch.randn(x.shape, device=x.device))
+            """,
+            line=6,
+            column=31,
+            message="`randn(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
         ),
         # not a pure move: flagged without a fix
-        Invalid(_LOOP + "    x = torch.zeros(3).to(device, torch.float16)\n"),
-        Invalid(_LOOP + "    x = torch.ones(3).cuda(non_blocking=True)\n"),
+        Invalid(
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                x = torch.zeros(3).to(device, torch.float16)
+            """,
+            line=5,
+            column=9,
+            message="`zeros(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
+        ),
+        Invalid(
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                x = torch.ones(3).cuda(non_blocking=True)
+            """,
+            line=5,
+            column=9,
+            message="`ones(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
+        ),
         # through dtype and shape methods; the size form of a legacy constructor (no fix: it takes no device)
         Invalid(
-            _LOOP + "    x = torch.zeros(n, 3).float().unsqueeze(0).to(device)\n",
-            fixed=_LOOP + "    x = torch.zeros(n, 3, device=device).float().unsqueeze(0)\n",
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                x = torch.zeros(n, 3).float().unsqueeze(0).to(device)
+            """,
+            fixed="""
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                x = torch.zeros(n, 3, device=device).float().unsqueeze(0)
+            """,
+            line=5,
+            column=9,
+            message="`zeros(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
         ),
-        Invalid(_LOOP + "    mask = torch.LongTensor(n, 8).fill_(0).cuda()\n", fixed=None),
+        Invalid(
+            """
+            import torch
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                mask = torch.LongTensor(n, 8).fill_(0).cuda()
+            """,
+            line=5,
+            column=12,
+            message="`LongTensor(size)` is built on the CPU, then copied; build it on the device with `torch.empty`",
+        ),
     ]
 
     def __init__(self, ctx, options) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import walk
+from torchlint.analysis.text import may_build_dataloader
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
-from torchlint.rule import Invalid, Rule
-from torchlint.analysis.text import may_build_dataloader
+from torchlint.rule import Invalid, Rule, Valid
 
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -94,59 +94,176 @@ away, are not flagged. On a machine without an accelerator the option does nothi
     _HEAD = "import torch\nfrom torch.utils.data import DataLoader\n\n"
     _PINNED = "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
     valid = [
-        _HEAD
-        + _PINNED
-        + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n",
-        _HEAD
-        + "loader = DataLoader(ds, batch_size=64, num_workers=4)\nfor x, y in loader:\n    x = x.to(device)\n",
-        _HEAD
-        + "loader = DataLoader(ds, num_workers=4, pin_memory=False)\nfor x, y in loader:\n    x = x.to(device)\n",
-        _HEAD
-        + _PINNED
-        + "for x, y in loader:\n    x = x.to(device, torch.float32, False)\n    y = y.to('cpu')\n    w = y.to(torch.float16)\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4)
+            for x, y in loader:
+                x = x.to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, num_workers=4, pin_memory=False)
+            for x, y in loader:
+                x = x.to(device)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x = x.to(device, torch.float32, False)
+                y = y.to('cpu')
+                w = y.to(torch.float16)
+            """
+        ),
         # read back on the host straight away
-        _HEAD
-        + _PINNED
-        + "for x, y in loader:\n    n = y.to(device).sum().item()\n    labels = y.to(device)\n    print(labels.tolist())\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                n = y.to(device).sum().item()
+                labels = y.to(device)
+                print(labels.tolist())
+            """
+        ),
         # a side stream: the consumer relies on the copy having finished
-        _HEAD
-        + _PINNED
-        + "s = torch.cuda.Stream()\nfor x, y in loader:\n    with torch.cuda.stream(s):\n        x = x.to(device)\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            s = torch.cuda.Stream()
+            for x, y in loader:
+                with torch.cuda.stream(s):
+                    x = x.to(device)
+            """
+        ),
         # a custom batch type's own `.to()` may not take `non_blocking`
-        _HEAD
-        + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor batch in loader:\n    batch = batch.to(device)\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, collate_fn=collate, pin_memory=True)
+            for batch in loader:
+                batch = batch.to(device)
+            """
+        ),
         # a loader built elsewhere: whether it pins memory is unknown
-        "def train(loader, pin_memory=True):\n    for x, y in loader:\n        x = x.to(device)\n",
+        Valid(
+            """
+            def train(loader, pin_memory=True):
+                for x, y in loader:
+                    x = x.to(device)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            _HEAD
-            + _PINNED
-            + "for x, y in loader:\n    x, y = x.to(device), y.cuda()\n    model(x).sum().backward()\n",
-            fixed=_HEAD
-            + _PINNED
-            + "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)\n    model(x).sum().backward()\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device), y.cuda()
+                model(x).sum().backward()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device, non_blocking=True), y.cuda(non_blocking=True)
+                model(x).sum().backward()
+            """,
             count=2,
+            line=6,
+            column=12,
+            message="pinned batch copied without `non_blocking=True`: the host waits for the copy",
         ),
         Invalid(
-            _HEAD
-            + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
-            "    inputs = {k: v.to(device) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0)\n",
-            fixed=_HEAD
-            + "loader = DataLoader(ds, collate_fn=collate, pin_memory=True)\nfor i, batch in enumerate(loader):\n"
-            "    inputs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n    labels = batch['labels'].cuda(0, non_blocking=True)\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, collate_fn=collate, pin_memory=True)
+            for i, batch in enumerate(loader):
+                inputs = {k: v.to(device) for k, v in batch.items()}
+                labels = batch['labels'].cuda(0)
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, collate_fn=collate, pin_memory=True)
+            for i, batch in enumerate(loader):
+                inputs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+                labels = batch['labels'].cuda(0, non_blocking=True)
+            """,
             count=2,
+            line=6,
+            column=18,
+            message="pinned batch copied without `non_blocking=True`: the host waits for the copy",
         ),
         # the copy is in a helper the loop passes the batch to
         Invalid(
-            "from torch.utils import data\n\n\nclass Trainer:\n    def step(self, x, y):\n"
-            "        x = x.float().to(self.device)\n        return self.model(x)\n\n"
-            "    def fit(self, ds):\n        loader = data.DataLoader(ds, pin_memory=self.pin)\n"
-            "        for x, y in loader:\n            self.step(x, y)\n",
-            fixed="from torch.utils import data\n\n\nclass Trainer:\n    def step(self, x, y):\n"
-            "        x = x.float().to(self.device, non_blocking=True)\n        return self.model(x)\n\n"
-            "    def fit(self, ds):\n        loader = data.DataLoader(ds, pin_memory=self.pin)\n"
-            "        for x, y in loader:\n            self.step(x, y)\n",
+            """
+            from torch.utils import data
+
+
+            class Trainer:
+                def step(self, x, y):
+                    x = x.float().to(self.device)
+                    return self.model(x)
+
+                def fit(self, ds):
+                    loader = data.DataLoader(ds, pin_memory=self.pin)
+                    for x, y in loader:
+                        self.step(x, y)
+            """,
+            fixed="""
+            from torch.utils import data
+
+
+            class Trainer:
+                def step(self, x, y):
+                    x = x.float().to(self.device, non_blocking=True)
+                    return self.model(x)
+
+                def fit(self, ds):
+                    loader = data.DataLoader(ds, pin_memory=self.pin)
+                    for x, y in loader:
+                        self.step(x, y)
+            """,
+            line=6,
+            column=13,
+            message="pinned batch copied without `non_blocking=True`: the host waits for the copy",
         ),
     ]
 

@@ -10,9 +10,9 @@ import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_zero_grads
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
-from torchlint.analysis.text import may_zero_grads
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
 _ZEROING_FUNCTION = re.compile(
@@ -139,94 +139,347 @@ None; the behaviour follows `target-torch-version`.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): set gradients to None](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\noptimizer.zero_grad()\n",
-        Valid("import torch\noptimizer.zero_grad(set_to_none=True)\n", target_torch_version="1.13"),
+        Valid(
+            """
+            import torch
+            optimizer.zero_grad()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            optimizer.zero_grad(set_to_none=True)
+            """,
+            target_torch_version="1.13",
+        ),
         # torch before 1.7 has no set_to_none: nothing faster to advise
         Valid(
-            "import torch\nfor x in loader:\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad()\n",
+            """
+            import torch
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+                opt.zero_grad()
+            """,
             target_torch_version="1.5",
         ),
-        "optimizer.zero_grad(set_to_none=False)\n",
-        "import torch\n\nclass Opt(torch.optim.Optimizer):\n    def zero_grad(self, set_to_none=False):\n"
-        "        super().zero_grad(set_to_none=False)\n",
-        "import torch\n\ndef sgd(params, lr):\n    with torch.no_grad():\n        for p in params:\n"
-        "            p -= lr * p.grad\n            p.grad.zero_()\n            print(p.grad)\n",
-        "import torch\n\ndef clip(params):\n    for p in params:\n        p.clamp_(-1, 1)\n        p.grad.zero_()\n",
-        "import torch\n\ndef train(model, opt, loader):\n    for x in loader:\n        opt.zero_grad(set_to_none=False)\n"
-        "        for p in model.parameters():\n            p.grad.add_(prior[p])\n        model(x).sum().backward()\n"
-        "        opt.step()\n",
-        "import torch\n\ndef init_grads(model):\n    for p in model.parameters():\n        p.grad = torch.zeros_like(p)\n",
         Valid(
-            "import torch\n\nclass Wrapper:\n    def zero_grad(self):\n        pass\n\nw.zero_grad()\n",
+            """
+            optimizer.zero_grad(set_to_none=False)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            class Opt(torch.optim.Optimizer):
+                def zero_grad(self, set_to_none=False):
+                    super().zero_grad(set_to_none=False)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def sgd(params, lr):
+                with torch.no_grad():
+                    for p in params:
+                        p -= lr * p.grad
+                        p.grad.zero_()
+                        print(p.grad)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def clip(params):
+                for p in params:
+                    p.clamp_(-1, 1)
+                    p.grad.zero_()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def train(model, opt, loader):
+                for x in loader:
+                    opt.zero_grad(set_to_none=False)
+                    for p in model.parameters():
+                        p.grad.add_(prior[p])
+                    model(x).sum().backward()
+                    opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def init_grads(model):
+                for p in model.parameters():
+                    p.grad = torch.zeros_like(p)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            class Wrapper:
+                def zero_grad(self):
+                    pass
+
+            w.zero_grad()
+            """,
             target_torch_version="1.13",
         ),
     ]
     invalid = [
         # a leaf tensor trained by hand, without an optimizer
         Invalid(
-            "import torch\nfor x, y in loader:\n    ((x @ w - y) ** 2).mean().backward()\n    with torch.no_grad():\n"
-            "        w -= 0.1 * w.grad\n        w.grad.zero_()\n",
-            fixed="import torch\nfor x, y in loader:\n    ((x @ w - y) ** 2).mean().backward()\n    with torch.no_grad():\n"
-            "        w -= 0.1 * w.grad\n        w.grad = None\n",
+            """
+            import torch
+            for x, y in loader:
+                ((x @ w - y) ** 2).mean().backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                    w.grad.zero_()
+            """,
+            fixed="""
+            import torch
+            for x, y in loader:
+                ((x @ w - y) ** 2).mean().backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                    w.grad = None
+            """,
+            line=6,
+            column=9,
+            message="zeroing `w.grad` after the update fills it with zeros; set `w.grad = None` instead",
         ),
         # an attribute of an object, updated by hand with another tensor before it is zeroed
         Invalid(
-            "import torch\n\ndef train_step(model, x, y):\n    model.loss_fn(model.forward(x), y).backward()\n    with torch.no_grad():\n"
-            "        model.w -= 0.001 * model.w.grad\n        model.b -= 0.001 * model.b.grad\n        model.w.grad.zero_()\n",
-            fixed="import torch\n\ndef train_step(model, x, y):\n    model.loss_fn(model.forward(x), y).backward()\n    with torch.no_grad():\n"
-            "        model.w -= 0.001 * model.w.grad\n        model.b -= 0.001 * model.b.grad\n        model.w.grad = None\n",
+            """
+            import torch
+
+            def train_step(model, x, y):
+                model.loss_fn(model.forward(x), y).backward()
+                with torch.no_grad():
+                    model.w -= 0.001 * model.w.grad
+                    model.b -= 0.001 * model.b.grad
+                    model.w.grad.zero_()
+            """,
+            fixed="""
+            import torch
+
+            def train_step(model, x, y):
+                model.loss_fn(model.forward(x), y).backward()
+                with torch.no_grad():
+                    model.w -= 0.001 * model.w.grad
+                    model.b -= 0.001 * model.b.grad
+                    model.w.grad = None
+            """,
+            line=8,
+            column=9,
+            message="zeroing `model.w.grad` after the update fills it with zeros; set `model.w.grad = None` instead",
         ),
         Invalid(
-            "import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n    optimizer.step()\n",
-            fixed="import torch\nfor x in loader:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n",
+            """
+            import torch
+            for x in loader:
+                optimizer.zero_grad(set_to_none=False)
+                model(x).sum().backward()
+                optimizer.step()
+            """,
+            fixed="""
+            import torch
+            for x in loader:
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+            """,
+            line=3,
+            column=5,
+            message="`zero_grad(set_to_none=False)` fills every gradient with zeros; let it set them to None",
         ),
         Invalid(
-            "import torch\nmodel.zero_grad(False)\n",
-            fixed="import torch\nmodel.zero_grad(set_to_none=True)\n",
+            """
+            import torch
+            model.zero_grad(False)
+            """,
+            fixed="""
+            import torch
+            model.zero_grad(set_to_none=True)
+            """,
             target_torch_version="1.13",
+            line=2,
+            column=1,
+            message="`zero_grad(set_to_none=False)` fills every gradient with zeros; let it set them to None",
         ),
         Invalid(
-            "import torch\nfor x in loader:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n",
-            fixed="import torch\nfor x in loader:\n    optimizer.zero_grad(set_to_none=True)\n    model(x).sum().backward()\n    optimizer.step()\n",
+            """
+            import torch
+            for x in loader:
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+            """,
+            fixed="""
+            import torch
+            for x in loader:
+                optimizer.zero_grad(set_to_none=True)
+                model(x).sum().backward()
+                optimizer.step()
+            """,
             target_torch_version="1.12",
+            line=3,
+            column=5,
+            message="`zero_grad()` zeroes gradients in place before torch 2.0; pass `set_to_none=True`",
         ),
         Invalid(
-            "import torch\n\ndef train(model, loader):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
-            "    for x, y in loader:\n        for p in model.parameters():\n            if p.grad is not None:\n"
-            "                p.grad.zero_()\n        torch.nn.functional.mse_loss(model(x), y).backward()\n        optimizer.step()\n",
-            fixed="import torch\n\ndef train(model, loader):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
-            "    for x, y in loader:\n        optimizer.zero_grad()\n        torch.nn.functional.mse_loss(model(x), y).backward()\n        optimizer.step()\n",
+            """
+            import torch
+
+            def train(model, loader):
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+                for x, y in loader:
+                    for p in model.parameters():
+                        if p.grad is not None:
+                            p.grad.zero_()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    optimizer.step()
+            """,
+            fixed="""
+            import torch
+
+            def train(model, loader):
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    optimizer.step()
+            """,
+            line=6,
+            column=9,
+            message="this loop fills every gradient with zeros; use `optimizer.zero_grad()`",
         ),
         Invalid(
-            "import torch\n\ndef train(net, loader, opt):\n    for x in loader:\n        net(x).sum().backward()\n        opt.step()\n"
-            "        for name, param in net.named_parameters():\n            param.grad.data.zero_()\n",
-            fixed="import torch\n\ndef train(net, loader, opt):\n    for x in loader:\n        net(x).sum().backward()\n        opt.step()\n"
-            "        net.zero_grad()\n",
+            """
+            import torch
+
+            def train(net, loader, opt):
+                for x in loader:
+                    net(x).sum().backward()
+                    opt.step()
+                    for name, param in net.named_parameters():
+                        param.grad.data.zero_()
+            """,
+            fixed="""
+            import torch
+
+            def train(net, loader, opt):
+                for x in loader:
+                    net(x).sum().backward()
+                    opt.step()
+                    net.zero_grad()
+            """,
+            line=7,
+            column=9,
+            message="this loop fills every gradient with zeros; use `net.zero_grad()`",
         ),
         Invalid(
-            "import torch\n\ndef train(net, x):\n    net(x).sum().backward()\n    step(net)\n"
-            "    for p in net.parameters():\n        p.grad = torch.zeros_like(p)\n",
-            fixed="import torch\n\ndef train(net, x):\n    net(x).sum().backward()\n    step(net)\n"
-            "    net.zero_grad(set_to_none=True)\n",
+            """
+            import torch
+
+            def train(net, x):
+                net(x).sum().backward()
+                step(net)
+                for p in net.parameters():
+                    p.grad = torch.zeros_like(p)
+            """,
+            fixed="""
+            import torch
+
+            def train(net, x):
+                net(x).sum().backward()
+                step(net)
+                net.zero_grad(set_to_none=True)
+            """,
             target_torch_version="1.13",
+            line=6,
+            column=5,
+            message="this loop fills every gradient with zeros; use `net.zero_grad(set_to_none=True)`",
         ),
         Invalid(
-            "import torch\n\ndef train(params, x):\n    loss(x).backward()\n    for p in params:  # every tensor\n"
-            "        if p.grad is not None:\n            p.grad.detach_()\n            p.grad.zero_()\n    print('done')\n",
-            fixed="import torch\n\ndef train(params, x):\n    loss(x).backward()\n    for p in params:  # every tensor\n"
-            "        p.grad = None\n    print('done')\n",
+            """
+            import torch
+
+            def train(params, x):
+                loss(x).backward()
+                for p in params:  # every tensor
+                    if p.grad is not None:
+                        p.grad.detach_()
+                        p.grad.zero_()
+                print('done')
+            """,
+            fixed="""
+            import torch
+
+            def train(params, x):
+                loss(x).backward()
+                for p in params:  # every tensor
+                    p.grad = None
+                print('done')
+            """,
+            line=5,
+            column=5,
+            message="this loop fills every gradient with zeros; set `p.grad = None` instead",
         ),
         Invalid(
-            "import torch\n\ndef sgd(params, lr, batch_size):\n    with torch.no_grad():\n        for param in params:\n"
-            "            param -= lr * param.grad / batch_size\n            param.grad.zero_()\n",
-            fixed="import torch\n\ndef sgd(params, lr, batch_size):\n    with torch.no_grad():\n        for param in params:\n"
-            "            param -= lr * param.grad / batch_size\n            param.grad = None\n",
+            """
+            import torch
+
+            def sgd(params, lr, batch_size):
+                with torch.no_grad():
+                    for param in params:
+                        param -= lr * param.grad / batch_size
+                        param.grad.zero_()
+            """,
+            fixed="""
+            import torch
+
+            def sgd(params, lr, batch_size):
+                with torch.no_grad():
+                    for param in params:
+                        param -= lr * param.grad / batch_size
+                        param.grad = None
+            """,
+            line=7,
+            column=13,
+            message="zeroing `param.grad` after the update fills it with zeros; set `param.grad = None` instead",
         ),
         Invalid(
-            "import torch\n\ndef step(opt, loss):\n    loss.backward()\n    opt.step()\n"
-            "    for group in opt.param_groups:\n        for p in group['params']: p.grad.zero_()\n",
-            fixed="import torch\n\ndef step(opt, loss):\n    loss.backward()\n    opt.step()\n"
-            "    for group in opt.param_groups:\n        for p in group['params']: p.grad = None\n",
+            """
+            import torch
+
+            def step(opt, loss):
+                loss.backward()
+                opt.step()
+                for group in opt.param_groups:
+                    for p in group['params']: p.grad.zero_()
+            """,
+            fixed="""
+            import torch
+
+            def step(opt, loss):
+                loss.backward()
+                opt.step()
+                for group in opt.param_groups:
+                    for p in group['params']: p.grad = None
+            """,
+            line=7,
+            column=9,
+            message="this loop fills every gradient with zeros; set `p.grad = None` instead",
         ),
     ]
 

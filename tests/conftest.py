@@ -8,7 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import libcst as cst
 import pytest
+
+from torchlint.config import Settings, parse_version
+from torchlint.diagnostics import Diagnostic
+from torchlint.engine.lint import lint_text
+from torchlint.fixes.apply import fix_to_fixpoint
+from torchlint.registry import find_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -40,6 +47,39 @@ def run_torchlint(
 def unfiltered(rule: type) -> type:
     """The same rule without its prefilter: run whatever the file's text, to see what it would hide."""
     return type(rule.__name__, (rule,), {"may_match": classmethod(lambda cls, text: True)})
+
+
+def lint_source(
+    codes: str, text: str, path: str = "train.py", version: str | None = None
+) -> list[Diagnostic]:
+    """The findings of the comma-separated rule `codes` on `text`, through the real engine."""
+    target = parse_version(version, "test") if version else None
+    rules = [find_rule(code) for code in codes.split(",")]
+    return lint_text(path, text, rules, Settings(target_torch_version=target))
+
+
+def fixed_source(codes: str, text: str, unsafe: bool = True) -> str:
+    """`text` after the fixes of `codes`, applied to a fixpoint; the result must still parse."""
+    outcome = fix_to_fixpoint(text, lambda t: lint_source(codes, t), unsafe=unsafe)
+    cst.parse_module(outcome.text)
+    return outcome.text
+
+
+def check_json(*paths: str, select: str, cwd: Path | str) -> list[dict]:
+    """`torchlint check --output-format json` on `paths`, isolated from any config and cache."""
+    result = run_torchlint(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        select,
+        "--output-format",
+        "json",
+        *paths,
+        cwd=cwd,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
 
 
 def listed_rules() -> dict[str, dict]:

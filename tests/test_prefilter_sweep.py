@@ -2,7 +2,7 @@
 
 For every .py file of the installed torch and of the development set's pinned wheels, each rule whose `may_match` is false for the file's text is
 run on it anyway, through a subclass without the prefilter. A finding it reports is one the
-prefilter hides. This is the real-code half of `test_cache_jobs_prefilter.py`, which checks
+prefilter hides. This is the real-code half of `test_engine_cache_jobs_prefilter.py`, which checks
 every rule's examples and fixtures.
 """
 

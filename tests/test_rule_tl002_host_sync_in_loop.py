@@ -11,8 +11,8 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-
 from conftest import FIXTURES, run_torchlint
+
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.config import Settings
