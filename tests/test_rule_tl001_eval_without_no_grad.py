@@ -8,8 +8,8 @@ import sys
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES, run_torchlint
 
-from tests.conftest import FIXTURES, run_torchlint
 from torchlint.config import Settings
 from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
