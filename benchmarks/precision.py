@@ -166,7 +166,7 @@ def details(
                     f"{rule} [{split}] {judged['verdict']} {f.repo} {f.path}:{f.row}: {judged['reason']}"
                 )
     for rule, tally in sorted(recall_.items()):
-        out += [f"{rule} [{split}] missed {text}" for text in tally.missed or []]
+        out += [f"{rule} [{split}] missed {text}" for text in tally.missed]
     return out
 
 

@@ -22,7 +22,7 @@ import random
 import subprocess
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomllib
@@ -412,7 +412,7 @@ def precision(
 class Recall:
     tp: int = 0
     fn: int = 0
-    missed: list[str] | None = None
+    missed: list[str] = field(default_factory=list)
 
     @property
     def value(self) -> float | None:
@@ -440,7 +440,7 @@ def recall(
     rows: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for f in found:
         rows[(f.repo, f.path, f.rule)].append(f.row)
-    result: dict[str, Recall] = defaultdict(lambda: Recall(missed=[]))
+    result: dict[str, Recall] = defaultdict(Recall)
     for entry in files:
         if not _counted(repos[entry["repo"]], split, stratum):
             continue
