@@ -1,9 +1,9 @@
-"""Per-rule precision (seeded samples, judged by hand) and recall on the fetched corpus, both splits.
+"""Per-rule precision (seeded samples, judged by hand) and recall on the fetched corpus, per split and stratum.
 
-    python benchmarks/precision.py                      # the table, tune and validate side by side
-    python benchmarks/precision.py --split tune --pending /tmp/pending.md
+    python benchmarks/precision.py                      # one table per split: each stratum and all
+    python benchmarks/precision.py --split tune --stratum production --pending /tmp/pending.md
                                                          # also write the drawn, unjudged findings
-                                                         # with their context, to judge
+                                                         # of that split and stratum, to judge
     python benchmarks/precision.py --details            # plus every FP, debatable and missed label
 
 Each repository of tests/corpus/manifest.toml must have been brought with the `fetch` tool
@@ -11,9 +11,11 @@ Each repository of tests/corpus/manifest.toml must have been brought with the `f
 pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default $TMPDIR/torchlint-corpus, outside
 this checkout so each repository is its own project)
 and checked by the installed `torchlint check --isolated --select ALL`. Findings are cached per
-content hash of the torchlint package, so a rerun after judging costs nothing and a rule change
-re-checks. Judge a finding by adding it to tests/corpus/judgements.toml (the --pending file has a
-stub for each); the validate split is judged only once a change is complete.
+repository commit and content hash of the torchlint package, so a rerun after judging costs
+nothing, a new batch checks only its own repositories, and a rule change re-checks. Each stratum
+draws its own sample (so a rule is judged on 20 findings of each); "all" pools the two samples.
+Judge a finding by adding it to tests/corpus/judgements.toml (the --pending file has a stub for
+each); the validate split is judged only once a change is complete.
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
     SPLITS,
-    MANIFEST,
+    STRATA,
     CorpusError,
     Finding,
     Precision,
     Recall,
+    Repo,
+    active,
     cache_dir,
     extract,
+    findings,
+    in_stratum,
     judgement_problems,
     judgements,
     manifest,
@@ -45,7 +51,6 @@ from corpus.corpus import (  # noqa: E402
     recall_labels,
     sample,
     source_lines,
-    split_findings,
     wilson,
 )
 
@@ -56,26 +61,33 @@ CONTEXT = 8
 
 
 def _package_hash() -> str:
-    """The rules' code, the manifest and the extraction: any change to them re-checks the split."""
+    """The rules' code and the extraction: any change to them re-checks every repository."""
     digest = hashlib.sha256()
     for path in sorted(
         p for folder in CODE for p in folder.rglob("*") if p.suffix in (".py", ".json")
     ):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    digest.update(MANIFEST.read_bytes())
     digest.update((ROOT / "tests" / "corpus" / "corpus.py").read_bytes())
     return digest.hexdigest()[:16]
 
 
-def cached_findings(repos, split: str) -> list[Finding]:
-    """The split's findings, computed once per version of the rules."""
-    path = cache_dir() / "findings" / f"{split}-{_package_hash()}.json"
+def cached_findings(repo: Repo, root: Path, package: str) -> list[Finding]:
+    """The repository's findings at its pinned commit, computed once per version of the rules."""
+    path = cache_dir() / "findings" / f"{repo.slug}-{repo.commit[:12]}-{package}.json"
     if path.exists():
         return [Finding(**row) for row in json.loads(path.read_text())]
-    found = split_findings(repos, split)
+    found = findings(repo, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([asdict(f) for f in found]))
     return found
+
+
+def split_findings(repos: list[Repo], split: str, roots: dict[str, Path]) -> list[Finding]:
+    package = _package_hash()
+    found = [
+        f for r in repos if r.split == split for f in cached_findings(r, roots[r.name], package)
+    ]
+    return sorted(found, key=lambda f: (f.rule, f.repo, f.path, f.row))
 
 
 def _cell(tally: Precision | None) -> str:
@@ -95,7 +107,8 @@ def _recall_cell(tally: Recall | None) -> str:
 
 
 def table(results: dict[str, tuple[dict, dict]], rules: list[str], files: dict[str, int]) -> str:
-    """A markdown table: per rule and split, findings, TP/judged, strict precision [95% Wilson], recall."""
+    """A markdown table of one split: per rule and stratum (and all), findings, TP/judged, strict
+    precision [95% Wilson], recall."""
     head = "| rule |" + "".join(
         f" {s}: findings | {s}: TP/judged | {s}: precision [95%] | {s}: recall ({files[s]} files) |"
         for s in results
@@ -132,6 +145,15 @@ def pending_report(drawn: dict[str, list[Finding]], verdicts: dict, roots: dict[
     return "\n".join(out)
 
 
+def pooled(samples: list[dict[str, list[Finding]]]) -> dict[str, list[Finding]]:
+    """The strata's samples together, per rule: what the "all" column is judged on."""
+    merged: dict[str, list[Finding]] = {}
+    for drawn in samples:
+        for rule, items in drawn.items():
+            merged[rule] = merged.get(rule, []) + items
+    return dict(sorted(merged.items()))
+
+
 def details(
     drawn: dict[str, list[Finding]], verdicts: dict, recall_: dict[str, Recall], split: str
 ) -> list[str]:
@@ -144,7 +166,7 @@ def details(
                     f"{rule} [{split}] {judged['verdict']} {f.repo} {f.path}:{f.row}: {judged['reason']}"
                 )
     for rule, tally in sorted(recall_.items()):
-        out += [f"{rule} [{split}] missed {text}" for text in tally.missed or []]
+        out += [f"{rule} [{split}] missed {text}" for text in tally.missed]
     return out
 
 
@@ -152,6 +174,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split", choices=SPLITS, action="append", help="only this split (repeatable)"
+    )
+    parser.add_argument(
+        "--stratum", choices=STRATA, help="only this stratum's repositories (tables and --pending)"
     )
     parser.add_argument(
         "--pending", type=Path, help="write the drawn, unjudged findings with context here"
@@ -163,25 +188,42 @@ def main() -> None:
     problems = judgement_problems()
     if problems:
         sys.exit("judgements.toml: " + "; ".join(problems[:5]))
-    seed, repos = manifest()
-    by_name = {r.name: r for r in repos}
+    seed, manifested = manifest()
+    by_name = {r.name: r for r in manifested}
+    strata = [args.stratum] if args.stratum else list(STRATA)
+    splits = args.split or list(SPLITS)
+    repos = [r for r in active(manifested) if r.split in splits and r.stratum in strata]
     verdicts = judgements()
     labelled = recall_labels()
-    results, pending, notes = {}, [], []
+    tables, pending, notes = [], [], []
     try:
-        roots = {r.name: extract(r) for r in repos if r.split in (args.split or SPLITS)}
-        for split in args.split or SPLITS:
-            found = cached_findings(repos, split)
-            drawn = sample(found, seed, split)
-            recall_ = recall(found, labelled, by_name, split)
-            results[split] = (precision(found, drawn, verdicts), recall_)
-            pending.append(pending_report(drawn, verdicts, roots))
-            notes += details(drawn, verdicts, recall_, split)
+        roots = {r.name: extract(r) for r in repos}
+        for split in splits:
+            found = split_findings(repos, split, roots)
+            results, samples, files = {}, [], {}
+            for stratum in strata:
+                own = in_stratum(found, by_name, stratum)
+                drawn = sample(own, seed, split)
+                recall_ = recall(own, labelled, by_name, split, stratum)
+                results[stratum] = (precision(own, drawn, verdicts), recall_)
+                files[stratum] = recall_files(labelled, by_name, split, stratum)
+                samples.append(drawn)
+                pending.append(pending_report(drawn, verdicts, roots))
+                notes += details(drawn, verdicts, recall_, f"{split} {stratum}")
+            if len(strata) > 1:
+                every = pooled(samples)
+                results["all"] = (
+                    precision(found, every, verdicts),
+                    recall(found, labelled, by_name, split),
+                )
+                files["all"] = recall_files(labelled, by_name, split)
+            rules = sorted(
+                {rule for tallies, missed in results.values() for rule in [*tallies, *missed]}
+            )
+            tables.append(f"{split}:\n\n{table(results, rules, files)}")
     except CorpusError as error:
         sys.exit(f"corpus: {error}")
-    rules = sorted({rule for tallies, missed in results.values() for rule in [*tallies, *missed]})
-    files = {s: recall_files(labelled, by_name, s) for s in results}
-    print(table(results, rules, files), end="")
+    print("\n".join(tables), end="")
     if args.details:
         print("\n".join(notes))
     if args.pending:

@@ -12,19 +12,24 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from corpus.corpus import (
     MIN_REPOS,
+    RETIRED,
     SPLITS,
+    STRATA,
     VERDICTS,
+    CorpusError,
     Finding,
     Repo,
     assigned_splits,
+    extract,
+    in_stratum,
     is_reserved,
     judgement_problems,
     judgements,
     manifest,
     recall,
+    recall_files,
     recall_labels,
     sample,
     wilson,
@@ -42,7 +47,19 @@ def test_manifest_pins_enough_unreserved_repositories():
     assert len(repos) >= MIN_REPOS
     assert len({r.name for r in repos}) == len(repos)
     assert all(re.fullmatch(r"[0-9a-f]{40}", r.commit) for r in repos)
-    assert [r.name for r in repos if is_reserved(r.name)] == []
+    reserved = {r.name.lower() for r in repos if is_reserved(r.name)}
+    assert reserved == RETIRED  # reserved after joining: kept in place, never checked again
+    assert all(r.retired == (r.name.lower() in RETIRED) for r in repos)
+
+
+def test_every_repository_has_a_stratum_and_production_has_both_splits():
+    _, repos = manifest()
+    assert {r.stratum for r in repos} == set(STRATA)
+    production = [r for r in repos if r.stratum == "production"]
+    assert len(production) >= 20
+    assert {s: sum(r.split == s for r in production) for s in SPLITS} == {
+        s: len(production) // 2 for s in SPLITS
+    }
 
 
 def test_split_is_the_seeded_assignment_and_roughly_half():
@@ -59,6 +76,43 @@ def test_reserved_names_are_recognised_whatever_their_case():
     assert is_reserved("Karpathy/nanoGPT")
     assert is_reserved("bentrevett/pytorch-seq2seq")
     assert not is_reserved("karpathy/makemore")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ultralytics/yolov5",
+        "mlfoundations/open_clip",
+        "facebookresearch/ConvNeXt",
+        "microsoft/Swin-Transformer",
+        "openai/improved-diffusion",
+        "Lightning-AI/litgpt",
+        "karpathy/llm.c",
+        "facebookresearch/dinov2",
+        "pytorch/ignite",
+        "facebookresearch/moco",
+        "lucidrains/vit-pytorch",
+    ],
+)
+def test_repositories_reserved_for_the_production_evaluation_are_reserved(name):
+    assert is_reserved(name)
+
+
+def test_a_retired_repository_is_never_extracted_and_its_labels_count_nowhere():
+    retired = Repo("ultralytics/yolov5", "0" * 40, "validate")
+    assert retired.retired
+    with pytest.raises(CorpusError):
+        extract(retired)
+    files = [
+        {
+            "repo": retired.name,
+            "path": "train.py",
+            "complete": ["TL002"],
+            "labels": [{"rule": "TL002", "line": 3, "expect": "finding", "why": "w"}],
+        }
+    ]
+    assert recall([], files, {retired.name: retired}, "validate") == {}
+    assert recall_files(files, {retired.name: retired}, "validate") == 0
 
 
 def test_judgements_are_well_formed_and_name_pinned_repositories():
@@ -177,3 +231,22 @@ def test_recall_counts_a_label_hit_by_a_finding_in_its_range_and_cell():
     tally = recall(found, files, repos, "validate")["TL001"]
     assert (tally.tp, tally.fn) == (1, 1)
     assert recall(found, files, repos, "tune") == {}
+    assert recall(found, files, repos, "validate", "scripts")["TL001"].tp == 1
+    assert recall(found, files, repos, "validate", "production") == {}
+
+
+def test_each_stratum_draws_its_own_sample_and_keeps_the_scripts_draw():
+    repos = {
+        "o/r": Repo("o/r", "0" * 40, "tune"),
+        "p/q": Repo("p/q", "1" * 40, "tune", batch=2, stratum="production"),
+    }
+    scripts = _findings("TL002", 50)
+    production = [
+        Finding("p/q", "1" * 40, f"g{i}.py", i + 1, "TL002", "m", f"line {i}") for i in range(50)
+    ]
+    found = scripts + production
+    assert in_stratum(found, repos, "scripts") == scripts
+    alone = sample(scripts, 14, "tune")["TL002"]
+    assert sample(in_stratum(found, repos, "scripts"), 14, "tune")["TL002"] == alone
+    drawn = sample(in_stratum(found, repos, "production"), 14, "tune")["TL002"]
+    assert len(drawn) == 20 and {f.repo for f in drawn} == {"p/q"}

@@ -6,7 +6,10 @@ commit and assigns its split; its code is read from the `fetch` tool's bare mirr
 `judgements.toml` holds one verdict per finding, keyed by what survives small edits of the file
 (repository, commit, path, rule and the stripped text of the finding's line), so a rerun after a
 rule change asks only about findings it has not seen. `recall.toml` lists, for files labelled
-completely, every place a rule should fire.
+completely, every place a rule should fire. Each repository belongs to a stratum: `scripts`
+(books, courses, single-file research code) or `production` (research codebases and libraries
+whose training is spread over modules, trainer classes and framework hooks); every figure is
+reported per stratum beside the total.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import os
 import random
 import subprocess
 import tempfile
-import tomllib
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomllib
 from devset.score import RULES, torchlint_executable
 
 HERE = Path(__file__).resolve().parent
@@ -31,12 +34,16 @@ MANIFEST = HERE / "manifest.toml"
 JUDGEMENTS = HERE / "judgements.toml"
 RECALL = HERE / "recall.toml"
 SPLITS = ("tune", "validate")
+STRATA = ("scripts", "production")
 VERDICTS = ("TP", "FP", "debatable")
 SOURCE_SUFFIXES = (".py", ".ipynb")
 # What a repository declares its torch version in (`torchlint.torch_target` reads them): without
 # them every file would be checked against the newest torch, whatever the project supports.
 DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
-_LAYOUT = "sources+declarations"  # what an extraction holds; a different one is extracted again
+# What an extraction holds; a different one is extracted again. The empty `.git` folder marks the
+# repository's root as a clone's does, so every module of it belongs to one project (without it, a
+# folder with no declaration of its own would be a project by itself).
+_LAYOUT = "sources+declarations+git-root"
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
 # Kept for an independent evaluation: never fetched, read or labelled here.
@@ -77,8 +84,22 @@ RESERVED = frozenset(
         "open-mmlab/mmengine",
         "rasbt/llms-from-scratch",
         "nvidia/deeplearningexamples",
+        "ultralytics/yolov5",
+        "mlfoundations/open_clip",
+        "facebookresearch/convnext",
+        "microsoft/swin-transformer",
+        "openai/improved-diffusion",
+        "lightning-ai/litgpt",
+        "karpathy/llm.c",
+        "facebookresearch/dinov2",
+        "pytorch/ignite",
+        "facebookresearch/moco",
     }
 )
+# Reserved after they had joined the manifest: each keeps its place there (so its batch's seeded
+# shuffle, and every other repository's split, stays as it was) and its labels and judgements,
+# but it is never fetched, checked or labelled again, and no figure counts it.
+RETIRED = frozenset({"ultralytics/yolov5"})
 RESERVED_OWNERS = frozenset({"bentrevett", "sgrvinod"})
 Z95 = 1.959963984540054
 
@@ -95,6 +116,12 @@ class Repo:
     batch: int = (
         1  # repositories added later are shuffled among themselves: no earlier one changes split
     )
+    stratum: str = "scripts"  # or "production": the figures are reported per stratum
+
+    @property
+    def retired(self) -> bool:
+        """Reserved after it joined the manifest: never fetched, checked or counted."""
+        return self.name.lower() in RETIRED
 
     @property
     def slug(self) -> str:
@@ -125,8 +152,14 @@ def manifest(path: Path = MANIFEST) -> tuple[int, list[Repo]]:
     """The sampling seed and the pinned repositories."""
     data = load_toml(path)
     return data["seed"], [
-        Repo(r["name"], r["commit"], r["split"], r.get("batch", 1)) for r in data["repo"]
+        Repo(r["name"], r["commit"], r["split"], r.get("batch", 1), r.get("stratum", "scripts"))
+        for r in data["repo"]
     ]
+
+
+def active(repos: list[Repo]) -> list[Repo]:
+    """The repositories the figures are computed on: all but the retired ones."""
+    return [r for r in repos if not r.retired]
 
 
 def is_reserved(name: str) -> bool:
@@ -163,6 +196,8 @@ def git_dir(repo: Repo) -> Path:
 
 def extract(repo: Repo) -> Path:
     """Unpack the repository's Python files, notebooks and torch declarations at its commit (once) into the cache."""
+    if repo.retired:
+        raise CorpusError(f"{repo.name}: reserved for independent evaluation, never extracted")
     target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}"
     done = target / ".complete"
     if done.exists() and done.read_text() == f"{repo.commit} {_LAYOUT}":
@@ -189,6 +224,7 @@ def extract(repo: Repo) -> Path:
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(content.stdout)
+    (target / ".git").mkdir(parents=True, exist_ok=True)
     done.write_text(f"{repo.commit} {_LAYOUT}")
     return target
 
@@ -266,12 +302,9 @@ def findings(repo: Repo, root: Path) -> list[Finding]:
     return found
 
 
-def split_findings(repos: list[Repo], split: str) -> list[Finding]:
-    found: list[Finding] = []
-    for repo in repos:
-        if repo.split == split:
-            found += findings(repo, extract(repo))
-    return sorted(found, key=lambda f: (f.rule, f.repo, f.path, f.row))
+def in_stratum(found: list[Finding], repos: dict[str, Repo], stratum: str) -> list[Finding]:
+    """The findings of the stratum's repositories."""
+    return [f for f in found if repos[f.repo].stratum == stratum]
 
 
 def _rank(seed: int, split: str, finding: Finding) -> str:
@@ -379,7 +412,7 @@ def precision(
 class Recall:
     tp: int = 0
     fn: int = 0
-    missed: list[str] | None = None
+    missed: list[str] = field(default_factory=list)
 
     @property
     def value(self) -> float | None:
@@ -390,16 +423,26 @@ def recall_labels(path: Path = RECALL) -> list[dict]:
     return load_toml(path).get("file", []) if path.exists() else []
 
 
+def _counted(repo: Repo, split: str, stratum: str | None) -> bool:
+    """Whether a labelled file of `repo` counts toward the split (and stratum, when one is given)."""
+    return not repo.retired and repo.split == split and (stratum is None or repo.stratum == stratum)
+
+
 def recall(
-    found: list[Finding], files: list[dict], repos: dict[str, Repo], split: str
+    found: list[Finding],
+    files: list[dict],
+    repos: dict[str, Repo],
+    split: str,
+    stratum: str | None = None,
 ) -> dict[str, Recall]:
-    """Per rule: `finding` labels in completely labelled files of the split that a finding hit."""
+    """Per rule: `finding` labels in completely labelled files of the split (and stratum) that a
+    finding hit. Retired repositories are not checked, so their labels count neither way."""
     rows: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for f in found:
         rows[(f.repo, f.path, f.rule)].append(f.row)
-    result: dict[str, Recall] = defaultdict(lambda: Recall(missed=[]))
+    result: dict[str, Recall] = defaultdict(Recall)
     for entry in files:
-        if repos[entry["repo"]].split != split:
+        if not _counted(repos[entry["repo"]], split, stratum):
             continue
         for label in entry.get("labels", []):
             if label["expect"] != "finding":
@@ -416,5 +459,7 @@ def recall(
     return dict(result)
 
 
-def recall_files(files: list[dict], repos: dict[str, Repo], split: str) -> int:
-    return sum(1 for entry in files if repos[entry["repo"]].split == split)
+def recall_files(
+    files: list[dict], repos: dict[str, Repo], split: str, stratum: str | None = None
+) -> int:
+    return sum(1 for entry in files if _counted(repos[entry["repo"]], split, stratum))
