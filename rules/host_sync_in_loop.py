@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
@@ -489,7 +490,9 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not self.candidates or not self.has_loops or not self.ctx.uses_torch:
+        if not self.candidates or not self.ctx.uses_torch:
+            return
+        if not self.has_loops and not may_drive_steps(self.ctx.source):
             return
         loops = self.ctx.fact(LoopFacts)
         if not loops.has_per_batch_loops or not loops.uses_accelerator:

@@ -19,18 +19,21 @@ one a PyTorch expert acts on.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -38,7 +41,6 @@ from torchlint.analysis.names import (
     is_eval_name,
     name_tokens,
 )
-from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
@@ -491,13 +493,6 @@ _VERBS = frozenset(
 _MODEL_QUALIFIERS = frozenset(
     {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
 )  # fmt: skip
-# Hooks Lightning already runs under no_grad / inference_mode.
-# Evaluation hooks that a framework's loop already runs under no_grad, by the framework's package.
-_FRAMEWORK_EVAL_HOOKS = {
-    "lightning": frozenset({"validation_step", "test_step", "predict_step", "val_step"}),
-    "fairseq": frozenset({"valid_step"}),
-    "transformers": frozenset({"prediction_step", "evaluate"}),
-}
 # Model wrappers whose __call__ already runs inference without grad.
 _NO_GRAD_WRAPPERS = (
     "ultralytics.",
@@ -1209,31 +1204,10 @@ class Evaluation(_Shared):
         return any(m.matches(call, pattern) for call in self.calls_in(function))
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
-        """An evaluation hook of a framework's class (Lightning's `validation_step`, fairseq's `valid_step`,
-        Hugging Face's `prediction_step`): the framework calls it under no_grad / inference_mode."""
-        owner = self.enclosing_class(function)
-        if owner is None:
-            return False
-        return any(
-            function.name.value in hooks and self._derives_from(owner, package, set())
-            for package, hooks in _FRAMEWORK_EVAL_HOOKS.items()
-        )
-
-    def _derives_from(self, node: cst.ClassDef, package: str, seen: set[str]) -> bool:
-        """Whether the class derives from a class of `package`, directly or through classes of this file."""
-        seen.add(node.name.value)
-        for base in node.bases:
-            name = dotted(base.value) or ""
-            if package in (self.ctx.symbols.qualname(base.value) or name).lower():
-                return True
-            parent = self.model.classes.get(name)
-            if (
-                parent is not None
-                and name not in seen
-                and self._derives_from(parent, package, seen)
-            ):
-                return True
-        return False
+        """An evaluation hook a framework calls under no_grad / inference_mode (Lightning's
+        `validation_step`, fairseq's `valid_step`, Hugging Face's `prediction_step`): the table
+        in `frameworks.py`."""
+        return self.ctx.fact(EntryPoints).runs_without_grad(function)
 
     def _loop_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """The innermost loop (or comprehension) over a validation/test iterable around `call`."""

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.nodes import children
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 Loop = cst.For | cst.While
+# What runs a node every step: a per-batch loop, or a function a framework runs every step.
+StepOwner = cst.For | cst.While | cst.FunctionDef
 
 _LOADER_NAME = re.compile(
     r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
@@ -138,7 +142,7 @@ class LoopFacts:
         # text spares them the scope analysis.
         self.may_have_batch_loops = may_have_batch_loops(ctx.source)
         self._loader_memo: dict[cst.CSTNode, bool] = {}
-        self._function_memo: dict[tuple[cst.FunctionDef, bool], Loop | None] = {}
+        self._function_memo: dict[tuple[cst.FunctionDef, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
 
@@ -152,7 +156,15 @@ class LoopFacts:
 
     @property
     def has_per_batch_loops(self) -> bool:
-        return self.may_have_batch_loops and bool(self._per_batch)
+        return self.may_have_batch_loops and (bool(self._per_batch) or bool(self._step_entries))
+
+    @cached_property
+    def _step_entries(self) -> set[cst.FunctionDef]:
+        """Functions a framework runs every step (`training_step`, `Engine(step)`): each is the
+        body of a per-batch loop nobody wrote."""
+        if not may_drive_steps(self.ctx.source):
+            return set()
+        return self.ctx.fact(EntryPoints).per_step
 
     @cached_property
     def _per_batch(self) -> set[Loop]:
@@ -358,8 +370,9 @@ class LoopFacts:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
 
     # -- where a node runs -------------------------------------------------------------
-    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> Loop | None:
-        """The innermost per-batch loop that runs `node`, directly or through same-file calls.
+    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> StepOwner | None:
+        """The innermost per-batch loop that runs `node`, directly or through same-file calls;
+        or the function a framework runs every step (`training_step`, ignite's `Engine(step)`).
 
         With `every_iteration`, only when nothing guards `node` inside that loop: a periodic
         guard, a once-only `if i == 0:`, an except handler, or an earlier
@@ -394,12 +407,15 @@ class LoopFacts:
             child = parent
         return None
 
-    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> Loop | None:
+    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> StepOwner | None:
         key = (function, every_iteration)
         if key in self._function_memo:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
-        found = None
+        found: StepOwner | None = None
+        if function in self._step_entries:
+            self._function_memo[key] = function
+            return function
         for call in self.scopes.callers.get(function, ()):
             found = self.per_batch_loop(call, every_iteration)
             if found is not None:
@@ -604,7 +620,9 @@ class LoopFacts:
         """Whether the file ever puts something on a device that can be a GPU."""
         if any(self._device_string(s) for s in self.scopes.strings):
             return True
-        return any(self.moves_to_device(call) for call in self.scopes.calls)
+        if any(self.moves_to_device(call) for call in self.scopes.calls):
+            return True
+        return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
 
     def moves_to_device(self, call: cst.Call) -> bool:
         """`.cuda()`, `.to(device)`, `torch.device("cuda")`, `accelerator.prepare(...)`: something goes to an accelerator."""
