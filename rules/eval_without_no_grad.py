@@ -75,7 +75,10 @@ use, whoever calls it.
 It stays quiet when:
 - the forward already runs under `torch.no_grad()`, `torch.inference_mode()`,
   `torch.set_grad_enabled(False)` or a decorator of those, or in a function only called from
-  such code in the same file;
+  such code in the same file; or the function or method called carries such a decorator
+  itself, in this file or in another module of the project (`lm.generate(x)` where `generate`
+  is decorated `@torch.inference_mode()`), or is a framework method that turns grad off
+  itself (a Hugging Face model's `generate`);
 - grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
   manager of the file's own that does);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
@@ -433,7 +436,7 @@ the grad mode to other code.
             scope = evaluation.leaf_exit_scope(call)
             if scope is None:
                 return None
-        return scope if self.ctx.fact(Grad).mode(call) is GradMode.RECORDING else None
+        return scope if self.ctx.fact(Grad).call_mode(call) is GradMode.RECORDING else None
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
         grad = self.ctx.fact(Grad)

@@ -44,7 +44,6 @@ CASES = [
     # --- Grad mode set somewhere else (TL001 false alarms) ---
     Case(
         "decorated-generate-same-file",
-        pending="a decorator on the callee is not read",
         files={
             "lm.py": """\
 import torch
@@ -76,7 +75,6 @@ for prompt in prompts:
     ),
     Case(
         "decorated-callee-in-another-module",
-        pending="a decorator on a callee in another module is not read",
         files={
             "models/__init__.py": "",
             "models/lm.py": """\
@@ -138,7 +136,6 @@ def final(model, loader):
     ),
     Case(
         "hugging-face-generate",
-        pending="generate of a framework model is taken for a forward",
         files={
             "chat.py": """\
 import torch

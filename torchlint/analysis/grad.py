@@ -31,6 +31,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
@@ -197,6 +198,47 @@ class Grad(_Shared):
     def disabled(self, node: cst.CSTNode) -> bool:
         return self.mode(node) is GradMode.DISABLED
 
+    def call_mode(self, call: cst.Call) -> GradMode:
+        """The grad mode the work of `call` runs in: the caller's, unless the callee sets its own
+        (a no_grad/inference_mode decorator on the function or method called, in this file or in
+        another module of the project, or a framework method that turns grad off itself, such as
+        a Hugging Face model's `generate`)."""
+        own = self._callee_mode(call)
+        return own if own is not None else self.mode(call)
+
+    def _callee_mode(self, call: cst.Call) -> GradMode | None:
+        targets = [
+            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
+        ]
+        if targets:
+            modes = {self._decorated_mode(f) for f in targets}
+            return modes.pop() if len(modes) == 1 else None
+        func = call.func
+        project, path = self.ctx.project, Path(self.ctx.path)
+        if isinstance(func, cst.Name):
+            grad_off = project is not None and project.decorated_grad_off(path, func.value)
+            return GradMode.DISABLED if grad_off else None
+        if not isinstance(func, cst.Attribute):
+            return None
+        built = self.model.built_from(func.value, self.model.scope_of(call))
+        if built is None:
+            return None
+        framework = framework_of(self.ctx.symbols.qualname(built) or "")
+        if framework is not None and func.attr.value in framework.no_grad_methods:
+            return GradMode.DISABLED
+        name = dotted(built)
+        if project is not None and name and project.decorated_grad_off(path, name, func.attr.value):
+            return GradMode.DISABLED
+        return None
+
+    def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
+        """The mode a function's own decorators set, if any."""
+        for decorator in reversed(function.decorators):
+            found = self.context_mode(decorator.decorator)
+            if found is not None:
+                return found
+        return None
+
     def context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
         """The mode a context manager or decorator expression sets; None when it is not about grad."""
         target, call = (expr.func, expr) if isinstance(expr, cst.Call) else (expr, None)
@@ -260,10 +302,9 @@ class Grad(_Shared):
         return self._withs[node]
 
     def _function_mode(self, function: cst.FunctionDef) -> GradMode | None:
-        for decorator in reversed(function.decorators):  # the one nearest `def` sets the mode last
-            found = self.context_mode(decorator.decorator)
-            if found is not None:
-                return found
+        found = self._decorated_mode(function)  # the decorator nearest `def` sets the mode last
+        if found is not None:
+            return found
         if function in self._stray_grad_calls:
             return GradMode.MANAGED
         return self.callers_mode(function)

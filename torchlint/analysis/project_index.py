@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 _NOT_CALLABLE = frozenset(
     {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
@@ -51,6 +51,9 @@ class _Summary:
         default_factory=list
     )  # `from module import *`: (level, module)
     torch: bool = False  # whether it imports torch itself
+    grad_off: frozenset[str] = (
+        frozenset()
+    )  # `f` and `Class.method` decorated no_grad/inference_mode
 
 
 def _summarise(text: str) -> _Summary:
@@ -82,6 +85,7 @@ def _summarise(text: str) -> _Summary:
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
     _collect_calls(tree, False, summary.calls)
+    summary = replace(summary, grad_off=_decorated_grad_off(tree))
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -106,6 +110,21 @@ def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]])
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             off = off or any(_turns_grad_off(d) for d in node.decorator_list)
         stack.extend((child, off) for child in ast.iter_child_nodes(node))
+
+
+def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions and methods whose own decorator turns autograd off."""
+    found = set()
+    for node in tree.body:
+        members = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            members = [(s, node.name + ".") for s in node.body]
+        for member, prefix in members:
+            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                _turns_grad_off(d) for d in member.decorator_list
+            ):
+                found.add(prefix + member.name)
+    return frozenset(found)
 
 
 def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
@@ -252,6 +271,19 @@ class ProjectIndex:
             return summary.devices[head]
         target = self._target(file, summary, name)
         return self._device(target[0], target[1], depth + 1) if target is not None else None
+
+    def decorated_grad_off(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, carries a no_grad/inference_mode
+        decorator: whoever calls it, it runs without grad."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0])
+        member = f"{target[1]}.{method}" if method else target[1]
+        return source is not None and member in source.grad_off
 
     def always_called_without_grad(self, file: Path, function: str) -> bool:
         """Whether the project's other files call `function` of `file`, and only with grad off.
