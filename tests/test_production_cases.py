@@ -181,7 +181,6 @@ def validate(model, ema_model, loader):
     ),
     Case(
         "single-forward-outside-any-loop",
-        pending="a single forward outside any loop is flagged",
         files={
             "demo.py": """\
 import torch

@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 
 import pytest
-
 from conftest import run_torchlint
 
 ANY = ("*",)  # the case is about every rule: the file must have no finding at all
@@ -288,11 +287,12 @@ import torch
 
 def main(args):
     enc = Encoder(args.dim).eval().to("cuda")
-    feats = enc(load_image(args.path).to("cuda"))
-    print(feats.shape)
+    for path in args.paths:
+        feats = enc(load_image(path).to("cuda"))
+        print(feats.shape)
 """,
         ("TL001",),
-        (("TL001", 6),),
+        (("TL001", 7),),
     ),
     Case(
         "forward-through-another-module-method",

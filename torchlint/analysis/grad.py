@@ -541,6 +541,19 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Entry points a script runs once.
+_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
+_EXPORTS = frozenset(
+    {
+        "torch.onnx.export",
+        "torch.onnx.dynamo_export",
+        "torch.jit.trace",
+        "torch.jit.trace_module",
+        "torch.jit.script",
+        "torch.export.export",
+    }
+)
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
 _SYNTHETIC_FACTORIES = frozenset(
     f"torch.{name}"
@@ -668,6 +681,7 @@ class Evaluation(_Shared):
         self._factories: dict[
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
+        self._repeating: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -990,14 +1004,69 @@ class Evaluation(_Shared):
             )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        return (
-            self._loop_scope(call, function)
-            or self._region_scope(call, function)
-            or self._input_scope(call, function)
-            or self._after_training_scope(call, function)
-            or self._global_eval_scope(call, function)
-            or self._inference_script_scope(call, function)
-        )
+        if self._warms_up_export(function):
+            return None
+        found = self._loop_scope(call, function) or self._region_scope(call, function)
+        if found is None:
+            # A forward on evaluation data, or after training in the same run, evaluates a
+            # whole split even when it runs once (`net(test_x)` after the training loop).
+            found = self._input_scope(call, function) or self._after_training_scope(call, function)
+            if found is not None:
+                return found
+            found = self._global_eval_scope(call, function) or self._inference_script_scope(
+                call, function
+            )
+        return found if found is not None and self.repeats(call) else None
+
+    # -- how often evaluation runs ----------------------------------------------------------
+    def repeats(self, node: cst.CSTNode) -> bool:
+        """Whether `node` may run more than once per run of the program: inside a loop or a
+        comprehension, or in a function that does not evidently run once. Module-level code, a
+        `main` and functions only called from code that runs once run once: a single forward
+        there (a demo, a shape check) costs nothing worth a finding."""
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.For | cst.While) and (
+                child is parent.body or child is getattr(parent, "test", None)
+            ):
+                return True
+            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
+                return True
+            if isinstance(parent, cst.FunctionDef):
+                return self._function_repeats(parent)
+            child = parent
+        return False
+
+    def _function_repeats(self, function: cst.FunctionDef) -> bool:
+        if function in self._repeating:
+            return self._repeating[function]
+        self._repeating[function] = True  # recursion: it calls itself again
+        found = self._function_repeats_now(function)
+        self._repeating[function] = found
+        return found
+
+    def _function_repeats_now(self, function: cst.FunctionDef) -> bool:
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return True  # a framework runs it every step or epoch
+        sites = self.call_sites(function)
+        if sites is None:
+            return True  # handed over or stored: whoever holds it may call it again
+        if not sites:
+            return function.name.value not in _RUN_ONCE_NAMES  # library API: called from elsewhere
+        return any(self.repeats(site) for site in sites)
+
+    def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
+        """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
+        forward is a warm-up or a check of the exported graph, run once."""
+        return function in self._exporters
+
+    @cached_property
+    def _exporters(self) -> set[cst.FunctionDef | None]:
+        return {
+            self.enclosing_function(call)
+            for call in self.model.calls
+            if (self.ctx.symbols.qualname(call.func) or "") in _EXPORTS
+        }
 
     def leaf_exit_scope(self, call: cst.Call) -> EvalScope | None:
         """`return ((val_x @ w - val_y) ** 2).mean().item()`: a function that computes from a tensor
