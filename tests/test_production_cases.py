@@ -238,7 +238,6 @@ for step in range(100):
     # --- Facts that live in another module of the project ---
     Case(
         "device-from-a-project-helper",
-        pending="a device returned by a project function is not known",
         files={
             "dist_util.py": """\
 import torch

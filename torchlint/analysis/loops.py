@@ -674,7 +674,7 @@ class LoopFacts:
                     or not isinstance(args[0], cst.SimpleString)
                     or self._device_string(args[0])
                 )
-            return False
+            return self._returns_gpu(node)
         if (
             isinstance(node, cst.Name | cst.Attribute)
             and self.ctx.project is not None
@@ -691,6 +691,14 @@ class LoopFacts:
         return self.device_strings(node) != {
             "cpu"
         }  # named like a device, but bound only to the CPU
+
+    def _returns_gpu(self, call: cst.Call) -> bool:
+        """`dev()`, `dist_util.dev()`: a function of the project (this file or another module)
+        whose every return is a device that can be a GPU."""
+        name = dotted(call.func)
+        if self.ctx.project is None or name is None or call.args:
+            return False
+        return bool(self.ctx.project.returns_gpu(Path(self.ctx.path), name))
 
     def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
         """Every string a device expression can hold, when the file writes them all out

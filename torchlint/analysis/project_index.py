@@ -51,9 +51,10 @@ class _Summary:
         default_factory=list
     )  # `from module import *`: (level, module)
     torch: bool = False  # whether it imports torch itself
-    grad_off: frozenset[str] = (
-        frozenset()
-    )  # `f` and `Class.method` decorated no_grad/inference_mode
+    # `f` and `Class.method` decorated no_grad/inference_mode
+    grad_off: frozenset[str] = frozenset()
+    # module-level function -> whether the device it returns can be a GPU
+    device_functions: dict[str, bool] = field(default_factory=dict)
 
 
 def _summarise(text: str) -> _Summary:
@@ -84,6 +85,7 @@ def _summarise(text: str) -> _Summary:
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
+    _collect_device_functions(tree, summary.device_functions)
     _collect_calls(tree, False, summary.calls)
     summary = replace(summary, grad_off=_decorated_grad_off(tree))
     modules = [t for level, t in summary.imports.values() if not level] + [
@@ -148,6 +150,18 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
         kinds = bound[name]
         if kinds == {True} or kinds == {False}:
             devices[name] = kinds.pop()
+
+
+def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
+    """Module-level functions whose every return gives a device of one kind: `def dev(): return
+    torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")`."""
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        kinds = {_device_kind(r) if r is not None else None for r in returns}
+        if kinds == {True} or kinds == {False}:
+            found[node.name] = kinds.pop()
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -262,15 +276,23 @@ class ProjectIndex:
         be a GPU (True) or is the CPU alone (False); None when unknown."""
         return self._device(file.absolute(), name, 0)
 
-    def _device(self, file: Path, name: str, depth: int) -> bool | None:
+    def returns_gpu(self, file: Path, name: str) -> bool | None:
+        """Whether the function `name`, as written in `file`, returns a device of the project
+        that can be a GPU (True) or only the CPU (False); None when unknown."""
+        return self._device(file.absolute(), name, 0, functions=True)
+
+    def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
         summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
             return None
         head, _, rest = name.partition(".")
-        if not rest and head in summary.devices:
-            return summary.devices[head]
+        known = summary.device_functions if functions else summary.devices
+        if not rest and head in known:
+            return known[head]
         target = self._target(file, summary, name)
-        return self._device(target[0], target[1], depth + 1) if target is not None else None
+        if target is None:
+            return None
+        return self._device(target[0], target[1], depth + 1, functions)
 
     def decorated_grad_off(self, file: Path, name: str, method: str | None = None) -> bool:
         """Whether the function `name` (or the method `method` of the class `name`), as written
