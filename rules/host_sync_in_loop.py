@@ -92,7 +92,9 @@ evaluation loop:
 
 - `.item()`, `.cpu()`, `.numpy()` and `.tolist()` of a tensor;
 - `float(t)`, `int(t)` and `bool(t)` of a tensor;
-- a tensor used as a condition: `if t:`, `while t:`, `x if t else y`;
+- a tensor used as a condition: `if t:`, `while t:`, `x if t else y`, and each element of
+  `any(...)`/`all(...)` over a comprehension (`any(not torch.isfinite(p.grad).all() for p in
+  params)` syncs once per parameter);
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
 - logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
   copies it to the host to write it.
@@ -103,8 +105,13 @@ that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter 
 call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
 `next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
 function called from such a loop in the same file counts too, including a module's `forward`
-(`model(x)` runs the `forward` of the file's class `model` was built from) and a closure passed
-to `optimizer.step(closure)`; a loop around another per-batch loop (over epochs, files or
+(`model(x)` runs the `forward` of the file's class `model` was built from, `meter.update(...)` the
+method of the file's class `meter` was built from) and a closure passed to
+`optimizer.step(closure)`. Code a training framework runs every step is per-batch too
+(`analysis/frameworks.py`: Lightning's `training_step`, a Hugging Face `Trainer`'s
+`compute_loss`, fairseq's `train_step`, mmengine's `after_train_iter`, detectron2's
+`run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and such a
+framework puts batches on the accelerator itself unless told `accelerator="cpu"`. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
 
@@ -114,15 +121,17 @@ Not flagged:
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
-- values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
+- values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
+  attributes such as `x.is_cuda` or `x.is_xpu`), tensors
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
   code is left alone by every performance rule; `def test(model, loader)` in a training script is
-  an evaluation routine, not a test), values just agreed across ranks with a collective
-  (`all_reduce(done); if done.item(): break`), branches for one backend
+  an evaluation routine, not a test), values just agreed across ranks with a collective and
+  branched on (`all_reduce(done); if done.item(): break`; an all-reduced loss that is logged
+  is still a device tensor and is flagged), branches for one backend
   (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
   copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
@@ -444,6 +453,11 @@ depends on what the value is for.
         if not isinstance(func, cst.Name):
             return
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        if func.value in ("any", "all") and len(positional) == 1:
+            elements = positional[0].value
+            if isinstance(elements, cst.GeneratorExp | cst.ListComp | cst.SetComp):
+                self._condition(elements.elt)  # each element is truth-tested
+            return
         if func.value in _CONVERSIONS and len(positional) == 1 and len(node.args) == 1:
             self.candidates.append(_Candidate("conversion", node, positional[0].value))
         elif func.value == "print":
@@ -522,7 +536,7 @@ depends on what the value is for.
         """Reads that are the point of the code: assertions, values agreed across ranks, backend workarounds."""
         return (
             self._asserted(candidate.node)
-            or self._reduced_across_ranks(candidate.value)
+            or (self._decides(candidate.node) and self._reduced_across_ranks(candidate.value))
             or self._backend_branch(candidate.node)
             or self._handed_to_a_step(candidate.node)
             or self._written_out(candidate.node)
@@ -557,8 +571,20 @@ depends on what the value is for.
             return False
         return bool(_BACKEND.search(self.ctx.code(test)))
 
+    def _decides(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is read by the test of an `if` or `while`: the host branches on it."""
+        child = node
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
+            if isinstance(parent, cst.If | cst.While | cst.IfExp):
+                return child is parent.test
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            child = parent
+        return False
+
     def _reduced_across_ranks(self, value: cst.BaseExpression) -> bool:
-        """`dist.all_reduce(done); if done.item():` -- the host needs the agreed value to decide."""
+        """`dist.all_reduce(done); if done:` -- the host needs the agreed value to decide. (Read
+        for logging, an all-reduced value is still a device tensor: its `.item()` syncs.)"""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
             value = value.func.value
         if not isinstance(value, cst.Name):
