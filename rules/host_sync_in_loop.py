@@ -119,6 +119,9 @@ Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
   `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
+  rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
+  == 0:` (lazy initialisation), and branches that end the program or raise (`print(loss.item());
+  sys.exit(1)`; the test itself still runs every batch);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool

@@ -556,7 +556,6 @@ def collect(model, loader):
     # --- Rare paths are not per step (TL002) ---
     Case(
         "rare-paths",
-        pending="`if sample is None` and exit branches are taken for per-step code",
         files={
             "train.py": """\
 import math

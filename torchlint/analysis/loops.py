@@ -427,7 +427,7 @@ class LoopFacts:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                return rare == "body"
+                return rare == "body" or (isinstance(parent, cst.If) and _leaves(parent.body))
             return child is parent.orelse and rare == "orelse"
         if isinstance(parent, cst.ExceptHandler):
             return child is parent.body
@@ -545,6 +545,12 @@ class LoopFacts:
     ) -> str | None:
         right = target.comparator
         equal = isinstance(target.operator, cst.Equal)
+        if _is_none(right) and isinstance(target.operator, cst.Is | cst.IsNot):
+            # `if sample is None:` on a value of the loop: an empty shard, a missing batch
+            rare = "body" if isinstance(target.operator, cst.Is) else "orelse"
+            return rare if self._bound_by_loop(left) else None
+        if _is_empty_test(left, target):
+            return "body"  # `if len(state) == 0:` lazy initialisation, once per key
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
             and isinstance(right, cst.Integer)
@@ -565,6 +571,22 @@ class LoopFacts:
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
         return None
+
+    def _bound_by_loop(self, node: cst.BaseExpression) -> bool:
+        """A name the loop binds afresh each iteration: its target, or a batch fetched in it."""
+        if not isinstance(node, cst.Name):
+            return False
+        bindings = self.scopes.reaching(node)
+        return bool(bindings) and all(
+            b.kind in ("loop", "assign", "unpack") and self._inside_loop(b.node, node)
+            for b in bindings
+        )
+
+    def _inside_loop(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
+        loop = next(
+            (a for a in self.scopes.ancestors(use) if isinstance(a, cst.For | cst.While)), None
+        )
+        return loop is not None and (binding is loop or self.scopes.is_ancestor(loop, binding))
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
@@ -740,6 +762,39 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a branch always ends by leaving the program or raising (`raise`, `sys.exit(1)`):
+    it runs at most once, however often the test is made. (`break` may leave only an inner loop.)"""
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    if isinstance(last, cst.Raise):
+        return True
+    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+        return (dotted(last.value.func) or "") in _EXITS
+    return False
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_empty_test(left: cst.BaseExpression, target: cst.ComparisonTarget) -> bool:
+    """`len(x) == 0`."""
+    return (
+        isinstance(target.operator, cst.Equal)
+        and isinstance(target.comparator, cst.Integer)
+        and target.comparator.value == "0"
+        and isinstance(left, cst.Call)
+        and isinstance(left.func, cst.Name)
+        and left.func.value == "len"
+    )
 
 
 def _runs_once(loop: Loop) -> bool:
