@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
@@ -63,7 +64,7 @@ def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
 
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format", "logged"
+    kind: str  # "method", "conversion", "condition", "format", "logged", "callee"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
 
@@ -96,6 +97,9 @@ evaluation loop:
   `any(...)`/`all(...)` over a comprehension (`any(not torch.isfinite(p.grad).all() for p in
   params)` syncs once per parameter);
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
+- passing a tensor to a function or method of another module of the project that reads its
+  arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`): the
+  project index summarises each file's functions with `ast`;
 - logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
   copies it to the host to write it.
 
@@ -432,11 +436,14 @@ depends on what the value is for.
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
+        self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if node.args and isinstance(func, cst.Name | cst.Attribute):
+            self.handed.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
@@ -507,7 +514,7 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not self.candidates or not self.ctx.uses_torch:
+        if not (self.candidates or self.handed) or not self.ctx.uses_torch:
             return
         if not self.has_loops and not may_drive_steps(self.ctx.source):
             return
@@ -515,7 +522,7 @@ depends on what the value is for.
         if not loops.has_per_batch_loops or not loops.uses_accelerator:
             return
         tensors = self.ctx.fact(TensorFacts)
-        for candidate in self.candidates:
+        for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
@@ -523,6 +530,23 @@ depends on what the value is for.
                 continue
             message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
             self.report(candidate.node, message, fix)
+
+    def _read_elsewhere(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
+        """`meter.update(loss=loss)` every batch, where `Meter.update` (another module of the
+        project) calls `.item()` on what it is given: the sync happens at this call."""
+        project = self.ctx.project
+        if project is None:
+            return []
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        for call in self.handed:
+            outside = scopes.outside_callee(call)
+            if outside is None or loops.per_batch_loop(call) is None:
+                continue
+            value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
+            if value is not None and project.syncs_arguments(Path(self.ctx.path), *outside):
+                found.append(_Candidate("callee", call, value))
+        return found
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
         kind = tensors.kind(candidate.value)
@@ -689,6 +713,13 @@ depends on what the value is for.
                 f"`{_short(self.ctx.code(candidate.node))}` turns a tensor into a Python bool on every batch, a host-device sync",
                 self._hint(
                     "Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"
+                ),
+            )
+        if candidate.kind == "callee":
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` reads tensor `{value}` on the host inside the called code, on every batch, a host-device sync",
+                self._hint(
+                    f"Pass it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and pass the mean"
                 ),
             )
         if candidate.kind == "logged":

@@ -262,7 +262,6 @@ def train(model, loader, opt):
     ),
     Case(
         "meter-update-syncs-in-another-module",
-        pending="syncs inside another module's methods are not seen",
         files={
             "meters.py": """\
 import torch
@@ -288,6 +287,30 @@ def train(model, loader, opt):
         loss.backward()
         opt.step()
         meter.update(loss=loss)  # TL002: meter.update(loss=loss)
+""",
+        },
+    ),
+    Case(
+        "meter-update-syncs-in-the-same-file",
+        {
+            "train.py": """\
+import torch
+
+
+class Meter:
+    def update(self, **values):
+        for k, v in values.items():
+            print(k, v.item())  # TL002: v.item()
+
+
+def train(model, loader, opt):
+    meter = Meter()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+        meter.update(loss=loss)
+        meter.update(count=len(x))
 """,
         },
     ),

@@ -214,22 +214,16 @@ class Grad(_Shared):
             modes = {self._decorated_mode(f) for f in targets}
             return modes.pop() if len(modes) == 1 else None
         func = call.func
-        project, path = self.ctx.project, Path(self.ctx.path)
-        if isinstance(func, cst.Name):
-            grad_off = project is not None and project.decorated_grad_off(path, func.value)
-            return GradMode.DISABLED if grad_off else None
-        if not isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute):
+            built = self.model.built_from(func.value, self.model.scope_of(call))
+            framework = framework_of(self.ctx.symbols.qualname(built) or "") if built else None
+            if framework is not None and func.attr.value in framework.no_grad_methods:
+                return GradMode.DISABLED
+        outside = self.model.outside_callee(call)
+        if outside is None or self.ctx.project is None:
             return None
-        built = self.model.built_from(func.value, self.model.scope_of(call))
-        if built is None:
-            return None
-        framework = framework_of(self.ctx.symbols.qualname(built) or "")
-        if framework is not None and func.attr.value in framework.no_grad_methods:
-            return GradMode.DISABLED
-        name = dotted(built)
-        if project is not None and name and project.decorated_grad_off(path, name, func.attr.value):
-            return GradMode.DISABLED
-        return None
+        grad_off = self.ctx.project.decorated_grad_off(Path(self.ctx.path), *outside)
+        return GradMode.DISABLED if grad_off else None
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
         """The mode a function's own decorators set, if any."""

@@ -584,6 +584,25 @@ class SemanticModel:
             found[key] = callee
         return next(iter(found.values())) if len(found) == 1 else None
 
+    def outside_callee(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """What a call runs when it is defined outside this file, as written here: `("evaluate",
+        None)` for `evaluate(...)` or `("utils.evaluate", None)` for `utils.evaluate(...)`, and
+        `("Meter", "update")` for `meter.update(...)` where `meter = Meter()`. None for calls
+        of the file's own functions and for what cannot be told."""
+        if call in self.callees:
+            return None
+        func = call.func
+        if isinstance(func, cst.Name):
+            return (func.value, None)
+        if not isinstance(func, cst.Attribute):
+            return None
+        built = self.built_from(func.value, self.scope_of(call))
+        if built is not None:
+            name = dotted(built)
+            return (name, func.attr.value) if name else None
+        name = dotted(func)
+        return (name, None) if name and dotted(func.value) != "self" else None
+
     def _class_named(self, name: str, scope: Scope) -> cst.ClassDef | None:
         nodes = {b.node for b in self.resolve(name, scope)[1] if b.kind == "def"}
         node = nodes.pop() if len(nodes) == 1 else None

@@ -55,6 +55,8 @@ class _Summary:
     grad_off: frozenset[str] = frozenset()
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
+    # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
+    syncs: frozenset[str] = frozenset()
 
 
 def _summarise(text: str) -> _Summary:
@@ -87,7 +89,7 @@ def _summarise(text: str) -> _Summary:
     _collect_devices(tree, summary.devices)
     _collect_device_functions(tree, summary.device_functions)
     _collect_calls(tree, False, summary.calls)
-    summary = replace(summary, grad_off=_decorated_grad_off(tree))
+    summary = replace(summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree))
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -150,6 +152,55 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
         kinds = bound[name]
         if kinds == {True} or kinds == {False}:
             devices[name] = kinds.pop()
+
+
+_HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+
+
+def _syncing_functions(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions and methods that read what they are passed on the host: a
+    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` of a parameter, or of a loop variable over one
+    (`for k, v in values.items(): v.item()`). A tensor passed to one syncs at the call."""
+    found = set()
+    for node in tree.body:
+        members = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            members = [(s, node.name + ".") for s in node.body]
+        for member, prefix in members:
+            if isinstance(member, ast.FunctionDef) and _reads_arguments(member):
+                found.add(prefix + member.name)
+    return frozenset(found)
+
+
+def _reads_arguments(function: ast.FunctionDef) -> bool:
+    args = function.args
+    params = {
+        a.arg
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        if a is not None and a.arg not in ("self", "cls")
+    }
+    for node in ast.walk(function):  # loop variables over a parameter carry its values
+        if isinstance(node, ast.For) and _root(node.iter) in params:
+            params |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _HOST_READS
+        and not node.args
+        and _root(node.func.value) in params
+        for node in ast.walk(function)
+    )
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name under `v`, `values.items()`, `v[0]`, `v.loss`."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
 
 
 def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
@@ -275,6 +326,18 @@ class ProjectIndex:
         """Whether `name`, as written in `file`, is a module-level device of the project that can
         be a GPU (True) or is the CPU alone (False); None when unknown."""
         return self._device(file.absolute(), name, 0)
+
+    def syncs_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, reads its arguments on the host."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0])
+        member = f"{target[1]}.{method}" if method else target[1]
+        return source is not None and member in source.syncs
 
     def returns_gpu(self, file: Path, name: str) -> bool | None:
         """Whether the function `name`, as written in `file`, returns a device of the project
