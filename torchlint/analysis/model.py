@@ -557,6 +557,8 @@ class SemanticModel:
 
     def _instance_method(self, func: cst.Attribute, scope: Scope) -> list[cst.FunctionDef]:
         """`lm.generate(x)` where every binding of `lm` builds the file's class `LM`: `LM.generate`."""
+        if func.attr.value not in self._method_names:
+            return []  # no class of the file defines it: most attribute calls end here
         built = self.built_from(func.value, scope)
         if not isinstance(built, cst.Name):
             return []
@@ -565,6 +567,16 @@ class SemanticModel:
             return []
         found = self.bindings[klass].get(func.attr.value, [])
         return [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+
+    @cached_property
+    def _method_names(self) -> frozenset[str]:
+        return frozenset(
+            s.name.value
+            for klass in self.classes.values()
+            if isinstance(klass.body, cst.IndentedBlock)
+            for s in klass.body.body
+            if isinstance(s, cst.FunctionDef)
+        )
 
     def built_from(self, value: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
         """The callee that built what `value` (a name or `self.` attribute) holds, when every
