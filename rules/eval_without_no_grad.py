@@ -10,7 +10,7 @@ import libcst.matchers as m
 from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, Position
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Rule, Valid
 
 _TRAIN_AND_VALIDATE = """\
 import torch
@@ -75,7 +75,10 @@ use, whoever calls it.
 It stays quiet when:
 - the forward already runs under `torch.no_grad()`, `torch.inference_mode()`,
   `torch.set_grad_enabled(False)` or a decorator of those, or in a function only called from
-  such code in the same file;
+  such code in the same file; or the function or method called carries such a decorator
+  itself, in this file or in another module of the project (`lm.generate(x)` where `generate`
+  is decorated `@torch.inference_mode()`), or is a framework method that turns grad off
+  itself (a Hugging Face model's `generate`);
 - grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
   manager of the file's own that does);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
@@ -96,6 +99,14 @@ It stays quiet when:
   `inference_mode` (found by the project index, also in a single-file run);
 - the file is a unit-test module, or does not use torch (directly or through a star import of a
   project module that imports it).
+
+Evaluation must repeat to be worth a finding: a forward in a loop or comprehension, in a
+function a framework runs every step or epoch, or in a function that may run many times (any
+function, unless it is a `main` or every call of it in the file runs once). A single forward
+outside any loop in code that runs once (a library's `__main__` demo, a shape check, a
+one-image `main`) is left alone, and so is a forward in code that exports or traces the module
+(`torch.onnx.export`, `torch.jit.trace`: a warm-up). A forward on evaluation data or after
+training in the same run is still reported when it runs once: it evaluates a whole split.
 
 It reports once per evaluation scope (function, loop or block), at the first forward pass.
 
@@ -148,6 +159,30 @@ the grad mode to other code.
         "import torch\n\ndef train_model(model):\n    for x in loader:\n        model(x).sum().backward()\n\n"
         "train_model(model)\nprobe = Net()\nprint(probe(torch.zeros(1, 3)).shape)\n",
         "import torch\n\nstate = torch.load('m.pt', weights_only=True)\nfor x in loader:\n    model(x).sum().backward()\n",
+        # a single forward outside any loop: a library's demo, an export warm-up
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return self.fc(x)
+
+            def export(path):
+                model = Net()
+                model.load_state_dict(torch.load(path))
+                model.eval()
+                dummy = torch.randn(1, 8)
+                model(dummy)
+                torch.onnx.export(model, dummy, "net.onnx")
+
+            if __name__ == "__main__":
+                net = Net()
+                net.eval()
+                print(net(torch.randn(2, 8)).shape)
+            """
+        ),
         # already under no_grad / inference_mode / set_grad_enabled(False), any alias
         "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, _ in loader:\n            model(x)\n",
         "import torch as T\n\n@T.inference_mode()\ndef predict(model, x):\n    return model(x)\n",
@@ -262,9 +297,10 @@ the grad mode to other code.
         ),
         # `from torch import nn` only: the fix imports torch; one finding for two forwards
         Invalid(
-            "from torch import nn\n\nnet = nn.Sequential(nn.Linear(4, 2))\nnet.eval()\na = net(x1)\nb = net(x2)  # second\nprint(a, b)\n",
-            fixed="from torch import nn\nimport torch\n\nnet = nn.Sequential(nn.Linear(4, 2))\nnet.eval()\n"
-            "with torch.no_grad():\n    a = net(x1)\n    b = net(x2)  # second\nprint(a, b)\n",
+            "from torch import nn\n\nnet = nn.Sequential(nn.Linear(4, 2))\n\ndef show(x1, x2):\n    net.eval()\n"
+            "    a = net(x1)\n    b = net(x2)  # second\n    print(a, b)\n",
+            fixed="from torch import nn\nimport torch\n\nnet = nn.Sequential(nn.Linear(4, 2))\n\ndef show(x1, x2):\n    net.eval()\n"
+            "    with torch.no_grad():\n        a = net(x1)\n        b = net(x2)  # second\n    print(a, b)\n",
         ),
         # a loop over a test loader, a module bound in the file under a neutral name
         Invalid(
@@ -339,9 +375,9 @@ the grad mode to other code.
         ),
         # `.eval()` chained on construction; a method of a module class that runs its forward
         Invalid(
-            "import torch\nfrom models import Encoder\n\ndef main(path):\n    enc = Encoder(64).eval()\n    return enc(load(path)).argmax(-1)\n",
-            fixed="import torch\nfrom models import Encoder\n\ndef main(path):\n    enc = Encoder(64).eval()\n"
-            "    with torch.no_grad():\n        return enc(load(path)).argmax(-1)\n",
+            "import torch\nfrom models import Encoder\n\ndef main(paths):\n    enc = Encoder(64).eval()\n    return [enc(load(p)).argmax(-1) for p in paths]\n",
+            fixed="import torch\nfrom models import Encoder\n\ndef main(paths):\n    enc = Encoder(64).eval()\n"
+            "    with torch.no_grad():\n        return [enc(load(p)).argmax(-1) for p in paths]\n",
         ),
         Invalid(
             "import torch\nfrom torch import nn\n\nclass Agent(nn.Module):\n    def act(self, obs):\n        return self.actor(obs).argmax(-1)\n\n"
@@ -356,8 +392,8 @@ the grad mode to other code.
             "    return model(img).argmax(1)\n",
         ),
         Invalid(
-            "import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfake = netG(torch.randn(64, 100))\nsave(fake)\n",
-            fixed="import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nwith torch.no_grad():\n    fake = netG(torch.randn(64, 100))\nsave(fake)\n",
+            "import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfor i in range(8):\n    save(netG(torch.randn(64, 100)), i)\n",
+            fixed="import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfor i in range(8):\n    with torch.no_grad():\n        save(netG(torch.randn(64, 100)), i)\n",
         ),
         # a tensor trained by hand, read as a number by a helper of the training loop
         Invalid(
@@ -433,7 +469,7 @@ the grad mode to other code.
             scope = evaluation.leaf_exit_scope(call)
             if scope is None:
                 return None
-        return scope if self.ctx.fact(Grad).mode(call) is GradMode.RECORDING else None
+        return scope if self.ctx.fact(Grad).call_mode(call) is GradMode.RECORDING else None
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
         grad = self.ctx.fact(Grad)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
+from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
@@ -62,7 +64,7 @@ def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
 
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format", "logged"
+    kind: str  # "method", "conversion", "condition", "format", "logged", "callee"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
 
@@ -91,8 +93,13 @@ evaluation loop:
 
 - `.item()`, `.cpu()`, `.numpy()` and `.tolist()` of a tensor;
 - `float(t)`, `int(t)` and `bool(t)` of a tensor;
-- a tensor used as a condition: `if t:`, `while t:`, `x if t else y`;
+- a tensor used as a condition: `if t:`, `while t:`, `x if t else y`, and each element of
+  `any(...)`/`all(...)` over a comprehension (`any(not torch.isfinite(p.grad).all() for p in
+  params)` syncs once per parameter);
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
+- passing a tensor to a function or method of another module of the project that reads its
+  arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`): the
+  project index summarises each file's functions with `ast`;
 - logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
   copies it to the host to write it.
 
@@ -102,8 +109,13 @@ that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter 
 call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
 `next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
 function called from such a loop in the same file counts too, including a module's `forward`
-(`model(x)` runs the `forward` of the file's class `model` was built from) and a closure passed
-to `optimizer.step(closure)`; a loop around another per-batch loop (over epochs, files or
+(`model(x)` runs the `forward` of the file's class `model` was built from, `meter.update(...)` the
+method of the file's class `meter` was built from) and a closure passed to
+`optimizer.step(closure)`. Code a training framework runs every step is per-batch too
+(`analysis/frameworks.py`: Lightning's `training_step`, a Hugging Face `Trainer`'s
+`compute_loss`, fairseq's `train_step`, mmengine's `after_train_iter`, detectron2's
+`run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and such a
+framework puts batches on the accelerator itself unless told `accelerator="cpu"`. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
 
@@ -111,17 +123,22 @@ Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
   `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
+  rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
+  == 0:` (lazy initialisation), and branches that end the program or raise (`print(loss.item());
+  sys.exit(1)`; the test itself still runs every batch);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
-- values that are not tensors (Python numbers, numpy values, results of `.item()`), tensors
+- values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
+  attributes such as `x.is_cuda` or `x.is_xpu`), tensors
   known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
   code is left alone by every performance rule; `def test(model, loader)` in a training script is
-  an evaluation routine, not a test), values just agreed across ranks with a collective
-  (`all_reduce(done); if done.item(): break`), branches for one backend
+  an evaluation routine, not a test), values just agreed across ranks with a collective and
+  branched on (`all_reduce(done); if done.item(): break`; an all-reduced loss that is logged
+  is still a device tensor and is flagged), branches for one backend
   (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
   copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
@@ -419,11 +436,14 @@ depends on what the value is for.
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
+        self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if node.args and isinstance(func, cst.Name | cst.Attribute):
+            self.handed.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
@@ -443,6 +463,11 @@ depends on what the value is for.
         if not isinstance(func, cst.Name):
             return
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        if func.value in ("any", "all") and len(positional) == 1:
+            elements = positional[0].value
+            if isinstance(elements, cst.GeneratorExp | cst.ListComp | cst.SetComp):
+                self._condition(elements.elt)  # each element is truth-tested
+            return
         if func.value in _CONVERSIONS and len(positional) == 1 and len(node.args) == 1:
             self.candidates.append(_Candidate("conversion", node, positional[0].value))
         elif func.value == "print":
@@ -489,13 +514,15 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not self.candidates or not self.has_loops or not self.ctx.uses_torch:
+        if not (self.candidates or self.handed) or not self.ctx.uses_torch:
+            return
+        if not self.has_loops and not may_drive_steps(self.ctx.source):
             return
         loops = self.ctx.fact(LoopFacts)
         if not loops.has_per_batch_loops or not loops.uses_accelerator:
             return
         tensors = self.ctx.fact(TensorFacts)
-        for candidate in self.candidates:
+        for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
@@ -503,6 +530,23 @@ depends on what the value is for.
                 continue
             message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
             self.report(candidate.node, message, fix)
+
+    def _read_elsewhere(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
+        """`meter.update(loss=loss)` every batch, where `Meter.update` (another module of the
+        project) calls `.item()` on what it is given: the sync happens at this call."""
+        project = self.ctx.project
+        if project is None:
+            return []
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        for call in self.handed:
+            outside = scopes.outside_callee(call)
+            if outside is None or loops.per_batch_loop(call) is None:
+                continue
+            value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
+            if value is not None and project.syncs_arguments(Path(self.ctx.path), *outside):
+                found.append(_Candidate("callee", call, value))
+        return found
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
         kind = tensors.kind(candidate.value)
@@ -519,7 +563,7 @@ depends on what the value is for.
         """Reads that are the point of the code: assertions, values agreed across ranks, backend workarounds."""
         return (
             self._asserted(candidate.node)
-            or self._reduced_across_ranks(candidate.value)
+            or (self._decides(candidate.node) and self._reduced_across_ranks(candidate.value))
             or self._backend_branch(candidate.node)
             or self._handed_to_a_step(candidate.node)
             or self._written_out(candidate.node)
@@ -554,8 +598,20 @@ depends on what the value is for.
             return False
         return bool(_BACKEND.search(self.ctx.code(test)))
 
+    def _decides(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is read by the test of an `if` or `while`: the host branches on it."""
+        child = node
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
+            if isinstance(parent, cst.If | cst.While | cst.IfExp):
+                return child is parent.test
+            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            child = parent
+        return False
+
     def _reduced_across_ranks(self, value: cst.BaseExpression) -> bool:
-        """`dist.all_reduce(done); if done.item():` -- the host needs the agreed value to decide."""
+        """`dist.all_reduce(done); if done:` -- the host needs the agreed value to decide. (Read
+        for logging, an all-reduced value is still a device tensor: its `.item()` syncs.)"""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
             value = value.func.value
         if not isinstance(value, cst.Name):
@@ -657,6 +713,13 @@ depends on what the value is for.
                 f"`{_short(self.ctx.code(candidate.node))}` turns a tensor into a Python bool on every batch, a host-device sync",
                 self._hint(
                     "Check it every N steps under `if step % n == 0:`, or keep the decision on the device with `torch.where`"
+                ),
+            )
+        if candidate.kind == "callee":
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` reads tensor `{value}` on the host inside the called code, on every batch, a host-device sync",
+                self._hint(
+                    f"Pass it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and pass the mean"
                 ),
             )
         if candidate.kind == "logged":

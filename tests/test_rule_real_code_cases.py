@@ -287,11 +287,12 @@ import torch
 
 def main(args):
     enc = Encoder(args.dim).eval().to("cuda")
-    feats = enc(load_image(args.path).to("cuda"))
-    print(feats.shape)
+    for path in args.paths:
+        feats = enc(load_image(path).to("cuda"))
+        print(feats.shape)
 """,
         ("TL001",),
-        (("TL001", 6),),
+        (("TL001", 7),),
     ),
     Case(
         "forward-through-another-module-method",

@@ -19,18 +19,22 @@ one a PyTorch expert acts on.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -38,7 +42,6 @@ from torchlint.analysis.names import (
     is_eval_name,
     name_tokens,
 )
-from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
@@ -195,6 +198,41 @@ class Grad(_Shared):
     def disabled(self, node: cst.CSTNode) -> bool:
         return self.mode(node) is GradMode.DISABLED
 
+    def call_mode(self, call: cst.Call) -> GradMode:
+        """The grad mode the work of `call` runs in: the caller's, unless the callee sets its own
+        (a no_grad/inference_mode decorator on the function or method called, in this file or in
+        another module of the project, or a framework method that turns grad off itself, such as
+        a Hugging Face model's `generate`)."""
+        own = self._callee_mode(call)
+        return own if own is not None else self.mode(call)
+
+    def _callee_mode(self, call: cst.Call) -> GradMode | None:
+        targets = [
+            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
+        ]
+        if targets:
+            modes = {self._decorated_mode(f) for f in targets}
+            return modes.pop() if len(modes) == 1 else None
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            built = self.model.built_from(func.value, self.model.scope_of(call))
+            framework = framework_of(self.ctx.symbols.qualname(built) or "") if built else None
+            if framework is not None and func.attr.value in framework.no_grad_methods:
+                return GradMode.DISABLED
+        outside = self.model.outside_callee(call)
+        if outside is None or self.ctx.project is None:
+            return None
+        grad_off = self.ctx.project.decorated_grad_off(Path(self.ctx.path), *outside)
+        return GradMode.DISABLED if grad_off else None
+
+    def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
+        """The mode a function's own decorators set, if any."""
+        for decorator in reversed(function.decorators):
+            found = self.context_mode(decorator.decorator)
+            if found is not None:
+                return found
+        return None
+
     def context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
         """The mode a context manager or decorator expression sets; None when it is not about grad."""
         target, call = (expr.func, expr) if isinstance(expr, cst.Call) else (expr, None)
@@ -258,10 +296,9 @@ class Grad(_Shared):
         return self._withs[node]
 
     def _function_mode(self, function: cst.FunctionDef) -> GradMode | None:
-        for decorator in reversed(function.decorators):  # the one nearest `def` sets the mode last
-            found = self.context_mode(decorator.decorator)
-            if found is not None:
-                return found
+        found = self._decorated_mode(function)  # the decorator nearest `def` sets the mode last
+        if found is not None:
+            return found
         if function in self._stray_grad_calls:
             return GradMode.MANAGED
         return self.callers_mode(function)
@@ -491,19 +528,25 @@ _VERBS = frozenset(
 _MODEL_QUALIFIERS = frozenset(
     {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
 )  # fmt: skip
-# Hooks Lightning already runs under no_grad / inference_mode.
-# Evaluation hooks that a framework's loop already runs under no_grad, by the framework's package.
-_FRAMEWORK_EVAL_HOOKS = {
-    "lightning": frozenset({"validation_step", "test_step", "predict_step", "val_step"}),
-    "fairseq": frozenset({"valid_step"}),
-    "transformers": frozenset({"prediction_step", "evaluate"}),
-}
 # Model wrappers whose __call__ already runs inference without grad.
 _NO_GRAD_WRAPPERS = (
     "ultralytics.",
     "transformers.pipeline",
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
+)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Entry points a script runs once.
+_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
+_EXPORTS = frozenset(
+    {
+        "torch.onnx.export",
+        "torch.onnx.dynamo_export",
+        "torch.jit.trace",
+        "torch.jit.trace_module",
+        "torch.jit.script",
+        "torch.export.export",
+    }
 )
 _MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
 _SYNTHETIC_FACTORIES = frozenset(
@@ -632,6 +675,7 @@ class Evaluation(_Shared):
         self._factories: dict[
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
+        self._repeating: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -954,14 +998,69 @@ class Evaluation(_Shared):
             )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        return (
-            self._loop_scope(call, function)
-            or self._region_scope(call, function)
-            or self._input_scope(call, function)
-            or self._after_training_scope(call, function)
-            or self._global_eval_scope(call, function)
-            or self._inference_script_scope(call, function)
-        )
+        if self._warms_up_export(function):
+            return None
+        found = self._loop_scope(call, function) or self._region_scope(call, function)
+        if found is None:
+            # A forward on evaluation data, or after training in the same run, evaluates a
+            # whole split even when it runs once (`net(test_x)` after the training loop).
+            found = self._input_scope(call, function) or self._after_training_scope(call, function)
+            if found is not None:
+                return found
+            found = self._global_eval_scope(call, function) or self._inference_script_scope(
+                call, function
+            )
+        return found if found is not None and self.repeats(call) else None
+
+    # -- how often evaluation runs ----------------------------------------------------------
+    def repeats(self, node: cst.CSTNode) -> bool:
+        """Whether `node` may run more than once per run of the program: inside a loop or a
+        comprehension, or in a function that does not evidently run once. Module-level code, a
+        `main` and functions only called from code that runs once run once: a single forward
+        there (a demo, a shape check) costs nothing worth a finding."""
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.For | cst.While) and (
+                child is parent.body or child is getattr(parent, "test", None)
+            ):
+                return True
+            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
+                return True
+            if isinstance(parent, cst.FunctionDef):
+                return self._function_repeats(parent)
+            child = parent
+        return False
+
+    def _function_repeats(self, function: cst.FunctionDef) -> bool:
+        if function in self._repeating:
+            return self._repeating[function]
+        self._repeating[function] = True  # recursion: it calls itself again
+        found = self._function_repeats_now(function)
+        self._repeating[function] = found
+        return found
+
+    def _function_repeats_now(self, function: cst.FunctionDef) -> bool:
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return True  # a framework runs it every step or epoch
+        sites = self.call_sites(function)
+        if sites is None:
+            return True  # handed over or stored: whoever holds it may call it again
+        if not sites:
+            return function.name.value not in _RUN_ONCE_NAMES  # library API: called from elsewhere
+        return any(self.repeats(site) for site in sites)
+
+    def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
+        """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
+        forward is a warm-up or a check of the exported graph, run once."""
+        return function in self._exporters
+
+    @cached_property
+    def _exporters(self) -> set[cst.FunctionDef | None]:
+        return {
+            self.enclosing_function(call)
+            for call in self.model.calls
+            if (self.ctx.symbols.qualname(call.func) or "") in _EXPORTS
+        }
 
     def leaf_exit_scope(self, call: cst.Call) -> EvalScope | None:
         """`return ((val_x @ w - val_y) ** 2).mean().item()`: a function that computes from a tensor
@@ -1209,31 +1308,10 @@ class Evaluation(_Shared):
         return any(m.matches(call, pattern) for call in self.calls_in(function))
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
-        """An evaluation hook of a framework's class (Lightning's `validation_step`, fairseq's `valid_step`,
-        Hugging Face's `prediction_step`): the framework calls it under no_grad / inference_mode."""
-        owner = self.enclosing_class(function)
-        if owner is None:
-            return False
-        return any(
-            function.name.value in hooks and self._derives_from(owner, package, set())
-            for package, hooks in _FRAMEWORK_EVAL_HOOKS.items()
-        )
-
-    def _derives_from(self, node: cst.ClassDef, package: str, seen: set[str]) -> bool:
-        """Whether the class derives from a class of `package`, directly or through classes of this file."""
-        seen.add(node.name.value)
-        for base in node.bases:
-            name = dotted(base.value) or ""
-            if package in (self.ctx.symbols.qualname(base.value) or name).lower():
-                return True
-            parent = self.model.classes.get(name)
-            if (
-                parent is not None
-                and name not in seen
-                and self._derives_from(parent, package, seen)
-            ):
-                return True
-        return False
+        """An evaluation hook a framework calls under no_grad / inference_mode (Lightning's
+        `validation_step`, fairseq's `valid_step`, Hugging Face's `prediction_step`): the table
+        in `frameworks.py`."""
+        return self.ctx.fact(EntryPoints).runs_without_grad(function)
 
     def _loop_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """The innermost loop (or comprehension) over a validation/test iterable around `call`."""

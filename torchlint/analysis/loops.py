@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.nodes import children
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 Loop = cst.For | cst.While
+# What runs a node every step: a per-batch loop, or a function a framework runs every step.
+StepOwner = cst.For | cst.While | cst.FunctionDef
 
 _LOADER_NAME = re.compile(
     r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
@@ -138,7 +142,7 @@ class LoopFacts:
         # text spares them the scope analysis.
         self.may_have_batch_loops = may_have_batch_loops(ctx.source)
         self._loader_memo: dict[cst.CSTNode, bool] = {}
-        self._function_memo: dict[tuple[cst.FunctionDef, bool], Loop | None] = {}
+        self._function_memo: dict[tuple[cst.FunctionDef, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
 
@@ -152,7 +156,15 @@ class LoopFacts:
 
     @property
     def has_per_batch_loops(self) -> bool:
-        return self.may_have_batch_loops and bool(self._per_batch)
+        return self.may_have_batch_loops and (bool(self._per_batch) or bool(self._step_entries))
+
+    @cached_property
+    def _step_entries(self) -> set[cst.FunctionDef]:
+        """Functions a framework runs every step (`training_step`, `Engine(step)`): each is the
+        body of a per-batch loop nobody wrote."""
+        if not may_drive_steps(self.ctx.source):
+            return set()
+        return self.ctx.fact(EntryPoints).per_step
 
     @cached_property
     def _per_batch(self) -> set[Loop]:
@@ -358,8 +370,9 @@ class LoopFacts:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
 
     # -- where a node runs -------------------------------------------------------------
-    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> Loop | None:
-        """The innermost per-batch loop that runs `node`, directly or through same-file calls.
+    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> StepOwner | None:
+        """The innermost per-batch loop that runs `node`, directly or through same-file calls;
+        or the function a framework runs every step (`training_step`, ignite's `Engine(step)`).
 
         With `every_iteration`, only when nothing guards `node` inside that loop: a periodic
         guard, a once-only `if i == 0:`, an except handler, or an earlier
@@ -394,12 +407,15 @@ class LoopFacts:
             child = parent
         return None
 
-    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> Loop | None:
+    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> StepOwner | None:
         key = (function, every_iteration)
         if key in self._function_memo:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
-        found = None
+        found: StepOwner | None = None
+        if function in self._step_entries:
+            self._function_memo[key] = function
+            return function
         for call in self.scopes.callers.get(function, ()):
             found = self.per_batch_loop(call, every_iteration)
             if found is not None:
@@ -411,7 +427,7 @@ class LoopFacts:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                return rare == "body"
+                return rare == "body" or (isinstance(parent, cst.If) and _leaves(parent.body))
             return child is parent.orelse and rare == "orelse"
         if isinstance(parent, cst.ExceptHandler):
             return child is parent.body
@@ -529,6 +545,12 @@ class LoopFacts:
     ) -> str | None:
         right = target.comparator
         equal = isinstance(target.operator, cst.Equal)
+        if _is_none(right) and isinstance(target.operator, cst.Is | cst.IsNot):
+            # `if sample is None:` on a value of the loop: an empty shard, a missing batch
+            rare = "body" if isinstance(target.operator, cst.Is) else "orelse"
+            return rare if self._bound_by_loop(left) else None
+        if _is_empty_test(left, target):
+            return "body"  # `if len(state) == 0:` lazy initialisation, once per key
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
             and isinstance(right, cst.Integer)
@@ -549,6 +571,22 @@ class LoopFacts:
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
         return None
+
+    def _bound_by_loop(self, node: cst.BaseExpression) -> bool:
+        """A name the loop binds afresh each iteration: its target, or a batch fetched in it."""
+        if not isinstance(node, cst.Name):
+            return False
+        bindings = self.scopes.reaching(node)
+        return bool(bindings) and all(
+            b.kind in ("loop", "assign", "unpack") and self._inside_loop(b.node, node)
+            for b in bindings
+        )
+
+    def _inside_loop(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
+        loop = next(
+            (a for a in self.scopes.ancestors(use) if isinstance(a, cst.For | cst.While)), None
+        )
+        return loop is not None and (binding is loop or self.scopes.is_ancestor(loop, binding))
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
@@ -604,7 +642,9 @@ class LoopFacts:
         """Whether the file ever puts something on a device that can be a GPU."""
         if any(self._device_string(s) for s in self.scopes.strings):
             return True
-        return any(self.moves_to_device(call) for call in self.scopes.calls)
+        if any(self.moves_to_device(call) for call in self.scopes.calls):
+            return True
+        return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
 
     def moves_to_device(self, call: cst.Call) -> bool:
         """`.cuda()`, `.to(device)`, `torch.device("cuda")`, `accelerator.prepare(...)`: something goes to an accelerator."""
@@ -656,7 +696,7 @@ class LoopFacts:
                     or not isinstance(args[0], cst.SimpleString)
                     or self._device_string(args[0])
                 )
-            return False
+            return self._returns_gpu(node)
         if (
             isinstance(node, cst.Name | cst.Attribute)
             and self.ctx.project is not None
@@ -673,6 +713,14 @@ class LoopFacts:
         return self.device_strings(node) != {
             "cpu"
         }  # named like a device, but bound only to the CPU
+
+    def _returns_gpu(self, call: cst.Call) -> bool:
+        """`dev()`, `dist_util.dev()`: a function of the project (this file or another module)
+        whose every return is a device that can be a GPU."""
+        name = dotted(call.func)
+        if self.ctx.project is None or name is None or call.args:
+            return False
+        return bool(self.ctx.project.returns_gpu(Path(self.ctx.path), name))
 
     def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
         """Every string a device expression can hold, when the file writes them all out
@@ -714,6 +762,39 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a branch always ends by leaving the program or raising (`raise`, `sys.exit(1)`):
+    it runs at most once, however often the test is made. (`break` may leave only an inner loop.)"""
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    if isinstance(last, cst.Raise):
+        return True
+    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+        return (dotted(last.value.func) or "") in _EXITS
+    return False
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_empty_test(left: cst.BaseExpression, target: cst.ComparisonTarget) -> bool:
+    """`len(x) == 0`."""
+    return (
+        isinstance(target.operator, cst.Equal)
+        and isinstance(target.comparator, cst.Integer)
+        and target.comparator.value == "0"
+        and isinstance(left, cst.Call)
+        and isinstance(left.func, cst.Name)
+        and left.func.value == "len"
+    )
 
 
 def _runs_once(loop: Loop) -> bool:

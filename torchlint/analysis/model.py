@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -550,7 +551,74 @@ class SemanticModel:
             return methods or self._forwards(
                 [b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope
             )
+        if isinstance(func, cst.Attribute):
+            return self._instance_method(func, scope)
         return []
+
+    def _instance_method(self, func: cst.Attribute, scope: Scope) -> list[cst.FunctionDef]:
+        """`lm.generate(x)` where every binding of `lm` builds the file's class `LM`: `LM.generate`."""
+        if func.attr.value not in self._method_names:
+            return []  # no class of the file defines it: most attribute calls end here
+        built = self.built_from(func.value, scope)
+        if not isinstance(built, cst.Name):
+            return []
+        klass = self._class_named(built.value, scope)
+        if klass is None:
+            return []
+        found = self.bindings[klass].get(func.attr.value, [])
+        return [b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+
+    @cached_property
+    def _method_names(self) -> frozenset[str]:
+        return frozenset(
+            s.name.value
+            for klass in self.classes.values()
+            if isinstance(klass.body, cst.IndentedBlock)
+            for s in klass.body.body
+            if isinstance(s, cst.FunctionDef)
+        )
+
+    def built_from(self, value: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+        """The callee that built what `value` (a name or `self.` attribute) holds, when every
+        binding agrees: `LM` for `lm = LM(cfg).cuda()`, `AutoModel.from_pretrained` for
+        `m = AutoModel.from_pretrained(p)`. None when unknown."""
+        if isinstance(value, cst.Name):
+            bindings = self.resolve(value.value, scope)[1]
+        elif isinstance(value, cst.Attribute) and dotted(value.value) == "self":
+            bindings = self.attr_bindings.get(dotted(value) or "", [])
+        else:
+            return None
+        found: dict[str, cst.BaseExpression] = {}
+        for binding in bindings:
+            callee = _constructor(binding.exact)
+            if callee is None or (key := dotted(callee)) is None:
+                return None
+            found[key] = callee
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def outside_callee(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """What a call runs when it is defined outside this file, as written here: `("evaluate",
+        None)` for `evaluate(...)` or `("utils.evaluate", None)` for `utils.evaluate(...)`, and
+        `("Meter", "update")` for `meter.update(...)` where `meter = Meter()`. None for calls
+        of the file's own functions and for what cannot be told."""
+        if call in self.callees:
+            return None
+        func = call.func
+        if isinstance(func, cst.Name):
+            return (func.value, None)
+        if not isinstance(func, cst.Attribute):
+            return None
+        built = self.built_from(func.value, self.scope_of(call))
+        if built is not None:
+            name = dotted(built)
+            return (name, func.attr.value) if name else None
+        name = dotted(func)
+        return (name, None) if name and dotted(func.value) != "self" else None
+
+    def _class_named(self, name: str, scope: Scope) -> cst.ClassDef | None:
+        nodes = {b.node for b in self.resolve(name, scope)[1] if b.kind == "def"}
+        node = nodes.pop() if len(nodes) == 1 else None
+        return node if isinstance(node, cst.ClassDef) else None
 
     def _bindings_at(self, name: str, scope: Scope, call: cst.Call) -> list[Binding]:
         """The bindings of `name` a call may run. In the scope that binds it, straight-line code runs the
@@ -600,6 +668,18 @@ class SemanticModel:
                     if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
                 ]
         return found
+
+
+def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The callee of the call that builds `value`, past methods that return their receiver
+    (`Net().cuda().eval()` -> `Net`)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN
+    ):
+        value = value.func.value
+    return value.func if isinstance(value, cst.Call) else None
 
 
 def passed_argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:

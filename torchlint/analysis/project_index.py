@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 _NOT_CALLABLE = frozenset(
     {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
@@ -51,6 +51,12 @@ class _Summary:
         default_factory=list
     )  # `from module import *`: (level, module)
     torch: bool = False  # whether it imports torch itself
+    # `f` and `Class.method` decorated no_grad/inference_mode
+    grad_off: frozenset[str] = frozenset()
+    # module-level function -> whether the device it returns can be a GPU
+    device_functions: dict[str, bool] = field(default_factory=dict)
+    # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
+    syncs: frozenset[str] = frozenset()
 
 
 def _summarise(text: str) -> _Summary:
@@ -81,7 +87,9 @@ def _summarise(text: str) -> _Summary:
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
+    _collect_device_functions(tree, summary.device_functions)
     _collect_calls(tree, False, summary.calls)
+    summary = replace(summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree))
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -108,6 +116,21 @@ def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]])
         stack.extend((child, off) for child in ast.iter_child_nodes(node))
 
 
+def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions and methods whose own decorator turns autograd off."""
+    found = set()
+    for node in tree.body:
+        members = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            members = [(s, node.name + ".") for s in node.body]
+        for member, prefix in members:
+            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                _turns_grad_off(d) for d in member.decorator_list
+            ):
+                found.add(prefix + member.name)
+    return frozenset(found)
+
+
 def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
     """Module-level names bound to a device. A name bound anywhere in the file (any scope, any
     branch) to something else, or to both kinds, is unknown: `device = "cpu"` then
@@ -129,6 +152,67 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
         kinds = bound[name]
         if kinds == {True} or kinds == {False}:
             devices[name] = kinds.pop()
+
+
+_HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+
+
+def _syncing_functions(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions and methods that read what they are passed on the host: a
+    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` of a parameter, or of a loop variable over one
+    (`for k, v in values.items(): v.item()`). A tensor passed to one syncs at the call."""
+    found = set()
+    for node in tree.body:
+        members = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            members = [(s, node.name + ".") for s in node.body]
+        for member, prefix in members:
+            if isinstance(member, ast.FunctionDef) and _reads_arguments(member):
+                found.add(prefix + member.name)
+    return frozenset(found)
+
+
+def _reads_arguments(function: ast.FunctionDef) -> bool:
+    args = function.args
+    params = {
+        a.arg
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        if a is not None and a.arg not in ("self", "cls")
+    }
+    for node in ast.walk(function):  # loop variables over a parameter carry its values
+        if isinstance(node, ast.For) and _root(node.iter) in params:
+            params |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _HOST_READS
+        and not node.args
+        and _root(node.func.value) in params
+        for node in ast.walk(function)
+    )
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name under `v`, `values.items()`, `v[0]`, `v.loss`."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
+def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
+    """Module-level functions whose every return gives a device of one kind: `def dev(): return
+    torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")`."""
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        kinds = {_device_kind(r) if r is not None else None for r in returns}
+        if kinds == {True} or kinds == {False}:
+            found[node.name] = kinds.pop()
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -243,15 +327,48 @@ class ProjectIndex:
         be a GPU (True) or is the CPU alone (False); None when unknown."""
         return self._device(file.absolute(), name, 0)
 
-    def _device(self, file: Path, name: str, depth: int) -> bool | None:
+    def syncs_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, reads its arguments on the host."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0])
+        member = f"{target[1]}.{method}" if method else target[1]
+        return source is not None and member in source.syncs
+
+    def returns_gpu(self, file: Path, name: str) -> bool | None:
+        """Whether the function `name`, as written in `file`, returns a device of the project
+        that can be a GPU (True) or only the CPU (False); None when unknown."""
+        return self._device(file.absolute(), name, 0, functions=True)
+
+    def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
         summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
             return None
         head, _, rest = name.partition(".")
-        if not rest and head in summary.devices:
-            return summary.devices[head]
+        known = summary.device_functions if functions else summary.devices
+        if not rest and head in known:
+            return known[head]
         target = self._target(file, summary, name)
-        return self._device(target[0], target[1], depth + 1) if target is not None else None
+        if target is None:
+            return None
+        return self._device(target[0], target[1], depth + 1, functions)
+
+    def decorated_grad_off(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, carries a no_grad/inference_mode
+        decorator: whoever calls it, it runs without grad."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0])
+        member = f"{target[1]}.{method}" if method else target[1]
+        return source is not None and member in source.grad_off
 
     def always_called_without_grad(self, file: Path, function: str) -> bool:
         """Whether the project's other files call `function` of `file`, and only with grad off.

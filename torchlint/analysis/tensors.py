@@ -16,8 +16,8 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -112,6 +112,14 @@ _TORCH_CREATION = frozenset(
         "ByteTensor",
     }
 )
+# Functions outside torch's op modules that return one tensor on the parameters' device.
+_PARAMETER_REDUCTIONS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad.clip_grad_norm_",
+        "torch.nn.utils.get_total_norm",
+    }
+)
 # Methods whose result is no tensor at all.
 _SCALAR_METHODS = frozenset(
     {
@@ -143,6 +151,13 @@ _HOST_ATTRIBUTES = frozenset(
         "device",
         "ndim",
         "is_cuda",
+        "is_xpu",
+        "is_mps",
+        "is_meta",
+        "is_sparse",
+        "is_quantized",
+        "is_mkldnn",
+        "is_nested",
         "requires_grad",
         "layout",
         "is_leaf",
@@ -497,6 +512,8 @@ class TensorFacts:
             return Kind.NOT_TENSOR
         if not qualname.startswith("torch"):
             return self._forward(node) if self._is_model(node.func) else self._helper_result(node)
+        if qualname in _PARAMETER_REDUCTIONS:
+            return Kind.TENSOR  # a norm over the parameters' gradients, on their device
         if module not in _TENSOR_MODULES or name in _TORCH_NON_TENSOR:
             return Kind.UNKNOWN
         if name in _TORCH_CREATION:

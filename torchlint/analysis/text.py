@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval_name
 
 # What may stand between two tokens of one expression: whitespace, a backslash joining lines,
@@ -34,8 +35,8 @@ def may_have_batch_loops(text: str) -> bool:
     """Whether the text has what every per-batch loop needs somewhere in its file: a step call
     or a loader-like name (`loops._LOADER_NAME`, `...DataLoader(...)`). Substring tests go first:
     one case-insensitive regex over the whole text costs more than the scope analysis it spares."""
-    if may_train(text):
-        return True
+    if may_train(text) or may_drive_steps(text):
+        return True  # a step call, or code a framework runs every step
     low = text.lower()
     if "loader" in low or "batches" in low or "batch(" in low:
         return True  # a loader, or a batch fetched in the loop (`get_batch(split)`)
@@ -49,7 +50,7 @@ _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS))
+    r"""['"](?:{})['"]|\\(?:[xuUN0-7])""".format("|".join(sorted(EVAL_DATA_WORDS)))
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
@@ -146,6 +147,7 @@ _DEVICE_WORDS = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu",
 
 def may_name_a_device(text: str) -> bool:
     """A word that can name an accelerator, in any case (`x.to(DEVICE)`, `cfg.Gpu`): device
-    names are matched case-insensitively (`loops.is_device_like`), so the text test is too."""
+    names are matched case-insensitively (`loops.is_device_like`), so the text test is too. A
+    framework entry point counts: the framework moves its batches (`frameworks.on_accelerator`)."""
     low = text.lower()
-    return any(word in low for word in _DEVICE_WORDS)
+    return any(word in low for word in _DEVICE_WORDS) or may_drive_steps(text)

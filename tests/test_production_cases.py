@@ -1,0 +1,650 @@
+"""Each class of ../shared/production-code-cases.md that concerns TL001 and TL002 is a test.
+
+Production code spreads training over modules, trainer classes, decorators and framework hooks,
+so every case here is a small invented multi-file project of its own (its own folder with a
+`[tool.torchlint]` table, so each is a project root), and all of them are checked ONCE by the
+installed `torchlint` command. A case marks the findings it expects in its sources: a line
+ending in `# TL002: text` expects a TL002 finding on that line, at the column where `text`
+starts. Every other TL001/TL002 finding in the case's files is a failure, so a false-alarm
+class is a case with no marks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import pytest
+from conftest import run_torchlint
+
+RULES = ("TL001", "TL002")
+_MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    files: dict[str, str]
+    pending: str = ""  # why the class still fails: the test is then an expected failure
+
+    def expected(self) -> list[tuple[str, str, int, int]]:
+        """(file, code, row, column) of each marked line."""
+        found = []
+        for name, text in self.files.items():
+            for row, line in enumerate(text.splitlines(), 1):
+                mark = _MARK.search(line)
+                if mark:
+                    column = line.index(mark.group(2).strip()) + 1
+                    found.append((name, mark.group(1), row, column))
+        return sorted(found)
+
+
+CASES = [
+    # --- Grad mode set somewhere else (TL001 false alarms) ---
+    Case(
+        "decorated-generate-same-file",
+        files={
+            "lm.py": """\
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def forward(self, idx):
+        return self.head(idx)
+
+    @torch.inference_mode()
+    def generate(self, idx, steps):
+        for _ in range(steps):
+            idx = torch.cat([idx, self(idx).argmax(-1)], 1)
+        return idx
+
+    @torch.no_grad
+    def sample(self, idx):
+        return self(idx)
+
+
+lm = LM()
+lm.load_state_dict(torch.load("lm.pt"))
+lm.eval()
+for prompt in prompts:
+    print(lm.generate(prompt, 50), lm.sample(prompt))
+""",
+        },
+    ),
+    Case(
+        "decorated-callee-in-another-module",
+        files={
+            "models/__init__.py": "",
+            "models/lm.py": """\
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def forward(self, idx):
+        return self.head(idx)
+
+    @torch.no_grad()
+    def generate(self, idx, steps):
+        for _ in range(steps):
+            idx = self(idx)
+        return idx
+""",
+            "sample.py": """\
+import torch
+from models.lm import LM
+
+lm = LM()
+lm.load_state_dict(torch.load("lm.pt"))
+lm.eval()
+for prompt in prompts:
+    print(lm.generate(prompt.cuda(), 50))
+""",
+        },
+    ),
+    Case(
+        "every-caller-decorated-in-another-module",
+        {
+            "evaluation.py": """\
+import torch
+
+
+def evaluate(model, loader):
+    model.eval()
+    total = 0
+    for x, y in loader:
+        total += (model(x).argmax(1) == y).sum()
+    return total
+""",
+            "train.py": """\
+import torch
+from evaluation import evaluate
+
+
+@torch.no_grad()
+def report(model, loader):
+    return evaluate(model, loader)
+
+
+@torch.inference_mode
+def final(model, loader):
+    return evaluate(model, loader)
+""",
+        },
+    ),
+    Case(
+        "hugging-face-generate",
+        files={
+            "chat.py": """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tok = AutoTokenizer.from_pretrained("gpt2")
+hf_model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()
+hf_model.eval()
+for question in questions:
+    inputs = tok(question, return_tensors="pt").to("cuda")
+    text = hf_model.generate(**inputs, max_new_tokens=20)
+""",
+        },
+    ),
+    # --- Calls that are not forward passes (TL001) ---
+    Case(
+        "calls-that-are-not-forwards",
+        {
+            "ema.py": """\
+import torch
+from torch import nn
+
+
+def swap_weights(model, ema_model):
+    for p, q in zip(model.parameters(), ema_model.parameters()):
+        p.data, q.data = q.data, p.data
+
+
+def extract_backbone(model):
+    return model.backbone
+
+
+def validate(model, ema_model, loader):
+    model.eval()
+    swap_weights(model, ema_model)
+    backbone = extract_backbone(model)
+    with torch.no_grad():
+        for x, y in loader:
+            print(backbone(x).mean())
+    swap_weights(model, ema_model)
+""",
+        },
+    ),
+    Case(
+        "single-forward-outside-any-loop",
+        files={
+            "demo.py": """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return self.fc(x)
+
+
+def export(path):
+    model = Net()
+    model.load_state_dict(torch.load(path))
+    model.eval()
+    dummy = torch.randn(1, 3, 224, 224)
+    model(dummy)
+    torch.onnx.export(model, dummy, "net.onnx")
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.eval()
+    print(net(torch.randn(2, 8)).shape)
+""",
+        },
+    ),
+    Case(
+        "evaluation-that-repeats",
+        {
+            "loop.py": """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return self.fc(x)
+
+
+def validate(model, val_loader):
+    model.eval()
+    for x, y in val_loader:
+        print((model(x) == y).float().mean())  # TL001: model(x)
+
+
+net = Net()
+net.load_state_dict(torch.load("net.pt"))
+net.eval()
+for step in range(100):
+    img = net(noise[step])  # TL001: net(noise[step])
+""",
+        },
+    ),
+    # --- Facts that live in another module of the project ---
+    Case(
+        "device-from-a-project-helper",
+        files={
+            "dist_util.py": """\
+import torch
+
+
+def dev():
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+""",
+            "train.py": """\
+import torch
+from dist_util import dev
+
+
+def train(model, loader, opt):
+    for batch in loader:
+        loss = model(batch.to(dev())).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    Case(
+        "meter-update-syncs-in-another-module",
+        files={
+            "meters.py": """\
+import torch
+
+
+class Meter:
+    def __init__(self):
+        self.sums = {}
+
+    def update(self, **values):
+        for k, v in values.items():
+            self.sums[k] = self.sums.get(k, 0) + (v.item() if isinstance(v, torch.Tensor) else v)
+""",
+            "train.py": """\
+import torch
+from meters import Meter
+
+
+def train(model, loader, opt):
+    meter = Meter()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+        meter.update(loss=loss)  # TL002: meter.update(loss=loss)
+""",
+        },
+    ),
+    Case(
+        "meter-update-syncs-in-the-same-file",
+        {
+            "train.py": """\
+import torch
+
+
+class Meter:
+    def update(self, **values):
+        for k, v in values.items():
+            print(k, v.item())  # TL002: v.item()
+
+
+def train(model, loader, opt):
+    meter = Meter()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+        meter.update(loss=loss)
+        meter.update(count=len(x))
+""",
+        },
+    ),
+    # --- Per-step code driven by a framework or a trainer class ---
+    Case(
+        "ignite-engine-process-function",
+        {
+            "train.py": """\
+import torch
+from ignite.engine import Engine, Events
+
+
+def step(engine, batch):
+    x, y = batch[0].cuda(), batch[1].cuda()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return {"loss": loss.item()}  # TL002: loss.item()
+
+
+trainer = Engine(step)
+
+
+@trainer.on(Events.ITERATION_COMPLETED)
+def log(engine):
+    print(engine.state.output["loss"])
+
+
+trainer.run(loader, max_epochs=10)
+""",
+        },
+    ),
+    Case(
+        "ignite-epoch-handler-evaluates",
+        {
+            "gan.py": """\
+import torch
+from torch import nn
+from ignite.engine import Engine, Events
+
+
+class Generator(nn.Module):
+    def forward(self, z):
+        return self.net(z)
+
+
+generator = Generator().cuda()
+
+
+def step(engine, batch):
+    loss = generator(batch.cuda()).mean()
+    loss.backward()
+    return loss
+
+
+trainer = Engine(step)
+
+
+@trainer.on(Events.EPOCH_COMPLETED)
+def save_samples(engine):
+    generator.eval()
+    fake = generator(fixed_noise)  # TL001: generator(fixed_noise)
+    save_image(fake, "fake.png")
+""",
+        },
+    ),
+    Case(
+        "trainer-class-self-method-chain",
+        {
+            "trainer.py": """\
+import torch
+
+
+class Trainer:
+    def run(self):
+        while self.step < self.total:
+            self.run_step(next(self.data))
+            self.step += 1
+
+    def run_step(self, batch):
+        loss = self.model(batch.cuda()).mean()
+        loss.backward()
+        self.opt.step()
+        self._log_grad_norm()
+
+    def _log_grad_norm(self):
+        total = 0.0
+        for p in self.model.parameters():
+            total += (p.grad ** 2).sum().item()  # TL002: (p.grad ** 2)
+        return total
+""",
+        },
+    ),
+    Case(
+        "lightning-hooks",
+        {
+            "lit.py": """\
+import torch
+import lightning as L
+
+
+class Lit(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.loss(self.net(x), y)
+        self.log("acc", (self.net(x).argmax(1) == y).float().mean().item())  # TL002: (self.net(x)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        self.net.eval()
+        return self.net(batch[0])
+
+
+trainer = L.Trainer(accelerator="gpu")
+trainer.fit(Lit(), loader)
+""",
+        },
+    ),
+    Case(
+        "hugging-face-trainer-subclass",
+        {
+            "hf.py": """\
+import torch
+from transformers import Trainer
+
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        out = model(**inputs)
+        print(out.loss.item())  # TL002: out.loss.item()
+        return out.loss
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+        model.eval()
+        return model(**inputs)
+""",
+        },
+    ),
+    Case(
+        "fairseq-mmengine-detectron2-hooks",
+        {
+            "hooks.py": """\
+import torch
+from fairseq.tasks import FairseqTask
+from mmengine.hooks import Hook
+from detectron2.engine import HookBase, SimpleTrainer
+
+
+class Task(FairseqTask):
+    def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
+        loss, size, log = criterion(model, sample)
+        optimizer.backward(loss)
+        log["loss"] = loss.item()  # TL002: loss.item()
+        return loss, size, log
+
+    def valid_step(self, sample, model, criterion):
+        model.eval()
+        return criterion(model, sample)
+
+
+class GradHook(Hook):
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        print(outputs["loss"].item())  # TL002: outputs["loss"].item()
+
+
+class Timer(HookBase):
+    def after_step(self):
+        print(self.trainer.storage.latest()["loss"].cpu())  # TL002: self.trainer.storage
+
+
+class MyTrainer(SimpleTrainer):
+    def run_step(self):
+        losses = self.model(next(self._data_loader_iter))
+        print(sum(losses.values()).item())  # TL002: sum(losses.values()).item()
+""",
+        },
+    ),
+    Case(
+        "accelerate-backward-loop",
+        {
+            "acc.py": """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    loss = model(**batch).loss
+    accelerator.backward(loss)
+    opt.step()
+    print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    # --- Periodic guards in compound forms (TL002 false alarms) ---
+    Case(
+        "periodic-guards-compound-and-flags",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, opt, args):
+    last = len(loader) - 1
+    master = args.rank == 0
+    for i, (x, y) in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        is_log_step = (i % args.log_every == 0) or i == last
+        if is_log_step:
+            print(loss.item())
+        if master and (i % args.every == 0 or i == last) and args.sample:
+            print(model(x.cuda()).mean().item())
+""",
+        },
+    ),
+    # --- Values the rules misread ---
+    Case(
+        "per-parameter-any-and-clip-norm",
+        files={
+            "train.py": """\
+import torch
+import torch.distributed as dist
+
+
+def train(model, loader, opt, world):
+    params = list(model.parameters())
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        if any(not torch.isfinite(p.grad).all() for p in params):  # TL002: torch.isfinite(p.grad)
+            continue
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        print(f"norm {norm:.4f}")  # TL002: norm:.4f
+        opt.step()
+        dist.all_reduce(loss)
+        loss /= world
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    Case(
+        "plain-bools-numpy-and-after-the-loop",
+        files={
+            "eval.py": """\
+import torch
+
+
+def collect(model, loader):
+    all_preds = []
+    with torch.no_grad():
+        for x, _ in loader:
+            x = x.cuda()
+            if x.is_xpu or x.is_cuda:
+                pass
+            out = model(x)
+            feats = out.cpu().numpy()  # TL002: out.cpu()
+            print(feats[0].item())
+            all_preds.append(out)
+    preds = torch.cat(all_preds).cpu().numpy()
+    return preds
+""",
+        },
+    ),
+    # --- Rare paths are not per step (TL002) ---
+    Case(
+        "rare-paths",
+        files={
+            "train.py": """\
+import math
+import sys
+import torch
+
+
+def train(model, loader, opt):
+    for sample in loader:
+        if sample is None:
+            sample = dummy_batch()
+            print(sample.sum().item())
+        loss = model(sample.cuda()).mean()
+        if not math.isfinite(loss.item()):  # TL002: loss.item()
+            print(loss.item())
+            sys.exit(1)
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Every case in its own project folder, all checked in one run."""
+    root = tmp_path_factory.mktemp("production_cases")
+    for case in CASES:
+        folder = root / case.id
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text("[tool.torchlint]\n")
+        for name, text in case.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+    result = run_torchlint(
+        "check", "--output-format", "json", "--no-cache", "--select", ",".join(RULES), ".", cwd=root
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+def _param(case: Case) -> object:
+    marks = [pytest.mark.xfail(reason=case.pending, strict=True)] if case.pending else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_production_case(case: Case, findings: list[dict]) -> None:
+    prefix = case.id + "/"
+    got = sorted(
+        (
+            d["filename"].replace("\\", "/")[len(prefix) :],
+            d["code"],
+            d["location"]["row"],
+            d["location"]["column"],
+        )
+        for d in findings
+        if d["filename"].replace("\\", "/").startswith(prefix)
+    )
+    assert got == case.expected(), [
+        (d["filename"], d["code"], d["location"], d["message"][:100])
+        for d in findings
+        if d["filename"].startswith(prefix)
+    ]

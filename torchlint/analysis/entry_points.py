@@ -1,0 +1,163 @@
+"""Which functions of a file a training framework runs for it, how often, and in which grad mode.
+
+The table in `frameworks.py` says what each framework does; this fact finds the file's code it
+applies to: methods of classes derived (directly or through the file's other classes) from a
+framework's classes, and functions handed to ignite (`Engine(step)`, `@engine.on(Events...)`,
+`engine.add_event_handler(Events..., fn)`). LoopFacts treats a per-step entry as the body of a
+per-batch loop, so what it calls through the call graph is per step too; Evaluation reads
+the grad mode of the evaluation hooks and the epoch handlers that repeat.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.frameworks import (
+    CALLBACK_ENGINES,
+    CALLBACK_REGISTRARS,
+    EVENT_PERIODS,
+    Framework,
+    framework_of,
+)
+from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.symbols import dotted
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+_MAX_BASES = 8  # classes of the file followed to reach a framework's class
+
+
+class EntryPoints:
+    """The file's functions a framework runs, via `ctx.fact(EntryPoints)`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def model(self) -> SemanticModel:
+        return self.ctx.fact(SemanticModel)
+
+    # -- methods of framework subclasses -------------------------------------------------
+    def framework(self, owner: cst.ClassDef, depth: int = 0) -> Framework | None:
+        """The framework whose class `owner` derives from, directly or through the file's classes."""
+        if depth > _MAX_BASES:
+            return None
+        for base in owner.bases:
+            found = framework_of(self.ctx.symbols.qualname(base.value) or "")
+            if found is not None:
+                return found
+            parent = self.model.classes.get(dotted(base.value) or "")
+            if parent is not None and parent is not owner:
+                found = self.framework(parent, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _method_framework(self, function: cst.FunctionDef) -> Framework | None:
+        block = self.model.parents.get(function)
+        owner = self.model.parents.get(block) if block is not None else None
+        return self.framework(owner) if isinstance(owner, cst.ClassDef) else None
+
+    def runs_without_grad(self, function: cst.FunctionDef) -> bool:
+        """An evaluation hook the framework calls with autograd off (`validation_step`)."""
+        found = self._method_framework(function)
+        return found is not None and function.name.value in found.without_grad
+
+    # -- how often -------------------------------------------------------------------------
+    @cached_property
+    def _periods(self) -> dict[cst.FunctionDef, str]:
+        """Every entry point of the file -> "step" or "epoch"."""
+        found: dict[cst.FunctionDef, str] = {}
+        functions = [f for group in self.model.functions.values() for f in group]
+        for function in functions:
+            framework = self._method_framework(function)
+            if framework is None:
+                continue
+            if function.name.value in framework.per_step:
+                found[function] = "step"
+            elif function.name.value in framework.per_epoch:
+                found[function] = "epoch"
+        for function in functions:
+            for decorator in function.decorators:
+                period = self._registered_period(decorator.decorator)
+                if period is not None:
+                    found[function] = period
+        for call in self.model.calls:
+            for function, period in self._handed_over(call):
+                found.setdefault(function, period)
+        return found
+
+    def period(self, function: cst.FunctionDef) -> str | None:
+        """ "step" when a framework runs `function` every step, "epoch" once per epoch, else None."""
+        return self._periods.get(function)
+
+    @property
+    def per_step(self) -> set[cst.FunctionDef]:
+        return {f for f, p in self._periods.items() if p == "step"}
+
+    def _registered_period(self, decorator: cst.BaseExpression) -> str | None:
+        """`@trainer.on(Events.ITERATION_COMPLETED)`: how often the handler runs."""
+        if not (
+            isinstance(decorator, cst.Call)
+            and isinstance(decorator.func, cst.Attribute)
+            and decorator.func.attr.value in CALLBACK_REGISTRARS
+            and decorator.args
+        ):
+            return None
+        return self._event_period(decorator.args[0].value)
+
+    def _event_period(self, event: cst.BaseExpression) -> str | None:
+        """`Events.ITERATION_COMPLETED` -> "step"; a filtered event (`(every=100)`) -> None."""
+        if not isinstance(event, cst.Attribute) or dotted(event.value) is None:
+            return None
+        if not (self.ctx.symbols.qualname(event) or "").startswith("ignite."):
+            return None
+        name = event.attr.value
+        return next((p for prefix, p in EVENT_PERIODS.items() if name.startswith(prefix)), None)
+
+    def _handed_over(self, call: cst.Call) -> list[tuple[cst.FunctionDef, str]]:
+        """`Engine(step)` and `engine.add_event_handler(Events.X, fn)`: functions ignite runs."""
+        func = call.func
+        if (self.ctx.symbols.qualname(func) or "") in CALLBACK_ENGINES and call.args:
+            return [(f, "step") for f in self._functions(call.args[0].value, call)]
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "add_event_handler"
+            and len(call.args) >= 2
+        ):
+            period = self._event_period(call.args[0].value)
+            if period is not None:
+                return [(f, period) for f in self._functions(call.args[1].value, call)]
+        return []
+
+    def _functions(self, value: cst.BaseExpression, at: cst.Call) -> list[cst.FunctionDef]:
+        if not isinstance(value, cst.Name):
+            return []
+        bindings = self.model.resolve(value.value, self.model.scope_of(at))[1]
+        return [b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)]
+
+    # -- the accelerator -------------------------------------------------------------------
+    @cached_property
+    def framework_places_batches(self) -> bool:
+        """Whether a framework that moves batches to the accelerator runs this file's hooks,
+        and nothing in the file pins it to the CPU (`Trainer(accelerator="cpu")`)."""
+        if not any(p == "step" for p in self._periods.values()):
+            return False
+        frameworks = {self._method_framework(f) for f, p in self._periods.items() if p == "step"}
+        if not any(f is not None and f.on_accelerator for f in frameworks):
+            return False
+        return not any(_pins_cpu(call) for call in self.model.calls)
+
+
+def _pins_cpu(call: cst.Call) -> bool:
+    """`Trainer(accelerator="cpu")`, `Trainer(devices=0)`-like settings: the run stays on the CPU."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("accelerator", "device"):
+            value = arg.value
+            if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
+                return True
+    return False

@@ -1,0 +1,128 @@
+"""What training frameworks do with the code handed to them: one table, read as data.
+
+A framework runs some of a project's code for it: Lightning calls a `LightningModule`'s
+`training_step` every batch and its `validation_step` under no_grad; ignite's `Engine(step)`
+calls `step` every iteration. No loop in the project shows this, so per-step and grad-mode
+facts (`analysis/entry_points.py`) read it here. Adding a framework is one entry below plus a
+test in `tests/test_production_cases.py`.
+
+Kept free of libcst: the prefilter (`text.may_have_batch_loops`) asks the same table of a
+file's raw text before anything is parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework's entry points, by method name of a subclass of one of its classes.
+
+    packages: import roots whose classes the hooks belong to (a base class whose qualified
+    name starts with one of them).
+    per_step: methods the framework calls on every training step (batch or iteration).
+    per_epoch: methods it calls once per epoch.
+    without_grad: methods it calls with autograd already off (evaluation hooks).
+    no_grad_methods: methods of the framework's own objects that turn autograd off
+    themselves (a Hugging Face model's `generate`).
+    on_accelerator: whether the framework moves batches to the accelerator itself, so a
+    subclass's hooks see device tensors without a `.to(device)` in the project.
+    """
+
+    name: str
+    packages: tuple[str, ...]
+    per_step: frozenset[str] = frozenset()
+    per_epoch: frozenset[str] = frozenset()
+    without_grad: frozenset[str] = frozenset()
+    no_grad_methods: frozenset[str] = frozenset()
+    on_accelerator: bool = False
+
+
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework(
+        "lightning",
+        ("lightning", "pytorch_lightning"),
+        per_step=frozenset(
+            {
+                "training_step",
+                "on_train_batch_start",
+                "on_train_batch_end",
+                "on_before_backward",
+                "on_after_backward",
+                "on_before_optimizer_step",
+                "on_before_zero_grad",
+            }
+        ),
+        per_epoch=frozenset(
+            {
+                "on_train_epoch_start",
+                "on_train_epoch_end",
+                "on_validation_epoch_start",
+                "on_validation_epoch_end",
+                "validation_epoch_end",
+                "training_epoch_end",
+            }
+        ),
+        without_grad=frozenset({"validation_step", "test_step", "predict_step", "val_step"}),
+        on_accelerator=True,
+    ),
+    Framework(
+        "transformers",
+        ("transformers",),
+        per_step=frozenset({"compute_loss", "training_step"}),
+        without_grad=frozenset({"prediction_step", "evaluate"}),
+        no_grad_methods=frozenset({"generate"}),
+        on_accelerator=True,
+    ),
+    Framework(
+        "fairseq",
+        ("fairseq",),
+        per_step=frozenset({"train_step"}),
+        without_grad=frozenset({"valid_step", "inference_step"}),
+        on_accelerator=True,
+    ),
+    Framework(
+        "mmengine",
+        ("mmengine", "mmcv"),
+        per_step=frozenset({"train_step", "before_train_iter", "after_train_iter"}),
+        per_epoch=frozenset({"before_train_epoch", "after_train_epoch", "after_val_epoch"}),
+        without_grad=frozenset({"val_step", "test_step", "after_val_iter", "after_test_iter"}),
+        on_accelerator=True,
+    ),
+    Framework(
+        "detectron2",
+        ("detectron2",),
+        per_step=frozenset({"run_step", "before_step", "after_step"}),
+        on_accelerator=True,
+    ),
+)
+
+# ignite drives functions handed to it rather than methods of subclasses: `Engine(step)` runs
+# `step` every iteration, and a handler registered for an event
+# (`@engine.on(Events.ITERATION_COMPLETED)`, `engine.add_event_handler(Events.EPOCH_COMPLETED,
+# fn)`) runs as often as its event. An event called with a filter (`ITERATION_COMPLETED(every=100)`)
+# runs only now and then.
+CALLBACK_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+CALLBACK_REGISTRARS = frozenset({"on", "add_event_handler"})
+EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
+
+
+def framework_of(qualname: str) -> Framework | None:
+    """The framework a fully qualified class name belongs to, if any."""
+    root = qualname.split(".", 1)[0]
+    return next((f for f in FRAMEWORKS if root in f.packages), None)
+
+
+# Names whose presence in a file's text every framework entry point needs (the prefilter's view).
+ENTRY_WORDS: tuple[str, ...] = tuple(
+    sorted(
+        {name for f in FRAMEWORKS for name in f.per_step}
+        | {"Engine", "ITERATION_", "EPOCH_", "add_event_handler"}
+    )
+)
+
+
+def may_drive_steps(text: str) -> bool:
+    """Whether the text names any framework entry point: files without one need no entry facts."""
+    return any(word in text for word in ENTRY_WORDS)
