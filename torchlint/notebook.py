@@ -25,6 +25,7 @@ from torchlint.diagnostics import Diagnostic, Edit, FileSpan, Position, source_l
 
 _MARKER = "# --- torchlint: cell boundary ---"
 _PLACEHOLDER = "__torchlint_magic_{}__"
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
 _MARKER_LINE = re.compile(re.escape(_MARKER) + "-*")
 _PLACEHOLDER_RE = re.compile(r"__torchlint_magic_(\d+)__")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\n|\r|$)")
@@ -109,8 +110,29 @@ class Notebook:
         if self.marker in after:
             after = after[: after.index(self.marker)]
         return replace(
-            d, start=start, end=end, cell=cell, fix=fix, context_before=before, context_after=after
+            d,
+            message=self._rows_in_message(markers, d.message, cell),
+            start=start,
+            end=end,
+            cell=cell,
+            fix=fix,
+            context_before=before,
+            context_after=after,
         )
+
+    def _rows_in_message(self, markers: list[int], message: str, cell: int) -> str:
+        """The message with each `line N` it quotes (a row of the virtual module, as every rule
+        writes it) in the numbers the location uses: the row within its cell, and the cell when
+        it is another than the finding's. Quoted code (between backticks) is left alone."""
+
+        def cell_row(match: re.Match[str]) -> str:
+            there, at = self._locate(markers, Position(int(match.group(1)), 1))
+            return f"{f'cell {there}, ' if there != cell else ''}line {at.row}"
+
+        parts = message.split("`")
+        for i in range(0, len(parts), 2):  # outside backticks
+            parts[i] = _LINE_REFERENCE.sub(cell_row, parts[i])
+        return "`".join(parts)
 
     def sources(self, text: str) -> list[str]:
         """The code cells' new sources from a fixed virtual `text`, IPython syntax restored."""
