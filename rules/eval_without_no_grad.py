@@ -144,7 +144,8 @@ that calls `backward()` on what a decorated function returns, an attack or salie
 reached through a function defined elsewhere, or a tensor cached for later training. Check
 that nothing downstream differentiates through the result. No fix is offered for `async`
 functions or code that yields or awaits inside the block, where a context manager would leak
-the grad mode to other code.
+the grad mode to other code. In a notebook a wrap stays in one cell: evaluation code that runs
+on over several cells gets one `with torch.no_grad():` per cell.
 
 ## References
 - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
@@ -489,7 +490,7 @@ the grad mode to other code.
         fix = (
             self._decorate(scope.function)
             if scope.function is not None
-            else self._wrap(scope.block, region)
+            else self._wrap(scope.block, self._in_cell_of(first, region))
         )
         if fix is None:
             alias = self.ctx.torch_alias(
@@ -523,6 +524,12 @@ the grad mode to other code.
         return self.ctx.project.always_called_without_grad(Path(self.ctx.path), function.name.value)
 
     # -- fixes ----------------------------------------------------------------------------
+    def _in_cell_of(self, first: cst.Call, region: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        """The statements of `region` in the notebook cell that holds `first` (all of them in a
+        Python file): a wrap stays in one cell, and the next pass wraps the next cell's."""
+        cell = self.ctx.cell_of(first)
+        return [s for s in region if self.ctx.cell_of(s) == cell]
+
     def _decorate(self, function: cst.FunctionDef) -> Fix | None:
         if function.asynchronous is not None:
             return None

@@ -134,6 +134,15 @@ def test_a_named_path_through_a_leaving_link_gets_one_line_naming_the_link(world
     assert result.returncode == 1
 
 
+def test_a_named_folder_through_a_leaving_link_is_one_line_and_is_not_walked(world):
+    for args in (("check", "rel"), ("fix", "rel", "--apply"), ("check", "rel", "--add-noqa")):
+        result = run_torchlint(*args, cwd=world)
+        lines = [line for line in (result.stdout + result.stderr).splitlines() if "rel" in line]
+        assert len(lines) == 1, (args, result.stdout, result.stderr)  # outside holds two files
+        assert "reached through 'rel', a symlink to a folder outside the project" in lines[0]
+        assert result.returncode in (1, 2)
+
+
 def test_the_whole_project_is_fixed_and_nothing_outside_it(world):
     """The walk never enters a folder link; the project's own file is fixed as before."""
     before = tree_digest(*_outside(world))

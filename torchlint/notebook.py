@@ -17,13 +17,16 @@ import bisect
 import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 from torchlint.diagnostics import Diagnostic, Edit, FileSpan, Position, source_lines
 
 _MARKER = "# --- torchlint: cell boundary ---"
 _PLACEHOLDER = "__torchlint_magic_{}__"
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+_MARKER_LINE = re.compile(re.escape(_MARKER) + "-*")
 _PLACEHOLDER_RE = re.compile(r"__torchlint_magic_(\d+)__")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\n|\r|$)")
 _ASSIGNED_MAGIC = re.compile(r"^\s*[\w.\[\], ]+=\s*[%!]")  # files = !ls, t = %timeit -o f()
@@ -107,8 +110,29 @@ class Notebook:
         if self.marker in after:
             after = after[: after.index(self.marker)]
         return replace(
-            d, start=start, end=end, cell=cell, fix=fix, context_before=before, context_after=after
+            d,
+            message=self._rows_in_message(markers, d.message, cell),
+            start=start,
+            end=end,
+            cell=cell,
+            fix=fix,
+            context_before=before,
+            context_after=after,
         )
+
+    def _rows_in_message(self, markers: list[int], message: str, cell: int) -> str:
+        """The message with each `line N` it quotes (a row of the virtual module, as every rule
+        writes it) in the numbers the location uses: the row within its cell, and the cell when
+        it is another than the finding's. Quoted code (between backticks) is left alone."""
+
+        def cell_row(match: re.Match[str]) -> str:
+            there, at = self._locate(markers, Position(int(match.group(1)), 1))
+            return f"{f'cell {there}, ' if there != cell else ''}line {at.row}"
+
+        parts = message.split("`")
+        for i in range(0, len(parts), 2):  # outside backticks
+            parts[i] = _LINE_REFERENCE.sub(cell_row, parts[i])
+        return "`".join(parts)
 
     def sources(self, text: str) -> list[str]:
         """The code cells' new sources from a fixed virtual `text`, IPython syntax restored."""
@@ -311,6 +335,46 @@ def _restore(chunk: str, magics: dict[int, str], original: str) -> str:
 # -- cells in a virtual text -----------------------------------------------------------------
 def _marker_rows(text: str, marker: str) -> list[int]:
     return [row for row, line in enumerate(source_lines(text), start=1) if line == marker]
+
+
+def boundary_rows(text: str) -> list[int]:
+    """The rows between cells in a notebook's virtual text, found from the text alone (the
+    engine lints text, not notebooks): the longest marker line, since a cell may hold only
+    shorter ones. A lone cell holding a marker-like line counts it too, which only makes
+    `keeps_cells` stricter."""
+    lines = source_lines(text)
+    found = [line for line in lines if _MARKER_LINE.fullmatch(line)]
+    if not found:
+        return []
+    marker = max(found, key=len)
+    return [row for row, line in enumerate(lines, start=1) if line == marker]
+
+
+def keeps_cells(boundaries: list[int], edits: tuple[Edit, ...]) -> bool:
+    """Whether every edit stays inside one cell: it replaces no part of a boundary row, leaves
+    each boundary on a line of its own, and writes no boundary. Edits in different cells (an
+    import at the top, a wrap further down) are fine; `Notebook.sources` needs exactly this."""
+    for edit in edits:
+        if _MARKER_LINE.search(edit.content):
+            return False
+        for row in boundaries:
+            line_start, next_line = Position(row, 1), Position(row + 1, 1)
+            if _before(edit.start, next_line) and _before(line_start, edit.end):
+                return False  # it replaces part of the boundary row
+            if edit.end == line_start and not _ends_a_line(edit):
+                return False  # the boundary would be joined to the line before it
+    return True
+
+
+def _before(a: Position, b: Position) -> bool:
+    return (a.row, a.column) < (b.row, b.column)
+
+
+def _ends_a_line(edit: Edit) -> bool:
+    """Whether the text an edit leaves just before the position it ends at ends a line."""
+    if edit.content:
+        return edit.content.endswith(("\n", "\r"))
+    return edit.start == edit.end or edit.start.column == 1
 
 
 def _split_cells(text: str, marker: str) -> list[str]:

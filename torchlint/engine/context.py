@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -11,6 +14,7 @@ from libcst.metadata import CodeRange, PositionProvider
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
 from torchlint.fixes.edits import indentation, render, torch_import
+from torchlint.notebook import boundary_rows, keeps_cells
 from torchlint.rule_docs import url
 
 if TYPE_CHECKING:
@@ -170,6 +174,17 @@ class FileContext:
             row = self.end(stmt).row + 1
         return Position(row, 1)
 
+    # -- notebook cells ------------------------------------------------------------------
+    @cached_property
+    def cell_boundaries(self) -> list[int]:
+        """The rows between a notebook's cells in the text linted (none for a Python file)."""
+        return boundary_rows(self.source) if self.path.endswith(".ipynb") else []
+
+    def cell_of(self, node: cst.CSTNode) -> int:
+        """Which code cell of a notebook holds `node` (0-based; always 0 in a Python file), so a
+        fix can keep its edits in the cell of the code it changes."""
+        return bisect.bisect_left(self.cell_boundaries, self.start(node).row)
+
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
         if self.skip_test_code and rule.performance and self._in_test_code(node):
@@ -181,6 +196,10 @@ class FileContext:
         ):
             need, have = fix.min_torch, self.target_torch_version
             message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
+            fix = None
+        if fix is not None and not keeps_cells(self.cell_boundaries, fix.edits):
+            # The notebook adapter writes back cell by cell; such a fix could never be applied.
+            message += " (no fix offered: it would cross a boundary between notebook cells)"
             fix = None
         start, end = self.start(node), self.end(node)
         anchors = (start.row, self._statement_row(node))

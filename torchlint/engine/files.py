@@ -117,11 +117,24 @@ def refusal(path: Path, root: Path) -> str | None:
         return None
     if link is None or link == path.absolute():
         return "symlink to a file outside the project; not followed"
+    return _through(link)
+
+
+def _through(link: Path) -> str:
     try:
         shown = link.relative_to(Path.cwd()).as_posix()
     except ValueError:
         shown = link.as_posix()
     return f"reached through {shown!r}, a symlink to a folder outside the project; not followed"
+
+
+def _linked_out(folder: Path) -> str | None:
+    """Why a folder named on the command line is not walked: a link on its way leads out of the
+    project it is named in. One line for the folder; nothing outside is listed or read."""
+    from torchlint.project import project_root
+
+    link = link_out(folder, project_root(Path(os.path.abspath(folder))))
+    return None if link is None else _through(link)
 
 
 def byte_limit(name: str) -> int:
@@ -216,6 +229,10 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
     for name in paths:
         path = Path(name)
         if path.is_dir():
+            refused = _linked_out(path)
+            if refused is not None:
+                discovery.unreadable.append((path, refused))
+                continue
             found = _walk(path, settings.root, exclude, discovery)
         elif path.exists() or path.is_symlink():
             found = [path]

@@ -85,9 +85,11 @@ def add_noqa_command(paths: tuple[str, ...], settings: Settings, options: RunOpt
     discovery = discover(list(paths), settings)
     rules = settings.enabled_rules()
     added = skipped = files = 0
-    failed = bool(discovery.missing)
+    failed = bool(discovery.missing or discovery.unreadable)
     for name in discovery.missing:
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
+    for folder, why in discovery.unreadable:  # a folder not entered, as check reports it
+        click.echo(f"torchlint: error: {display_path(folder)}: {why}", err=True)
     for path in discovery.files:
         outcome = _add_to_file(path, file_rules(path, rules, settings), settings)
         if isinstance(outcome, str):
