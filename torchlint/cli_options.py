@@ -219,6 +219,11 @@ def fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+def read_stdin() -> bytes:
+    """The bytes of `-` (stdin), as given: the engine decodes them like a file's."""
+    return click.get_binary_stream("stdin").read()
+
+
 def use_color(choice: str, output_file: Path | None) -> bool:
     """Colour for `--color`, else for a terminal: NO_COLOR turns it off, FORCE_COLOR on."""
     if choice != "auto":

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from torchlint import REPOSITORY
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Built-in codes: findings about a file rather than its code. They live here, not in the engine,
@@ -17,6 +19,11 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SYNTAX_ERROR = ("TL000", "syntax-error")
 IO_ERROR = ("TL998", "io-error")
 INTERNAL_ERROR = ("TL999", "internal-error")
+
+
+def rule_url(code: str) -> str:
+    """The rule's documentation page (`docs/rules/`), where each finding's `url` points."""
+    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
 
 
 class Applicability(str, Enum):

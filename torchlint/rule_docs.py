@@ -11,16 +11,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchlint import REPOSITORY
-
 if TYPE_CHECKING:
     from torchlint.rule import Rule
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
-
-
-def url(code: str) -> str:
-    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
 
 
 def page(rule: type[Rule]) -> str:

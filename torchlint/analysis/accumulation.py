@@ -12,18 +12,19 @@ Python's rules) and the dotted text for attribute chains (`self.total_loss`, fil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
-from torchlint.analysis.nodes import children
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 Key = tuple[cst.CSTNode, str] | str
 

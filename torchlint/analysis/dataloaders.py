@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.nodes import returned_values
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import returned_values
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)

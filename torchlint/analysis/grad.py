@@ -19,11 +19,12 @@ one a PyTorch expert acts on.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
@@ -31,6 +32,7 @@ import libcst.matchers as m
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -38,13 +40,12 @@ from torchlint.analysis.names import (
     is_eval_name,
     name_tokens,
 )
-from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 
 class GradMode(Enum):

@@ -16,8 +16,9 @@ Evidence that a tensor requires grad, each of which names the tensor itself:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -25,7 +26,7 @@ from torchlint.analysis.model import Scope, SemanticModel
 from torchlint.analysis.nodes import children, returned_values
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 # Calls whose result is a Python value: whatever they read leaves autograd.
 EXIT_METHODS = frozenset({"item", "tolist"})

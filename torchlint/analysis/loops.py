@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.nodes import children
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 Loop = cst.For | cst.While
 

@@ -16,12 +16,12 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 
 class Kind(Enum):

@@ -24,8 +24,6 @@ from torchlint.diagnostics import (
     source_lines,
 )  # noqa: F401 (re-exported)
 from torchlint.engine.stack import on_big_stack
-from torchlint.project import is_test_path
-from torchlint.registry import matches
 from torchlint.suppressions import scan
 
 if TYPE_CHECKING:
@@ -149,7 +147,7 @@ def _lint_parsed(
     # Imported here, not with the module: a run whose files no rule may match never needs libcst.
     import libcst as cst
 
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
     from torchlint.engine.traversal import run_rules
 
     try:
@@ -210,16 +208,3 @@ def _syntax_error(
 def _line(text: str, row: int) -> str:
     lines = source_lines(text)
     return lines[row - 1] if 0 < row <= len(lines) else ""
-
-
-def rules_for(
-    path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings
-) -> list[RuleEntry | type[Rule]]:
-    """The rules for one file: less its per-file-ignores, and less the performance rules in test
-    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
-    if not settings.lint_tests and is_test_path(path_rel):
-        rules = [r for r in rules if not r.performance]
-    ignored = settings.ignored_for(path_rel)
-    if not ignored:
-        return rules
-    return [r for r in rules if not any(matches(r, s) for s in ignored)]

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
-from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
 from torchlint.engine.files import Unreadable, discover, read_source
@@ -23,9 +22,9 @@ from torchlint.engine.lint import (
     builtin,
     decode,
     lint_text,
-    rules_for,
 )
 from torchlint.notebook import NotebookError, parse_bytes
+from torchlint.project import FileSettings, relative_path, rules_for
 
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry

@@ -7,13 +7,13 @@ so a bug in one rule becomes a TL999 finding for that rule and file while the ot
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache
-from typing import Callable
 
 import libcst as cst
 
+from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import children
-from torchlint.engine.context import FileContext
 from torchlint.rule import Rule
 
 

@@ -1,4 +1,4 @@
-"""`torchlint fix`: print the diff of the fixes, or write them with `--apply`.
+"""The fix modes of `check` and `fix`: print the diff of the fixes, or write them.
 
 A file is fixed as a whole or not at all: its fixes run to a fixpoint in memory, and only
 a result that parses, converged and maps back onto the notebook's cells is written.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -20,10 +20,7 @@ from torchlint.cli_options import (
     EXIT_FINDINGS,
     RunOptions,
     emit,
-    fail,
-    project_options,
-    run_options,
-    selection_options,
+    read_stdin,
 )
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
@@ -49,6 +46,7 @@ from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
 from torchlint.project import FileSettings
+from torchlint.report import report
 from torchlint.rule import Rule
 
 
@@ -60,27 +58,6 @@ class FileFix:
     errors: list[Diagnostic] = field(default_factory=list)  # why fixes were not applied or written
     diff: str = ""
     fixed: bytes | None = None  # the new content, when a fix changed it
-
-
-@click.command()
-@click.argument("paths", nargs=-1)
-@selection_options
-@run_options
-@project_options
-@click.option(
-    "--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix)."
-)
-def fix(paths, write, **values) -> None:
-    """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
-    options = RunOptions.take(values)
-    if write and options.diff:
-        fail("--apply and --diff cannot be used together")
-    options = replace(
-        options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True
-    )
-    from torchlint.cli import run
-
-    run(paths, options, values, fixing_command=True)
 
 
 def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, stdin: bool) -> None:
@@ -125,8 +102,6 @@ def _show_errors(results: list[FileFix], write: bool) -> None:
 
 def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
     """`fix -`: the fixed text (or, with --diff, the diff) on stdout; findings left on stderr."""
-    from torchlint.cli import read_stdin
-
     shown = options.stdin_filename or "-"
     data = read_stdin()
     rules = file_rules(Path(shown), settings.enabled_rules(), settings)
@@ -313,7 +288,6 @@ def _fixed_summary(
 
 
 def _report(results: list[FileFix], settings: Settings, options: RunOptions, checked: int) -> None:
-    from torchlint.cli import report
     from torchlint.engine.lint import FileResult
 
     fixed = [r for r in results if r.applied]

@@ -9,10 +9,11 @@ never imports or runs the code it lints.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -22,8 +23,7 @@ from pygls.uris import to_fs_path
 from torchlint import __version__
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Position
-from torchlint.engine.lint import INTERNAL_ERROR, lint_text, rules_for
-from torchlint.project import relative_path  # per-file-ignores match paths as `check` does
+from torchlint.engine.lint import INTERNAL_ERROR, lint_text
 from torchlint.fixes.apply import FixError, applies, fix_to_fixpoint
 from torchlint.lsp.actions import (
     FIX_ALL,
@@ -42,6 +42,10 @@ from torchlint.lsp.positions import Lines
 from torchlint.lsp.settings import ClientSettings, ProjectSettings, parse_client_settings
 from torchlint.lsp.units import Unit, notebook_unit, text_unit
 from torchlint.notebook import NotebookError
+from torchlint.project import (  # per-file-ignores match paths as `check` does
+    relative_path,
+    rules_for,
+)
 from torchlint.registry import find_rule
 from torchlint.rule import Rule
 

@@ -1,21 +1,24 @@
-"""Per-file state handed to every rule: the tree, the import table, parents, positions."""
+"""Per-file state handed to every rule and fact: the tree, the import table, parents, positions.
+
+It knows no rule: a rule records its findings in `diagnostics` (`Rule.report`), and the
+engine reads them from there.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
+from torchlint.analysis.edits import indentation, render, torch_import
 from torchlint.analysis.symbols import ImportTable
-from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
-from torchlint.fixes.edits import indentation, render, torch_import
-from torchlint.rule_docs import url
+from torchlint.diagnostics import Diagnostic, Edit, Position, source_lines
 
 if TYPE_CHECKING:
     from torchlint.analysis.project_index import ProjectIndex
-    from torchlint.rule import Rule
 
 F = TypeVar("F")
 
@@ -170,38 +173,8 @@ class FileContext:
             row = self.end(stmt).row + 1
         return Position(row, 1)
 
-    # -- reporting ---------------------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
-        if self.skip_test_code and rule.performance and self._in_test_code(node):
-            return
-        if (
-            fix is not None
-            and fix.min_torch is not None
-            and self.target_torch_version < fix.min_torch
-        ):
-            need, have = fix.min_torch, self.target_torch_version
-            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
-            fix = None
-        start, end = self.start(node), self.end(node)
-        anchors = (start.row, self._statement_row(node))
-        self.diagnostics.append(
-            Diagnostic(
-                rule.code,
-                rule.name,
-                message,
-                self.path,
-                start,
-                end,
-                fix,
-                url=url(rule.code),
-                source_line=self.line(start.row),
-                anchor_rows=anchors,
-                context_before=self._lines_between(start.row - 2, start.row - 1),
-                context_after=self._lines_between(start.row + 1, start.row + 2),
-            )
-        )
-
-    def _in_test_code(self, node: cst.CSTNode) -> bool:
+    # -- where a finding stands ---------------------------------------------------------
+    def in_test_code(self, node: cst.CSTNode) -> bool:
         """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
         for candidate in (node, *self.ancestors(node)):
             if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
@@ -210,13 +183,13 @@ class FileContext:
                 return True
         return False
 
-    def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
+    def lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""
         self.line(1)  # splits the source once
         rows = len(self._lines) - (self._lines[-1] == "")  # a final line break starts no row
         return tuple(self._lines[max(first, 1) - 1 : max(min(last, rows), 0)])
 
-    def _statement_row(self, node: cst.CSTNode) -> int:
+    def statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""
         for candidate in (node, *self.ancestors(node)):
             if isinstance(candidate, cst.SimpleStatementLine | cst.BaseCompoundStatement):
