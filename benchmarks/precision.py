@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
-    SPLITS,
     MANIFEST,
+    SPLITS,
     CorpusError,
     Finding,
     Precision,

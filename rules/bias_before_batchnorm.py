@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import walk
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 

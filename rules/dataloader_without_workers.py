@@ -305,7 +305,7 @@ accelerator PyTorch warns and ignores it.
             )
         elif guard:
             fix = self.make_fix(
-                f'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
+                'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
                 Applicability.DISPLAY_ONLY,
             )
         self.report(call, message, fix)

@@ -9,8 +9,8 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device

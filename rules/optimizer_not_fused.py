@@ -8,8 +8,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid

@@ -100,7 +100,7 @@ that suppresses nothing changes nothing when it goes.
         left = [c for c in written if c not in unused]
         if left:
             edit = Edit(start, end, f"# noqa: {', '.join(left)}")
-        else:  # the whole `# noqa: ...`, and the blanks before it
+        else:  # the whole noqa comment, and the blanks before it
             before = line[: column + match.start()]
             edit = Edit(Position(row, len(before.rstrip()) + 1), end, "")
         message = f"Unused `noqa` for {', '.join(unused)}: nothing to suppress here"

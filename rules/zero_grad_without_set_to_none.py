@@ -10,9 +10,9 @@ import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_zero_grads
 from torchlint.diagnostics import Applicability, Edit, Fix
 from torchlint.rule import Invalid, Rule, Valid
-from torchlint.analysis.text import may_zero_grads
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
 _ZEROING_FUNCTION = re.compile(

@@ -7,10 +7,10 @@ import textwrap
 
 import libcst as cst
 import pytest
-
 from conftest import FIXTURES, run_torchlint
-from torchlint.analysis.provenance import NumpyProvenance
+
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.engine.traversal import run_rules
 
 

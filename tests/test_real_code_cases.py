@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 
 import pytest
-
 from conftest import run_torchlint
 
 ANY = ("*",)  # the case is about every rule: the file must have no finding at all

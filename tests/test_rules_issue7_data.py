@@ -10,14 +10,13 @@ import sys
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability
 from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
 from torchlint.registry import find_rule
-
-from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 RULES = {
     "TL101": "dataloader-without-workers",

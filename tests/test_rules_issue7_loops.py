@@ -9,12 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 from torchlint.config import Settings
 from torchlint.engine.lint import lint_text
 from torchlint.registry import find_rule
-
-from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 RULES = {
     "TL104": "loss-accumulated-with-graph",

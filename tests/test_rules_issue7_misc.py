@@ -10,13 +10,12 @@ import sys
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 from torchlint.config import Settings, parse_version
 from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
 from torchlint.registry import find_rule
-
-from conftest import FIXTURES, listed_rules, rule_docs, run_torchlint
 
 RULES = {
     "TL106": ("deprecated-cuda-amp", True),

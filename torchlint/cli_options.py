@@ -201,7 +201,9 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             unsafe_fixes=overrides.get("unsafe_fixes", False),
             cache_dir=overrides.get("cache_dir"),
         )
-        settings.torch_version  # inferred from the project's declarations, which may be malformed
+        _ = (
+            settings.torch_version
+        )  # inferred from the project's declarations, which may be malformed
         return settings
     except ConfigError as error:
         fail(str(error))

@@ -17,8 +17,9 @@ import bisect
 import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 from torchlint.diagnostics import Diagnostic, Edit, FileSpan, Position, source_lines
 

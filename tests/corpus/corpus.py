@@ -18,11 +18,11 @@ import os
 import random
 import subprocess
 import tempfile
-import tomllib
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
 from devset.score import RULES, torchlint_executable
 
 HERE = Path(__file__).resolve().parent

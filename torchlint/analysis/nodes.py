@@ -9,8 +9,8 @@ type is a concrete libcst node class, looked up in a set.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from functools import cache
-from typing import Iterator
 
 import libcst as cst
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 _NOT_CALLABLE = frozenset(
     {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}

@@ -49,7 +49,7 @@ _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS))
+    r"""['"](?:""" + "|".join(sorted(EVAL_DATA_WORDS)) + r""")['"]|\\(?:[xuUN0-7])"""
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")

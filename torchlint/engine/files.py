@@ -184,7 +184,7 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
         active = inherited + ([(here, own)] if own else [])
         ignores[directory] = active
 
-        def skipped(path: Path, is_dir: bool) -> bool:
+        def skipped(path: Path, is_dir: bool, active: list[tuple[Path, pathspec.PathSpec]]) -> bool:
             rel = _relative(path, root, top) + ("/" if is_dir else "")
             if exclude.match_file(rel) or exclude.match_file(path.name + ("/" if is_dir else "")):
                 return True
@@ -194,9 +194,9 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
                     return True
             return False
 
-        dirnames[:] = sorted(d for d in dirnames if not skipped(here / d, True))
+        dirnames[:] = sorted(d for d in dirnames if not skipped(here / d, True, active))
         for filename in sorted(filenames):
             path = here / filename
-            if path.suffix in SUFFIXES and not skipped(path, False):
+            if path.suffix in SUFFIXES and not skipped(path, False, active):
                 found.append(path)
     return found

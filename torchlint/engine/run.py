@@ -147,7 +147,7 @@ def check_paths(
             distinct.append(found)
         which.append(index)
     for each in distinct:
-        each.torch_target  # read the declarations once, before the workers fork
+        _ = each.torch_target  # read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
     unreadable = [
         FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)])

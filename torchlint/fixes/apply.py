@@ -10,14 +10,13 @@ waits for the next pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import libcst as cst
 
-from torchlint.engine.stack import on_big_stack
-
 from torchlint.diagnostics import Applicability, Diagnostic, Fix, Position
+from torchlint.engine.stack import on_big_stack
 
 MAX_PASSES = 10
 _BARE_LF = re.compile(r"(?<!\r)\n")
