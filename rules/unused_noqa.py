@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, source_lines
-from torchlint.rule import Invalid, Rule
+from torchlint.rule import Invalid, Named, Rule
 from torchlint.suppressions import Suppressions, noqa_codes, normalise
 
 
@@ -64,7 +65,7 @@ that suppresses nothing changes nothing when it goes.
         text: str,
         suppressions: Suppressions,
         used: set[tuple[int, str]],
-        enabled: list[type[Rule]],
+        enabled: Sequence[Named],
     ) -> list[Diagnostic]:
         """One finding per noqa comment with codes of `enabled` rules that suppressed nothing."""
         known = {rule.code for rule in enabled} | {rule.name for rule in enabled}

@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -216,14 +216,14 @@ def install_hint(extra: str) -> str:
     return f"`pip install -e '.[{extra}]'` in a clone, or `pip install \"torchlint[{extra}] @ git+{REPOSITORY}\"`"
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     click.echo(f"torchlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
 
 def read_stdin() -> bytes:
     """The bytes of `-` (stdin), as given: the engine decodes them like a file's."""
-    return click.get_binary_stream("stdin").read()
+    return sys.stdin.buffer.read()
 
 
 def use_color(choice: str, output_file: Path | None) -> bool:

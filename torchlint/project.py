@@ -9,9 +9,10 @@ setup.cfg, setup.py, requirements*.txt), else the git root, else the file's own 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from torchlint.config import (
     ConfigError,
@@ -25,6 +26,9 @@ from torchlint.registry import matches
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry
     from torchlint.rule import Rule
+
+# A rule or its catalogue entry: a file's rules are of the kind it was given.
+RuleT = TypeVar("RuleT", bound="RuleEntry | type[Rule]")
 
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
@@ -44,16 +48,14 @@ def relative_path(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def rules_for(
-    path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings
-) -> list[RuleEntry | type[Rule]]:
+def rules_for(path_rel: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
     code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
     if not settings.lint_tests and is_test_path(path_rel):
         rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
     if not ignored:
-        return rules
+        return list(rules)
     return [r for r in rules if not any(matches(r, s) for s in ignored)]
 
 

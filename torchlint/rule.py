@@ -9,9 +9,9 @@ traversal and calls `finish()` once the whole tree has been seen.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import libcst as cst
 
@@ -21,6 +21,7 @@ from torchlint.notebook import masks_magics
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
+    from torchlint.suppressions import Suppressions
 
 
 def example_text(code: str) -> str:
@@ -29,6 +30,16 @@ def example_text(code: str) -> str:
     if not code.startswith("\n"):
         return code
     return textwrap.dedent(code[1:])
+
+
+class Named(Protocol):
+    """A rule or its catalogue entry: what selectors and reviews know a rule by."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,19 @@ class Rule:
                 context_after=ctx.lines_between(start.row + 1, start.row + 2),
             )
         )
+
+    @classmethod
+    def review(
+        cls,
+        path: str,
+        text: str,
+        suppressions: Suppressions,
+        used: set[tuple[int, str]],
+        enabled: Sequence[Named],
+    ) -> list[Diagnostic]:
+        """A rule that `reviews_suppressions` reports here, on the comments and which of them
+        suppressed something (`used`: row and code), after the other rules ran."""
+        return []
 
     def finish(self) -> None:
         """Called after the traversal, when every analysis fact about the file is available."""

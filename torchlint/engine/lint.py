@@ -9,6 +9,7 @@ import re
 import tokenize
 import traceback
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -74,7 +75,7 @@ def decode(data: bytes) -> str:
 
 
 def lint_text(
-    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+    path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
     enabled = rules
@@ -92,7 +93,7 @@ def lint_text(
 
 
 def _lint(
-    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+    path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
@@ -140,7 +141,7 @@ def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | Non
 def _lint_parsed(
     path: str,
     text: str,
-    rules: list[RuleEntry | type[Rule]],
+    rules: Sequence[RuleEntry | type[Rule]],
     settings: Settings,
     python: Exception | None,
 ) -> list[Diagnostic]:
@@ -167,10 +168,10 @@ def _lint_parsed(
     finally:
         ctx.close()
     found = ctx.diagnostics
-    for rule, error in failed.items():
+    for rule, crash in failed.items():
         found = [d for d in found if d.code != rule.code]
-        message = f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"
-        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        message = f"rule {rule.code} ({rule.name}) failed: {type(crash).__name__}: {crash}"
+        trace = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
         found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
 

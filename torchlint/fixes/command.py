@@ -9,8 +9,10 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -47,7 +49,10 @@ from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
 from torchlint.project import FileSettings
 from torchlint.report import report
-from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
+    from torchlint.rule import Rule
 
 
 @dataclass
@@ -118,7 +123,9 @@ def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
     sys.exit(_exit_code([result], options, False))
 
 
-def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: bool) -> FileFix:
+def fix_file(
+    path: Path, rules: Sequence[RuleEntry | type[Rule]], settings: Settings, write: bool
+) -> FileFix:
     """Fix one file in memory; write it when `write` and nothing went wrong."""
     shown = display_path(path)
     try:
@@ -141,7 +148,7 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
 
 
 def fix_data(
-    path: Path, shown: str, data: bytes, rules: list[type[Rule]], settings: Settings
+    path: Path, shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> FileFix:
     """Fix bytes that came from elsewhere (stdin) in memory; `path` says whether it is a notebook."""
     try:
@@ -154,7 +161,7 @@ def fix_data(
 
 
 def _fix_snapshot(
-    shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings
+    shown: str, original: Snapshot, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> FileFix:
     read = parse_snapshot(original, shown)
     if isinstance(read, FileFix):
@@ -188,10 +195,16 @@ def _fix_snapshot(
 
 
 def _unwritten(
-    shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings
+    shown: str,
+    original: Snapshot,
+    error: Diagnostic,
+    rules: Sequence[RuleEntry | type[Rule]],
+    settings: Settings,
 ) -> FileFix:
     """A fixed file that could not be written: its findings as they still are, and why."""
-    notebook, source = parse_snapshot(original, shown)  # type: ignore[misc]  (it parsed before fixing)
+    read = parse_snapshot(original, shown)
+    assert not isinstance(read, FileFix)  # it parsed before fixing
+    notebook, source = read
     found = lint_text(shown, source, rules, settings)
     return FileFix(
         shown,
