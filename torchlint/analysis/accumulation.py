@@ -152,9 +152,9 @@ class Backprop:
     def is_tensor_backward(self, call: cst.Call) -> bool:
         """`x.backward()` on a tensor itself (not `accelerator.backward(x)`, which may rescale it)."""
         targets = self.backward_calls.get(call)
-        return (
-            bool(targets) and isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
-        )
+        if not targets:
+            return False
+        return isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
 
     def carriers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The parts of a backpropagated expression whose graph it carries: `loss` in `scaler.scale(loss / n).mean()`.
@@ -164,13 +164,13 @@ class Backprop:
         """
         while True:
             if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-                method = expr.func.attr.value
+                func = expr.func
                 positional = [a.value for a in expr.args if a.keyword is None and not a.star]
-                if method == "scale" and len(positional) == 1:
+                if func.attr.value == "scale" and len(positional) == 1:
                     expr = positional[0]
                     continue
-                if method in _VIEWS:
-                    expr = expr.func.value
+                if func.attr.value in _VIEWS:
+                    expr = func.value
                     continue
             break
         if isinstance(expr, cst.BinaryOperation):

@@ -39,7 +39,7 @@ class FileContext:
         self.traversed = False
         self.diagnostics: list[Diagnostic] = []
         self._positions: Any = None
-        self._facts: dict[type, Any] = {}
+        self._facts: dict[Callable[..., Any], Any] = {}
         self._lines: list[str] | None = None
         # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
         self.skip_test_code = False
@@ -64,9 +64,9 @@ class FileContext:
     # -- shared facts ------------------------------------------------------------------
     def fact(self, kind: Callable[[FileContext], F]) -> F:
         """The analysis fact `kind` for this file, built on first use and then shared."""
-        found = self._facts.get(kind)  # type: ignore[arg-type]
+        found = self._facts.get(kind)
         if found is None:
-            found = self._facts[kind] = kind(self)  # type: ignore[index]
+            found = self._facts[kind] = kind(self)
         return found
 
     @property
@@ -102,10 +102,15 @@ class FileContext:
         pos = self.range(node).end
         return Position(pos.line, pos.column + 1)
 
-    def line(self, row: int) -> str:
+    def _rows(self) -> list[str]:
+        """The source's rows, split on first use."""
         if self._lines is None:
             self._lines = source_lines(self.source)
-        return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
+        return self._lines
+
+    def line(self, row: int) -> str:
+        lines = self._rows()
+        return lines[row - 1] if 0 < row <= len(lines) else ""
 
     def code(self, node: cst.CSTNode, like: cst.CSTNode | None = None) -> str:
         """The code of `node` as written where `like` (by default `node` itself) stands: the
@@ -153,7 +158,8 @@ class FileContext:
             )
             if alias is not None:
                 return alias, None
-        return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
+        top = self._import_position()
+        return "torch", Edit(top, top, "import torch\n")
 
     def _import_position(self) -> Position:
         """Below the docstring, `__future__` imports and the leading import block."""
@@ -185,9 +191,9 @@ class FileContext:
 
     def lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""
-        self.line(1)  # splits the source once
-        rows = len(self._lines) - (self._lines[-1] == "")  # a final line break starts no row
-        return tuple(self._lines[max(first, 1) - 1 : max(min(last, rows), 0)])
+        lines = self._rows()
+        rows = len(lines) - (lines[-1] == "")  # a final line break starts no row
+        return tuple(lines[max(first, 1) - 1 : max(min(last, rows), 0)])
 
     def statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""

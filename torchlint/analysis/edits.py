@@ -21,7 +21,7 @@ from libcst._nodes.internal import CodegenState
 def indentation(module: cst.Module, ancestors: Iterable[cst.CSTNode]) -> list[str]:
     """The indent tokens of the blocks around a node, outermost first (from its ancestors, innermost first)."""
     blocks = [a for a in ancestors if type(a) is cst.IndentedBlock]
-    return [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]  # type: ignore[attr-defined]
+    return [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]
 
 
 def render(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
@@ -59,7 +59,7 @@ def torch_import(statements: Iterable[cst.BaseStatement]) -> str | None:
 
 def _torch_names(node: cst.Import) -> Iterable[str]:
     for alias in node.names:
-        name = alias.name
+        name: cst.BaseExpression = alias.name
         while isinstance(name, cst.Attribute):
             name = name.value
         if not isinstance(name, cst.Name) or name.value != "torch":

@@ -173,7 +173,9 @@ class TrainedLeaves:
             ),
             None,
         )
-        if not isinstance(loop, cst.For | cst.While):
+        if not isinstance(loop, cst.For | cst.While) or not isinstance(
+            backward.func, cst.Attribute
+        ):
             return set()
         found: set[tuple[Scope, str]] = set()
         for name in self._arithmetic_operands(backward.func.value, _DEPTH):

@@ -277,7 +277,8 @@ class LoopFacts:
     def _passed_for(self, param: cst.Param) -> list[cst.BaseExpression]:
         """What every same-file call of the parameter's function passes for it (empty when one passes nothing known)."""
         values = [value for _, value in self.scopes.arguments(param)]
-        return [] if any(value is None for value in values) else values  # type: ignore[misc]
+        known = [value for value in values if value is not None]
+        return known if len(known) == len(values) else []
 
     def _index_step_owners(self) -> None:
         """Which loops and functions run a training step in their own body, not in a nested loop."""
@@ -294,7 +295,7 @@ class LoopFacts:
                 direct.add(owner)
             else:
                 calls_in.setdefault(owner, []).append(call)
-        stepping = {f for f in direct if isinstance(f, cst.FunctionDef)}
+        stepping: set[cst.CSTNode] = {f for f in direct if isinstance(f, cst.FunctionDef)}
         changed = True
         while changed:  # functions that call a stepping function step too
             changed = False

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -256,9 +256,10 @@ class SemanticModel:
         """Whether code of `scope` runs where it stands in `found_in`: the same scope, or list, set
         and dict comprehensions inside it, which run at once (a generator may run later)."""
         while scope is not found_in:
-            if not isinstance(scope, cst.ListComp | cst.SetComp | cst.DictComp):
+            parent = self.scope_parent[scope]
+            if parent is None or not isinstance(scope, cst.ListComp | cst.SetComp | cst.DictComp):
                 return False
-            scope = self.scope_parent[scope]
+            scope = parent
         return True
 
     def all_bindings(self, node: cst.BaseExpression) -> list[Binding]:
@@ -544,9 +545,9 @@ class SemanticModel:
             klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
             if klass is None:
                 return []
-            found = self.bindings[klass].get(func.attr.value, [])
+            bound = self.bindings[klass].get(func.attr.value, [])
             methods = [
-                b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                b.node for b in bound if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
             ]
             return methods or self._forwards(
                 [b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope
@@ -675,7 +676,7 @@ class _Walker:
             handler = _HANDLERS.get(kind)
             descend = handler(self, node) if handler is not None else None
             if kind in _SCOPE_TYPES:
-                self._push(node)
+                self._push(cast(Scope, node))  # its exact type is one of the scopes
                 self.needs_leave = True
             if self.needs_leave:
                 todo.append((node, parent, True))
@@ -819,7 +820,7 @@ class _Walker:
 
     def _on_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            local = alias.asname.name if alias.asname else alias.name
+            local: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
             while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
                 local = local.value
             if isinstance(local, cst.Name):

@@ -75,7 +75,7 @@ def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     while todo:
         node = todo.pop()
         if type(node) is cst.Return:
-            found.append(node)  # type: ignore[arg-type]
+            found.append(node)
         elif not isinstance(
             node,
             cst.BaseSmallStatement

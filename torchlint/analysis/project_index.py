@@ -127,8 +127,8 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
     }
     for name in module_level & bound.keys():
         kinds = bound[name]
-        if kinds == {True} or kinds == {False}:
-            devices[name] = kinds.pop()
+        if kinds in ({True}, {False}):
+            devices[name] = True in kinds
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -263,7 +263,9 @@ class ProjectIndex:
             if other == file:
                 continue
             summary = self._summary(other, consult=False)
-            for callee, off in summary.calls if summary else ():
+            if summary is None:
+                continue
+            for callee, off in summary.calls:
                 if self._target(other, summary, callee) == (file, function):
                     self.consulted[other] = self._digests[other][2]
                     modes.append(off)

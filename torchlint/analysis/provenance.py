@@ -450,7 +450,7 @@ class NumpyProvenance:
         """An index with a slice, `...`, `None` or a list gives an array; integers may give a scalar."""
         for element in expr.slice:
             index = element.slice
-            if isinstance(index, cst.Slice):
+            if not isinstance(index, cst.Index):  # a slice
                 return True
             value = index.value
             if isinstance(value, cst.Ellipsis | cst.List) or m.matches(value, m.Name("None")):
@@ -560,7 +560,10 @@ class NumpyProvenance:
             and not m.matches(a.value, m.Name("False"))
             for a in call.args
         )
-        archive = isinstance(path, cst.SimpleString) and path.evaluated_value.endswith(".npz")
+        name = path.evaluated_value if isinstance(path, cst.SimpleString) else ""
+        archive = (name.decode(errors="replace") if isinstance(name, bytes) else name).endswith(
+            ".npz"
+        )
         return (Kind.ARCHIVE if pickled or archive else Kind.ARRAY), call
 
     def _random(

@@ -100,9 +100,15 @@ def _words_with_eval_data_roots(text: str) -> set[str]:
     words = set()
     for root in _EVAL_DATA_ROOT.finditer(low):
         at = root.start()
-        before = _WORD.match(backwards, size - at).end() - (size - at)
-        words.add(text[at - before : _WORD.match(text, at).end()])
+        before = _word_end(backwards, size - at) - (size - at)
+        words.add(text[at - before : _word_end(text, at)])
     return words
+
+
+def _word_end(text: str, at: int) -> int:
+    """Where the word characters from `at` on end (`at` itself when there are none)."""
+    word = _WORD.match(text, at)
+    return word.end() if word else at
 
 
 # -- the text tests of single rules ------------------------------------------------------------
