@@ -185,7 +185,7 @@ file's imports, or turns an explicit `False` into `True`.
                 value = _element(node.value, path)
                 off = value is not None and m.matches(value, m.Name("False"))
                 if _flag(name, "benchmark"):
-                    if off:
+                    if value is not None and off:
                         self.turned_off.append(value)
                     else:
                         self.settled = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -286,7 +287,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         self.report_rewrites(self.rewrites)
 
     @staticmethod
-    def _autocast_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg] | None:
+    def _autocast_args(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:
         """`"cuda"` first, then the old positional arguments as keywords; None when `*args` hides them."""
         new = [cst.Arg(cst.SimpleString('"cuda"'))]
         for i, arg in enumerate(args):
@@ -298,7 +299,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         return new
 
     @staticmethod
-    def _custom_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg]:
+    def _custom_args(args: Sequence[cst.Arg]) -> list[cst.Arg]:
         """The old arguments with `device_type="cuda"` after the positional ones (the decorated function)."""
         positional = [a for a in args if a.keyword is None and a.star == ""]
         rest = [a for a in args if a not in positional]

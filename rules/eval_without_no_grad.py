@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.grad import Block, EvalScope, Evaluation, Grad, GradMode
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, Position
 from torchlint.rule import Invalid, Rule
@@ -442,6 +442,7 @@ the grad mode to other code.
         if scope.function is not None:
             region: list[cst.CSTNode] = [scope.function.body]
         else:
+            assert scope.block is not None  # a statement's scope names its block
             low, high = min(s.index for _, s in members), max(s.index for _, s in members)
             region = list(scope.block.body[low : high + 1])
         if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
@@ -450,11 +451,11 @@ the grad mode to other code.
             return
         if function is not None and self._called_only_without_grad_elsewhere(function):
             return
-        fix = (
-            self._decorate(scope.function)
-            if scope.function is not None
-            else self._wrap(scope.block, region)
-        )
+        if scope.function is not None:
+            fix = self._decorate(scope.function)
+        else:
+            assert scope.block is not None
+            fix = self._wrap(scope.block, region)
         if fix is None:
             alias = self.ctx.torch_alias(
                 scope.function if scope.function is not None else scope.block
@@ -463,6 +464,7 @@ the grad mode to other code.
         if self.ctx.fact(Evaluation).is_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
         else:
+            assert function is not None  # a scope without a forward is a function's
             message = f"`{function.name.value}` {scope.reason}, with autograd on"
         self.report(first, message, fix)
 
@@ -502,8 +504,11 @@ the grad mode to other code.
             writes="`torch.no_grad()`",
         )
 
-    def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
-        if any(self._suspends(s) for s in statements):
+    def _wrap(self, block: Block, region: list[cst.CSTNode]) -> Fix | None:
+        statements = [
+            s for s in region if isinstance(s, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+        ]
+        if len(statements) != len(region) or any(self._suspends(s) for s in statements):
             return None
         alias, import_edit = self.ctx.torch_alias(block)
         first = statements[0]
@@ -520,6 +525,7 @@ the grad mode to other code.
             if block is module
             else module.deep_replace(block, block.with_changes(body=body))
         )
+        assert isinstance(new, cst.Module)  # the tree with the block replaced
         edit = self._changed_text(new.code)
         return self.make_fix(
             f"Wrap the evaluation code in `with {alias}.no_grad():`",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -21,7 +22,7 @@ _CHOSEN = frozenset({"fused", "foreach", "differentiable"})
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
 
 
-def _appended(args: tuple[cst.Arg, ...], new: cst.Arg) -> list[cst.Arg]:
+def _appended(args: Sequence[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
     """`args` plus `new` at the end, laid out like the arguments before it (one per line stays one per line)."""
     if not args:
         return [new]
@@ -154,7 +155,8 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         name = optimizer_class(self.ctx.symbols.qualname(node.func))
         since = _FUSED_SINCE.get(name or "")
         if (
-            since is not None
+            name is not None
+            and since is not None
             and self.ctx.target_torch_version >= since
             and self._defaults_apply(node)
         ):
@@ -208,7 +210,13 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         )
 
     def _moved_before(self, call: cst.Call) -> bool:
-        owners = {self.ctx.code(n.func.value) for n in walk(call) if m.matches(n, _PARAMETERS)}
+        owners = {
+            self.ctx.code(n.func.value)
+            for n in walk(call)
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and m.matches(n, _PARAMETERS)
+        }
         before = "\n".join(self.ctx.line(row) for row in range(1, self.ctx.start(call).row))
         return bool(owners) and all(
             re.search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import libcst as cst
 
@@ -253,11 +254,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
                 continue
             if factory in _LEGACY:
                 advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
-                fix = self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY)
                 self.report(
                     move,
                     f"`{factory}(size)` is built on the CPU, then copied; build it on the device with `torch.empty`",
-                    fix,
+                    self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY),
                 )
                 continue
             fix = None
@@ -318,7 +318,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             for a in creation.args
         )
 
-    def _device(self, move: cst.Call) -> cst.BaseExpression | bool | None:
+    def _device(self, move: cst.Call) -> cst.BaseExpression | Literal[False] | None:
         """The device expression of a pure move; False for a device move that does more; None for no device move."""
         method = move.func.attr.value  # type: ignore[attr-defined]
         if any(a.star for a in move.args):

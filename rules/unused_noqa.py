@@ -73,6 +73,8 @@ that suppresses nothing changes nothing when it goes.
         found = []
         for row, (column, comment) in sorted(suppressions.noqa_comments.items()):
             match = noqa_codes(comment)
+            if match is None:
+                continue
             written = [c for c in re.split(r"[\s,]+", match.group("codes")) if c]
             unused = [
                 c for c in written if normalise(c) in known and (row, normalise(c)) not in used

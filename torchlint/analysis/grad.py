@@ -617,7 +617,7 @@ class EvalScope:
     key: tuple
     reason: str
     function: cst.FunctionDef | None = None
-    block: cst.CSTNode | None = None
+    block: Block | None = None
     index: int = 0
     after: tuple[cst.CSTNode, ...] = ()
     detached: bool = (
