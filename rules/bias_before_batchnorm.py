@@ -10,7 +10,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import walk
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule
 
 # Layers with a per-output-channel bias, and the positional index of their `bias` parameter.
@@ -73,7 +73,7 @@ class BiasBeforeBatchnorm(Rule):
     code = "TL005"
     name = "bias-before-batchnorm"
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`bias=False`": "1.0",
     }

@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_cuda_amp
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 # torch.cuda.amp.* warns (FutureWarning) from torch 2.4, the release that added the last of the
@@ -68,7 +68,7 @@ class DeprecatedCudaAmp(Rule):
     tokens = ("amp",)
     text_tests = (may_use_cuda_amp,)
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {
         '`torch.amp.autocast("cuda", ...)`': "1.10",
         '`torch.amp.GradScaler("cuda", ...)`': "2.3",

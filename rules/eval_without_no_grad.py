@@ -9,7 +9,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.grad import Block, EvalScope, Evaluation, Grad, GradMode
 from torchlint.analysis.text import may_evaluate
-from torchlint.diagnostics import Applicability, Edit, Fix, Position
+from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
 from torchlint.rule import Invalid, Rule
 
 _TRAIN_AND_VALIDATE = """\
@@ -36,7 +36,7 @@ class EvalWithoutNoGrad(Rule):
     code = "TL001"
     name = "eval-without-no-grad"
     summary = "A forward pass for evaluation or inference runs with autograd recording"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.no_grad()`": "1.0",
     }

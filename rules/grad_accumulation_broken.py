@@ -9,12 +9,12 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule
 
 # Between a call and its loop, these make the call run only on some iterations.
@@ -51,7 +51,7 @@ class GradAccumulationBroken(Rule):
     summary = (
         "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
     )
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("zero_grad", "backward")
     text_tests = (may_train,)  # it looks only at training code
     docs = """
@@ -384,7 +384,11 @@ tuned around.
         value = target
         if isinstance(target, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(target)
-            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            if (
+                len(bindings) != 1
+                or bindings[0].kind is not BindingKind.ASSIGN
+                or bindings[0].value is None
+            ):
                 return None  # rebound, or rescaled with `loss /= n`
             if not any(
                 parent is loop.body

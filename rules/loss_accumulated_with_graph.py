@@ -9,11 +9,11 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import Grad, GradMode
 from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule
 
 _ACCUMULATING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
@@ -30,7 +30,7 @@ class LossAccumulatedWithGraph(Rule):
     code = "TL104"
     name = "loss-accumulated-with-graph"
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`.detach()`/`.item()`": "1.0",
     }
@@ -346,7 +346,9 @@ may need `.item()` where it is read.
             return []
         bindings = self.ctx.fact(SemanticModel).reaching(expr)
         if not bindings or any(
-            b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings
+            b.kind not in (BindingKind.ASSIGN, BindingKind.AUGMENT, BindingKind.UNPACK)
+            or b.value is None
+            for b in bindings
         ):
             return None
         return [b.value for b in bindings if b.value is not None]
@@ -355,7 +357,7 @@ may need `.item()` where it is read.
         """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
         not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
         return isinstance(expr, cst.Name) and any(
-            b.kind == "unpack" for b in self.ctx.fact(SemanticModel).reaching(expr)
+            b.kind is BindingKind.UNPACK for b in self.ctx.fact(SemanticModel).reaching(expr)
         )
 
     def _trains(self, loop: Loop) -> bool:
@@ -383,7 +385,7 @@ may need `.item()` where it is read.
         for binding in bindings:
             if (
                 binding.node is candidate.node
-                or binding.kind == "augment"
+                or binding.kind is BindingKind.AUGMENT
                 or not self._inside(binding.node, loop)
             ):
                 continue
@@ -393,7 +395,7 @@ may need `.item()` where it is read.
             return all(
                 isinstance(b.value, cst.List) or _is_list_call(b.value)
                 for b in outside
-                if b.kind == "assign"
+                if b.kind is BindingKind.ASSIGN
             )
         return True
 

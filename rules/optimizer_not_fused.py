@@ -9,10 +9,10 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training, optimizer_class
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # The release from which each optimizer's `fused=True` is a documented option on CUDA.
@@ -40,7 +40,7 @@ class OptimizerNotFused(Rule):
     name = "optimizer-not-fused"
     summary = "Adam/AdamW/SGD on GPU parameters without `fused=True`"
     default_enabled = False
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`fused=True` (Adam, AdamW; parameters already on the GPU)": "2.0",
         "`fused=True` (SGD)": "2.3",
@@ -250,7 +250,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
                 values = [
                     b.value
                     for b in scopes.all_bindings(current)
-                    if b.kind in ("assign", "augment") and b.value is not None
+                    if b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and b.value is not None
                 ]
                 if any(self._module_parameters(v, depth + 1) for v in values):
                     return True

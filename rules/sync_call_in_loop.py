@@ -10,7 +10,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _BACKENDS = ("torch.cuda", "torch.accelerator", "torch.xpu", "torch.mps")
@@ -73,7 +73,7 @@ class SyncCallInLoop(Rule):
     name = "sync-call-in-loop"
     gpu_only = True  # synchronize and empty_cache do nothing on a CPU
     summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("synchronize", "empty_cache")
     text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
     docs = """

@@ -12,7 +12,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability, Edit, Position
+from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
 from torchlint.rule import Invalid, Rule
 
 # The same values whichever device builds them.
@@ -85,7 +85,7 @@ class TensorCreatedThenMoved(Rule):
     name = "tensor-created-then-moved"
     gpu_only = True  # the saving is a host-to-GPU copy
     summary = "Tensor built on the CPU and then copied to the device, instead of built there"
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {
         "`device=` at creation": "1.0",
     }

@@ -9,7 +9,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_numpy
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 _KEPT_KEYWORDS = frozenset({"dtype", "device"})
@@ -51,7 +51,7 @@ class TensorFromNumpy(Rule):
     summary = (
         "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
     )
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.from_numpy`/`torch.as_tensor`": "1.0",
     }

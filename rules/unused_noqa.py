@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, source_lines
+from torchlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    FixAvailability,
+    Position,
+    source_lines,
+)
 from torchlint.rule import Invalid, Named, Rule
 from torchlint.suppressions import Suppressions, noqa_codes, normalise
 
@@ -15,7 +23,7 @@ class UnusedNoqa(Rule):
     name = "unused-noqa"
     summary = "A `# noqa` code that suppresses no finding"
     default_enabled = False
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {"a comment (no torch API)": "1.0"}
     tokens = ("noqa", "NOQA", "NoQA")
     reviews_suppressions = True

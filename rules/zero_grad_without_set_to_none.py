@@ -11,7 +11,7 @@ import libcst.matchers as m
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_zero_grads
-from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
@@ -45,7 +45,7 @@ class ZeroGradWithoutSetToNone(Rule):
     summary = (
         "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
     )
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`zero_grad(set_to_none=True)`": "1.7",
         "`param.grad = None`": "1.0",

@@ -205,7 +205,7 @@ def rules_command(output_format: str) -> None:
             "code": r.code,
             "name": r.name,
             "default": "on" if r.default_enabled else "opt-in",
-            "fix": r.fix_availability,
+            "fix": r.fix_availability.value,
             "summary": r.summary,
         }
         for r in all_rules()

@@ -32,6 +32,15 @@ class Applicability(str, Enum):
     DISPLAY_ONLY = "display-only"  # shown, never applied
 
 
+class FixAvailability(str, Enum):
+    """What fixes a rule offers (`Rule.fix_availability`): none, or the applicability of its fixes."""
+
+    NONE = "none"
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
 @dataclass(frozen=True, order=True)
 class Position:
     """1-based row and 1-based column counted in code points."""

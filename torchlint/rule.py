@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import libcst as cst
 
 from torchlint.analysis.edits import import_binding, references, without_alias
-from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, rule_url
+from torchlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    FixAvailability,
+    Position,
+    rule_url,
+)
 from torchlint.notebook import masks_magics
 
 if TYPE_CHECKING:
@@ -93,8 +101,7 @@ class Rule:
     # A preview rule runs only with `--preview` (or `preview = true`): every new rule starts there
     # and leaves once its validate precision holds the bar on both strata (docs/precision.md).
     preview: ClassVar[bool] = False
-    # "none", or the applicability of the fixes the rule offers
-    fix_availability: ClassVar[str] = "none"
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     docs: ClassVar[str]
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}

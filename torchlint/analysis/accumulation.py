@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 
@@ -235,7 +235,7 @@ class Backprop:
                 p
                 for k in new
                 for b in self._bindings(k)
-                if b.kind in ("assign", "augment") and b.value is not None
+                if b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and b.value is not None
                 for p in parts(b.value)
             ]
         return found
@@ -264,7 +264,7 @@ class Backprop:
         """The `torch.nn.XLoss(...)` construction a name or attribute is bound to, if any."""
         for binding in self.scopes.all_bindings(func):
             value = binding.value
-            if binding.kind != "assign" or not isinstance(value, cst.Call):
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
                 continue
             if (
                 isinstance(value.func, cst.Attribute)
@@ -282,7 +282,7 @@ class Backprop:
             bindings = self.scopes.reaching(expr)
             return (
                 len(bindings) == 1
-                and bindings[0].kind == "assign"
+                and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
                 and self._model_call(bindings[0].value)
             )
@@ -316,7 +316,9 @@ class Backprop:
         if isinstance(expr, cst.Name):
             bindings = self.scopes.reaching(expr)
             single = (
-                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
+                else None
             )
             return single is not None and self.no_graph(single, depth + 1)
         if not isinstance(expr, cst.Call):

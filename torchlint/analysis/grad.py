@@ -32,7 +32,7 @@ import libcst.matchers as m
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -758,7 +758,7 @@ class Evaluation(_Shared):
         scopes = self.ctx.fact(SemanticModel)
         bindings = scopes.resolve(name, scopes.scope_of(at))[1]
         return bool(bindings) and all(
-            b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings
+            b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef) for b in bindings
         )
 
     def is_frozen(self, name: str) -> bool:

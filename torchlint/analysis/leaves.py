@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.model import Scope, SemanticModel
+from torchlint.analysis.model import BindingKind, Scope, SemanticModel
 from torchlint.analysis.nodes import children, returned_values
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class TrainedLeaves:
             return False
         if scope is not function:
             return (scope, name.value) in self._leaves
-        if not all(b.kind == "param" and isinstance(b.node, cst.Param) for b in bindings):
+        if not all(b.kind is BindingKind.PARAM and isinstance(b.node, cst.Param) for b in bindings):
             return False
         return self._passed_leaves(bindings[0].node)  # type: ignore[arg-type]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
@@ -263,13 +263,13 @@ class LoopFacts:
         return False
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             passed = self._passed_for(
                 binding.node
             )  # `validate(net, DataLoader(...))` into `for x in iterator`
             return bool(passed) and all(self.is_loader_like(value, depth + 1) for value in passed)
         return (
-            binding.kind == "assign"
+            binding.kind is BindingKind.ASSIGN
             and binding.value is not None
             and self.is_loader_like(binding.value, depth + 1)
         )
@@ -349,7 +349,7 @@ class LoopFacts:
         return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
 
     def _is_optimizer_construction(self, binding: Binding) -> bool:
-        if binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, cst.Call):
             return False
         name = self.ctx.symbols.qualname(binding.value.func) or ""
         return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()
@@ -475,7 +475,7 @@ class LoopFacts:
             bindings = self.scopes.reaching(test)
             if (
                 len(bindings) == 1
-                and bindings[0].kind == "assign"
+                and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
@@ -515,12 +515,12 @@ class LoopFacts:
             return False
         loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.all_bindings(node)
-        starts = [b for b in bindings if b.kind != "augment"]
+        starts = [b for b in bindings if b.kind is not BindingKind.AUGMENT]
         if (
             not loops
             or len(starts) != 1
             or not self._counts(starts[0])
-            or starts[0].kind != "assign"
+            or starts[0].kind is not BindingKind.ASSIGN
         ):
             return False
         return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
@@ -565,18 +565,18 @@ class LoopFacts:
         return bool(bindings) and all(self._counts(b) for b in bindings)
 
     def _counts(self, binding: Binding) -> bool:
-        if binding.kind == "loop":
+        if binding.kind is BindingKind.LOOP:
             iterable = self._counted_iterable(binding.value)
             name = _last(iterable.func) if isinstance(iterable, cst.Call) else None
             if name == "enumerate":
                 return binding.path == (0,)
             return name in ("range", "trange") and binding.path == ()
-        if binding.kind == "assign":
+        if binding.kind is BindingKind.ASSIGN:
             value = binding.value
             if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
                 value = value.expression
             return isinstance(value, cst.Integer)
-        if binding.kind == "augment" and isinstance(binding.node, cst.AugAssign):
+        if binding.kind is BindingKind.AUGMENT and isinstance(binding.node, cst.AugAssign):
             return isinstance(binding.node.operator, cst.AddAssign) and isinstance(
                 binding.value, cst.Integer | cst.Name | cst.Attribute
             )
@@ -589,7 +589,7 @@ class LoopFacts:
             bindings = self.scopes.reaching(iterable)
             iterable = (
                 bindings[0].value
-                if len(bindings) == 1 and bindings[0].kind == "assign"
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
                 else iterable
             )
         while isinstance(iterable, cst.Call) and _last(iterable.func) in _PROGRESS_BARS:

@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 
@@ -88,7 +88,7 @@ class Training:
         if words & _OPTIMIZER_WORDS:
             return True
         for binding in self.scopes.all_bindings(node):
-            if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+            if binding.kind is BindingKind.ASSIGN and isinstance(binding.value, cst.Call):
                 if optimizer_class(self.ctx.symbols.qualname(binding.value.func)):
                     return True
         return False

@@ -79,7 +79,7 @@ def _descriptors() -> list[dict[str, Any]]:
             )
         )
         found[-1]["helpUri"] = rule_url(rule.code)
-        found[-1]["properties"] = {"fixAvailability": rule.fix_availability}
+        found[-1]["properties"] = {"fixAvailability": rule.fix_availability.value}
     return sorted(found, key=lambda descriptor: descriptor["id"])
 
 
