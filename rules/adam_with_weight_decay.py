@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.training import Training, optimizer_class
-from torchlint.diagnostics import Applicability, Edit
+from torchlint.diagnostics import Applicability, Edit, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _WEIGHT_DECAY_POSITION = 4  # Adam(params, lr, betas, eps, weight_decay, amsgrad)
@@ -26,7 +26,7 @@ class AdamWithWeightDecay(Rule):
         "`Adam(weight_decay=...)` is L2 regularization, not decoupled weight decay; use `AdamW`"
     )
     default_enabled = False
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.optim.AdamW`": "1.2",
     }
@@ -230,7 +230,11 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         if known is not None or not isinstance(node, cst.Name):
             return known
         bindings = self.ctx.fact(SemanticModel).all_bindings(node)
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        if (
+            len(bindings) != 1
+            or bindings[0].kind is not BindingKind.ASSIGN
+            or bindings[0].value is None
+        ):
             return None
         return _nonzero_number(bindings[0].value)
 

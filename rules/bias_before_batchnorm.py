@@ -10,7 +10,7 @@ import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import walk
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # Layers with a per-output-channel bias, and the positional index of their `bias` parameter.
@@ -73,7 +73,7 @@ class BiasBeforeBatchnorm(Rule):
     code = "TL005"
     name = "bias-before-batchnorm"
     summary = "A convolution or linear layer feeding straight into a BatchNorm does not need a bias"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`bias=False`": "1.0",
     }
@@ -480,7 +480,7 @@ when built.
         self.calls: list[cst.Call] = []
         self.classes: list[cst.ClassDef] = []
         self.reported: set[cst.Call] = set()
-        self.bias_reads: list[cst.CSTNode] | None = None
+        self.bias_reads: list[cst.Attribute] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
@@ -607,7 +607,8 @@ when built.
 
     def _growing_statement(self, use: cst.Name) -> cst.SimpleStatementLine | None:
         """The one-statement line that grows the list `use` names, or None for any other use."""
-        line = self.b.parents.get(self.b.parents.get(use))
+        outer = self.b.parents.get(use)
+        line = self.b.parents.get(outer) if outer is not None else None
         while line is not None and not isinstance(line, cst.SimpleStatementLine):
             line = self.b.parents.get(line)
         if line is None or len(line.body) != 1:
@@ -639,13 +640,17 @@ when built.
     def _added(line: cst.SimpleStatementLine) -> tuple[list[cst.BaseExpression | None], bool]:
         """The modules a growing statement adds, and whether it starts the list afresh."""
         statement = line.body[0]
-        if isinstance(statement, cst.Assign | cst.AugAssign):
+        if isinstance(statement, cst.Assign | cst.AugAssign) and isinstance(
+            statement.value, cst.List
+        ):
             values = [
                 None if isinstance(e, cst.StarredElement) else e.value
                 for e in statement.value.elements
-            ]  # type: ignore[union-attr]
+            ]
             return values, isinstance(statement, cst.Assign)
-        call = statement.value  # type: ignore[union-attr]
+        call = statement.value if isinstance(statement, cst.Expr) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return [None], False  # not a growing statement (`_growing_statement` keeps none)
         arg = call.args[0].value if len(call.args) == 1 and not call.args[0].star else None
         if call.func.attr.value == "append":
             return [arg], False
@@ -690,9 +695,9 @@ when built.
             if norm is None or norm.kind not in _NORMS:
                 continue
             fed = self._fed_call(owner, node)
-            if fed is not None:
-                feeds.setdefault(fed.func.attr.value, []).append(fed)  # type: ignore[union-attr]
-                norms[fed.func.attr.value] = norm  # type: ignore[union-attr]
+            if fed is not None and isinstance(fed.func, cst.Attribute):
+                feeds.setdefault(fed.func.attr.value, []).append(fed)
+                norms[fed.func.attr.value] = norm
         for attr, calls in feeds.items():
             layer = self._held_layer(owner, attr)
             if layer is not None and self._only_feeds(owner, attr, calls):
@@ -709,7 +714,9 @@ when built.
     def _held_layer(self, owner: cst.ClassDef, attr: str) -> _Layer | None:
         """The layer `self.<attr>` holds when the class assigns it one constructor (or None)."""
         values = [
-            v for v in self.b.attribute_values(owner, attr) if not m.matches(v, m.Name("None"))
+            v
+            for v in self.b.attribute_values(owner, attr)
+            if v is None or not m.matches(v, m.Name("None"))
         ]
         if len(values) != 1 or values[0] is None:
             return None  # `self.conv = None` in another branch is fine: the layer is then absent
@@ -786,7 +793,9 @@ when built.
         fed = {c.func for c in calls}
         for node in walk(owner.body):
             if (
-                not m.matches(node, m.Attribute(value=m.Name(), attr=m.Name(attr)))
+                not isinstance(node, cst.Attribute)
+                or not isinstance(node.value, cst.Name)
+                or node.attr.value != attr
                 or self.b.self_class(node) is not owner
             ):
                 continue
@@ -799,8 +808,11 @@ when built.
                 and parent.attr.value in _HARMLESS_ATTRS
             ):
                 continue
-            if (isinstance(parent, cst.If) and parent.test is node) or m.matches(
-                parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])
+            if (isinstance(parent, cst.If) and parent.test is node) or (
+                parent is not None
+                and m.matches(
+                    parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])
+                )
             ):
                 continue  # `if self.conv:` / `self.conv is not None`: whether the layer exists
             return False
@@ -845,10 +857,13 @@ when built.
             self.bias_reads = [
                 n
                 for n in walk(self.ctx.module)
-                if m.matches(n, m.Attribute(value=m.Name(), attr=m.Name("bias")))
+                if isinstance(n, cst.Attribute)
+                and isinstance(n.value, cst.Name)
+                and n.attr.value == "bias"
             ]
         for read in self.bias_reads:
-            name = read.value.value  # type: ignore[attr-defined]
+            assert isinstance(read.value, cst.Name)  # as collected above
+            name = read.value.value
             classes = self._isinstance_classes(read, name)
             if classes is not None and not self._may_be(classes, kind):
                 continue

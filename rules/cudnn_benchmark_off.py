@@ -12,7 +12,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import target_names
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training, is_main_guard
-from torchlint.diagnostics import Applicability, Edit, Position
+from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
 
 _CONV = re.compile(
@@ -52,7 +52,7 @@ class CudnnBenchmarkOff(Rule):
     )
     default_enabled = False
     gpu_only = True  # cuDNN autotuning exists only on a GPU
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.backends.cudnn.benchmark = True`": "1.0",
     }
@@ -337,7 +337,7 @@ file's imports, or turns an explicit `False` into `True`.
                 value = _element(node.value, path)
                 off = value is not None and m.matches(value, m.Name("False"))
                 if _flag(name, "benchmark"):
-                    if off:
+                    if value is not None and off:
                         self.turned_off.append(value)
                     else:
                         self.settled = True

@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.analysis.symbols import dotted
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _NAMES = frozenset(
@@ -30,7 +30,7 @@ class DataParallel(Rule):
     name = "data-parallel"
     gpu_only = True  # DataParallel's cost is copying between GPUs
     summary = "`nn.DataParallel` is slower than `DistributedDataParallel`, even on one machine"
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("DataParallel", "data_parallel")
     docs = """
 ## What it does

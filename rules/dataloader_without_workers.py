@@ -7,10 +7,10 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 WORKERS = 4
@@ -28,7 +28,7 @@ class DataloaderWithoutWorkers(Rule):
     name = "dataloader-without-workers"
     gpu_only = True  # workers and pinned memory speed up host-to-GPU feeding
     summary = "`DataLoader` feeding a GPU training loop loads batches in the main process or without pinned memory"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`num_workers=`, `pin_memory=True`": "1.0",
     }
@@ -467,7 +467,9 @@ accelerator PyTorch warns and ignores it.
         if isinstance(dataset, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(dataset)
             dataset = (
-                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
+                else None
             )
         if (
             not isinstance(dataset, cst.Call)
@@ -482,7 +484,10 @@ accelerator PyTorch warns and ignores it.
         split of one. Workers have nothing to load; pinned memory still speeds each batch's copy."""
         if isinstance(dataset, cst.Name) and depth < 4:
             bindings = self.ctx.fact(SemanticModel).reaching(dataset)
-            if len(bindings) != 1 or bindings[0].kind not in ("assign", "unpack"):
+            if len(bindings) != 1 or bindings[0].kind not in (
+                BindingKind.ASSIGN,
+                BindingKind.UNPACK,
+            ):
                 return False
             return self._in_memory(bindings[0].value, depth + 1)
         if isinstance(dataset, cst.List | cst.ListComp):

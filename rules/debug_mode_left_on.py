@@ -8,7 +8,7 @@ from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # qualname -> (what it is, the parameter that switches it on, which is also the first positional one)
@@ -71,7 +71,7 @@ class DebugModeLeftOn(Rule):
     code = "TL107"
     name = "debug-mode-left-on"
     summary = "Anomaly detection, the autograd profiler or gradcheck left on in training code"
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("anomaly", "profiler", "gradcheck")
     text_tests = (may_train,)  # it looks only at training code
     docs = """

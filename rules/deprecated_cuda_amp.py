@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_cuda_amp
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 # torch.cuda.amp.* warns (FutureWarning) from torch 2.4, the release that added the last of the
@@ -67,7 +68,7 @@ class DeprecatedCudaAmp(Rule):
     tokens = ("amp",)
     text_tests = (may_use_cuda_amp,)
     summary = "`torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd` are deprecated; use the `torch.amp` forms"
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {
         '`torch.amp.autocast("cuda", ...)`': "1.10",
         '`torch.amp.GradScaler("cuda", ...)`': "2.3",
@@ -454,7 +455,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         self.report_rewrites(self.rewrites)
 
     @staticmethod
-    def _autocast_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg] | None:
+    def _autocast_args(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:
         """`"cuda"` first, then the old positional arguments as keywords; None when `*args` hides them."""
         new = [cst.Arg(cst.SimpleString('"cuda"'))]
         for i, arg in enumerate(args):
@@ -466,7 +467,7 @@ A call that unpacks `*args` into `autocast` is reported without a fix.
         return new
 
     @staticmethod
-    def _custom_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg]:
+    def _custom_args(args: Sequence[cst.Arg]) -> list[cst.Arg]:
         """The old arguments with `device_type="cuda"` after the positional ones (the decorated function)."""
         positional = [a for a in args if a.keyword is None and a.star == ""]
         rest = [a for a in args if a not in positional]

@@ -7,9 +7,9 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.grad import Block, EvalScope, Evaluation, Grad, GradMode
 from torchlint.analysis.text import may_evaluate
-from torchlint.diagnostics import Applicability, Edit, Fix, Position
+from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
 
 _TRAIN_AND_VALIDATE = """\
@@ -36,7 +36,7 @@ class EvalWithoutNoGrad(Rule):
     code = "TL001"
     name = "eval-without-no-grad"
     summary = "A forward pass for evaluation or inference runs with autograd recording"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.no_grad()`": "1.0",
     }
@@ -479,6 +479,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         if scope.function is not None:
             region: list[cst.CSTNode] = [scope.function.body]
         else:
+            assert scope.block is not None  # a statement's scope names its block
             low, high = min(s.index for _, s in members), max(s.index for _, s in members)
             region = list(scope.block.body[low : high + 1])
         if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
@@ -487,11 +488,11 @@ on over several cells gets one `with torch.no_grad():` per cell.
             return
         if function is not None and self._called_only_without_grad_elsewhere(function):
             return
-        fix = (
-            self._decorate(scope.function)
-            if scope.function is not None
-            else self._wrap(scope.block, self._in_cell_of(first, region))
-        )
+        if scope.function is not None:
+            fix = self._decorate(scope.function)
+        else:
+            assert scope.block is not None
+            fix = self._wrap(scope.block, self._in_cell_of(first, region))
         if fix is None:
             alias = self.ctx.torch_alias(
                 scope.function if scope.function is not None else scope.block
@@ -500,6 +501,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         if self.ctx.fact(Evaluation).is_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
         else:
+            assert function is not None  # a scope without a forward is a function's
             message = f"`{function.name.value}` {scope.reason}, with autograd on"
         self.report(first, message, fix)
 
@@ -545,8 +547,11 @@ on over several cells gets one `with torch.no_grad():` per cell.
             writes="`torch.no_grad()`",
         )
 
-    def _wrap(self, block: cst.CSTNode, statements: list[cst.CSTNode]) -> Fix | None:
-        if any(self._suspends(s) for s in statements):
+    def _wrap(self, block: Block, region: list[cst.CSTNode]) -> Fix | None:
+        statements = [
+            s for s in region if isinstance(s, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+        ]
+        if len(statements) != len(region) or any(self._suspends(s) for s in statements):
             return None
         alias, import_edit = self.ctx.torch_alias(block)
         first = statements[0]
@@ -563,6 +568,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
             if block is module
             else module.deep_replace(block, block.with_changes(body=body))
         )
+        assert isinstance(new, cst.Module)  # the tree with the block replaced
         edit = self._changed_text(new.code)
         return self.make_fix(
             f"Wrap the evaluation code in `with {alias}.no_grad():`",

@@ -8,13 +8,13 @@ import libcst as cst
 
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import name_tokens
-from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.loops import LoopFacts, StepOwner
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # Between a call and its loop, these make the call run only on some iterations.
@@ -39,7 +39,7 @@ _RESCALING = ("div", "mul", "scale", "normalize")
 class _Group:
     """The steps of one optimizer in one per-batch loop."""
 
-    loop: Loop
+    loop: StepOwner
     optimizer: str
     guarded: list[tuple[cst.Call, cst.If]] = field(default_factory=list)
     every_iteration: bool = False
@@ -51,7 +51,7 @@ class GradAccumulationBroken(Rule):
     summary = (
         "Gradient accumulation defeated by a per-iteration zero_grad(), or summing undivided losses"
     )
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("zero_grad", "backward")
     text_tests = (may_train,)  # it looks only at training code
     docs = """
@@ -408,9 +408,9 @@ tuned around.
             yield parent
 
     # -- optimizer steps, grouped by loop and optimizer -----------------------------------
-    def _groups(self) -> dict[tuple[Loop, str], _Group]:
+    def _groups(self) -> dict[tuple[StepOwner, str], _Group]:
         loops = self.ctx.fact(LoopFacts)
-        groups: dict[tuple[Loop, str], _Group] = {}
+        groups: dict[tuple[StepOwner, str], _Group] = {}
         for call in self.ctx.fact(SemanticModel).calls:
             optimizer = self._stepped_optimizer(call)
             if optimizer is None:
@@ -439,11 +439,11 @@ tuned around.
             return dotted(positional[0]) if positional else None
         return owner if self.ctx.fact(Training).is_optimizer(func.value) else None
 
-    def _direct(self, node: cst.CSTNode, loop: Loop) -> bool:
+    def _direct(self, node: cst.CSTNode, loop: StepOwner) -> bool:
         """Whether `node` sits in the loop's own body, not in a function called from it."""
         return any(parent is loop for parent in self._enclosing(node))
 
-    def _accumulation_guard(self, call: cst.Call, loop: Loop) -> cst.If | None:
+    def _accumulation_guard(self, call: cst.Call, loop: StepOwner) -> cst.If | None:
         """The `if (i + 1) % n == 0:`-like test that lets `call` run only every n-th iteration."""
         loops = self.ctx.fact(LoopFacts)
         child: cst.CSTNode = call
@@ -464,7 +464,7 @@ tuned around.
             return True
         return any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in _identifiers(test))
 
-    def _backward_every_iteration(self, loop: Loop) -> bool:
+    def _backward_every_iteration(self, loop: StepOwner) -> bool:
         return loop in self._backward_loops
 
     def _backward_inside(self, guard: cst.If) -> bool:
@@ -488,7 +488,7 @@ tuned around.
                 found.append(call)
         return found
 
-    def _unconditional(self, node: cst.CSTNode, loop: Loop) -> bool:
+    def _unconditional(self, node: cst.CSTNode, loop: StepOwner) -> bool:
         for parent in self.ctx.fact(SemanticModel).ancestors(node):
             if parent is loop:
                 return True
@@ -541,7 +541,7 @@ tuned around.
                 fix,
             )
 
-    def _undivided_loss(self, target: cst.BaseExpression, loop: Loop) -> cst.BaseExpression | None:
+    def _undivided_loss(self, target: cst.BaseExpression, loop: StepOwner) -> cst.BaseExpression | None:
         """The loss of `target.backward()` when it is a plain, mean-reduced torch loss, never rescaled."""
         if (
             isinstance(target, cst.Call)
@@ -555,7 +555,11 @@ tuned around.
         value = target
         if isinstance(target, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(target)
-            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            if (
+                len(bindings) != 1
+                or bindings[0].kind is not BindingKind.ASSIGN
+                or bindings[0].value is None
+            ):
                 return None  # rebound, or rescaled with `loss /= n`
             if not any(
                 parent is loop.body

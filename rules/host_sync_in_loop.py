@@ -10,13 +10,13 @@ import libcst as cst
 
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
-from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _METHODS = ("item", "cpu", "numpy", "tolist")
@@ -78,7 +78,7 @@ class HostSyncInLoop(Rule):
     code = "TL002"
     name = "host-sync-in-loop"
     summary = "A host-device sync (`.item()`, `.cpu()`, `if tensor:`, ...) runs on every batch"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`.detach()` and a conversion where read": "1.0",
     }
@@ -842,10 +842,10 @@ depends on what the value is for.
         if name in scopes.declared[scope]:
             return None
         bindings = scopes.bindings[scope].get(name, [])
-        inits = [b.value for b in bindings if b.kind == "assign"]
+        inits = [b.value for b in bindings if b.kind is BindingKind.ASSIGN]
         if any(not _number(v) for v in inits) or not inits:
             return None
-        if any(b.kind not in ("assign", "augment") for b in bindings):
+        if any(b.kind not in (BindingKind.ASSIGN, BindingKind.AUGMENT) for b in bindings):
             return None
         if any(
             isinstance(b.node, cst.AugAssign)
@@ -897,7 +897,7 @@ depends on what the value is for.
             bindings = self.ctx.fact(SemanticModel).reaching(node)
             return (
                 self._numeric(bindings[0].value, depth + 1)
-                if len(bindings) == 1 and bindings[0].kind == "assign"
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
                 else None
             )
         if isinstance(node, cst.Subscript):  # `x.shape[0]`, `x.size()[0]`
@@ -940,7 +940,9 @@ depends on what the value is for.
         if isinstance(node, cst.Name):
             bindings = self.ctx.fact(SemanticModel).reaching(node)
             single = (
-                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
+                else None
             )
             return single is not None and self._integral(single, depth + 1)
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
@@ -1030,7 +1032,7 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
             bindings = scopes.reaching(node)
             return (
                 len(bindings) == 1
-                and bindings[0].kind == "assign"
+                and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
                 and _floating(bindings[0].value, scopes, depth + 1)
             )

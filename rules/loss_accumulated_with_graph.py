@@ -8,12 +8,12 @@ import libcst as cst
 
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.grad import Grad, GradMode
-from torchlint.analysis.loops import Loop, LoopFacts
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.loops import LoopFacts, StepOwner
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _ACCUMULATING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
@@ -30,7 +30,7 @@ class LossAccumulatedWithGraph(Rule):
     code = "TL104"
     name = "loss-accumulated-with-graph"
     summary = "A loss that requires grad is summed (or appended) across batches, keeping every step's graph alive"
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`.detach()`/`.item()`": "1.0",
     }
@@ -389,7 +389,7 @@ may need `.item()` where it is read.
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
-        self._training_loops: set[Loop | None] | None = None
+        self._training_loops: set[StepOwner | None] | None = None
 
     # -- collecting --------------------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -442,7 +442,7 @@ may need `.item()` where it is read.
     def _function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         return self.ctx.fact(SemanticModel).function_of(node)
 
-    def _carrier(self, candidate: _Candidate, loop: Loop) -> cst.BaseExpression | None:
+    def _carrier(self, candidate: _Candidate, loop: StepOwner) -> cst.BaseExpression | None:
         """The part of the added value that carries a loss's graph, if any."""
         value = candidate.value
         parts = _terms(value)
@@ -451,7 +451,7 @@ may need `.item()` where it is read.
             return None
         return carriers[0] if len(carriers) == 1 else value
 
-    def _carries_graph(self, expr: cst.BaseExpression, loop: Loop) -> bool:
+    def _carries_graph(self, expr: cst.BaseExpression, loop: StepOwner) -> bool:
         backprop = self.ctx.fact(Backprop)
         if backprop.no_graph(expr):
             return False
@@ -485,7 +485,9 @@ may need `.item()` where it is read.
             return []
         bindings = self.ctx.fact(SemanticModel).reaching(expr)
         if not bindings or any(
-            b.kind not in ("assign", "augment", "unpack") or b.value is None for b in bindings
+            b.kind not in (BindingKind.ASSIGN, BindingKind.AUGMENT, BindingKind.UNPACK)
+            or b.value is None
+            for b in bindings
         ):
             return None
         return [b.value for b in bindings if b.value is not None]
@@ -494,10 +496,10 @@ may need `.item()` where it is read.
         """`n` in `loss, n, logs = criterion(...)`: one element of what a loss function returned is
         not known to be the loss (it may be a count or a dict), unless the loop backpropagates it."""
         return isinstance(expr, cst.Name) and any(
-            b.kind == "unpack" for b in self.ctx.fact(SemanticModel).reaching(expr)
+            b.kind is BindingKind.UNPACK for b in self.ctx.fact(SemanticModel).reaching(expr)
         )
 
-    def _trains(self, loop: Loop) -> bool:
+    def _trains(self, loop: StepOwner) -> bool:
         """Whether the loop runs a backward pass on its iterations (directly or through a same-file call)."""
         if self._training_loops is None:
             loops = self.ctx.fact(LoopFacts)
@@ -507,7 +509,7 @@ may need `.item()` where it is read.
             }
         return loop in self._training_loops
 
-    def _persists(self, candidate: _Candidate, loop: Loop) -> bool:
+    def _persists(self, candidate: _Candidate, loop: StepOwner) -> bool:
         """Whether the running variable outlives an iteration: bound before the loop, reset in it only now and then."""
         base = candidate.target
         while isinstance(base, cst.Subscript):
@@ -522,7 +524,7 @@ may need `.item()` where it is read.
         for binding in bindings:
             if (
                 binding.node is candidate.node
-                or binding.kind == "augment"
+                or binding.kind is BindingKind.AUGMENT
                 or not self._inside(binding.node, loop)
             ):
                 continue
@@ -532,7 +534,7 @@ may need `.item()` where it is read.
             return all(
                 isinstance(b.value, cst.List) or _is_list_call(b.value)
                 for b in outside
-                if b.kind == "assign"
+                if b.kind is BindingKind.ASSIGN
             )
         return True
 
@@ -543,7 +545,7 @@ may need `.item()` where it is read.
             return list(bindings)
         return scopes.all_bindings(node)
 
-    def _inside(self, node: cst.CSTNode, loop: Loop) -> bool:
+    def _inside(self, node: cst.CSTNode, loop: StepOwner) -> bool:
         return any(parent is loop.body for parent in self.ctx.fact(SemanticModel).ancestors(node))
 
     def _backpropagated(self, target: cst.BaseExpression) -> bool:

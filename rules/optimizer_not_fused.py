@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training, optimizer_class
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # The release from which each optimizer's `fused=True` is a documented option on CUDA.
@@ -21,7 +22,7 @@ _CHOSEN = frozenset({"fused", "foreach", "differentiable"})
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
 
 
-def _appended(args: tuple[cst.Arg, ...], new: cst.Arg) -> list[cst.Arg]:
+def _appended(args: Sequence[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
     """`args` plus `new` at the end, laid out like the arguments before it (one per line stays one per line)."""
     if not args:
         return [new]
@@ -39,7 +40,7 @@ class OptimizerNotFused(Rule):
     name = "optimizer-not-fused"
     summary = "Adam/AdamW/SGD on GPU parameters without `fused=True`"
     default_enabled = False
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`fused=True` (Adam, AdamW; parameters already on the GPU)": "2.0",
         "`fused=True` (SGD)": "2.3",
@@ -308,7 +309,8 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         name = optimizer_class(self.ctx.symbols.qualname(node.func))
         since = _FUSED_SINCE.get(name or "")
         if (
-            since is not None
+            name is not None
+            and since is not None
             and self.ctx.target_torch_version >= since
             and self._defaults_apply(node)
         ):
@@ -362,7 +364,13 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         )
 
     def _moved_before(self, call: cst.Call) -> bool:
-        owners = {self.ctx.code(n.func.value) for n in walk(call) if m.matches(n, _PARAMETERS)}
+        owners = {
+            self.ctx.code(n.func.value)
+            for n in walk(call)
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and m.matches(n, _PARAMETERS)
+        }
         before = "\n".join(self.ctx.line(row) for row in range(1, self.ctx.start(call).row))
         return bool(owners) and all(
             re.search(
@@ -396,7 +404,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
                 values = [
                     b.value
                     for b in scopes.all_bindings(current)
-                    if b.kind in ("assign", "augment") and b.value is not None
+                    if b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and b.value is not None
                 ]
                 if any(self._module_parameters(v, depth + 1) for v in values):
                     return True

@@ -5,12 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
-from torchlint.analysis.loops import Loop, LoopFacts
+from torchlint.analysis.loops import LoopFacts, StepOwner
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _BACKENDS = ("torch.cuda", "torch.accelerator", "torch.xpu", "torch.mps")
@@ -73,7 +73,7 @@ class SyncCallInLoop(Rule):
     name = "sync-call-in-loop"
     gpu_only = True  # synchronize and empty_cache do nothing on a CPU
     summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
-    fix_availability = "display-only"
+    fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("synchronize", "empty_cache")
     text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
     docs = """
@@ -386,7 +386,7 @@ only the author knows whether the call is still wanted.
                 )
             self.report(call, message, fix)
 
-    def _measuring(self, call: cst.Call, loop: Loop) -> bool:
+    def _measuring(self, call: cst.Call, loop: StepOwner) -> bool:
         """Whether the loop, or the function of the call inside it, measures time or memory."""
         scopes = self.ctx.fact(SemanticModel)
         regions: set[cst.CSTNode] = {loop}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import libcst as cst
 
@@ -11,7 +12,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability, Edit, Position
+from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
 
 # The same values whichever device builds them.
@@ -79,7 +80,7 @@ class TensorCreatedThenMoved(Rule):
     name = "tensor-created-then-moved"
     gpu_only = True  # the saving is a host-to-GPU copy
     summary = "Tensor built on the CPU and then copied to the device, instead of built there"
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {
         "`device=` at creation": "1.0",
     }
@@ -460,11 +461,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
                 continue
             if factory in _LEGACY:
                 advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
-                fix = self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY)
                 self.report(
                     move,
                     f"`{factory}(size)` is built on the CPU, then copied; build it on the device with `torch.empty`",
-                    fix,
+                    self.make_fix(f"Build it with {advice}", Applicability.DISPLAY_ONLY),
                 )
                 continue
             fix = None
@@ -525,7 +525,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             for a in creation.args
         )
 
-    def _device(self, move: cst.Call) -> cst.BaseExpression | bool | None:
+    def _device(self, move: cst.Call) -> cst.BaseExpression | Literal[False] | None:
         """The device expression of a pure move; False for a device move that does more; None for no device move."""
         method = move.func.attr.value  # type: ignore[attr-defined]
         if any(a.star for a in move.args):

@@ -7,10 +7,10 @@ import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
-from torchlint.diagnostics import Applicability
 from torchlint.analysis.symbols import dotted
-from torchlint.rule import Invalid, Rewrite, Rule, Valid
 from torchlint.analysis.text import may_use_numpy
+from torchlint.diagnostics import Applicability, FixAvailability
+from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
 _KEPT_KEYWORDS = frozenset({"dtype", "device"})
 # numpy's dtype spellings -> the dtype's name; `float` and `int` are numpy's float64 and int64.
@@ -51,7 +51,7 @@ class TensorFromNumpy(Rule):
     summary = (
         "`torch.tensor` copies a numpy array; `torch.from_numpy`/`torch.as_tensor` share its memory"
     )
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`torch.from_numpy`/`torch.as_tensor`": "1.0",
     }

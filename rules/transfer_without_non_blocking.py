@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_build_dataloader
 from torchlint.analysis.training import Training
-from torchlint.diagnostics import Applicability
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
@@ -27,7 +27,7 @@ class TransferWithoutNonBlocking(Rule):
     summary = (
         "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
     )
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {
         "`non_blocking=True`": "1.0",
     }
@@ -408,9 +408,11 @@ away, are not flagged. On a machine without an accelerator the option does nothi
 
 def _may_be_whole(binding: Binding, loop: Loop) -> bool:
     """A loop target that is the whole batch, or a name bound in a way that cannot tell."""
-    if binding.kind == "unpack" or (binding.kind == "loop" and binding.node is not loop):
+    if binding.kind is BindingKind.UNPACK or (
+        binding.kind is BindingKind.LOOP and binding.node is not loop
+    ):
         return False  # `x, y = batch`, `for k, v in batch.items()`: an element
-    if binding.kind != "loop":
+    if binding.kind is not BindingKind.LOOP:
         return True
     value = binding.value
     wrapped = (

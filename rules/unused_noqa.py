@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, source_lines
-from torchlint.rule import Invalid, Rule
+from torchlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    FixAvailability,
+    Position,
+    source_lines,
+)
+from torchlint.rule import Invalid, Named, Rule
 from torchlint.suppressions import Suppressions, noqa_codes, normalise
 
 
@@ -14,7 +23,7 @@ class UnusedNoqa(Rule):
     name = "unused-noqa"
     summary = "A `# noqa` code that suppresses no finding"
     default_enabled = False
-    fix_availability = "safe"
+    fix_availability = FixAvailability.SAFE
     fix_versions = {"a comment (no torch API)": "1.0"}
     tokens = ("noqa", "NOQA", "NoQA")
     reviews_suppressions = True
@@ -64,7 +73,7 @@ that suppresses nothing changes nothing when it goes.
         text: str,
         suppressions: Suppressions,
         used: set[tuple[int, str]],
-        enabled: list[type[Rule]],
+        enabled: Sequence[Named],
     ) -> list[Diagnostic]:
         """One finding per noqa comment with codes of `enabled` rules that suppressed nothing."""
         known = {rule.code for rule in enabled} | {rule.name for rule in enabled}
@@ -72,6 +81,8 @@ that suppresses nothing changes nothing when it goes.
         found = []
         for row, (column, comment) in sorted(suppressions.noqa_comments.items()):
             match = noqa_codes(comment)
+            if match is None:
+                continue
             written = [c for c in re.split(r"[\s,]+", match.group("codes")) if c]
             unused = [
                 c for c in written if normalise(c) in known and (row, normalise(c)) not in used
@@ -100,7 +111,7 @@ that suppresses nothing changes nothing when it goes.
         left = [c for c in written if c not in unused]
         if left:
             edit = Edit(start, end, f"# noqa: {', '.join(left)}")
-        else:  # the whole `# noqa: ...`, and the blanks before it
+        else:  # the whole noqa comment, and the blanks before it
             before = line[: column + match.start()]
             edit = Edit(Position(row, len(before.rstrip()) + 1), end, "")
         message = f"Unused `noqa` for {', '.join(unused)}: nothing to suppress here"

@@ -11,7 +11,7 @@ import libcst.matchers as m
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_zero_grads
-from torchlint.diagnostics import Applicability, Edit, Fix
+from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 # Functions that implement zeroing themselves (an optimizer's or a wrapper's zero_grad).
@@ -70,7 +70,7 @@ class ZeroGradWithoutSetToNone(Rule):
     summary = (
         "Zeroing gradients in place instead of setting them to None costs a memset per parameter"
     )
-    fix_availability = "unsafe"
+    fix_availability = FixAvailability.UNSAFE
     fix_versions = {
         "`zero_grad(set_to_none=True)`": "1.7",
         "`param.grad = None`": "1.0",
@@ -704,9 +704,10 @@ None; the behaviour follows `target-torch-version`.
         """The loop body as one list of simple statements, None when it holds a block."""
         if isinstance(body, cst.SimpleStatementSuite):
             return list(body.body)
-        if not all(isinstance(line, cst.SimpleStatementLine) for line in body.body):
+        lines = [line for line in body.body if isinstance(line, cst.SimpleStatementLine)]
+        if len(lines) != len(body.body):
             return None
-        return [small for line in body.body for small in line.body]  # type: ignore[attr-defined]
+        return [small for line in lines for small in line.body]
 
     def _updates(self, statement: cst.BaseSmallStatement, param: str) -> bool:
         """`p -= lr * p.grad`, `p.data.add_(p.grad, alpha=-lr)` and the like."""
@@ -723,9 +724,13 @@ None; the behaviour follows `target-torch-version`.
 
     def _param_variable(self, loop: cst.For) -> str | None:
         """The loop variable holding each tensor whose gradient the loop may zero."""
-        target = loop.target
+        target: cst.BaseExpression = loop.target
         iterated = self._parameters_call(loop.iter)
-        if iterated is not None and iterated.func.attr.value == "named_parameters":  # type: ignore[union-attr]
+        if (
+            iterated is not None
+            and isinstance(iterated.func, cst.Attribute)
+            and iterated.func.attr.value == "named_parameters"
+        ):
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
                 return None
             target = target.elements[1].value
@@ -733,18 +738,19 @@ None; the behaviour follows `target-torch-version`.
 
     def _parameters_call(self, expr: cst.BaseExpression) -> cst.Call | None:
         """`X.parameters()` / `X.named_parameters()`, directly, in `list(...)`, or through a name."""
-        if isinstance(expr, cst.Name):
-            expr = self.b.value_of(expr)
+        value = self.b.value_of(expr) if isinstance(expr, cst.Name) else expr
         if (
-            isinstance(expr, cst.Call)
-            and m.matches(expr.func, m.Name("list"))
-            and len(expr.args) == 1
+            isinstance(value, cst.Call)
+            and m.matches(value.func, m.Name("list"))
+            and len(value.args) == 1
         ):
-            expr = expr.args[0].value
-        if m.matches(
-            expr, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+            value = value.args[0].value
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("parameters", "named_parameters")
         ):
-            return expr  # type: ignore[return-value]
+            return value
         return None
 
     def _only_zeroes(self, body: cst.BaseSuite, param: str) -> bool:
@@ -868,9 +874,11 @@ None; the behaviour follows `target-torch-version`.
     def _grad_reads(self, scope: cst.FunctionDef | cst.Module) -> list[cst.Attribute]:
         if scope not in self._reads:
             nodes = (
-                n for n in self.b.own_nodes(scope) if m.matches(n, m.Attribute(attr=m.Name("grad")))
+                n
+                for n in self.b.own_nodes(scope)
+                if isinstance(n, cst.Attribute) and n.attr.value == "grad"
             )
-            self._reads[scope] = [n for n in nodes if not self._harmless_grad_use(n)]  # type: ignore[arg-type]
+            self._reads[scope] = [n for n in nodes if not self._harmless_grad_use(n)]
         return self._reads[scope]
 
     def _after_backward(self, node: cst.CSTNode) -> bool:

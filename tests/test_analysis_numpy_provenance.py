@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
+from torchlint.analysis.context import FileContext
 from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.engine.context import FileContext
 from torchlint.engine.traversal import run_rules
 
 

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 
 from torchlint.analysis.model import Binding, SemanticModel, passed_argument, target_names
-from torchlint.engine.context import FileContext
+from torchlint.analysis.context import FileContext
 from torchlint.engine.traversal import run_rules
 
 

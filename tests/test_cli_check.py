@@ -9,8 +9,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_torchlint
+
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
 

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
 
 SLOW = "import torch\nfrom torch import nn\nmodel = nn.DataParallel(model)\n"

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
 
 # TL003 (unsafe fix) twice and TL004 (display-only) once.

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
 
 SLOW = "import torch\nfrom torch import nn\nmodel = nn.DataParallel(model)\n"

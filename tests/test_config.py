@@ -8,12 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
+
 from torchlint.config import load_settings
-from torchlint.torch_target import NEWEST_TORCH, declared_in
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
+from torchlint.torch_target import NEWEST_TORCH, declared_in
 
 # Any registered rule but data-parallel, for selections that leave TL004 out.
 OTHER = next(rule.code for rule in all_rules() if rule.code != "TL004")

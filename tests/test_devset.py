@@ -9,7 +9,6 @@ full table, held-out split included.
 from __future__ import annotations
 
 import pytest
-
 from devset.fetch import fetch_all
 from devset.score import (
     LABELS,

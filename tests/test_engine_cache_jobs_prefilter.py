@@ -9,6 +9,7 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, run_torchlint, unfiltered
 
 import torchlint
 from torchlint.config import Settings
@@ -16,8 +17,6 @@ from torchlint.engine import cache as cache_module
 from torchlint.engine.lint import lint_text
 from torchlint.registry import all_rules
 from torchlint.rule import Invalid
-
-from conftest import FIXTURES, run_torchlint, unfiltered
 
 SLOW = textwrap.dedent(
     """\

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_torchlint
+
 from torchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.fixes.apply import MAX_PASSES, FixError, apply_fixes, fix_to_fixpoint
 from torchlint.fixes.write import WriteRefused, snapshot, write_atomic

@@ -18,7 +18,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run_torchlint
 from sweep.run import SELECTION, sweep
 from sweep.trees import PACKAGES, torch_tree, wheel_trees

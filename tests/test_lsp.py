@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from conftest import run_torchlint, torchlint_executable
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-from conftest import run_torchlint, torchlint_executable
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -8,7 +8,6 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import run_torchlint
 
 CELLS = [
@@ -72,8 +71,10 @@ def _rows(cwd, fmt: str) -> dict[str, int]:
         }
     if fmt == "github":
         return {
-            re.search(r"\(TL\d+\)", l).group(0)[1:-1]: int(re.search(r"line=(\d+)", l).group(1))
-            for l in out.splitlines()
+            re.search(r"\(TL\d+\)", line).group(0)[1:-1]: int(
+                re.search(r"line=(\d+)", line).group(1)
+            )
+            for line in out.splitlines()
         }
     if fmt == "junit":
         return {
@@ -81,7 +82,7 @@ def _rows(cwd, fmt: str) -> dict[str, int]:
             for case in ET.fromstring(out).iter("testcase")
         }
     if fmt == "json-lines":
-        found = [json.loads(l) for l in out.splitlines()]
+        found = [json.loads(line) for line in out.splitlines()]
         assert all(d["cell"] == 3 and d["cell_location"]["row"] in (2, 3) for d in found)
         return {d["code"]: d["location"]["row"] for d in found}
     if fmt == "gitlab":
@@ -93,11 +94,14 @@ def _rows(cwd, fmt: str) -> dict[str, int]:
         }
     if fmt == "pylint":
         return {
-            re.search(r"\[(TL\d+)\(", l).group(1): int(l.split(":")[1]) for l in out.splitlines()
+            re.search(r"\[(TL\d+)\(", line).group(1): int(line.split(":")[1])
+            for line in out.splitlines()
         }
     return {
-        re.search(r"code=(TL\d+)", l).group(1): int(re.search(r"linenumber=(\d+)", l).group(1))
-        for l in out.splitlines()
+        re.search(r"code=(TL\d+)", line).group(1): int(
+            re.search(r"linenumber=(\d+)", line).group(1)
+        )
+        for line in out.splitlines()
     }
 
 

@@ -12,10 +12,10 @@ import json
 import re
 
 import pytest
+from conftest import run_torchlint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_torchlint
 from torchlint.notebook import parse
 from torchlint.output import FORMATS
 

@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
+
 from torchlint.diagnostics import Diagnostic, Position
 from torchlint.output import FORMATS
 from torchlint.output.github import github

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from conftest import run_torchlint
 
 SCRIPT = (

@@ -12,11 +12,11 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-
 from conftest import unfiltered
 from devset.fetch import cache_dir, download, verified_wheel
 from devset.score import load_labels
 from sweep.trees import Tree, torch_tree, wheel_tree
+
 from torchlint.config import Settings
 from torchlint.engine.lint import decode, lint_text
 from torchlint.registry import all_rules

@@ -13,11 +13,11 @@ import libcst as cst
 import pytest
 from conftest import FIXTURES, run_torchlint
 
+from torchlint.analysis.context import FileContext
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability
-from torchlint.engine.context import FileContext
 from torchlint.engine.lint import lint_text
 from torchlint.engine.traversal import run_rules
 from torchlint.registry import find_rule

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, torchlint_executable
+
 from torchlint.verify.compare import Tolerance, agreement
 
 SCRIPTS = Path(__file__).parent / "verify_scripts"

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import torchlint_executable
 
 SCRIPTS = Path(__file__).parent / "verify_scripts"

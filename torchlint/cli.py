@@ -10,6 +10,7 @@ import importlib
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,26 +20,24 @@ from torchlint import __version__
 from torchlint.cli_options import (
     EXIT_CLEAN,
     EXIT_ERROR,
-    EXIT_FINDINGS,
     RunOptions,
     emit,
     fail,
     load,
     project_options,
+    read_stdin,
     run_options,
     selection_options,
-    use_color,
 )
-from torchlint.output.summary import fix_line, found_line, statistics
+from torchlint.report import exit_code, report
 
 if TYPE_CHECKING:
     from torchlint.config import Settings
     from torchlint.engine.run import RunResult
 
 # Subcommands in their own rooms, imported only when named: `--version` and `check` never load
-# pygls, the verifier or the fixer.
+# pygls or the verifier (`fix` is declared here and loads the fixer only when it runs).
 _LAZY = {
-    "fix": "torchlint.fixes.command:fix",
     "lsp": "torchlint.lsp.command:lsp",
     "verify": "torchlint.verify.command:verify",
 }
@@ -70,6 +69,25 @@ def check(paths, **values) -> None:
     """Report slow PyTorch patterns in PATHS (default: the current directory; `-` reads stdin)."""
     options = RunOptions.take(values)
     run(paths, options, values)
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@selection_options
+@run_options
+@project_options
+@click.option(
+    "--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix)."
+)
+def fix(paths, write, **values) -> None:
+    """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
+    options = RunOptions.take(values)
+    if write and options.diff:
+        fail("--apply and --diff cannot be used together")
+    options = replace(
+        options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True
+    )
+    run(paths, options, values, fixing_command=True)
 
 
 def run(
@@ -146,13 +164,6 @@ def _lint_stdin(settings: Settings, options: RunOptions) -> RunResult:
     return RunResult([FileResult(shown, found)], [])
 
 
-def read_stdin(name: str) -> bytes:
-    """stdin as the file `name` would be read: at most its byte limit, else Unreadable (TooLarge)."""
-    from torchlint.engine.files import byte_limit, read_capped
-
-    return read_capped(click.get_binary_stream("stdin"), byte_limit(name))
-
-
 def _show_files(
     paths: tuple[str, ...], settings: Settings, stdin: bool, options: RunOptions
 ) -> None:
@@ -171,57 +182,6 @@ def _show_files(
         settings.root,
     )
     sys.exit(EXIT_ERROR if discovery.missing else EXIT_CLEAN)
-
-
-def report(
-    result: RunResult, settings: Settings, options: RunOptions, summary: str | None = None
-) -> None:
-    """Print the findings in the chosen format, with the summary human formats end with."""
-    from torchlint.output import HUMAN_FORMATS, render
-    from torchlint.output.text import Style
-
-    for name in result.missing:
-        click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
-    diagnostics = result.diagnostics
-    if options.show_traceback:
-        for d in diagnostics:
-            if d.detail:
-                click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
-    if options.statistics:
-        emit(
-            statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"),
-            options.output_file,
-            settings.root,
-        )
-        return
-    style = Style(
-        color=use_color(options.color, options.output_file), unsafe_fixes=settings.unsafe_fixes
-    )
-    text = render(options.output_format, diagnostics, style)
-    if options.output_format in HUMAN_FORMATS and not options.quiet:
-        gap = "\n" if options.output_format in ("full", "grouped") and diagnostics else ""
-        text += gap + (summary if summary is not None else _summary(result, settings.unsafe_fixes))
-    emit(text, options.output_file, settings.root)
-
-
-def exit_code(result: RunResult, exit_zero: bool) -> int:
-    from torchlint.diagnostics import INTERNAL_ERROR
-
-    if result.missing or any(d.code == INTERNAL_ERROR[0] for d in result.diagnostics):
-        return EXIT_ERROR
-    if result.diagnostics and not exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def _summary(result: RunResult, unsafe: bool) -> str:
-    diagnostics = result.diagnostics
-    if not diagnostics and result.missing:
-        return ""  # the error lines said what went wrong; "all checks passed" would mislead
-    if not diagnostics:
-        checked = len(result.files)
-        return f"All checks passed ({checked} {'file' if checked == 1 else 'files'} checked).\n"
-    return found_line(diagnostics) + fix_line(diagnostics, unsafe)
 
 
 @main.command()
@@ -253,7 +213,7 @@ def rules_command(output_format: str) -> None:
             "code": r.code,
             "name": r.name,
             "default": "on" if r.default_enabled else "opt-in",
-            "fix": r.fix_availability,
+            "fix": r.fix_availability.value,
             "summary": r.summary,
         }
         for r in all_rules()

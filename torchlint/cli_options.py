@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -201,7 +201,9 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             unsafe_fixes=overrides.get("unsafe_fixes", False),
             cache_dir=overrides.get("cache_dir"),
         )
-        settings.torch_version  # inferred from the project's declarations, which may be malformed
+        _ = (
+            settings.torch_version
+        )  # inferred from the project's declarations, which may be malformed
         return settings
     except ConfigError as error:
         fail(str(error))
@@ -214,9 +216,16 @@ def install_hint(extra: str) -> str:
     return f"`pip install -e '.[{extra}]'` in a clone, or `pip install \"torchlint[{extra}] @ git+{REPOSITORY}\"`"
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     click.echo(f"torchlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def read_stdin(name: str) -> bytes:
+    """stdin as the file `name` would be read: at most its byte limit, else Unreadable (TooLarge)."""
+    from torchlint.engine.files import byte_limit, read_capped
+
+    return read_capped(sys.stdin.buffer, byte_limit(name))
 
 
 def use_color(choice: str, output_file: Path | None) -> bool:

@@ -20,7 +20,7 @@ from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
 from torchlint.catalogue import RuleEntry, entries
 from torchlint.registry import matches
-from torchlint.torch_target import NEWEST_TORCH, TorchTarget, infer
+from torchlint.torch_target import NEWEST_TORCH, DeclarationError, TorchTarget, infer
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
@@ -31,7 +31,34 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
+# The files that declare a project: the nearest folder with one is its root.
+DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py")
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+
+
+def git_root(directory: Path) -> Path | None:
+    for folder in [directory, *directory.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_root(directory: Path) -> Path:
+    """The nearest folder that declares a project, else the git root, else `directory`."""
+    return declared_root(directory) or directory
+
+
+def declared_root(directory: Path) -> Path | None:
+    """The nearest folder that declares a project, else the git root, else None: no project."""
+    stop = git_root(directory)
+    for folder in [directory, *directory.parents]:
+        if any((folder / name).is_file() for name in DECLARATIONS) or any(
+            folder.glob("requirements*.txt")
+        ):
+            return folder
+        if folder == stop:
+            return folder
+    return None
 
 
 class ConfigError(Exception):
@@ -88,9 +115,10 @@ class Settings:
             return TorchTarget(self.target_torch_version, where)
         if self.directory is None:  # settings of no file on disk (text in memory): newest torch
             return TorchTarget(NEWEST_TORCH, "no file: newest torch")
-        from torchlint.project import git_root
-
-        found = infer(self.directory, stop=git_root(self.directory) or self.root)
+        try:
+            found = infer(self.directory, stop=git_root(self.directory) or self.root)
+        except DeclarationError as error:
+            raise ConfigError(str(error)) from None
         return found or TorchTarget(NEWEST_TORCH, "no torch requirement declared: newest torch")
 
     @property
@@ -200,8 +228,6 @@ def load_settings(
     config: Path | None = None, *, start: Path | None = None, isolated: bool = False
 ) -> Settings:
     """Settings from `config`, else from the nearest config file above `start`."""
-    from torchlint.project import project_root
-
     start = Path(os.path.abspath(start or Path.cwd()))  # as named, like find_config
     directory = start if start.is_dir() else start.parent
     pinned = isolated or config is not None

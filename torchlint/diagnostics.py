@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from torchlint import REPOSITORY
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Built-in codes: findings about a file rather than its code. They live here, not in the engine,
@@ -19,10 +21,24 @@ IO_ERROR = ("TL998", "io-error")
 INTERNAL_ERROR = ("TL999", "internal-error")
 
 
+def rule_url(code: str) -> str:
+    """The rule's documentation page (`docs/rules/`), where each finding's `url` points."""
+    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
+
+
 class Applicability(str, Enum):
     SAFE = "safe"  # keeps behaviour
     UNSAFE = "unsafe"  # may change behaviour; the rule's docs say when
     DISPLAY_ONLY = "display-only"  # shown, never applied
+
+
+class FixAvailability(str, Enum):
+    """What fixes a rule offers (`Rule.fix_availability`): none, or the applicability of its fixes."""
+
+    NONE = "none"
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
 
 
 @dataclass(frozen=True, order=True)

@@ -389,7 +389,8 @@ def _split_cells(text: str, marker: str) -> list[str]:
 
 # -- the raw JSON ----------------------------------------------------------------------------
 def _skip(raw: str, i: int) -> int:
-    return _WHITESPACE.match(raw, i).end()
+    blank = _WHITESPACE.match(raw, i)
+    return blank.end() if blank else i
 
 
 def _members(raw: str, i: int) -> Iterator[tuple[str, int, int]]:

@@ -10,39 +10,29 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
-from torchlint.config import ConfigError, Settings, find_config, load_settings
+from torchlint.config import (
+    ConfigError,
+    Settings,
+    find_config,
+    load_settings,
+    project_root,
+)
+from torchlint.registry import matches
 
-DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py")
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
+    from torchlint.rule import Rule
+
+# A rule or its catalogue entry: a file's rules are of the kind it was given.
+RuleT = TypeVar("RuleT", bound="RuleEntry | type[Rule]")
+
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
-
-
-def git_root(directory: Path) -> Path | None:
-    for folder in [directory, *directory.parents]:
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
-def project_root(directory: Path) -> Path:
-    """The nearest folder that declares a project, else the git root, else `directory`."""
-    return declared_root(directory) or directory
-
-
-def declared_root(directory: Path) -> Path | None:
-    """The nearest folder that declares a project, else the git root, else None: no project."""
-    stop = git_root(directory)
-    for folder in [directory, *directory.parents]:
-        if any((folder / name).is_file() for name in DECLARATIONS) or any(
-            folder.glob("requirements*.txt")
-        ):
-            return folder
-        if folder == stop:
-            return folder
-    return None
 
 
 def is_test_path(relpath: str) -> bool:
@@ -57,6 +47,17 @@ def relative_path(path: Path, root: Path) -> str:
         return Path(os.path.abspath(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def rules_for(path_rel: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
+    """The rules for one file: less its per-file-ignores, and less the performance rules in test
+    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
+    if not settings.lint_tests and is_test_path(path_rel):
+        rules = [r for r in rules if not r.performance]
+    ignored = settings.ignored_for(path_rel)
+    if not ignored:
+        return list(rules)
+    return [r for r in rules if not any(matches(r, s) for s in ignored)]
 
 
 class FileSettings:
@@ -95,8 +96,6 @@ def settings_report(path: Path, base: Settings) -> str:
 
 def _describe(path: Path, settings: Settings) -> str:
     relpath = relative_path(path, settings.root)
-    from torchlint.engine.lint import rules_for
-
     rules = rules_for(relpath, settings.enabled_rules(), settings)
     test_code = is_test_path(relpath)
     lines = [

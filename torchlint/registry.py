@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from torchlint.rule import Rule
+    from torchlint.rule import Named, Rule
 
 
 @cache
@@ -50,7 +50,7 @@ def find_rule(code_or_name: str) -> type[Rule] | None:
     return None
 
 
-def matches(rule: type[Rule], selector: str) -> bool:
+def matches(rule: Named, selector: str) -> bool:
     """A selector is `ALL`, a code prefix (`TL0`, `TL004`) or a rule name."""
     selector = selector.strip()
     if selector.upper() == "ALL":

@@ -9,17 +9,27 @@ traversal and calls `finish()` once the whole tree has been seen.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import libcst as cst
 
-from torchlint.diagnostics import Applicability, Edit, Fix
-from torchlint.fixes.edits import drop_unused_import
+from torchlint.analysis.edits import import_binding, references, without_alias
+from torchlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    FixAvailability,
+    Position,
+    rule_url,
+)
+from torchlint.notebook import keeps_cells, masks_magics
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
+    from torchlint.suppressions import Suppressions
 
 
 def example_text(code: str) -> str:
@@ -28,6 +38,16 @@ def example_text(code: str) -> str:
     if not code.startswith("\n"):
         return code
     return textwrap.dedent(code[1:])
+
+
+class Named(Protocol):
+    """A rule or its catalogue entry: what selectors and reviews know a rule by."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -81,8 +101,7 @@ class Rule:
     # A preview rule runs only with `--preview` (or `preview = true`): every new rule starts there
     # and leaves once its validate precision holds the bar on both strata (docs/precision.md).
     preview: ClassVar[bool] = False
-    # "none", or the applicability of the fixes the rule offers
-    fix_availability: ClassVar[str] = "none"
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     docs: ClassVar[str]
     # option name -> default value; users set them under [tool.torchlint.<rule-name>]
     options: ClassVar[dict[str, Any]] = {}
@@ -123,7 +142,51 @@ class Rule:
         )
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self.ctx.report(self, node, message, fix)
+        """Record a finding at `node`. The checks every rule would otherwise repeat happen here: a
+        performance rule reports nothing in test code when the engine says so, and a fix that
+        writes what the file's target torch lacks is dropped, with the message saying why."""
+        ctx = self.ctx
+        if ctx.skip_test_code and self.performance and ctx.in_test_code(node):
+            return
+        have = ctx.target_torch_version
+        if fix is not None and fix.min_torch is not None and have < fix.min_torch:
+            need = fix.min_torch
+            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
+            fix = None
+        if fix is not None and not keeps_cells(ctx.cell_boundaries, fix.edits):
+            # The notebook adapter writes back cell by cell; such a fix could never be applied.
+            message += " (no fix offered: it would cross a boundary between notebook cells)"
+            fix = None
+        start, end = ctx.start(node), ctx.end(node)
+        ctx.diagnostics.append(
+            Diagnostic(
+                self.code,
+                self.name,
+                message,
+                ctx.path,
+                start,
+                end,
+                fix,
+                url=rule_url(self.code),
+                source_line=ctx.line(start.row),
+                anchor_rows=(start.row, ctx.statement_row(node)),
+                context_before=ctx.lines_between(start.row - 2, start.row - 1),
+                context_after=ctx.lines_between(start.row + 1, start.row + 2),
+            )
+        )
+
+    @classmethod
+    def review(
+        cls,
+        path: str,
+        text: str,
+        suppressions: Suppressions,
+        used: set[tuple[int, str]],
+        enabled: Sequence[Named],
+    ) -> list[Diagnostic]:
+        """A rule that `reviews_suppressions` reports here, on the comments and which of them
+        suppressed something (`used`: row and code), after the other rules ran."""
+        return []
 
     def finish(self) -> None:
         """Called after the traversal, when every analysis fact about the file is available."""
@@ -173,3 +236,33 @@ class Rule:
 def _version(text: str) -> tuple[int, int]:
     major, minor = text.split(".")[:2]
     return int(major), int(minor)
+
+
+def drop_unused_import(
+    ctx: FileContext, name: str, rewritten: int, new_texts: Iterable[str]
+) -> Edit | None:
+    """The edit that removes the module-level import of `name` once `rewritten` uses of it are
+    rewritten into `new_texts`, when the file has no other mention of it.
+
+    Not in an `__init__.py`, whose imports are its package's interface, nor in a notebook with
+    magics, whose masked lines may still use the name.
+    """
+    if (
+        ctx.path.endswith("__init__.py")
+        or masks_magics(ctx.source)
+        or any(references(text, name) for text in new_texts)
+    ):
+        return None
+    if references(ctx.source, name) != rewritten + 1:
+        return None  # another use, a re-export in `__all__`, a mention we cannot judge
+    found = import_binding(ctx.module, name)
+    if found is None:
+        return None
+    statement, node, alias = found
+    smaller = without_alias(node, alias)
+    if smaller is not None:
+        return ctx.replace(node, smaller)
+    if len(statement.body) > 1:
+        return None
+    start, end = ctx.start(statement), ctx.end(statement)
+    return Edit(Position(start.row, 1), Position(end.row + 1, 1), "")

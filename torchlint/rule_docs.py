@@ -11,16 +11,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchlint import REPOSITORY
+from torchlint.diagnostics import FixAvailability
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
-
-
-def url(code: str) -> str:
-    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
 
 
 def page(rule: type[Rule]) -> str:
@@ -46,13 +42,16 @@ def page(rule: type[Rule]) -> str:
     return "\n".join(lines) + "\n" + rule.docs.rstrip() + "\n"
 
 
+_FIX_TEXT = {
+    FixAvailability.NONE: "none",
+    FixAvailability.DISPLAY_ONLY: "advice only, never applied",
+    FixAvailability.SAFE: "safe (`--fix`)",
+    FixAvailability.UNSAFE: "unsafe, may change behaviour (`--fix --unsafe-fixes`); the page says when",
+}
+
+
 def _fix(rule: type[Rule]) -> str:
-    return {
-        "none": "none",
-        "display-only": "advice only, never applied",
-        "safe": "safe (`--fix`)",
-        "unsafe": "unsafe, may change behaviour (`--fix --unsafe-fixes`); the page says when",
-    }.get(rule.fix_availability, rule.fix_availability)
+    return _FIX_TEXT[rule.fix_availability]
 
 
 def index(rules: tuple[type[Rule], ...]) -> str:
@@ -71,7 +70,7 @@ def index(rules: tuple[type[Rule], ...]) -> str:
         )
         default = "on" if rule.default_enabled else "opt-in"
         rows.append(
-            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability} | {versions} | {rule.summary} |"
+            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability.value} | {versions} | {rule.summary} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
 
 from torchlint.diagnostics import Diagnostic, source_lines
 
@@ -27,7 +27,7 @@ class Suppressions:
     whole_file: bool = False
     # row -> codes suppressed on that row ("*" for all)
     rows: dict[int, frozenset[str]] = field(default_factory=dict)
-    # row -> (0-based column, comment text) of each `# noqa: CODES` comment, for unused-noqa
+    # row -> (0-based column, comment text) of each noqa comment that names codes, for unused-noqa
     noqa_comments: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def suppresses(self, diagnostic: Diagnostic, rows: tuple[int, ...]) -> bool:

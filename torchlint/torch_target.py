@@ -34,6 +34,10 @@ _CONDA_SPEC = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-]+)\s*(?P<spec>[^#]*)")
 _RELEASE = re.compile(r"(\d+)(?:\.(\d+))?")
 
 
+class DeclarationError(Exception):
+    """A declaration pip itself would refuse (settings report it as a config error)."""
+
+
 @dataclass(frozen=True)
 class TorchTarget:
     version: tuple[int, int]
@@ -90,18 +94,16 @@ def _text(path: Path) -> str:
 
 def _pyproject(path: Path) -> list[str]:
     """The declared requirements; a [project] table pip itself would refuse is a config error."""
-    from torchlint.config import ConfigError  # config reads targets through this module
-
     try:
         project = tomllib.loads(_text(path)).get("project", {})
     except tomllib.TOMLDecodeError:
         return []
     except RecursionError:
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+        raise DeclarationError(f"{path}: invalid TOML: nested too deeply") from None
     if not isinstance(project, dict):
-        raise ConfigError(f"{path}: [project] must be a table")
+        raise DeclarationError(f"{path}: [project] must be a table")
     if not isinstance(project.get("dependencies", []), list):
-        raise ConfigError(f"{path}: [project] dependencies must be a list of strings")
+        raise DeclarationError(f"{path}: [project] dependencies must be a list of strings")
     found = _strings(project.get("dependencies"))
     optional = project.get("optional-dependencies")
     for group in optional.values() if isinstance(optional, dict) else ():

@@ -14,10 +14,11 @@ import json
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 LABELS = Path(__file__).resolve().parent / "labels.toml"
 RULES = tuple(f"TL00{i}" for i in range(1, 7)) + tuple(f"TL1{i:02d}" for i in range(1, 12))
@@ -206,9 +207,11 @@ def score(data: dict, roots: dict[str, Path], rules: set[str]) -> Result:
             row = d["location"]["row"]
             label = _narrowest(
                 [
-                    l
-                    for l in mine
-                    if l.path == d["filename"] and l.rule == d["code"] and l.line <= row <= l.end
+                    label
+                    for label in mine
+                    if label.path == d["filename"]
+                    and label.rule == d["code"]
+                    and label.line <= row <= label.end
                 ]
             )
             tally = tallies[(package["split"], d["code"])]

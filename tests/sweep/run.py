@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-
 from conftest import run_torchlint
 from sweep.trees import Tree
 

@@ -12,18 +12,19 @@ Python's rules) and the dotted text for attribute chains (`self.total_loss`, fil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import children
-from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 Key = tuple[cst.CSTNode, str] | str
 
@@ -151,9 +152,9 @@ class Backprop:
     def is_tensor_backward(self, call: cst.Call) -> bool:
         """`x.backward()` on a tensor itself (not `accelerator.backward(x)`, which may rescale it)."""
         targets = self.backward_calls.get(call)
-        return (
-            bool(targets) and isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
-        )
+        if not targets:
+            return False
+        return isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
 
     def carriers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The parts of a backpropagated expression whose graph it carries: `loss` in `scaler.scale(loss / n).mean()`.
@@ -163,13 +164,13 @@ class Backprop:
         """
         while True:
             if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-                method = expr.func.attr.value
+                func = expr.func
                 positional = [a.value for a in expr.args if a.keyword is None and not a.star]
-                if method == "scale" and len(positional) == 1:
+                if func.attr.value == "scale" and len(positional) == 1:
                     expr = positional[0]
                     continue
-                if method in _VIEWS:
-                    expr = expr.func.value
+                if func.attr.value in _VIEWS:
+                    expr = func.value
                     continue
             break
         if isinstance(expr, cst.BinaryOperation):
@@ -234,7 +235,7 @@ class Backprop:
                 p
                 for k in new
                 for b in self._bindings(k)
-                if b.kind in ("assign", "augment") and b.value is not None
+                if b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and b.value is not None
                 for p in parts(b.value)
             ]
         return found
@@ -263,7 +264,7 @@ class Backprop:
         """The `torch.nn.XLoss(...)` construction a name or attribute is bound to, if any."""
         for binding in self.scopes.all_bindings(func):
             value = binding.value
-            if binding.kind != "assign" or not isinstance(value, cst.Call):
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
                 continue
             if (
                 isinstance(value.func, cst.Attribute)
@@ -281,7 +282,7 @@ class Backprop:
             bindings = self.scopes.reaching(expr)
             return (
                 len(bindings) == 1
-                and bindings[0].kind == "assign"
+                and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
                 and self._model_call(bindings[0].value)
             )
@@ -315,7 +316,9 @@ class Backprop:
         if isinstance(expr, cst.Name):
             bindings = self.scopes.reaching(expr)
             single = (
-                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
+                else None
             )
             return single is not None and self.no_graph(single, depth + 1)
         if not isinstance(expr, cst.Call):

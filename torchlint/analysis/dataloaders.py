@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
-from torchlint.analysis.model import Binding, SemanticModel
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
@@ -176,7 +176,9 @@ class DataLoaders:
         if isinstance(dataset, cst.Name):
             bindings = self.scopes.reaching(dataset)
             dataset = (
-                bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+                bindings[0].value
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
+                else None
             )
         if not isinstance(dataset, cst.Call) or not isinstance(dataset.func, cst.Name):
             return False
@@ -233,10 +235,10 @@ class DataLoaders:
         return found
 
     def _binding_sources(self, binding: Binding, depth: int) -> set[cst.Call]:
-        if binding.kind in ("assign", "with") and binding.value is not None:
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.WITH) and binding.value is not None:
             return set(self.sources(binding.value, depth + 1))
         if (
-            binding.kind == "unpack"
+            binding.kind is BindingKind.UNPACK
             and isinstance(binding.value, cst.Call)
             and len(binding.path) == 1
         ):
@@ -248,7 +250,7 @@ class DataLoaders:
                     if element is not None:
                         found |= self.sources(element, depth + 1)
             return found
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             return {
                 loader
                 for value in self._arguments(binding.node)
@@ -371,7 +373,7 @@ class DataLoaders:
 
     def _binding_origins(self, binding: Binding, strict: bool, depth: int) -> set[Loop]:
         value = binding.value
-        if binding.kind == "loop" and value is not None:
+        if binding.kind is BindingKind.LOOP and value is not None:
             if (
                 isinstance(value, cst.Call)
                 and isinstance(value.func, cst.Name)
@@ -382,9 +384,12 @@ class DataLoaders:
             if binding.node in self.fed_loops:
                 return {binding.node}  # type: ignore[arg-type]
             return set(self.origins(value, strict, depth + 1))  # `for k, v in batch.items()`
-        if binding.kind in ("assign", "unpack", "with") and value is not None:
+        if (
+            binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK, BindingKind.WITH)
+            and value is not None
+        ):
             return set(self.origins(value, strict, depth + 1))
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             found: set[Loop] = set()
             for argument in self._arguments(binding.node):
                 found |= self.origins(argument, strict, depth + 1)

@@ -26,7 +26,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
 

@@ -34,7 +34,7 @@ from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -47,7 +47,10 @@ from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
+
+# A list of statements: what `.body` of a block holds.
+Block = cst.IndentedBlock | cst.Module
 
 
 class GradMode(Enum):
@@ -656,7 +659,7 @@ class EvalScope:
     key: tuple
     reason: str
     function: cst.FunctionDef | None = None
-    block: cst.CSTNode | None = None
+    block: Block | None = None
     index: int = 0
     after: tuple[cst.CSTNode, ...] = ()
     detached: bool = (
@@ -712,6 +715,8 @@ class Evaluation(_Shared):
     def _feeds_eval_module(self, call: cst.Call, receiver: str) -> bool:
         """`agent.get_action(torch.Tensor(obs))` on an object the file puts in eval mode, whose class is
         elsewhere: a module method that takes a tensor runs the module, unless it is nn.Module's own API."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
         if call.func.attr.value in _MODULE_API or receiver not in self._eval_receivers:
             return False
         tensors = self.ctx.fact(TensorFacts)
@@ -796,7 +801,7 @@ class Evaluation(_Shared):
         scopes = self.ctx.fact(SemanticModel)
         bindings = scopes.resolve(name, scopes.scope_of(at))[1]
         return bool(bindings) and all(
-            b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings
+            b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef) for b in bindings
         )
 
     def is_frozen(self, name: str) -> bool:
@@ -808,16 +813,18 @@ class Evaluation(_Shared):
         frozen = set()
         for call in self.model.calls:
             if (
-                m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_")))
+                isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "requires_grad_"
                 and call.args
                 and _literal_bool(call.args[0].value) is False
             ):
                 frozen.add(dotted(call.func.value) or "")
         for loop in self.model.for_loops:
             source = loop.iter
-            if m.matches(
-                source,
-                m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
+            if (
+                isinstance(source, cst.Call)
+                and isinstance(source.func, cst.Attribute)
+                and source.func.attr.value in ("parameters", "named_parameters")
             ) and m.findall(
                 loop.body,
                 m.Assign(
@@ -1359,11 +1366,15 @@ class Evaluation(_Shared):
     def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
         """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
         for name in m.findall(iterable, m.Name()):
-            if is_eval_data_name(name.value):
+            if isinstance(name, cst.Name) and is_eval_data_name(name.value):
                 return True
         for string in m.findall(iterable, m.SimpleString()):
-            if string.evaluated_value in EVAL_DATA_WORDS and isinstance(
-                self.parent(self.parent(string)), cst.Subscript | cst.SubscriptElement
+            index = self.parent(string)
+            if (
+                isinstance(string, cst.SimpleString)
+                and string.evaluated_value in EVAL_DATA_WORDS
+                and index is not None
+                and isinstance(self.parent(index), cst.Subscript | cst.SubscriptElement)
             ):
                 return True
         return False
@@ -1395,7 +1406,10 @@ class Evaluation(_Shared):
     @staticmethod
     def _is_eval_input(expr: cst.BaseExpression) -> bool:
         """An argument named as test data and nothing else (`test_x`, `X_val[i]`)."""
-        return any(is_eval_input_name(name.value) for name in m.findall(expr, m.Name()))
+        return any(
+            isinstance(name, cst.Name) and is_eval_input_name(name.value)
+            for name in m.findall(expr, m.Name())
+        )
 
     def _is_volatile(self, expr: cst.BaseExpression) -> bool:
         """`Variable(x, volatile=True)`, directly or through the one binding of a name."""
@@ -1576,7 +1590,7 @@ class Evaluation(_Shared):
 
     def _block_statement(
         self, node: cst.CSTNode, function: cst.FunctionDef | None
-    ) -> tuple[cst.CSTNode | None, cst.CSTNode, int]:
+    ) -> tuple[cst.CSTNode | None, Block, int]:
         """The statement holding `node` directly in a block of `function` (or the module), that
         block and the statement's index in it; (None, module, 0) when there is none."""
         for parent in self.ctx.ancestors(node):
@@ -1592,7 +1606,7 @@ class Evaluation(_Shared):
         return None, self.ctx.module, 0
 
     def _rest(
-        self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None
+        self, block: Block, at: int, function: cst.FunctionDef | None
     ) -> Iterator[cst.CSTNode]:
         """The statements after `block.body[at]` to the end of `function` (or the module), leaving enclosing blocks."""
         while True:
@@ -1605,10 +1619,10 @@ class Evaluation(_Shared):
                 ),
                 None,
             )
-            if owner is None or owner is function:
+            outer = self.parent(owner) if owner is not None and owner is not function else None
+            if not isinstance(outer, cst.IndentedBlock | cst.Module):
                 return
-            block = self.parent(owner)
-            at = next(i for i, s in enumerate(block.body) if s is owner)
+            block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
 
     def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """Code after `model.eval()` in the same function, before any later mode switch."""
@@ -1627,7 +1641,7 @@ class Evaluation(_Shared):
     def _switch_scope(
         self,
         switch: tuple[int, str | None],
-        block: cst.CSTNode,
+        block: Block,
         index: int,
         function: cst.FunctionDef | None,
     ) -> EvalScope | None:
@@ -1642,7 +1656,7 @@ class Evaluation(_Shared):
         )
 
     def _eval_mode_code(
-        self, block: cst.CSTNode, at: int, function: cst.FunctionDef | None
+        self, block: Block, at: int, function: cst.FunctionDef | None
     ) -> Iterator[cst.CSTNode]:
         """The statements after the switch at `block.body[at]` up to the next switch, leaving enclosing blocks too.
 
@@ -1662,10 +1676,10 @@ class Evaluation(_Shared):
                 ),
                 None,
             )
-            if owner is None or owner is function:
+            outer = self.parent(owner) if owner is not None and owner is not function else None
+            if not isinstance(outer, cst.IndentedBlock | cst.Module):
                 return
-            block = self.parent(owner)
-            at = next(i for i, s in enumerate(block.body) if s is owner)
+            block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
 
     def _last_switch(
         self, before: Sequence[cst.BaseStatement], function: cst.FunctionDef | None
@@ -1716,16 +1730,19 @@ class Evaluation(_Shared):
             and parent.value is node
             and parent.attr.value in _MODULE_CHAIN_METHODS
         ):
-            node = self.parent(parent)
-            if not isinstance(node, cst.Call):
+            outer = self.parent(parent)
+            if not isinstance(outer, cst.Call):
                 return ""
-            parent = self.parent(node)
+            node, parent = outer, self.parent(outer)
         if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
             return dotted(parent.targets[0].target) or ""
         return ""
 
     def _switch(self, call: cst.Call) -> tuple[str, str] | None:
-        if not m.matches(call.func, m.Attribute(attr=m.Name("eval") | m.Name("train"))):
+        if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in (
+            "eval",
+            "train",
+        ):
             return None
         kind = call.func.attr.value
         if kind == "train" and call.args and _literal_bool(call.args[0].value) is False:

@@ -16,16 +16,17 @@ Evidence that a tensor requires grad, each of which names the tensor itself:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.model import Scope, SemanticModel
+from torchlint.analysis.model import BindingKind, Scope, SemanticModel
 from torchlint.analysis.nodes import children, returned_values
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 # Calls whose result is a Python value: whatever they read leaves autograd.
 EXIT_METHODS = frozenset({"item", "tolist"})
@@ -99,7 +100,7 @@ class TrainedLeaves:
             return False
         if scope is not function:
             return (scope, name.value) in self._leaves
-        if not all(b.kind == "param" and isinstance(b.node, cst.Param) for b in bindings):
+        if not all(b.kind is BindingKind.PARAM and isinstance(b.node, cst.Param) for b in bindings):
             return False
         return self._passed_leaves(bindings[0].node)  # type: ignore[arg-type]
 
@@ -172,7 +173,9 @@ class TrainedLeaves:
             ),
             None,
         )
-        if not isinstance(loop, cst.For | cst.While):
+        if not isinstance(loop, cst.For | cst.While) or not isinstance(
+            backward.func, cst.Attribute
+        ):
             return set()
         found: set[tuple[Scope, str]] = set()
         for name in self._arithmetic_operands(backward.func.value, _DEPTH):

@@ -18,13 +18,13 @@ import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 Loop = cst.For | cst.While
 # What runs a node every step: a per-batch loop, or a function a framework runs every step.
@@ -275,13 +275,13 @@ class LoopFacts:
         return False
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             passed = self._passed_for(
                 binding.node
             )  # `validate(net, DataLoader(...))` into `for x in iterator`
             return bool(passed) and all(self.is_loader_like(value, depth + 1) for value in passed)
         return (
-            binding.kind == "assign"
+            binding.kind is BindingKind.ASSIGN
             and binding.value is not None
             and self.is_loader_like(binding.value, depth + 1)
         )
@@ -289,7 +289,8 @@ class LoopFacts:
     def _passed_for(self, param: cst.Param) -> list[cst.BaseExpression]:
         """What every same-file call of the parameter's function passes for it (empty when one passes nothing known)."""
         values = [value for _, value in self.scopes.arguments(param)]
-        return [] if any(value is None for value in values) else values  # type: ignore[misc]
+        known = [value for value in values if value is not None]
+        return known if len(known) == len(values) else []
 
     def _index_step_owners(self) -> None:
         """Which loops and functions run a training step in their own body, not in a nested loop."""
@@ -306,7 +307,7 @@ class LoopFacts:
                 direct.add(owner)
             else:
                 calls_in.setdefault(owner, []).append(call)
-        stepping = {f for f in direct if isinstance(f, cst.FunctionDef)}
+        stepping: set[cst.CSTNode] = {f for f in direct if isinstance(f, cst.FunctionDef)}
         changed = True
         while changed:  # functions that call a stepping function step too
             changed = False
@@ -360,7 +361,7 @@ class LoopFacts:
         return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
 
     def _is_optimizer_construction(self, binding: Binding) -> bool:
-        if binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, cst.Call):
             return False
         name = self.ctx.symbols.qualname(binding.value.func) or ""
         return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()
@@ -490,7 +491,7 @@ class LoopFacts:
             bindings = self.scopes.reaching(test)
             if (
                 len(bindings) == 1
-                and bindings[0].kind == "assign"
+                and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
@@ -530,12 +531,12 @@ class LoopFacts:
             return False
         loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.all_bindings(node)
-        starts = [b for b in bindings if b.kind != "augment"]
+        starts = [b for b in bindings if b.kind is not BindingKind.AUGMENT]
         if (
             not loops
             or len(starts) != 1
             or not self._counts(starts[0])
-            or starts[0].kind != "assign"
+            or starts[0].kind is not BindingKind.ASSIGN
         ):
             return False
         return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
@@ -602,18 +603,18 @@ class LoopFacts:
         return bool(bindings) and all(self._counts(b) for b in bindings)
 
     def _counts(self, binding: Binding) -> bool:
-        if binding.kind == "loop":
+        if binding.kind is BindingKind.LOOP:
             iterable = self._counted_iterable(binding.value)
             name = _last(iterable.func) if isinstance(iterable, cst.Call) else None
             if name == "enumerate":
                 return binding.path == (0,)
             return name in ("range", "trange") and binding.path == ()
-        if binding.kind == "assign":
+        if binding.kind is BindingKind.ASSIGN:
             value = binding.value
             if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
                 value = value.expression
             return isinstance(value, cst.Integer)
-        if binding.kind == "augment" and isinstance(binding.node, cst.AugAssign):
+        if binding.kind is BindingKind.AUGMENT and isinstance(binding.node, cst.AugAssign):
             return isinstance(binding.node.operator, cst.AddAssign) and isinstance(
                 binding.value, cst.Integer | cst.Name | cst.Attribute
             )
@@ -626,7 +627,7 @@ class LoopFacts:
             bindings = self.scopes.reaching(iterable)
             iterable = (
                 bindings[0].value
-                if len(bindings) == 1 and bindings[0].kind == "assign"
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
                 else iterable
             )
         while isinstance(iterable, cst.Call) and _last(iterable.func) in _PROGRESS_BARS:
@@ -771,9 +772,10 @@ def _leaves(block: cst.BaseSuite) -> bool:
     """Whether a branch always ends by leaving the program or raising (`raise`, `sys.exit(1)`):
     it runs at most once, however often the test is made. (`break` may leave only an inner loop.)"""
     body = block.body if isinstance(block, cst.IndentedBlock) else ()
-    last = body[-1] if body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1] if last.body else None
+    statement = body[-1] if body else None
+    last: cst.CSTNode | None = statement
+    if isinstance(statement, cst.SimpleStatementLine):
+        last = statement.body[-1] if statement.body else None
     if isinstance(last, cst.Raise):
         return True
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):

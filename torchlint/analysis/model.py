@@ -15,8 +15,9 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -24,7 +25,7 @@ from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 Scope = (
     cst.Module
@@ -54,17 +55,25 @@ _MODULE_CHAIN = frozenset(
 )
 
 
+class BindingKind(str, Enum):
+    """How a name is bound, which says what a binding's `value` is."""
+
+    ASSIGN = "assign"  # value: the expression bound
+    UNPACK = "unpack"  # value: the whole right-hand side of a destructuring assignment
+    AUGMENT = "augment"  # node: the AugAssign, value: its operand
+    LOOP = "loop"  # value: the iterable, path: the name's position in the target
+    PARAM = "param"
+    DEF = "def"
+    IMPORT = "import"
+    WITH = "with"  # value: the context manager
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class Binding:
-    """One place that binds a name.
+    """One place that binds a name; its `kind` says what `value` holds."""
 
-    kind: "assign" (value is the expression bound), "unpack" (value is the whole right-hand
-    side of a destructuring assignment), "augment" (node is the AugAssign, value its operand),
-    "loop" (value is the iterable, path the name's position in the target), "param", "def",
-    "import", "with" (value is the context manager) or "other".
-    """
-
-    kind: str
+    kind: BindingKind
     node: cst.CSTNode
     value: cst.BaseExpression | None
     order: int
@@ -72,8 +81,8 @@ class Binding:
 
     @property
     def exact(self) -> cst.BaseExpression | None:
-        """The expression the name evidently holds: the value of an "assign", else None."""
-        return self.value if self.kind == "assign" else None
+        """The expression the name evidently holds: the value of an assignment, else None."""
+        return self.value if self.kind is BindingKind.ASSIGN else None
 
     @property
     def function(self) -> cst.FunctionDef | None:
@@ -248,7 +257,7 @@ class SemanticModel:
         reach: list[Binding] = []
         for binding in reversed(bindings[:count]):
             reach.append(binding)
-            if binding.kind != "augment":
+            if binding.kind is not BindingKind.AUGMENT:
                 break
         return reach[::-1]
 
@@ -256,9 +265,10 @@ class SemanticModel:
         """Whether code of `scope` runs where it stands in `found_in`: the same scope, or list, set
         and dict comprehensions inside it, which run at once (a generator may run later)."""
         while scope is not found_in:
-            if not isinstance(scope, cst.ListComp | cst.SetComp | cst.DictComp):
+            parent = self.scope_parent[scope]
+            if parent is None or not isinstance(scope, cst.ListComp | cst.SetComp | cst.DictComp):
                 return False
-            scope = self.scope_parent[scope]
+            scope = parent
         return True
 
     def all_bindings(self, node: cst.BaseExpression) -> list[Binding]:
@@ -316,7 +326,11 @@ class SemanticModel:
             scope = self.module
         current: Scope | None = scope
         while current is not None:
-            found = [b for b in self.bindings[current].get(name.value, ()) if b.kind != "augment"]
+            found = [
+                b
+                for b in self.bindings[current].get(name.value, ())
+                if b.kind is not BindingKind.AUGMENT
+            ]
             if found and not (isinstance(current, cst.ClassDef) and current is not scope):
                 if current is not scope:
                     return found
@@ -394,12 +408,14 @@ class SemanticModel:
         before = [
             b
             for b in found
-            if b.effect in self.order and (self.exit(b.effect) < at or b.kind == "param")
+            if b.effect in self.order and (self.exit(b.effect) < at or b.kind is BindingKind.PARAM)
         ]
         if not before:
             return None
         last = max(before, key=lambda b: self.exit(b.effect))
-        if last.kind != "param" and not self.is_ancestor(self._suite(last.effect), use):
+        if last.kind is not BindingKind.PARAM and not self.is_ancestor(
+            self._suite(last.effect), use
+        ):
             return None
         for loop in self._loops_around(use):
             if self.is_ancestor(loop, last.effect):
@@ -473,11 +489,11 @@ class SemanticModel:
         found_in, bindings = self.resolve(value.value, scope)
         functions: list[cst.FunctionDef] = []
         for binding in bindings:
-            if binding.kind == "def" and isinstance(binding.node, cst.FunctionDef):
+            if binding.kind is BindingKind.DEF and isinstance(binding.node, cst.FunctionDef):
                 functions.append(binding.node)
             elif binding.exact is not None:
                 functions += self._held_functions(binding.exact, found_in, depth + 1)
-            elif binding.kind == "param" and isinstance(binding.node, cst.Param):
+            elif binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
                 functions += self._passed_functions(binding.node, depth)
         return functions
 
@@ -490,7 +506,7 @@ class SemanticModel:
                 found += [
                     b.node
                     for b in bindings
-                    if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                    if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
                 ]
         return found
 
@@ -533,7 +549,9 @@ class SemanticModel:
         if isinstance(func, cst.Name):
             bindings = self._bindings_at(func.value, scope, call)
             found = [
-                b.node for b in bindings if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                b.node
+                for b in bindings
+                if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
             ]
             return found or self._forwards([b.exact for b in bindings], scope)
         if (
@@ -544,9 +562,11 @@ class SemanticModel:
             klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
             if klass is None:
                 return []
-            found = self.bindings[klass].get(func.attr.value, [])
+            bound = self.bindings[klass].get(func.attr.value, [])
             methods = [
-                b.node for b in found if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                b.node
+                for b in bound
+                if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
             ]
             return methods or self._forwards(
                 [b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope
@@ -653,7 +673,7 @@ class SemanticModel:
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return None
         bindings = self.resolve(value.func.value, scope)[1]
-        nodes = {b.node for b in bindings if b.kind == "def"}
+        nodes = {b.node for b in bindings if b.kind is BindingKind.DEF}
         node = nodes.pop() if len(nodes) == 1 else None
         return node if isinstance(node, cst.ClassDef) else None
 
@@ -665,7 +685,7 @@ class SemanticModel:
                 found += [
                     b.node
                     for b in bindings
-                    if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+                    if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
                 ]
         return found
 
@@ -727,7 +747,15 @@ class _Walker:
         # Assignments bind after their right-hand side is evaluated: held until the node is left.
         self.pending: dict[
             cst.CSTNode,
-            list[tuple[cst.BaseExpression, str, cst.BaseExpression | None, tuple[int, ...], Scope]],
+            list[
+                tuple[
+                    cst.BaseExpression,
+                    BindingKind,
+                    cst.BaseExpression | None,
+                    tuple[int, ...],
+                    Scope,
+                ]
+            ],
         ] = {}
         self.counter = 0
         self.parent: cst.CSTNode | None = None  # the parent of the node being visited
@@ -754,7 +782,7 @@ class _Walker:
             handler = _HANDLERS.get(kind)
             descend = handler(self, node) if handler is not None else None
             if kind in _SCOPE_TYPES:
-                self._push(node)
+                self._push(cast(Scope, node))  # its exact type is one of the scopes
                 self.needs_leave = True
             if self.needs_leave:
                 todo.append((node, parent, True))
@@ -778,7 +806,7 @@ class _Walker:
     def _bind(
         self,
         target: cst.BaseExpression,
-        kind: str,
+        kind: BindingKind,
         node: cst.CSTNode,
         value: cst.BaseExpression | None,
         path: tuple[int, ...] = (),
@@ -790,7 +818,7 @@ class _Walker:
     def _bind_later(
         self,
         target: cst.BaseExpression,
-        kind: str,
+        kind: BindingKind,
         node: cst.CSTNode,
         value: cst.BaseExpression | None,
         path: tuple[int, ...] = (),
@@ -808,7 +836,7 @@ class _Walker:
         if key:
             self.s.attr_bindings[key].append(binding)
         if (
-            binding.kind in ("assign", "unpack")
+            binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK)
             and isinstance(target, cst.Attribute)
             and isinstance(scope, cst.FunctionDef)
         ):
@@ -828,9 +856,9 @@ class _Walker:
         for name, path in target_names(target):
             exact = _element(value, path) if value is not None else None
             if exact is not None:
-                self._bind_later(name, "assign", node, exact)
+                self._bind_later(name, BindingKind.ASSIGN, node, exact)
             else:
-                self._bind_later(name, "unpack", node, value, path)
+                self._bind_later(name, BindingKind.UNPACK, node, value, path)
 
     # -- binding sites -----------------------------------------------------------------
     def _on_Assign(self, node: cst.Assign) -> None:
@@ -860,7 +888,7 @@ class _Walker:
     def _on_AugAssign(self, node: cst.AugAssign) -> None:
         self._note_mutation(node.target)
         if isinstance(node.target, cst.Name | cst.Attribute):
-            self._bind_later(node.target, "augment", node, node.value)
+            self._bind_later(node.target, BindingKind.AUGMENT, node, node.value)
 
     def _on_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node, node.value)
@@ -871,38 +899,40 @@ class _Walker:
     def _on_For(self, node: cst.For) -> None:
         self.s.loops.append(node)
         for name, path in target_names(node.target):
-            self._bind(name, "loop", node, node.iter, path)
+            self._bind(name, BindingKind.LOOP, node, node.iter, path)
 
     def _on_CompFor(self, node: cst.CompFor) -> None:
         for name, path in target_names(node.target):
-            self._bind(name, "loop", node, node.iter, path)
+            self._bind(name, BindingKind.LOOP, node, node.iter, path)
 
     def _on_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             for name, path in target_names(node.asname.name):
-                self._bind(name, "with" if not path else "other", node, node.item, path)
+                self._bind(
+                    name, BindingKind.WITH if not path else BindingKind.OTHER, node, node.item, path
+                )
 
     def _on_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
-            self._bind(node.name.name, "other", node, None)
+            self._bind(node.name.name, BindingKind.OTHER, node, None)
 
     def _on_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name, "def", node, None)
+        self._bind(node.name, BindingKind.DEF, node, None)
 
     def _on_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name, "def", node, None)
+        self._bind(node.name, BindingKind.DEF, node, None)
 
     def _on_Param(self, node: cst.Param) -> None:
         # Parameters belong to the function or lambda being entered, pushed just before.
-        self._bind(node.name, "param", node, None)
+        self._bind(node.name, BindingKind.PARAM, node, None)
 
     def _on_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            local = alias.asname.name if alias.asname else alias.name
+            local: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
             while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
                 local = local.value
             if isinstance(local, cst.Name):
-                self._bind(local, "import", node, None)
+                self._bind(local, BindingKind.IMPORT, node, None)
         return False
 
     def _on_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -910,7 +940,7 @@ class _Walker:
             for alias in node.names:
                 local = alias.asname.name if alias.asname else alias.name
                 if isinstance(local, cst.Name):
-                    self._bind(local, "import", node, None)
+                    self._bind(local, BindingKind.IMPORT, node, None)
         return False
 
     def _on_Global(self, node: cst.Global) -> bool:

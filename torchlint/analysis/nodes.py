@@ -9,8 +9,8 @@ type is a concrete libcst node class, looked up in a set.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from functools import cache
-from typing import Iterator
 
 import libcst as cst
 
@@ -75,7 +75,7 @@ def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     while todo:
         node = todo.pop()
         if type(node) is cst.Return:
-            found.append(node)  # type: ignore[arg-type]
+            found.append(node)
         elif not isinstance(
             node,
             cst.BaseSmallStatement

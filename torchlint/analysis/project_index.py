@@ -150,8 +150,8 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
     }
     for name in module_level & bound.keys():
         kinds = bound[name]
-        if kinds == {True} or kinds == {False}:
-            devices[name] = kinds.pop()
+        if kinds in ({True}, {False}):
+            devices[name] = True in kinds
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -212,7 +212,7 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
         returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
         kinds = {_device_kind(r) if r is not None else None for r in returns}
         if kinds == {True} or kinds == {False}:
-            found[node.name] = kinds.pop()
+            found[node.name] = kinds == {True}
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -380,7 +380,9 @@ class ProjectIndex:
             if other == file:
                 continue
             summary = self._summary(other, consult=False)
-            for callee, off in summary.calls if summary else ():
+            if summary is None:
+                continue
+            for callee, off in summary.calls:
                 if self._target(other, summary, callee) == (file, function):
                     self.consulted[other] = self._digests[other][2]
                     modes.append(off)

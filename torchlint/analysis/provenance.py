@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 
 __all__ = ["Evidence", "NumpyProvenance"]
 
@@ -296,7 +296,7 @@ class NumpyProvenance:
         the value is evident only when each one is; none when one of them updates it in place."""
         scope = self.b.scope_of(name)
         found_in, found = self.b.resolve(name.value, scope)
-        if found_in is not scope or not found or any(b.kind == "augment" for b in found):
+        if found_in is not scope or not found or any(b.kind is BindingKind.AUGMENT for b in found):
             return []
         return found if self._bound_before(name, scope, found) else []
 
@@ -317,7 +317,8 @@ class NumpyProvenance:
     def _binds_always(self, statement: cst.CSTNode, bindings: list[Binding]) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             return any(
-                b.kind in ("assign", "unpack") and self.b.is_ancestor(statement, b.node)
+                b.kind in (BindingKind.ASSIGN, BindingKind.UNPACK)
+                and self.b.is_ancestor(statement, b.node)
                 for b in bindings
             )
         if not isinstance(statement, cst.If) or statement.orelse is None:
@@ -362,7 +363,7 @@ class NumpyProvenance:
         if binding.exact is not None:
             return self._kind(binding.exact, depth)
         if (
-            binding.kind == "unpack"
+            binding.kind is BindingKind.UNPACK
             and len(binding.path) == 1
             and isinstance(binding.value, cst.Call)
         ):
@@ -450,7 +451,7 @@ class NumpyProvenance:
         """An index with a slice, `...`, `None` or a list gives an array; integers may give a scalar."""
         for element in expr.slice:
             index = element.slice
-            if isinstance(index, cst.Slice):
+            if not isinstance(index, cst.Index):  # a slice
                 return True
             value = index.value
             if isinstance(value, cst.Ellipsis | cst.List) or m.matches(value, m.Name("None")):
@@ -560,7 +561,10 @@ class NumpyProvenance:
             and not m.matches(a.value, m.Name("False"))
             for a in call.args
         )
-        archive = isinstance(path, cst.SimpleString) and path.evaluated_value.endswith(".npz")
+        name = path.evaluated_value if isinstance(path, cst.SimpleString) else ""
+        archive = (name.decode(errors="replace") if isinstance(name, bytes) else name).endswith(
+            ".npz"
+        )
         return (Kind.ARCHIVE if pickled or archive else Kind.ARRAY), call
 
     def _random(

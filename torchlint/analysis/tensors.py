@@ -16,12 +16,12 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 
 class Kind(Enum):
@@ -308,9 +308,9 @@ class TensorFacts:
         if not bindings:
             return Kind.UNKNOWN
         if (
-            bindings[0].kind != "augment"
+            bindings[0].kind is not BindingKind.AUGMENT
             and len(bindings) > 1
-            and all(b.kind == "augment" for b in bindings[1:])
+            and all(b.kind is BindingKind.AUGMENT for b in bindings[1:])
         ):
             return self._accumulated(bindings)
         found = join([self._binding(b) for b in bindings])
@@ -387,19 +387,19 @@ class TensorFacts:
         return combine(kinds) if Kind.UNKNOWN not in kinds else Kind.UNKNOWN
 
     def _binding(self, binding: Binding) -> Kind:
-        if binding.kind in ("assign", "augment") and binding.value is not None:
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and binding.value is not None:
             return self.kind(binding.value)
-        if binding.kind == "unpack" and binding.value is not None:
+        if binding.kind is BindingKind.UNPACK and binding.value is not None:
             whole = self.kind(binding.value)  # `_, pred = torch.max(out, 1)`, `out, h = model(x)`
             return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
-        if binding.kind == "loop" and binding.value is not None:
+        if binding.kind is BindingKind.LOOP and binding.value is not None:
             return self._loop_element(binding)
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             passed = self._argument(binding.node)  # callers know the device; an annotation does not
             return (
                 passed if passed is not Kind.UNKNOWN else self._annotated(binding.node.annotation)
             )
-        if binding.kind in ("def", "import"):
+        if binding.kind in (BindingKind.DEF, BindingKind.IMPORT):
             return Kind.NOT_TENSOR
         return Kind.UNKNOWN
 
@@ -451,7 +451,7 @@ class TensorFacts:
 
     def _is_parameter(self, node: cst.BaseExpression) -> bool:
         bindings = self.scopes.all_bindings(node) if isinstance(node, cst.Name) else []
-        return bool(bindings) and all(b.kind == "param" for b in bindings)
+        return bool(bindings) and all(b.kind is BindingKind.PARAM for b in bindings)
 
     def _argument(self, param: cst.Param) -> Kind:
         """What every same-file caller passes for `param`, when they all agree."""
@@ -586,7 +586,7 @@ class TensorFacts:
 
     def _is_module_construction(self, binding: Binding) -> bool:
         value = binding.value
-        if binding.kind != "assign" or not isinstance(value, cst.Call):
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
             return False
         if (
             isinstance(value.func, cst.Attribute)

@@ -50,7 +50,7 @@ _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:{})['"]|\\(?:[xuUN0-7])""".format("|".join(sorted(EVAL_DATA_WORDS)))
+    r"""['"](?:""" + "|".join(sorted(EVAL_DATA_WORDS)) + r""")['"]|\\(?:[xuUN0-7])"""
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
@@ -101,9 +101,15 @@ def _words_with_eval_data_roots(text: str) -> set[str]:
     words = set()
     for root in _EVAL_DATA_ROOT.finditer(low):
         at = root.start()
-        before = _WORD.match(backwards, size - at).end() - (size - at)
-        words.add(text[at - before : _WORD.match(text, at).end()])
+        before = _word_end(backwards, size - at) - (size - at)
+        words.add(text[at - before : _word_end(text, at)])
     return words
+
+
+def _word_end(text: str, at: int) -> int:
+    """Where the word characters from `at` on end (`at` itself when there are none)."""
+    word = _WORD.match(text, at)
+    return word.end() if word else at
 
 
 # -- the text tests of single rules ------------------------------------------------------------

@@ -16,12 +16,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.text import may_train
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
 
 _OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
@@ -88,7 +88,7 @@ class Training:
         if words & _OPTIMIZER_WORDS:
             return True
         for binding in self.scopes.all_bindings(node):
-            if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+            if binding.kind is BindingKind.ASSIGN and isinstance(binding.value, cst.Call):
                 if optimizer_class(self.ctx.symbols.qualname(binding.value.func)):
                     return True
         return False

@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,14 +43,17 @@ def _code_fingerprint() -> str:
         "torchlint.rules"
     )  # found, not imported: checks start without the rules
     parts = [torchlint.__version__]
-    for directory in (package, *(Path(p) for p in rules.submodule_search_locations or ())):
+    for directory in (
+        package,
+        *(Path(p) for p in (rules and rules.submodule_search_locations) or ()),
+    ):
         for path in sorted(directory.rglob("*.py")):
             stat = path.stat()
             parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def settings_fingerprint(settings: Settings, rules: list[RuleEntry | type[Rule]]) -> str:
+def settings_fingerprint(settings: Settings, rules: Sequence[RuleEntry | type[Rule]]) -> str:
     described = json.dumps(
         [
             _code_fingerprint(),

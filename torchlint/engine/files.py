@@ -91,7 +91,7 @@ def link_out(path: Path, root: Path) -> Path | None:
     """The first symlink on the way to `path` (as named) that leads out of the project it lies in,
     or None. Links below `root` must stay in `root`; a link above it (the root itself, a linked
     project folder) must stay in the nearest declared project or git root above the link."""
-    from torchlint.project import declared_root
+    from torchlint.config import declared_root
 
     named = path.absolute()  # `..` kept: the walk must pass every link the system passes
     link = Path(named.anchor)
@@ -131,7 +131,7 @@ def _through(link: Path) -> str:
 def _linked_out(folder: Path) -> str | None:
     """Why a folder named on the command line is not walked: a link on its way leads out of the
     project it is named in. One line for the folder; nothing outside is listed or read."""
-    from torchlint.project import project_root
+    from torchlint.config import project_root
 
     link = link_out(folder, project_root(Path(os.path.abspath(folder))))
     return None if link is None else _through(link)
@@ -276,7 +276,7 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
         active = inherited + ([(here, own)] if own else [])
         ignores[directory] = active
 
-        def skipped(path: Path, is_dir: bool) -> bool:
+        def skipped(path: Path, is_dir: bool, active: list[tuple[Path, pathspec.PathSpec]]) -> bool:
             rel = _relative(path, root, top) + ("/" if is_dir else "")
             if exclude.match_file(rel) or exclude.match_file(path.name + ("/" if is_dir else "")):
                 return True
@@ -286,9 +286,9 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
                     return True
             return False
 
-        dirnames[:] = sorted(d for d in dirnames if not skipped(here / d, True))
+        dirnames[:] = sorted(d for d in dirnames if not skipped(here / d, True, active))
         for filename in sorted(filenames):
             path = here / filename
-            if path.suffix in SUFFIXES and not skipped(path, False):
+            if path.suffix in SUFFIXES and not skipped(path, False, active):
                 found.append(path)
     return found

@@ -9,6 +9,7 @@ import re
 import tokenize
 import traceback
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,6 @@ from torchlint.diagnostics import (
     source_lines,
 )  # noqa: F401 (re-exported)
 from torchlint.engine.stack import on_big_stack
-from torchlint.project import is_test_path
-from torchlint.registry import matches
 from torchlint.suppressions import scan
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ def decode(data: bytes) -> str:
 
 
 def lint_text(
-    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+    path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
     enabled = rules
@@ -94,7 +93,7 @@ def lint_text(
 
 
 def _lint(
-    path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+    path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Every finding of `rules`, suppressed or not."""
     collecting = gc.isenabled()
@@ -142,14 +141,14 @@ def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | Non
 def _lint_parsed(
     path: str,
     text: str,
-    rules: list[RuleEntry | type[Rule]],
+    rules: Sequence[RuleEntry | type[Rule]],
     settings: Settings,
     python: Exception | None,
 ) -> list[Diagnostic]:
     # Imported here, not with the module: a run whose files no rule may match never needs libcst.
     import libcst as cst
 
-    from torchlint.engine.context import FileContext
+    from torchlint.analysis.context import FileContext
     from torchlint.engine.traversal import run_rules
 
     try:
@@ -169,10 +168,10 @@ def _lint_parsed(
     finally:
         ctx.close()
     found = ctx.diagnostics
-    for rule, error in failed.items():
+    for rule, crash in failed.items():
         found = [d for d in found if d.code != rule.code]
-        message = f"rule {rule.code} ({rule.name}) failed: {type(error).__name__}: {error}"
-        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        message = f"rule {rule.code} ({rule.name}) failed: {type(crash).__name__}: {crash}"
+        trace = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
         found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
 
@@ -210,16 +209,3 @@ def _syntax_error(
 def _line(text: str, row: int) -> str:
     lines = source_lines(text)
     return lines[row - 1] if 0 < row <= len(lines) else ""
-
-
-def rules_for(
-    path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings
-) -> list[RuleEntry | type[Rule]]:
-    """The rules for one file: less its per-file-ignores, and less the performance rules in test
-    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
-    if not settings.lint_tests and is_test_path(path_rel):
-        rules = [r for r in rules if not r.performance]
-    ignored = settings.ignored_for(path_rel)
-    if not ignored:
-        return rules
-    return [r for r in rules if not any(matches(r, s) for s in ignored)]

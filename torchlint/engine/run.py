@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
-from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
 from torchlint.engine.files import Unreadable, check_code_size, discover, read_source
@@ -23,9 +23,9 @@ from torchlint.engine.lint import (
     builtin,
     decode,
     lint_text,
-    rules_for,
 )
 from torchlint.notebook import NotebookError, parse_bytes
+from torchlint.project import FileSettings, RuleT, relative_path, rules_for
 
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry
@@ -61,7 +61,7 @@ def display_path(path: Path) -> str:
 
 
 def lint_bytes(
-    shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings
+    shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     if shown.endswith(".ipynb"):
         return lint_notebook(shown, data, rules, settings)
@@ -99,7 +99,7 @@ def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileRe
 
 
 def lint_notebook(
-    shown: str, data: bytes, rules: list[RuleEntry | type[Rule]], settings: Settings
+    shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """A notebook's code cells linted as one module; findings carry their cell."""
     try:
@@ -112,9 +112,7 @@ def lint_notebook(
     return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
 
 
-def file_rules(
-    path: Path, rules: list[RuleEntry | type[Rule]], settings: Settings
-) -> list[RuleEntry | type[Rule]]:
+def file_rules(path: Path, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
     """The rules that apply to `path` once per-file-ignores are taken off."""
     return rules_for(relative_path(path, settings.root), rules, settings)
 
@@ -151,7 +149,7 @@ def check_paths(
             distinct.append(found)
         which.append(index)
     for each in distinct:
-        each.torch_target  # read the declarations once, before the workers fork
+        _ = each.torch_target  # read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
     unreadable = [
         FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)])

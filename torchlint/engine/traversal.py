@@ -7,13 +7,13 @@ so a bug in one rule becomes a TL999 finding for that rule and file while the ot
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import cache
-from typing import Callable
+from collections.abc import Callable
+from typing import cast
 
 import libcst as cst
 
+from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import children
-from torchlint.engine.context import FileContext
 from torchlint.rule import Rule
 
 
@@ -24,15 +24,21 @@ class RuleCrash(Exception):
         self.error = error
 
 
-@cache
+_HOOKS: dict[type[Rule], tuple[tuple[str, str], ...]] = {}
+
+
 def _hooks(rule_class: type[Rule]) -> tuple[tuple[str, str], ...]:
-    """(kind, node type name) for every visit_X/leave_X method the rule defines."""
-    hooks = []
-    for attr in dir(rule_class):
-        kind, _, node_type = attr.partition("_")
-        if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
-            hooks.append((kind, node_type))
-    return tuple(hooks)
+    """(kind, node type name) for every visit_X/leave_X method the rule defines, found once per
+    rule class."""
+    found = _HOOKS.get(rule_class)
+    if found is None:
+        hooks = []
+        for attr in dir(rule_class):
+            kind, _, node_type = attr.partition("_")
+            if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
+                hooks.append((kind, node_type))
+        found = _HOOKS[rule_class] = tuple(hooks)
+    return found
 
 
 class _Dispatcher:
@@ -77,7 +83,7 @@ class _Dispatcher:
                 self._run(leaves[name], node)
                 continue
             if kind is cst.Import or kind is cst.ImportFrom:
-                ctx.symbols.add(node)
+                ctx.symbols.add(cast("cst.Import | cst.ImportFrom", node))  # its exact type, above
             if name in visits:
                 ctx.current = node
                 self._run(visits[name], node)

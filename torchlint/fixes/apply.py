@@ -10,14 +10,13 @@ waits for the next pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import libcst as cst
 
-from torchlint.engine.stack import on_big_stack
-
 from torchlint.diagnostics import Applicability, Diagnostic, Fix, Position
+from torchlint.engine.stack import on_big_stack
 
 MAX_PASSES = 10
 _BARE_LF = re.compile(r"(?<!\r)\n")
@@ -133,23 +132,29 @@ def _apply_parsing(
     text = outcome.text
     if not candidates:
         return text, []
-    new_text, accepted = apply_fixes(text, [d.fix for d in candidates])
+    new_text, accepted = apply_fixes(text, _fixes(candidates))
     chosen = [d for d in candidates if any(d.fix is f for f in accepted)]
     if _parses(new_text):
         return new_text, chosen
     kept: list[Diagnostic] = []
     for diagnostic in chosen:
-        if not _parses(apply_fixes(text, [diagnostic.fix])[0]):
+        if not _parses(apply_fixes(text, _fixes([diagnostic]))[0]):
             dropped.add(_key(text, diagnostic))
             outcome.broken.append(diagnostic)
-        elif _parses(apply_fixes(text, [d.fix for d in [*kept, diagnostic]])[0]):
+        elif _parses(apply_fixes(text, _fixes([*kept, diagnostic]))[0]):
             kept.append(diagnostic)
         # else: it clashes with a fix kept in this pass; the next pass recomputes it
-    return apply_fixes(text, [d.fix for d in kept])[0], kept
+    return apply_fixes(text, _fixes(kept))[0], kept
+
+
+def _fixes(found: list[Diagnostic]) -> list[Fix]:
+    """The fixes of findings chosen for their fixes (each has one)."""
+    return [d.fix for d in found if d.fix is not None]
 
 
 def _key(text: str, d: Diagnostic) -> tuple:
     """What a fix does, independent of where earlier fixes moved it."""
+    assert d.fix is not None  # only findings with a fix to apply are keyed
     starts = line_starts(text)
     edits = tuple(
         (text[offset(starts, text, e.start) : offset(starts, text, e.end)], e.content)

@@ -1,4 +1,4 @@
-"""`torchlint fix`: print the diff of the fixes, or write them with `--apply`.
+"""The fix modes of `check` and `fix`: print the diff of the fixes, or write them.
 
 A file is fixed as a whole or not at all: its fixes run to a fixpoint in memory, and only
 a result that parses, converged and maps back onto the notebook's cells is written.
@@ -9,8 +9,10 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,10 +22,7 @@ from torchlint.cli_options import (
     EXIT_FINDINGS,
     RunOptions,
     emit,
-    fail,
-    project_options,
-    run_options,
-    selection_options,
+    read_stdin,
 )
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
@@ -49,7 +48,11 @@ from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
 from torchlint.project import FileSettings
-from torchlint.rule import Rule
+from torchlint.report import report
+
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
+    from torchlint.rule import Rule
 
 
 @dataclass
@@ -60,27 +63,6 @@ class FileFix:
     errors: list[Diagnostic] = field(default_factory=list)  # why fixes were not applied or written
     diff: str = ""
     fixed: bytes | None = None  # the new content, when a fix changed it
-
-
-@click.command()
-@click.argument("paths", nargs=-1)
-@selection_options
-@run_options
-@project_options
-@click.option(
-    "--apply", "write", is_flag=True, help="Write the fixes to the files (the same as --fix)."
-)
-def fix(paths, write, **values) -> None:
-    """Fix slow PyTorch patterns in PATHS: show the diff, or write it with --apply (`check --fix`)."""
-    options = RunOptions.take(values)
-    if write and options.diff:
-        fail("--apply and --diff cannot be used together")
-    options = replace(
-        options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True
-    )
-    from torchlint.cli import run
-
-    run(paths, options, values, fixing_command=True)
 
 
 def run_fixes(paths: tuple[str, ...], settings: Settings, options: RunOptions, stdin: bool) -> None:
@@ -125,8 +107,6 @@ def _show_errors(results: list[FileFix], write: bool) -> None:
 
 def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
     """`fix -`: the fixed text (or, with --diff, the diff) on stdout; findings left on stderr."""
-    from torchlint.cli import read_stdin
-
     shown = options.stdin_filename or "-"
     try:
         data = read_stdin(shown)
@@ -154,13 +134,15 @@ def _pass_through(head: bytes, write: bool) -> None:
     if not write:
         return
     sys.stdout.buffer.write(head)
-    stream = click.get_binary_stream("stdin")
+    stream = sys.stdin.buffer
     while chunk := stream.read(1 << 20):
         sys.stdout.buffer.write(chunk)
     sys.stdout.flush()
 
 
-def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: bool) -> FileFix:
+def fix_file(
+    path: Path, rules: Sequence[RuleEntry | type[Rule]], settings: Settings, write: bool
+) -> FileFix:
     """Fix one file in memory; write it when `write` and nothing went wrong."""
     shown = display_path(path)
     try:
@@ -183,7 +165,7 @@ def fix_file(path: Path, rules: list[type[Rule]], settings: Settings, write: boo
 
 
 def fix_data(
-    path: Path, shown: str, data: bytes, rules: list[type[Rule]], settings: Settings
+    path: Path, shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> FileFix:
     """Fix bytes that came from elsewhere (stdin) in memory; `path` says whether it is a notebook."""
     try:
@@ -196,7 +178,7 @@ def fix_data(
 
 
 def _fix_snapshot(
-    shown: str, original: Snapshot, rules: list[type[Rule]], settings: Settings
+    shown: str, original: Snapshot, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> FileFix:
     read = parse_snapshot(original, shown)
     if isinstance(read, FileFix):
@@ -230,10 +212,16 @@ def _fix_snapshot(
 
 
 def _unwritten(
-    shown: str, original: Snapshot, error: Diagnostic, rules: list[type[Rule]], settings: Settings
+    shown: str,
+    original: Snapshot,
+    error: Diagnostic,
+    rules: Sequence[RuleEntry | type[Rule]],
+    settings: Settings,
 ) -> FileFix:
     """A fixed file that could not be written: its findings as they still are, and why."""
-    notebook, source = parse_snapshot(original, shown)  # type: ignore[misc]  (it parsed before fixing)
+    read = parse_snapshot(original, shown)
+    assert not isinstance(read, FileFix)  # it parsed before fixing
+    notebook, source = read
     found = lint_text(shown, source, rules, settings)
     return FileFix(
         shown,
@@ -334,7 +322,6 @@ def _fixed_summary(
 
 
 def _report(results: list[FileFix], settings: Settings, options: RunOptions, checked: int) -> None:
-    from torchlint.cli import report
     from torchlint.engine.lint import FileResult
 
     fixed = [r for r in results if r.applied]

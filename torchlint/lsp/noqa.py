@@ -49,7 +49,7 @@ def disable_edit(text: str, lines: list[str], rows: list[int], code: str) -> Edi
             column, comment = comments[row]
             match = _NOQA.search(comment)
             if match and not match.group("codes"):
-                return None  # a bare `# noqa` already suppresses everything
+                return None  # a bare noqa comment already suppresses everything
             if match:
                 at = Position(row, column + match.end("codes") + 1)
                 return Edit(at, at, f", {code}")

@@ -9,10 +9,11 @@ never imports or runs the code it lints.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -22,8 +23,7 @@ from pygls.uris import to_fs_path
 from torchlint import __version__
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Position
-from torchlint.engine.lint import INTERNAL_ERROR, lint_text, rules_for
-from torchlint.project import relative_path  # per-file-ignores match paths as `check` does
+from torchlint.engine.lint import INTERNAL_ERROR, lint_text
 from torchlint.fixes.apply import FixError, applies, fix_to_fixpoint
 from torchlint.lsp.actions import (
     FIX_ALL,
@@ -42,8 +42,15 @@ from torchlint.lsp.positions import Lines
 from torchlint.lsp.settings import ClientSettings, ProjectSettings, parse_client_settings
 from torchlint.lsp.units import Unit, notebook_unit, text_unit
 from torchlint.notebook import NotebookError
+from torchlint.project import (  # per-file-ignores match paths as `check` does
+    relative_path,
+    rules_for,
+)
 from torchlint.registry import find_rule
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.catalogue import RuleEntry
 
 T = TypeVar("T")
 CONFIG_GLOBS = ("**/pyproject.toml", "**/torchlint.toml", "**/requirements*.txt")
@@ -63,7 +70,7 @@ class Linter:
 
     path: Path
     settings: Settings
-    rules: list[type[Rule]]
+    rules: Sequence[RuleEntry | type[Rule]]
     config_problem: str | None  # a broken config file: linted with the defaults meanwhile
 
     def lint(self, text: str) -> list[Diagnostic]:
@@ -237,7 +244,9 @@ class TorchlintServer(LanguageServer):
         finally:
             if self.pending.get(key) is asyncio.current_task():
                 del self.pending[key]
-        for uri, diagnostics in (result.diagnostics if result else {}).items():
+        if result is None:
+            return
+        for uri, diagnostics in result.diagnostics.items():
             self.publish(uri, diagnostics, result.versions.get(uri))
 
     def publish(
@@ -470,7 +479,9 @@ def register_actions(server: TorchlintServer) -> None:
         the last lint found something to fix, and then computed on resolve where the client can."""
         if not explicit:
             unit = server.unit(key)
-            last = server.cached(key, unit) if unit is not None else None
+            if unit is None:
+                return None
+            last = server.cached(key, unit)
             if last is None or not last.fixable:
                 return None
             if server.supports("text_document.code_action.resolve_support"):
@@ -498,7 +509,9 @@ def register_actions(server: TorchlintServer) -> None:
             return None
         at = target.lines.from_lsp(params.position)
         found = code_at(target.lines.line(at.row), at.column - 1)
-        rule = find_rule(found[0]) if found else None
+        if found is None:
+            return None
+        rule = find_rule(found[0])
         if rule is None:
             return None
         _, start, end = found

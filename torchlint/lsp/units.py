@@ -40,16 +40,21 @@ class Unit:
         """The document a finding belongs in, and the finding in that document's positions."""
         if self.notebook is None:
             return self.documents[0], finding
-        (mapped,) = self.notebook.map_diagnostics(self.text, [finding])
-        rows = tuple(self._locate(Position(row, 1))[1].row for row in finding.anchor_rows)
-        edit_cells = {self._locate(e.start)[0] for e in finding.fix.edits} if finding.fix else set()
+        notebook = self.notebook
+        (mapped,) = notebook.map_diagnostics(self.text, [finding])
+        rows = tuple(self._locate(notebook, Position(row, 1))[1].row for row in finding.anchor_rows)
+        edit_cells = (
+            {self._locate(notebook, e.start)[0] for e in finding.fix.edits}
+            if finding.fix
+            else set()
+        )
         # A fix reaching into another cell (an import added to the first one) is left to fix-all.
         fix = mapped.fix if edit_cells <= {mapped.cell} else None
         return self.documents[(mapped.cell or 1) - 1], replace(mapped, anchor_rows=rows, fix=fix)
 
-    def _locate(self, at: Position) -> tuple[int | None, Position]:
+    def _locate(self, notebook: Notebook, at: Position) -> tuple[int | None, Position]:
         """The cell and cell-relative position of a position in the virtual module."""
-        (probe,) = self.notebook.map_diagnostics(self.text, [Diagnostic("", "", "", "", at, at)])
+        (probe,) = notebook.map_diagnostics(self.text, [Diagnostic("", "", "", "", at, at)])
         return probe.cell, probe.start
 
     def fixed_documents(self, fixed: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ to print; adding a format is one module here and one entry in FORMATS.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torchlint.diagnostics import Diagnostic
 from torchlint.output import (

@@ -53,8 +53,8 @@ def render_junit(diagnostics: list[Diagnostic]) -> str:
         suite = ET.SubElement(root, "testsuite", name="torchlint")
         _counts(suite, 1, 0)
         ET.SubElement(suite, "testcase", name="no findings", classname="torchlint")
-    for path, found in groupby(diagnostics, key=lambda d: d.path):
-        found = list(found)
+    for path, group in groupby(diagnostics, key=lambda d: d.path):
+        found = list(group)
         suite = ET.SubElement(root, "testsuite", name=_clean(path))
         _counts(suite, len(found), len(found))
         for d in found:

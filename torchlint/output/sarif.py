@@ -21,10 +21,10 @@ from torchlint.diagnostics import (
     Edit,
     Fix,
     Position,
+    rule_url,
 )
 from torchlint.output.levels import level
 from torchlint.registry import all_rules
-from torchlint.rule_docs import url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -78,8 +78,8 @@ def _descriptors() -> list[dict[str, Any]]:
                 rule.default_enabled,
             )
         )
-        found[-1]["helpUri"] = url(rule.code)
-        found[-1]["properties"] = {"fixAvailability": rule.fix_availability}
+        found[-1]["helpUri"] = rule_url(rule.code)
+        found[-1]["properties"] = {"fixAvailability": rule.fix_availability.value}
     return sorted(found, key=lambda descriptor: descriptor["id"])
 
 

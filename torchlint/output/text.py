@@ -54,8 +54,8 @@ def concise(diagnostics: list[Diagnostic], style: Style = PLAIN) -> str:
 
 def grouped(diagnostics: list[Diagnostic], style: Style = PLAIN) -> str:
     blocks = []
-    for path, found in groupby(diagnostics, key=lambda d: d.path):
-        found = list(found)
+    for path, group in groupby(diagnostics, key=lambda d: d.path):
+        found = list(group)
         width = max(len(_row_col(d)) for d in found)
         lines = [f"{style.paint(path, _BOLD)}:"]
         lines += [

@@ -156,6 +156,7 @@ def verify(
     signal.signal(signal.SIGTERM, _terminated)  # so runners are killed and temp files removed
     signal.signal(signal.SIGHUP, _terminated)  # a closed terminal, likewise
     watchdog = start_watchdog(SESSION)  # and, should this process be killed outright, the watchdog
+    report: list[dict[str, Any]] | dict[str, Any]
     try:
         if use_fixtures:
             config = RunConfig((), steps, device, timeout)
@@ -172,10 +173,10 @@ def verify(
             if not arguments:
                 fail("missing SCRIPT (or --fixtures)")
             config = RunConfig(tuple(arguments[1:]), steps, device, timeout)
-            report = _script_report(arguments[0], other, config, repeat, tol, settings_args)
-            if report is None:
+            single = _script_report(arguments[0], other, config, repeat, tol, settings_args)
+            if single is None:
                 sys.exit(EXIT_CLEAN)
-            ok = report["verdict"] == "equivalent"
+            report, ok = single, single["verdict"] == "equivalent"
     except SetupError as error:
         fail(str(error))
     except KeyboardInterrupt:

@@ -10,8 +10,9 @@ changes the computation on purpose, such as Adam's L2 term becoming AdamW's deca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torchlint
 from torchlint.cli_options import fail

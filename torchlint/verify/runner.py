@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import faulthandler
+import functools
 import gc
 import json
 import linecache
@@ -112,8 +113,7 @@ class Recorder:
             finally:
                 self.in_backward = False
 
-        backward.__wrapped__ = original
-        return backward
+        return functools.wraps(original)(backward)
 
     def _record_loss(self, tensors: Any) -> None:
         first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
@@ -129,7 +129,7 @@ class Recorder:
 
     def script_line(self) -> int:
         """The line of the innermost frame in the user's script; 0 when none is on the stack."""
-        frame = sys._getframe(1)
+        frame: types.FrameType | None = sys._getframe(1)
         while frame is not None:
             if frame.f_code.co_filename == self.script:
                 return frame.f_lineno
@@ -193,7 +193,7 @@ def make_sync_mode(torch: Any, recorder: Recorder, cpu_run: bool) -> Any:
     torch_dir = os.path.dirname(torch.__file__) + os.sep
 
     def called_from_torch() -> bool:
-        frame = sys._getframe(3)
+        frame: types.FrameType | None = sys._getframe(3)
         while frame is not None and frame.f_code.co_filename.endswith(DISPATCH_FILES):
             frame = frame.f_back
         return frame is not None and frame.f_code.co_filename.startswith(torch_dir)

@@ -100,7 +100,7 @@ def build(
 
 def environment(runs: dict[str, list[RunOutcome]], device: str | None) -> dict[str, Any]:
     """Where the runs ran, from the first run that reported it."""
-    found = next(
+    found: dict[str, Any] = next(
         (o.results["environment"] for outcomes in runs.values() for o in outcomes if o.results), {}
     )
     return {

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from torchlint.cli_options import fail
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine.lint import decode, lint_text, rules_for
+from torchlint.engine.lint import decode, lint_text
 from torchlint.engine.run import display_path
+from torchlint.project import rules_for
 from torchlint.verify.launch import Version
 
 

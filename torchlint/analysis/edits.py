@@ -1,5 +1,8 @@
 """Helpers that turn libcst nodes into edit text without losing the user's formatting.
 
+They sit below the rules and the file context (which renders code with them); the fixer, which
+applies edits, is in `torchlint.fixes`.
+
 `Module.code_for_node` renders a node as if it stood at column 0: the continuation lines of a
 call that spans several lines lose the indentation of the block around it. `render` gives
 libcst's code generator the enclosing blocks' indentation, so a replacement keeps its argument
@@ -10,22 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
-
-from torchlint.diagnostics import Edit, Position
-from torchlint.notebook import masks_magics
-
-if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
 
 
 def indentation(module: cst.Module, ancestors: Iterable[cst.CSTNode]) -> list[str]:
     """The indent tokens of the blocks around a node, outermost first (from its ancestors, innermost first)."""
     blocks = [a for a in ancestors if type(a) is cst.IndentedBlock]
-    return [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]  # type: ignore[attr-defined]
+    return [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]
 
 
 def render(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
@@ -63,7 +59,7 @@ def torch_import(statements: Iterable[cst.BaseStatement]) -> str | None:
 
 def _torch_names(node: cst.Import) -> Iterable[str]:
     for alias in node.names:
-        name = alias.name
+        name: cst.BaseExpression = alias.name
         while isinstance(name, cst.Attribute):
             name = name.value
         if not isinstance(name, cst.Name) or name.value != "torch":
@@ -116,33 +112,3 @@ def without_alias(
             comma=alias.comma
         )  # the last name keeps the layout's trailing comma (or none)
     return node.with_changes(names=kept)
-
-
-def drop_unused_import(
-    ctx: FileContext, name: str, rewritten: int, new_texts: Iterable[str]
-) -> Edit | None:
-    """The edit that removes the module-level import of `name` once `rewritten` uses of it are
-    rewritten into `new_texts`, when the file has no other mention of it.
-
-    Not in an `__init__.py`, whose imports are its package's interface, nor in a notebook with
-    magics, whose masked lines may still use the name.
-    """
-    if (
-        ctx.path.endswith("__init__.py")
-        or masks_magics(ctx.source)
-        or any(references(text, name) for text in new_texts)
-    ):
-        return None
-    if references(ctx.source, name) != rewritten + 1:
-        return None  # another use, a re-export in `__all__`, a mention we cannot judge
-    found = import_binding(ctx.module, name)
-    if found is None:
-        return None
-    statement, node, alias = found
-    smaller = without_alias(node, alias)
-    if smaller is not None:
-        return ctx.replace(node, smaller)
-    if len(statement.body) > 1:
-        return None
-    start, end = ctx.start(statement), ctx.end(statement)
-    return Edit(Position(start.row, 1), Position(end.row + 1, 1), "")

@@ -1,4 +1,8 @@
-"""Per-file state handed to every rule: the tree, the import table, parents, positions."""
+"""Per-file state handed to every rule and fact: the tree, the import table, parents, positions.
+
+It knows no rule: a rule records its findings in `diagnostics` (`Rule.report`), and the
+engine reads them from there.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
+from torchlint.analysis.edits import indentation, render, torch_import
 from torchlint.analysis.symbols import ImportTable
-from torchlint.diagnostics import Diagnostic, Edit, Fix, Position, source_lines
-from torchlint.fixes.edits import indentation, render, torch_import
-from torchlint.notebook import boundary_rows, keeps_cells
-from torchlint.rule_docs import url
+from torchlint.diagnostics import Diagnostic, Edit, Position, source_lines
+from torchlint.notebook import boundary_rows
 
 if TYPE_CHECKING:
     from torchlint.analysis.project_index import ProjectIndex
-    from torchlint.rule import Rule
 
 F = TypeVar("F")
 
@@ -40,7 +42,7 @@ class FileContext:
         self.traversed = False
         self.diagnostics: list[Diagnostic] = []
         self._positions: Any = None
-        self._facts: dict[type, Any] = {}
+        self._facts: dict[Callable[..., Any], Any] = {}
         self._lines: list[str] | None = None
         # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
         self.skip_test_code = False
@@ -65,9 +67,9 @@ class FileContext:
     # -- shared facts ------------------------------------------------------------------
     def fact(self, kind: Callable[[FileContext], F]) -> F:
         """The analysis fact `kind` for this file, built on first use and then shared."""
-        found = self._facts.get(kind)  # type: ignore[arg-type]
+        found = self._facts.get(kind)
         if found is None:
-            found = self._facts[kind] = kind(self)  # type: ignore[index]
+            found = self._facts[kind] = kind(self)
         return found
 
     @property
@@ -103,10 +105,15 @@ class FileContext:
         pos = self.range(node).end
         return Position(pos.line, pos.column + 1)
 
-    def line(self, row: int) -> str:
+    def _rows(self) -> list[str]:
+        """The source's rows, split on first use."""
         if self._lines is None:
             self._lines = source_lines(self.source)
-        return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
+        return self._lines
+
+    def line(self, row: int) -> str:
+        lines = self._rows()
+        return lines[row - 1] if 0 < row <= len(lines) else ""
 
     def code(self, node: cst.CSTNode, like: cst.CSTNode | None = None) -> str:
         """The code of `node` as written where `like` (by default `node` itself) stands: the
@@ -154,7 +161,8 @@ class FileContext:
             )
             if alias is not None:
                 return alias, None
-        return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
+        top = self._import_position()
+        return "torch", Edit(top, top, "import torch\n")
 
     def _import_position(self) -> Position:
         """Below the docstring, `__future__` imports and the leading import block."""
@@ -185,42 +193,8 @@ class FileContext:
         fix can keep its edits in the cell of the code it changes."""
         return bisect.bisect_left(self.cell_boundaries, self.start(node).row)
 
-    # -- reporting ---------------------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
-        if self.skip_test_code and rule.performance and self._in_test_code(node):
-            return
-        if (
-            fix is not None
-            and fix.min_torch is not None
-            and self.target_torch_version < fix.min_torch
-        ):
-            need, have = fix.min_torch, self.target_torch_version
-            message += f" (no fix offered: it needs torch {need[0]}.{need[1]}, the project targets {have[0]}.{have[1]})"
-            fix = None
-        if fix is not None and not keeps_cells(self.cell_boundaries, fix.edits):
-            # The notebook adapter writes back cell by cell; such a fix could never be applied.
-            message += " (no fix offered: it would cross a boundary between notebook cells)"
-            fix = None
-        start, end = self.start(node), self.end(node)
-        anchors = (start.row, self._statement_row(node))
-        self.diagnostics.append(
-            Diagnostic(
-                rule.code,
-                rule.name,
-                message,
-                self.path,
-                start,
-                end,
-                fix,
-                url=url(rule.code),
-                source_line=self.line(start.row),
-                anchor_rows=anchors,
-                context_before=self._lines_between(start.row - 2, start.row - 1),
-                context_after=self._lines_between(start.row + 1, start.row + 2),
-            )
-        )
-
-    def _in_test_code(self, node: cst.CSTNode) -> bool:
+    # -- where a finding stands ---------------------------------------------------------
+    def in_test_code(self, node: cst.CSTNode) -> bool:
         """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
         for candidate in (node, *self.ancestors(node)):
             if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
@@ -229,13 +203,13 @@ class FileContext:
                 return True
         return False
 
-    def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
+    def lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""
-        self.line(1)  # splits the source once
-        rows = len(self._lines) - (self._lines[-1] == "")  # a final line break starts no row
-        return tuple(self._lines[max(first, 1) - 1 : max(min(last, rows), 0)])
+        lines = self._rows()
+        rows = len(lines) - (lines[-1] == "")  # a final line break starts no row
+        return tuple(lines[max(first, 1) - 1 : max(min(last, rows), 0)])
 
-    def _statement_row(self, node: cst.CSTNode) -> int:
+    def statement_row(self, node: cst.CSTNode) -> int:
         """First row of the statement holding `node`, where a multi-line statement's noqa goes."""
         for candidate in (node, *self.ancestors(node)):
             if isinstance(candidate, cst.SimpleStatementLine | cst.BaseCompoundStatement):
