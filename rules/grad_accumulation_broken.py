@@ -541,7 +541,9 @@ tuned around.
                 fix,
             )
 
-    def _undivided_loss(self, target: cst.BaseExpression, loop: StepOwner) -> cst.BaseExpression | None:
+    def _undivided_loss(
+        self, target: cst.BaseExpression, loop: StepOwner
+    ) -> cst.BaseExpression | None:
         """The loss of `target.backward()` when it is a plain, mean-reduced torch loss, never rescaled."""
         if (
             isinstance(target, cst.Call)

@@ -10,8 +10,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchlint.analysis.model import Binding, SemanticModel, passed_argument, target_names
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.model import Binding, SemanticModel, passed_argument, target_names
 from torchlint.engine.traversal import run_rules
 
 
