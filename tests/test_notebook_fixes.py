@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from conftest import run_torchlint
 
-# After `model.eval()`, forward passes in two later cells: one evaluation region across cells.
+# After `model.eval()`, evaluation loops in two later cells: one evaluation region across cells.
 ACROSS_CELLS = [
     "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\n"
     "model.load_state_dict(torch.load('w.pt'))\n",
-    "model.eval()\nout = model(torch.ones(2))\n",
-    "# a second probe\nout2 = model(torch.zeros(2))\nprint(out, out2)\n",
+    "model.eval()\nfor x in torch.ones(3, 2):\n    out = model(x)\n",
+    "# a second probe\nfor y in torch.zeros(3, 2):\n    out2 = model(y)\nprint(out, out2)\n",
 ]
 # No torch import: the fix's import lands in the first cell, its wrap in others.
 IMPORT_ELSEWHERE = [
     "from torch import nn\nmodel = nn.Linear(2, 2)\nmodel.eval()\n",
-    "a = model(x)\n",
-    "b = model(y)\n",
+    "for x in xs:\n    a = model(x)\n",
+    "for y in ys:\n    b = model(y)\n",
 ]
 
 
@@ -67,16 +67,18 @@ def test_check_announces_the_fixes_that_fix_then_applies_in_every_cell(folder):
     assert "TL999" not in fixed.stdout + fixed.stderr
     across = _cells(folder / "across.ipynb")
     assert across[0] == ACROSS_CELLS[0]
-    assert across[1] == "model.eval()\nwith torch.no_grad():\n    out = model(torch.ones(2))\n"
+    assert across[1] == (
+        "model.eval()\nwith torch.no_grad():\n    for x in torch.ones(3, 2):\n        out = model(x)\n"
+    )
     assert across[2] == (
-        "# a second probe\nwith torch.no_grad():\n    out2 = model(torch.zeros(2))\n"
-        "print(out, out2)\n"
+        "# a second probe\nwith torch.no_grad():\n    for y in torch.zeros(3, 2):\n"
+        "        out2 = model(y)\nprint(out, out2)\n"
     )
     elsewhere = _cells(folder / "elsewhere.ipynb")
     assert "import torch\n" in elsewhere[0]
     assert elsewhere[1:] == [
-        "with torch.no_grad():\n    a = model(x)\n",
-        "with torch.no_grad():\n    b = model(y)\n",
+        "with torch.no_grad():\n    for x in xs:\n        a = model(x)\n",
+        "with torch.no_grad():\n    for y in ys:\n        b = model(y)\n",
     ]
     for cell in across + elsewhere:
         compile(cell, "cell", "exec")  # each cell is whole Python on its own
