@@ -45,6 +45,8 @@ _ITERABLE_DATASETS = frozenset(
         "torch.utils.data.datapipes.datapipe.IterDataPipe",
     }
 )
+# The methods of a dataset that a loader calls per sample (or per batch of indices).
+_SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__"})
 # Words in the name of a dataset class that streams its samples (`WebDataset`, `StreamingDataset`).
 _STREAM_WORDS = ("Iterable", "Stream", "WebDataset", "IterDataPipe")
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...,
@@ -242,6 +244,75 @@ class DataLoaders:
             for call in self.scopes.calls
             if self.scopes.is_ancestor(owner, call)
         )
+
+    @cached_property
+    def sample_code(self) -> dict[cst.FunctionDef | cst.Lambda, str]:
+        """The code a loader runs per sample or batch, in its worker processes when it has
+        workers: `__getitem__`/`__getitems__` of the file's `Dataset` classes, the functions
+        passed as `collate_fn=` (a def, a lambda, `functools.partial(f, ...)`), and the file's
+        functions and methods those call. Each with what it is, as the findings name it."""
+        found: dict[cst.FunctionDef | cst.Lambda, str] = {}
+        for name, klass in self.scopes.classes.items():
+            if not any(derives_from(self.ctx, base.value, DATASETS) for base in klass.bases):
+                continue
+            body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+            for method in body:
+                if isinstance(method, cst.FunctionDef) and method.name.value in _SAMPLE_METHODS:
+                    found[method] = f"`{name}.{method.name.value}`"
+        for args in self.constructions.values():
+            for function in self._collate_functions(args.collate_fn):
+                found.setdefault(function, "`collate_fn`")
+        frontier = list(found)
+        for _ in range(_MAX_CALL_DEPTH):
+            reached: list[cst.FunctionDef | cst.Lambda] = []
+            for function in frontier:
+                for call in self._calls_in.get(function, ()):
+                    for callee in self.scopes.callees.get(call, ()):
+                        if callee not in found:
+                            found[callee] = found[function]
+                            reached.append(callee)
+            frontier = reached
+        return found
+
+    @cached_property
+    def _calls_in(self) -> dict[cst.CSTNode, list[cst.Call]]:
+        """The calls of each function (and lambda) of the file, in their own bodies."""
+        found: dict[cst.CSTNode, list[cst.Call]] = {}
+        for call in self.scopes.calls:
+            for parent in self.scopes.ancestors(call):
+                if isinstance(parent, cst.FunctionDef | cst.Lambda):
+                    found.setdefault(parent, []).append(call)
+                    break
+        return found
+
+    def sample_function(self, node: cst.CSTNode) -> str | None:
+        """What per-sample code runs `node` (`Images.__getitem__`, `collate_fn`), if any."""
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda):
+                found = self.sample_code.get(parent)
+                if found is not None:
+                    return found
+                if isinstance(parent, cst.FunctionDef):
+                    return None
+        return None
+
+    def _collate_functions(
+        self, node: cst.BaseExpression | None
+    ) -> list[cst.FunctionDef | cst.Lambda]:
+        if isinstance(node, cst.Lambda):
+            return [node]
+        if isinstance(node, cst.Call) and (
+            self.ctx.symbols.qualname(node.func) == "functools.partial"
+        ):
+            first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+            return self._collate_functions(first)
+        if not isinstance(node, cst.Name):
+            return []
+        return [
+            b.node
+            for b in self.scopes.reaching(node)
+            if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+        ]
 
     def streams(self, loader: cst.Call) -> bool:
         """The loader's dataset evidently streams (an `IterableDataset`, a class named for

@@ -49,7 +49,7 @@ _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
 # A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:%s)['"]|\\(?:[xuUN0-7])""" % "|".join(sorted(EVAL_DATA_WORDS))
+    r"""['"](?:{})['"]|\\(?:[xuUN0-7])""".format("|".join(sorted(EVAL_DATA_WORDS)))
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
@@ -149,3 +149,9 @@ def may_name_a_device(text: str) -> bool:
     names are matched case-insensitively (`loops.is_device_like`), so the text test is too."""
     low = text.lower()
     return any(word in low for word in _DEVICE_WORDS)
+
+
+def may_load_samples(text: str) -> bool:
+    """A dataset's per-sample method (`__getitem__`, `__getitems__`) or a `collate_fn`: where a
+    loader runs the file's code for each sample or batch."""
+    return "__getitem" in text or "collate" in text

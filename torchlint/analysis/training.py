@@ -16,9 +16,9 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.text import may_train
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -79,6 +79,19 @@ class Training:
         if func.attr.value in ("backward", "manual_backward"):
             return True
         return func.attr.value == "step" and self.is_optimizer(func.value)
+
+    def stepped_optimizer(self, call: cst.Call) -> str | None:
+        """`optimizer` for `optimizer.step()` and `scaler.step(optimizer)`: which optimizer a call steps."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+            return None
+        owner = dotted(func.value)
+        if owner is None:
+            return None
+        if "scaler" in name_tokens(owner.rsplit(".", 1)[-1]):
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            return dotted(positional[0]) if positional else None
+        return owner if self.is_optimizer(func.value) else None
 
     def is_optimizer(self, node: cst.BaseExpression) -> bool:
         """A name or attribute bound to a torch optimizer, or named like one (`optimizer`, `self.opt`)."""

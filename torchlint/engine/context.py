@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -151,6 +152,11 @@ class FileContext:
             if alias is not None:
                 return alias, None
         return "torch", Edit(*([self._import_position()] * 2), "import torch\n")
+
+    def import_edit(self, statement: str) -> Edit:
+        """An edit adding `statement` (`import contextlib`) where `torch_alias` adds its import."""
+        at = self._import_position()
+        return Edit(at, at, statement + "\n")
 
     def _import_position(self) -> Position:
         """Below the docstring, `__future__` imports and the leading import block."""
