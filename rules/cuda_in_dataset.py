@@ -203,8 +203,8 @@ place for you.
             )
             self.report(
                 call,
-                f"{what} in {where}: CUDA work per sample serialises the loader and fails "
-                "in its worker processes",
+                f"{what} in {where}: CUDA work in the loader's code serialises loading and "
+                "fails in its worker processes",
                 fix,
             )
 

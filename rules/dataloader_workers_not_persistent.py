@@ -143,6 +143,20 @@ which changes which random augmentations are drawn, not their distribution.
                 for x in make_loader(ds):
                     step(x)
         """,
+        # the helper runs every epoch for the validation loader, once for the test loader
+        """
+        from torch.utils.data import DataLoader
+
+        val_loader = DataLoader(val_ds, batch_size=32, persistent_workers=True, num_workers=2)
+        test_loader = DataLoader(test_ds, batch_size=32, num_workers=2)
+
+        def evaluate(model, loader):
+            return [model(x) for x in loader]
+
+        for epoch in range(10):
+            evaluate(model, val_loader)
+        evaluate(model, test_loader)
+        """,
         # options unknown
         """
         from torch.utils.data import DataLoader
@@ -263,7 +277,7 @@ which changes which random augmentations are drawn, not their distribution.
             outer = loaders.reiterated(call)
             if outer is None:
                 continue
-            changed = self._dataset_changed(args.dataset, outer)
+            changed = self._dataset_changed(call, args.dataset, outer)
             self._report(call, workers, changed)
 
     def _positive(self, node: cst.BaseExpression | None, depth: int = 0) -> str | None:
@@ -287,12 +301,17 @@ which changes which random augmentations are drawn, not their distribution.
         positive = all(known) if node.func.value == "min" else any(known)
         return self.ctx.code(node) if positive and known else None
 
-    def _dataset_changed(self, dataset: cst.BaseExpression | None, outer: cst.CSTNode) -> bool:
+    def _dataset_changed(
+        self, loader: cst.Call, dataset: cst.BaseExpression | None, outer: cst.CSTNode
+    ) -> bool:
         """A method call or attribute store on the dataset (or `loader.dataset`) inside the loop
         that re-iterates the loader: persistent workers would not see what it changes."""
         scopes = self.ctx.fact(SemanticModel)
+        loaders = self.ctx.fact(DataLoaders)
         receivers: list[cst.CSTNode] = [
-            a for a in scopes.attributes.get("dataset", ()) if scopes.is_ancestor(outer, a)
+            a
+            for a in scopes.attributes.get("dataset", ())
+            if scopes.is_ancestor(outer, a) and loader in loaders.sources(a.value)
         ]
         name = dotted(dataset) if dataset is not None else None
         if name is not None and "." not in name:
@@ -312,7 +331,12 @@ which changes which random augmentations are drawn, not their distribution.
         )
 
     def _report(self, call: cst.Call, workers: str, changed: bool) -> None:
-        count = f"its {workers} worker processes" if workers.isdigit() else "its worker processes"
+        if workers == "1":
+            count = "its worker process"
+        elif workers.isdigit():
+            count = f"its {workers} worker processes"
+        else:
+            count = "its worker processes"
         message = f"`DataLoader` iterated every epoch restarts {count} each time; pass `persistent_workers=True`"
         applicability = Applicability.SAFE
         title = "Pass `persistent_workers=True`"

@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.analysis.compiled import Compiled
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.text import may_compile
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -25,6 +26,7 @@ class GraphBreakInCompiled(Rule):
     )
     fix_availability = "display-only"
     tokens = ("compile",)
+    text_tests = (may_compile,)
     docs = """
 ## What it does
 Flags, in code that `torch.compile` traces, the operations that make Dynamo stop the graph

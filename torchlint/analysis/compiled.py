@@ -144,7 +144,19 @@ class Compiled:
             for b in self._bindings(target)
             if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
         ]
-        return functions or self._forwards_of(target, call)
+        return functions or self._method(target) or self._forwards_of(target, call)
+
+    def _method(self, target: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """`self.forward`, `self.__call__`: a method of the class whose method compiles it."""
+        if not isinstance(target, cst.Attribute):
+            return []
+        klass = self.scopes.self_class(target)
+        if klass is None:
+            return []
+        found = _methods(klass, target.attr.value)
+        if not found and target.attr.value == "__call__":
+            return _methods(klass, "forward")  # a module's `__call__` runs its `forward`
+        return found
 
     def _forwards_of(self, value: cst.BaseExpression, call: cst.Call) -> list[cst.FunctionDef]:
         """The `forward` of the file's class whose instance `value` is (built there, or bound to one)."""
@@ -157,10 +169,14 @@ class Compiled:
             return []
         (klass,) = classes
         assert klass is not None
-        body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
-        return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+        return _methods(klass, "forward")
 
     def _bindings(self, node: cst.BaseExpression):
         if isinstance(node, cst.Name):
             return self.scopes.reaching(node)
         return self.scopes.all_bindings(node)
+
+
+def _methods(klass: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+    body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+    return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]

@@ -346,7 +346,7 @@ class DataLoaders:
         the function that builds it, is a new loader each time: its workers start anyway."""
         builds = self._runs_of(loader)
         for fed in self.loops_of(loader):
-            for run in self._runs_of(fed):
+            for run in self._runs_of(fed, loader):
                 for outer in self._loops_around(run):
                     if outer is not fed and not any(
                         self.scopes.is_ancestor(outer, site) for site in builds
@@ -354,8 +354,10 @@ class DataLoaders:
                         return outer
         return None
 
-    def _runs_of(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        """`node`, and the calls that run it: those of the function holding it, and theirs."""
+    def _runs_of(self, node: cst.CSTNode, loader: cst.Call | None = None) -> list[cst.CSTNode]:
+        """`node`, and the calls that run it: those of the function holding it, and theirs. With
+        `loader`, of the calls that pass arguments only those that pass that loader: a helper
+        looping over what it is given runs the validation loader per epoch, the test loader once."""
         found = [node]
         frontier = [node]
         for _ in range(_MAX_CALL_DEPTH):
@@ -366,11 +368,19 @@ class DataLoaders:
                 for call in self.scopes.callers.get(function, ())
                 if call not in found
             ]
+            if loader is not None:
+                passing = [c for c in calls if self._passes(c, loader)]
+                calls = passing or calls
             if not calls:
                 break
             found += calls
             frontier = calls
         return found
+
+    def _passes(self, call: cst.CSTNode, loader: cst.Call) -> bool:
+        return isinstance(call, cst.Call) and any(
+            loader in self.sources(arg.value) for arg in call.args
+        )
 
     def _loops_around(self, node: cst.CSTNode) -> list[cst.For | cst.While]:
         """The `for`/`while` loops whose body holds `node`, up to its function."""
