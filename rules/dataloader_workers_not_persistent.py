@@ -19,7 +19,7 @@ class DataloaderWorkersNotPersistent(Rule):
     name = "dataloader-workers-not-persistent"
     preview = True
     summary = "`DataLoader` with worker processes, iterated every epoch, restarts them each time"
-    fix_availability = "safe"
+    fix_availability = "unsafe"
     fix_versions = {"`persistent_workers=True`": "1.7"}
     tokens = ("DataLoader",)
     docs = """
@@ -60,19 +60,21 @@ for epoch in range(epochs):
 ```
 
 ## Fix safety
-Safe: the workers and the batches they produce are the same; only their lifetime changes.
-The samplers (and `shuffle`) run in the main process, so `sampler.set_epoch(epoch)` still
-works. Two exceptions make the fix unsafe, and the finding says so:
+Unsafe, although the workers produce the same kind of batches and only their lifetime changes:
 
+- random streams shift. Each new iterator of a non-persistent loader draws a seed for its
+  workers from the loader's `generator` (or, without one, from torch's global RNG, which the
+  default shuffling and the model's dropout also draw from); persistent workers draw it once.
+  From the second epoch on, a seeded run shuffles (and augments) differently: the same
+  distribution, other samples, so results are not reproduced bit for bit;
 - the dataset is changed between epochs in the main process (`dataset.set_epoch(epoch)`,
-  `train_ds.resample()`, `loader.dataset.x = ...` inside the loop): persistent workers keep
-  their own copy of the dataset from the first epoch and never see the change;
-- when not to act at all: persistent workers hold their memory between epochs, so a training
-  loader and a validation loader with workers both stay alive; on a machine short of RAM, keep
-  the smaller loader non-persistent or with fewer workers.
+  `train_ds.resample()`, `loader.dataset.x = ...` inside the loop; the finding says so):
+  persistent workers keep their own copy of the dataset from the first epoch and never see the
+  change. Samplers run in the main process, so `sampler.set_epoch(epoch)` still works.
 
-Worker random state also continues from one epoch to the next instead of being re-seeded,
-which changes which random augmentations are drawn, not their distribution.
+When not to act: persistent workers hold their memory between epochs, so a training loader and
+a validation loader with workers both stay alive; on a machine short of RAM, keep the smaller
+loader non-persistent or give it fewer workers.
 
 ## References
 - [torch.utils.data.DataLoader: `persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -251,7 +253,7 @@ which changes which random augmentations are drawn, not their distribution.
                 for x in loader:
                     step(x)
             """,
-            message="unsafe",
+            message="the dataset changes between epochs",
         ),
     ]
 
@@ -338,15 +340,15 @@ which changes which random augmentations are drawn, not their distribution.
         else:
             count = "its worker processes"
         message = f"`DataLoader` iterated every epoch restarts {count} each time; pass `persistent_workers=True`"
-        applicability = Applicability.SAFE
-        title = "Pass `persistent_workers=True`"
+        title = "Pass `persistent_workers=True` (seeded runs draw other random samples)"
         if changed:
-            applicability = Applicability.UNSAFE
-            message += " (unsafe here: the dataset changes between epochs, which persistent workers would not see)"
-            title += " (the workers would keep the first epoch's copy of the dataset)"
+            message += (
+                " (the dataset changes between epochs, which persistent workers would not see)"
+            )
+            title = "Pass `persistent_workers=True` (the workers would keep the first epoch's copy of the dataset)"
         fix = self.make_fix(
             title,
-            applicability,
+            Applicability.UNSAFE,
             *keyword_edits(self.ctx, call, {"persistent_workers": "True"}),
             writes="`persistent_workers=True`",
         )
