@@ -79,7 +79,8 @@ Unsafe. The fix wraps the loop's statements up to the backward (the forward must
 too) in `with contextlib.nullcontext() if <step test> else model.no_sync():`, and imports
 `contextlib`. It is offered only when that is mechanical: the backward and the step's guard are
 statements of the loop's own body, the forward of the DDP model is called there, and the
-guard's test reads nothing those statements bind. Otherwise the finding says why and the fix
+guard's test reads nothing those statements bind and calls nothing but `len` (it is evaluated
+twice). Otherwise the finding says why and the fix
 is display-only. Unsafe because the gradients of the skipped syncs are reduced later: anything
 that reads `.grad` between micro-steps (clipping per micro-step, logging gradient norms) sees
 local gradients instead of averaged ones, and a loop that ends between two steps leaves
@@ -190,6 +191,19 @@ unsynchronised gradients behind.
             """,
             message="`model.no_sync()`",
         ),
+        # a helper decides when to step: calling it twice would change its count
+        Invalid(
+            """
+            from torch.nn.parallel import DistributedDataParallel
+
+            model = DistributedDataParallel(net)
+            for batch in loader:
+                model(batch).loss.backward()
+                if history.step(grad_accumulation):
+                    optimizer.step()
+            """,
+            message="skip the sync",
+        ),
         # the step's test reads a value the wrapped statements compute
         Invalid(
             """
@@ -288,15 +302,17 @@ unsynchronised gradients behind.
             return "the loop does not call the DDP model itself", None
         if self._binds_test_names(guard.test, wrapped):
             return "the step's test reads values computed before the backward", None
+        if self._calls_in_test(guard.test):
+            return "the step's test calls a function, which the `with` would call again", None
         test = self.ctx.code(guard.test)
+        try:
+            item = cst.parse_expression(
+                f"contextlib.nullcontext() if {test} else {model}.no_sync()"
+            )
+        except cst.ParserSyntaxError:
+            return "the step's test cannot be repeated in a `with` as written", None
         block = cst.With(
-            items=[
-                cst.WithItem(
-                    cst.parse_expression(
-                        f"contextlib.nullcontext() if {test} else {model}.no_sync()"
-                    )
-                )
-            ],
+            items=[cst.WithItem(item)],
             body=cst.IndentedBlock(body=[wrapped[0].with_changes(leading_lines=()), *wrapped[1:]]),
         )
         text = self.ctx.code(block, like=wrapped[0]).strip(" \t\r\n")
@@ -326,6 +342,15 @@ unsynchronised gradients behind.
                     if any(scopes.is_ancestor(s, binding.node) for s in statements):
                         return True
         return False
+
+    def _calls_in_test(self, test: cst.BaseExpression) -> bool:
+        """A call other than `len(...)` in the test: evaluating it twice may change what it does."""
+        scopes = self.ctx.fact(SemanticModel)
+        return any(
+            scopes.is_ancestor(test, call)
+            and not (isinstance(call.func, cst.Name) and call.func.value == "len")
+            for call in scopes.calls
+        )
 
     def _imports_contextlib(self) -> bool:
         return self.ctx.symbols.aliases.get("contextlib") == "contextlib"
