@@ -41,6 +41,11 @@ and fall back to Python:
 - for a target torch below 2.1 only: `.numpy()` and NumPy calls (from 2.1 on, Dynamo traces
   NumPy code on tensors as torch operations, so they no longer break the graph).
 
+Only calls that run whenever the traced code runs are flagged: one in an `if` branch or an
+`except` handler is not (Dynamo traces only the branch a Python condition takes while
+compiling, so `if self.debug: print(...)` breaks nothing while the flag is off); a condition on
+a tensor is flagged itself.
+
 Traced code is a function decorated with `@torch.compile` (bare or with options) or passed to
 `torch.compile(f)`, the `forward` of a module class of the file whose instance is passed to
 `torch.compile(model)` or calls `model.compile()`, and the same-file functions and methods
@@ -131,6 +136,17 @@ author can judge.
                 print("eager")
             log(x)
             return x * 2
+        """,
+        # a print the trace takes only when a Python flag is on
+        """
+        import torch
+
+        @torch.compile
+        def step(x, debug=False):
+            y = x.relu()
+            if debug:
+                print(y.sum().item())
+            return y
         """,
         # NumPy on tensors is traced from torch 2.1 on
         """
@@ -243,11 +259,27 @@ author can judge.
                 what = f"`{func.value}()` of a tensor"
         elif self.ctx.target_torch_version < _NUMPY_TRACED_SINCE:
             what = self._numpy(call)
-        if what is None:
+        if what is None or self._in_branch(call):
             return
         root = compiled.root_of(call)
         if root is not None:
             self._report(call, what, compiled, root)
+
+    def _in_branch(self, node: cst.CSTNode) -> bool:
+        """Inside an `if` branch or an `except` handler of its function: Dynamo traces only the
+        branch a Python condition takes (`if self.debug: print(...)` breaks nothing while the
+        flag is off), and a handler only when an exception is raised while tracing."""
+        scopes = self.ctx.fact(SemanticModel)
+        child: cst.CSTNode = node
+        for parent in scopes.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+            if isinstance(parent, cst.If | cst.IfExp) and child is not parent.test:
+                return True
+            if isinstance(parent, cst.ExceptHandler):
+                return True
+            child = parent
+        return False
 
     def _numpy(self, call: cst.Call) -> str | None:
         func = call.func
