@@ -122,6 +122,14 @@ the number of steps per epoch, which schedulers and logging may count on.
         for x, y in loader:
             loss_fn(model(x.cuda()), y.cuda()).backward()
         """,
+        # a subset of indices chosen for this rank
+        _SETUP
+        + """
+        part = torch.arange(len(ds))[local_rank::world]
+        loader = DataLoader(torch.utils.data.Subset(ds, part), batch_size=32)
+        for x, y in loader:
+            loss_fn(model(x.cuda()), y.cuda()).backward()
+        """,
         # only evaluation reads this loader
         _SETUP
         + """

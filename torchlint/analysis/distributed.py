@@ -85,19 +85,22 @@ class Distributed:
                 return True
         return False
 
-    def names_ranks(self, node: cst.BaseExpression | None) -> bool:
-        """Whether an expression (a dataset's construction) is given a rank or a world size: the
+    def names_ranks(self, node: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """Whether an expression (a dataset's construction) is given a rank or a world size, also
+        through the names it reads (`Subset(ds, shards[rank])` after `part = shards[rank]`): the
         data is split between processes by the code that builds it."""
-        if node is None:
+        if node is None or depth > _MAX_DEPTH:
             return False
         if isinstance(node, cst.Name):
-            bindings = self.scopes.reaching(node)
-            if len(bindings) == 1 and bindings[0].exact is not None:
-                node = bindings[0].exact
-        for inner in walk(node):
-            if isinstance(inner, cst.Name) and _RANK_WORDS.search(inner.value):
+            if _RANK_WORDS.search(node.value):
                 return True
-        return False
+            bindings = self.scopes.reaching(node)
+            exact = bindings[0].exact if len(bindings) == 1 else None
+            return exact is not None and self.names_ranks(exact, depth + 1)
+        return any(
+            isinstance(inner, cst.Name) and inner is not node and self.names_ranks(inner, depth + 1)
+            for inner in walk(node)
+        )
 
     @cached_property
     def skips_syncs(self) -> bool:
