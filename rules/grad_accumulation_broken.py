@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.accumulation import Backprop
-from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.accumulation import Backprop, modulo_divisor
 from torchlint.analysis.loops import LoopFacts, StepOwner
 from torchlint.analysis.model import BindingKind, SemanticModel
-from torchlint.analysis.nodes import children, walk
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
@@ -30,7 +29,6 @@ _CONDITIONAL = (
     cst.FunctionDef,
     cst.Else,
 )
-_ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulated", "acc"})
 # In the stepping block, these rescale the accumulated gradients instead of the loss.
 _RESCALING = ("div", "mul", "scale", "normalize")
 
@@ -412,57 +410,23 @@ tuned around.
         loops = self.ctx.fact(LoopFacts)
         groups: dict[tuple[StepOwner, str], _Group] = {}
         for call in self.ctx.fact(SemanticModel).calls:
-            optimizer = self._stepped_optimizer(call)
+            optimizer = self.ctx.fact(Training).stepped_optimizer(call)
             if optimizer is None:
                 continue
             loop = loops.per_batch_loop(call, every_iteration=False)
             if loop is None or not self._direct(call, loop):
                 continue
             group = groups.setdefault((loop, optimizer), _Group(loop, optimizer))
-            guard = self._accumulation_guard(call, loop)
+            guard = self.ctx.fact(Backprop).accumulation_guard(call, loop)
             if guard is not None:
                 group.guarded.append((call, guard))
             elif loops.per_batch_loop(call) is loop:
                 group.every_iteration = True
         return groups
 
-    def _stepped_optimizer(self, call: cst.Call) -> str | None:
-        """`optimizer` for `optimizer.step()` and `scaler.step(optimizer)`."""
-        func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "step":
-            return None
-        owner = dotted(func.value)
-        if owner is None:
-            return None
-        if "scaler" in name_tokens(owner.rsplit(".", 1)[-1]):
-            positional = [a.value for a in call.args if a.keyword is None and not a.star]
-            return dotted(positional[0]) if positional else None
-        return owner if self.ctx.fact(Training).is_optimizer(func.value) else None
-
     def _direct(self, node: cst.CSTNode, loop: StepOwner) -> bool:
         """Whether `node` sits in the loop's own body, not in a function called from it."""
         return any(parent is loop for parent in self._enclosing(node))
-
-    def _accumulation_guard(self, call: cst.Call, loop: StepOwner) -> cst.If | None:
-        """The `if (i + 1) % n == 0:`-like test that lets `call` run only every n-th iteration."""
-        loops = self.ctx.fact(LoopFacts)
-        child: cst.CSTNode = call
-        for parent in self.ctx.fact(SemanticModel).ancestors(call):
-            if parent is loop:
-                return None
-            if isinstance(parent, cst.If) and self._counts_accumulation(parent.test):
-                rare = loops.rare_branch(parent.test) or _stepping_call(parent.test)
-                if (rare == "body" and child is parent.body) or (
-                    rare == "orelse" and child is parent.orelse
-                ):
-                    return parent
-            child = parent
-        return None
-
-    def _counts_accumulation(self, test: cst.BaseExpression) -> bool:
-        if _modulo(test) is not None:
-            return True
-        return any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in _identifiers(test))
 
     def _backward_every_iteration(self, loop: StepOwner) -> bool:
         return loop in self._backward_loops
@@ -498,7 +462,7 @@ tuned around.
 
     def _report_zeroing(self, call: cst.Call, group: _Group) -> None:
         step, guard = group.guarded[0]
-        divisor = _modulo(guard.test)
+        divisor = modulo_divisor(guard.test)
         every = (
             f"every `{self.ctx.code(divisor)}` iterations"
             if divisor is not None
@@ -517,7 +481,7 @@ tuned around.
     # -- 2. an accumulated loss that is not divided --------------------------------------
     def _check_loss_scaling(self, group: _Group) -> None:
         _, guard = group.guarded[0]
-        divisor = _modulo(guard.test)
+        divisor = modulo_divisor(guard.test)
         if divisor is None or self._rescales_gradients(guard):
             return
         backprop = self.ctx.fact(Backprop)
@@ -595,32 +559,6 @@ tuned around.
                 if any(word in name for word in _RESCALING) and name != "update":
                     return True
         return False
-
-
-def _modulo(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The divisor of the first `%` in a test: `accum_steps` in `(i + 1) % accum_steps == 0`."""
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            if not isinstance(
-                node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
-            ):
-                return node.right
-        stack.extend(reversed(children(node)))
-    return None
-
-
-def _stepping_call(test: cst.BaseExpression) -> str | None:
-    """ "body" for a helper deciding when to step from the accumulation count: `if history.step(grad_accumulation):`."""
-    if not isinstance(test, cst.Call):
-        return None
-    names = [name for arg in test.args for name in _identifiers(arg.value)]
-    return "body" if any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in names) else None
-
-
-def _identifiers(node: cst.CSTNode) -> list[str]:
-    return [current.value for current in walk(node) if isinstance(current, cst.Name)]
 
 
 def _non_default_reduction(call: cst.Call) -> bool:

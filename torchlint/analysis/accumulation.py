@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.loops import LoopFacts, StepOwner
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import children
+from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ _MODEL = re.compile(
     r"(^|_)(model|net|network|module)s?($|_)|^(model|net)_?[a-z0-9]?$", re.IGNORECASE
 )
 _MAX_ROUNDS = 8
+# Words that name gradient accumulation in a step's guard (`if step % grad_accum == 0:`).
+_ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulated", "acc"})
 
 
 def _names(node: cst.CSTNode) -> Iterator[cst.Name | cst.Attribute]:
@@ -240,6 +243,24 @@ class Backprop:
             ]
         return found
 
+    # -- accumulation --------------------------------------------------------------------
+    def accumulation_guard(self, call: cst.Call, loop: StepOwner) -> cst.If | None:
+        """The `if (i + 1) % n == 0:`-like test inside `loop` that lets `call` (an optimizer
+        step) run only every n-th iteration: the step of a gradient accumulation."""
+        loops = self.ctx.fact(LoopFacts)
+        child: cst.CSTNode = call
+        for parent in self.scopes.ancestors(call):
+            if parent is loop:
+                return None
+            if isinstance(parent, cst.If) and _counts_accumulation(parent.test):
+                rare = loops.rare_branch(parent.test) or _stepping_call(parent.test)
+                if (rare == "body" and child is parent.body) or (
+                    rare == "orelse" and child is parent.orelse
+                ):
+                    return parent
+            child = parent
+        return None
+
     # -- losses --------------------------------------------------------------------------
     def is_loss_call(self, expr: cst.BaseExpression) -> bool:
         """A loss computed here: a torch loss function or module, a function named for losses, `model(x).loss`."""
@@ -358,3 +379,35 @@ def _string_index(node: cst.Subscript) -> str | None:
         evaluated = value.evaluated_value
         return evaluated if isinstance(evaluated, str) else None
     return None
+
+
+def modulo_divisor(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The divisor of the first `%` in a test: `accum_steps` in `(i + 1) % accum_steps == 0`."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            if not isinstance(
+                node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
+            ):
+                return node.right
+        stack.extend(reversed(children(node)))
+    return None
+
+
+def _counts_accumulation(test: cst.BaseExpression) -> bool:
+    if modulo_divisor(test) is not None:
+        return True
+    return any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in _identifiers(test))
+
+
+def _stepping_call(test: cst.BaseExpression) -> str | None:
+    """ "body" for a helper deciding when to step from the accumulation count: `if history.step(grad_accumulation):`."""
+    if not isinstance(test, cst.Call):
+        return None
+    names = [name for arg in test.args for name in _identifiers(arg.value)]
+    return "body" if any(set(name_tokens(name)) & _ACCUMULATION_WORDS for name in names) else None
+
+
+def _identifiers(node: cst.CSTNode) -> list[str]:
+    return [current.value for current in walk(node) if isinstance(current, cst.Name)]

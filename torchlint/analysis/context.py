@@ -164,6 +164,11 @@ class FileContext:
         top = self._import_position()
         return "torch", Edit(top, top, "import torch\n")
 
+    def import_edit(self, statement: str) -> Edit:
+        """An edit adding `statement` (`import contextlib`) where `torch_alias` adds its import."""
+        at = self._import_position()
+        return Edit(at, at, statement + "\n")
+
     def _import_position(self) -> Position:
         """Below the docstring, `__future__` imports and the leading import block."""
         row = 1

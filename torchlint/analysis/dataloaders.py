@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -21,14 +22,44 @@ import libcst as cst
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
+from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
-_POSITION = {"batch_size": 1, "num_workers": 5, "collate_fn": 6, "pin_memory": 7}
+DATASETS = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+_ITERABLE_DATASETS = frozenset(
+    {
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+        "torch.utils.data.IterDataPipe",
+        "torch.utils.data.datapipes.datapipe.IterDataPipe",
+    }
+)
+# The methods of a dataset that a loader calls per sample (or per batch of indices).
+_SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__"})
+# Words in the name of a dataset class that streams its samples (`WebDataset`, `StreamingDataset`).
+_STREAM_WORDS = ("Iterable", "Stream", "WebDataset", "IterDataPipe")
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...,
+# *, prefetch_factor, persistent_workers, ...)
+_POSITION = {
+    "batch_size": 1,
+    "shuffle": 2,
+    "sampler": 3,
+    "batch_sampler": 4,
+    "num_workers": 5,
+    "collate_fn": 6,
+    "pin_memory": 7,
+}
 # Tensor methods that give a tensor of the same batch: the value still "is" the batch.
 _TENSOR_METHODS = frozenset(
     "float half double bfloat16 long int short bool byte char contiguous squeeze unsqueeze view reshape permute "
@@ -36,6 +67,7 @@ _TENSOR_METHODS = frozenset(
 )
 _ITERATION_METHODS = frozenset({"items", "values"})
 _MAX_DEPTH = 8
+_MAX_CALL_DEPTH = 3  # callers followed to find the loops that run a function again
 Loop = cst.For | cst.CompFor
 
 
@@ -49,6 +81,9 @@ class LoaderArgs:
     batch_size: cst.BaseExpression | None
     dataset: cst.BaseExpression | None
     has_star: bool  # `*args` or `**kwargs`: any option may be among them
+    sampler: cst.BaseExpression | None = None
+    batch_sampler: cst.BaseExpression | None = None
+    persistent_workers: cst.BaseExpression | None = None
 
     @property
     def pins(self) -> bool:
@@ -75,8 +110,8 @@ def loader_args(call: cst.Call) -> LoaderArgs:
     def option(name: str) -> cst.BaseExpression | None:
         if name in keywords:
             return keywords[name]
-        at = _POSITION[name]
-        return positional[at] if at < len(positional) else None
+        at = _POSITION.get(name)
+        return positional[at] if at is not None and at < len(positional) else None
 
     return LoaderArgs(
         num_workers=option("num_workers"),
@@ -85,7 +120,28 @@ def loader_args(call: cst.Call) -> LoaderArgs:
         batch_size=option("batch_size"),
         dataset=positional[0] if positional else keywords.get("dataset"),
         has_star=any(a.star for a in call.args),
+        sampler=option("sampler"),
+        batch_sampler=option("batch_sampler"),
+        persistent_workers=option("persistent_workers"),
     )
+
+
+def derives_from(
+    ctx: FileContext, func: cst.BaseExpression, classes: frozenset[str], depth: int = 0
+) -> bool:
+    """Whether `func` names one of `classes` (full names) or a class derived from one: a class of
+    the file (through its bases) or one imported from another file of the project."""
+    name = dotted(func)
+    if name is None or depth > _MAX_DEPTH:
+        return False
+    if ctx.symbols.qualname(func) in classes:
+        return True
+    own = ctx.fact(SemanticModel).classes.get(name)
+    if own is not None:
+        return any(derives_from(ctx, base.value, classes, depth + 1) for base in own.bases)
+    if ctx.project is None:
+        return False
+    return bool(ctx.project.derives_from(Path(ctx.path), name, classes))
 
 
 def keyword_edits(ctx: FileContext, call: cst.Call, values: dict[str, str]) -> list[Edit]:
@@ -191,8 +247,154 @@ class DataLoaders:
             if self.scopes.is_ancestor(owner, call)
         )
 
+    @cached_property
+    def sample_code(self) -> dict[cst.FunctionDef | cst.Lambda, str]:
+        """The code a loader runs per sample or batch, in its worker processes when it has
+        workers: `__getitem__`/`__getitems__` of the file's `Dataset` classes, the functions
+        passed as `collate_fn=` (a def, a lambda, `functools.partial(f, ...)`), and the file's
+        functions and methods those call. Each with what it is, as the findings name it."""
+        found: dict[cst.FunctionDef | cst.Lambda, str] = {}
+        for name, klass in self.scopes.classes.items():
+            if not any(derives_from(self.ctx, base.value, DATASETS) for base in klass.bases):
+                continue
+            body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+            for method in body:
+                if isinstance(method, cst.FunctionDef) and method.name.value in _SAMPLE_METHODS:
+                    found[method] = f"`{name}.{method.name.value}`"
+        for args in self.constructions.values():
+            for function in self._collate_functions(args.collate_fn):
+                found.setdefault(function, "`collate_fn`")
+        frontier = list(found)
+        for _ in range(_MAX_CALL_DEPTH):
+            reached: list[cst.FunctionDef | cst.Lambda] = []
+            for function in frontier:
+                for call in self._calls_in.get(function, ()):
+                    for callee in self.scopes.callees.get(call, ()):
+                        if callee not in found:
+                            found[callee] = found[function]
+                            reached.append(callee)
+            frontier = reached
+        return found
+
+    @cached_property
+    def _calls_in(self) -> dict[cst.CSTNode, list[cst.Call]]:
+        """The calls of each function (and lambda) of the file, in their own bodies."""
+        found: dict[cst.CSTNode, list[cst.Call]] = {}
+        for call in self.scopes.calls:
+            for parent in self.scopes.ancestors(call):
+                if isinstance(parent, cst.FunctionDef | cst.Lambda):
+                    found.setdefault(parent, []).append(call)
+                    break
+        return found
+
+    def sample_function(self, node: cst.CSTNode) -> str | None:
+        """What per-sample code runs `node` (`Images.__getitem__`, `collate_fn`), if any."""
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda):
+                found = self.sample_code.get(parent)
+                if found is not None:
+                    return found
+                if isinstance(parent, cst.FunctionDef):
+                    return None
+        return None
+
+    def _collate_functions(
+        self, node: cst.BaseExpression | None
+    ) -> list[cst.FunctionDef | cst.Lambda]:
+        if isinstance(node, cst.Lambda):
+            return [node]
+        if isinstance(node, cst.Call) and (
+            self.ctx.symbols.qualname(node.func) == "functools.partial"
+        ):
+            first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+            return self._collate_functions(first)
+        if not isinstance(node, cst.Name):
+            return []
+        return [
+            b.node
+            for b in self.scopes.reaching(node)
+            if b.kind == "def" and isinstance(b.node, cst.FunctionDef)
+        ]
+
+    def streams(self, loader: cst.Call) -> bool:
+        """The loader's dataset evidently streams (an `IterableDataset`, a class named for
+        streaming, `streaming=True`): it is not indexed by a sampler, and usually splits its
+        data between workers and ranks itself."""
+        args = self.constructions.get(loader)
+        dataset = args.dataset if args is not None else None
+        if isinstance(dataset, cst.Name):
+            bindings = self.scopes.reaching(dataset)
+            dataset = bindings[0].exact if len(bindings) == 1 else None
+        while isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Attribute):
+            if any(a.keyword is not None and a.keyword.value == "streaming" for a in dataset.args):
+                return True
+            dataset = dataset.func.value  # `WebDataset(urls).shuffle(1000).decode()`
+        if not isinstance(dataset, cst.Call):
+            return False
+        if any(a.keyword is not None and a.keyword.value == "streaming" for a in dataset.args):
+            return True
+        name = dotted(dataset.func) or ""
+        if any(word in name.rsplit(".", 1)[-1] for word in _STREAM_WORDS):
+            return True
+        return derives_from(self.ctx, dataset.func, _ITERABLE_DATASETS)
+
     def loops_of(self, loader: cst.Call) -> list[Loop]:
         return [loop for loop, loaders in self.fed_loops.items() if loader in loaders]
+
+    def reiterated(self, loader: cst.Call) -> cst.For | cst.While | None:
+        """A loop that runs one of the loader's loops again and again without building the loader
+        anew (an epoch loop around `for batch in loader:`, or around a call of the function
+        holding it), else None. A loader built inside that loop, itself or through a call of
+        the function that builds it, is a new loader each time: its workers start anyway."""
+        builds = self._runs_of(loader)
+        for fed in self.loops_of(loader):
+            for run in self._runs_of(fed, loader):
+                for outer in self._loops_around(run):
+                    if outer is not fed and not any(
+                        self.scopes.is_ancestor(outer, site) for site in builds
+                    ):
+                        return outer
+        return None
+
+    def _runs_of(self, node: cst.CSTNode, loader: cst.Call | None = None) -> list[cst.CSTNode]:
+        """`node`, and the calls that run it: those of the function holding it, and theirs. With
+        `loader`, of the calls that pass arguments only those that pass that loader: a helper
+        looping over what it is given runs the validation loader per epoch, the test loader once."""
+        found = [node]
+        frontier = [node]
+        for _ in range(_MAX_CALL_DEPTH):
+            calls: list[cst.CSTNode] = [
+                call
+                for inner in frontier
+                if (function := self.scopes.function_of(inner)) is not None
+                for call in self.scopes.callers.get(function, ())
+                if call not in found
+            ]
+            if loader is not None:
+                passing = [c for c in calls if self._passes(c, loader)]
+                calls = passing or calls
+            if not calls:
+                break
+            found += calls
+            frontier = calls
+        return found
+
+    def _passes(self, call: cst.CSTNode, loader: cst.Call) -> bool:
+        return isinstance(call, cst.Call) and any(
+            loader in self.sources(arg.value) for arg in call.args
+        )
+
+    def _loops_around(self, node: cst.CSTNode) -> list[cst.For | cst.While]:
+        """The `for`/`while` loops whose body holds `node`, up to its function."""
+        found: list[cst.For | cst.While] = []
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                break
+            if isinstance(parent, cst.For | cst.While) and child is parent.body:
+                found.append(parent)
+            child = parent
+        return found
 
     def sources(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[cst.Call]:
         """The DataLoader constructions of this file whose batches iterating `node` yields."""

@@ -656,14 +656,15 @@ class SemanticModel:
     ) -> list[cst.FunctionDef]:
         """The `forward` a module built from one of the file's classes runs when called:
         `model = Tagger(...).cuda()` then `model(x)`. Every binding must agree on the class."""
-        classes = {self._built_class(value, scope) for value in values}
+        classes = {self.built_class(value, scope) for value in values}
         if len(classes) != 1 or None in classes:
             return []
         (klass,) = classes
         body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()  # type: ignore[union-attr]
         return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
 
-    def _built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
+    def built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
+        """The file's class whose instance `value` builds (`Net(...).cuda()`), seen from `scope`."""
         while (
             isinstance(value, cst.Call)
             and isinstance(value.func, cst.Attribute)

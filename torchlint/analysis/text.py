@@ -157,3 +157,29 @@ def may_name_a_device(text: str) -> bool:
     framework entry point counts: the framework moves its batches (`frameworks.on_accelerator`)."""
     low = text.lower()
     return any(word in low for word in _DEVICE_WORDS) or may_drive_steps(text)
+
+
+def may_load_samples(text: str) -> bool:
+    """A dataset's per-sample method (`__getitem__`, `__getitems__`) or a `collate_fn`: where a
+    loader runs the file's code for each sample or batch."""
+    return "__getitem" in text or "collate" in text
+
+
+# `compile` called (`torch.compile(model)`, `model.compile()`) or ending a line (`@torch.compile`).
+_COMPILE_TEXT = re.compile(r"(?<![\w])compile\b(?:" + GAP + r"\(|[^\S\r\n]*(?:#[^\r\n]*)?[\r\n])")
+# The regular-expression modules' `compile`, which most mentions of the word are.
+_REGEX_RECEIVER = re.compile(r"(?<![\w.])(?:re|regex|_re)" + GAP + r"\." + GAP + r"$")
+_REGEX_ALIASES = re.compile(r"\bas" + GAP + r"(?:re|regex|_re)\b")
+
+
+def may_compile(text: str) -> bool:
+    """A call of `compile` or a decorator ending in it, other than `re.compile(...)` (unless the
+    file binds `re` or `regex` itself with `as`, which could name torch)."""
+    if "compile" not in text:
+        return False
+    regex_is_regex = _REGEX_ALIASES.search(text) is None
+    for match in _COMPILE_TEXT.finditer(text):
+        before = text[max(0, match.start() - 40) : match.start()]
+        if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
+            return True
+    return False

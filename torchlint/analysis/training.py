@@ -80,6 +80,19 @@ class Training:
             return True
         return func.attr.value == "step" and self.is_optimizer(func.value)
 
+    def stepped_optimizer(self, call: cst.Call) -> str | None:
+        """`optimizer` for `optimizer.step()` and `scaler.step(optimizer)`: which optimizer a call steps."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+            return None
+        owner = dotted(func.value)
+        if owner is None:
+            return None
+        if "scaler" in name_tokens(owner.rsplit(".", 1)[-1]):
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            return dotted(positional[0]) if positional else None
+        return owner if self.is_optimizer(func.value) else None
+
     def is_optimizer(self, node: cst.BaseExpression) -> bool:
         """A name or attribute bound to a torch optimizer, or named like one (`optimizer`, `self.opt`)."""
         words = set(name_tokens((dotted(node) or "").rsplit(".", 1)[-1]))
