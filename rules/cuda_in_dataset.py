@@ -181,7 +181,7 @@ place for you.
                 def load(self, i):
                     return self.clips[i].to(torch.device("cuda", 0))
             """,
-            message="`.to(...)` to a CUDA device in `Clips.__getitem__`",
+            message="`.to(cuda)` in `Clips.__getitem__`",
         ),
     ]
 
@@ -203,8 +203,7 @@ place for you.
             )
             self.report(
                 call,
-                f"{what} in {where}: CUDA work in the loader's code serialises loading and "
-                "fails in its worker processes",
+                f"{what} in {where}: CUDA work in a loader fails in its workers",
                 fix,
             )
 
@@ -215,12 +214,12 @@ place for you.
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
             device = target if target is not None else _keyword(call, "device")
-            return "`.to(...)` to a CUDA device" if self._cuda(device) else None
+            return "`.to(cuda)`" if self._cuda(device) else None
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _CREATION:
             name = qualname.rsplit(".", 1)[-1]
             return (
-                f"`torch.{name}(..., device=...)` on CUDA"
+                f"`torch.{name}(..., device=cuda)`"
                 if self._cuda(_keyword(call, "device"))
                 else None
             )

@@ -339,11 +339,11 @@ loader non-persistent or give it fewer workers.
             count = f"its {workers} worker processes"
         else:
             count = "its worker processes"
-        message = f"`DataLoader` iterated every epoch restarts {count} each time; pass `persistent_workers=True`"
+        message = f"`DataLoader` restarts {count} every epoch; pass `persistent_workers=True`"
         title = "Pass `persistent_workers=True` (seeded runs draw other random samples)"
         if changed:
-            message += (
-                " (the dataset changes between epochs, which persistent workers would not see)"
+            message = (
+                f"`DataLoader` restarts {count} every epoch (the dataset changes between epochs)"
             )
             title = "Pass `persistent_workers=True` (the workers would keep the first epoch's copy of the dataset)"
         fix = self.make_fix(

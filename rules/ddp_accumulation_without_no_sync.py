@@ -202,7 +202,7 @@ unsynchronised gradients behind.
                 if history.step(grad_accumulation):
                     optimizer.step()
             """,
-            message="skip the sync",
+            message="skip it with `model.no_sync()`",
         ),
         # the step's test reads a value the wrapped statements compute
         Invalid(
@@ -235,8 +235,7 @@ unsynchronised gradients behind.
             reported.add(loop)
             self.report(
                 backward,
-                "`DistributedDataParallel` all-reduces the gradients on every micro-step of this "
-                "accumulation; skip the sync with `model.no_sync()` until the step",
+                "DDP all-reduces the gradients on every micro-step; skip it with `model.no_sync()`",
                 self._fix(loop, backward, guard),
             )
 

@@ -238,7 +238,7 @@ the number of steps per epoch, which schedulers and logging may count on.
             )
             self.report(
                 call,
-                "`DataLoader` feeds a `DistributedDataParallel` training loop without a "
-                "`DistributedSampler`: every process trains on the same batches",
+                "DDP training `DataLoader` without a `DistributedSampler`: "
+                "every process trains on the same batches",
                 fix,
             )

@@ -313,8 +313,7 @@ author can judge.
         )
         self.report(
             node,
-            f"{what} in code compiled by {compiled.how(root)} breaks the graph "
-            "(a return to Python, and a host sync when it reads a value)",
+            f"{what} in code compiled by {compiled.how(root)} breaks the graph",
             fix,
         )
 
