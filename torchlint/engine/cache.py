@@ -54,6 +54,7 @@ def settings_fingerprint(settings: Settings, rules: list[RuleEntry | type[Rule]]
             [r.code for r in rules],
             settings.rule_options,
             settings.torch_version,
+            settings.preview,
         ],
         sort_keys=True,
         default=str,

@@ -10,8 +10,10 @@ changes the computation on purpose, such as Adam's L2 term becoming AdamW's deca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torchlint
 from torchlint.cli_options import fail
@@ -109,6 +111,9 @@ def fixture_report(
     before = read_version("before", display_path(directory / "before.py"))
     after = read_version("after", display_path(directory / "after.py"))
     settings = settings_for((str(before.path),))
+    rule = find_rule(directory.name)
+    if rule is not None and rule.preview:  # a preview rule's own fixture shows what it flags
+        settings = replace(settings, preview=True)
     flagged = {v.label: flagged_lines(linter(v.path, settings)(v.text)) for v in (before, after)}
     return {
         "rule": directory.name,
