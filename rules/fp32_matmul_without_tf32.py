@@ -29,7 +29,11 @@ every batch, in a file with an `if __name__ == "__main__":` block or module-leve
 puts its work on a CUDA device) that never enables TF32 for its float32 matrix multiplications:
 no `torch.set_float32_matmul_precision("high")` (or `"medium"`), no
 `torch.backends.cuda.matmul.allow_tf32 = True`, no `fp32_precision = "tf32"`, and no training in
-half precision. It reports once per file, on the training loop's `backward()`.
+half precision. The model must be built in the file and do its work in matrix multiplications
+(linear, recurrent or attention layers, `torch.matmul`, `@`) without convolutions: cuDNN runs
+float32 convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` is on by default), so
+a conv net gains little. A tiny model (linear or recurrent layers only, every size written out
+and below 256) is left alone too. It reports once per file, on the training loop's `backward()`.
 
 A setting anywhere in the script counts, and so does one in a project module the script
 imports (directly or through other project modules): TF32 enabled in a `config.py` that the
@@ -105,7 +109,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             import torch
             torch.set_float32_matmul_precision("high")
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -118,7 +122,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -129,7 +133,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -142,7 +146,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(8, 8)
+            model = torch.nn.Linear(512, 512)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
@@ -163,7 +167,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -172,12 +176,37 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             target_torch_version="1.11",
         ),
     ]
+    valid += [
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.Flatten(), nn.LazyLinear(10)).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model = torch.nn.Linear(2, 1).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
+    ]
     invalid = [
         Invalid(
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -188,7 +217,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             import torch
             torch.set_float32_matmul_precision("high")
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -206,7 +235,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
 
             def main():
                 device = "cuda"
-                model = nn.Linear(8, 8).to(device)
+                model = nn.Linear(512, 512).to(device)
                 optimizer = optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
@@ -224,7 +253,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
 
             def main():
                 device = "cuda"
-                model = nn.Linear(8, 8).to(device)
+                model = nn.Linear(512, 512).to(device)
                 optimizer = optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
@@ -246,7 +275,12 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
         if numerics.own_mentions & {"tf32", "mixed"}:
             return
         step = numerics.training_step
-        if step is None or numerics.mentions & {"tf32", "mixed"}:
+        if step is None:
+            return
+        layers = numerics.layers
+        if not layers.matmul or layers.conv or layers.tiny:
+            return  # cuDNN convolutions use TF32 already; a tiny model gains nothing
+        if numerics.mentions & {"tf32", "mixed"}:
             return
         alias, import_edit = self.ctx.torch_alias()
         line = f'{alias}.set_float32_matmul_precision("high")\n'

@@ -25,7 +25,11 @@ every batch, in a file with an `if __name__ == "__main__":` block or module-leve
 puts its work on a CUDA device) in which nothing runs in reduced precision: no
 `torch.autocast`/`torch.amp.autocast`/`torch.cuda.amp.autocast` anywhere, no model converted
 with `.half()`, `.bfloat16()` or `.to(torch.bfloat16)`, no `GradScaler`, and no precision
-option of a framework. It reports once per file, on the training loop's `backward()`.
+option of a framework. The model must be built in the file (linear, recurrent, attention or
+convolution layers, `torch.matmul`, `@`, a torchvision model), and not be tiny: a model made
+only of linear or recurrent layers whose sizes are all written out and below 256 (an XOR net,
+logistic regression on MNIST, a small RL policy) gains nothing. It reports once per file, on
+the training loop's `backward()`.
 
 The script's project modules count too: an `autocast` in a module the script imports (a model
 whose `forward` runs under autocast, a training helper) silences the rule. So does any word
@@ -93,7 +97,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -106,7 +110,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda().bfloat16()
+            model = torch.nn.Linear(512, 512).cuda().bfloat16()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -119,7 +123,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             import torch
 
             def main(args):
-                model = torch.nn.Linear(8, 8).cuda()
+                model = torch.nn.Linear(512, 512).cuda()
                 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     with torch.cuda.amp.autocast(enabled=args.use_amp):
@@ -135,7 +139,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(8, 8)
+            model = torch.nn.Linear(512, 512)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
@@ -157,7 +161,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -166,12 +170,37 @@ so the change needs a look at the loss curve that a codemod cannot take.
             target_torch_version="1.5",
         ),
     ]
+    valid += [
+        Valid(
+            """
+            import torch
+
+            model = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Linear(16, 1)).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from models import build_model
+
+            model = build_model().cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
+    ]
     invalid = [
         Invalid(
             """
             import torch
 
-            model = torch.nn.Linear(8, 8).cuda()
+            model = torch.nn.Linear(512, 512).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -199,7 +228,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
 
             if __name__ == "__main__":
                 device = torch.device("cuda")
-                model = nn.Linear(8, 2).to(device)
+                model = nn.Linear(512, 10).to(device)
                 train_epoch(model, loader, torch.optim.SGD(model.parameters(), lr=0.1), device)
             """,
             line=10,
@@ -214,7 +243,12 @@ so the change needs a look at the loss curve that a codemod cannot take.
         if "mixed" in numerics.own_mentions:
             return
         step = numerics.training_step
-        if step is None or "mixed" in numerics.mentions:
+        if step is None:
+            return
+        layers = numerics.layers
+        if not (layers.matmul or layers.conv) or layers.tiny:
+            return
+        if "mixed" in numerics.mentions:
             return
         fix = self.make_fix(
             'Run the forward pass and the loss under `torch.autocast("cuda", dtype=torch.bfloat16)` '

@@ -20,8 +20,17 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 """
-# Without the autocast block: a float32 script.
-FP32 = SCRIPT.replace('    with torch.autocast("cuda", enabled={autocast}):\n    ', "")
+# A float32 script training an MLP: TL112's and TL113's.
+FP32 = """\
+import torch
+{imports}
+model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.Linear(512, 10)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+"""
 
 
 def _found(folder, *paths: str, rules: tuple[str, ...] = PRECISION_RULES) -> list[tuple[str, str]]:
@@ -85,6 +94,16 @@ def test_the_finding_follows_a_change_to_the_imported_module(project):
     )
     again = json.loads(run_torchlint(*args, cwd=project).stdout)
     assert [d["code"] for d in again] == ["TL113"]
+
+
+def test_a_conv_net_is_tl113s_alone_and_a_tiny_model_nobodys(project):
+    conv = SCRIPT.replace('    with torch.autocast("cuda", enabled={autocast}):\n    ', "")
+    (project / "conv.py").write_text(conv.format(imports=""))
+    tiny = FP32.replace(
+        "Linear(784, 512), torch.nn.Linear(512, 10)", "Linear(2, 8), torch.nn.Linear(8, 1)"
+    )
+    (project / "tiny.py").write_text(tiny.format(imports=""))
+    assert _found(project, "conv.py", "tiny.py") == [("conv.py", "TL113")]
 
 
 def test_channels_last_under_autocast_is_tl114s(project):

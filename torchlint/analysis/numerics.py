@@ -10,6 +10,8 @@ precision) settles it: unknown means silent.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,11 +19,42 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import may_use_cuda, precision_mentions
 from torchlint.analysis.training import Training
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
+
+
+# Layers whose work is matrix multiplication (TF32 for matmuls speeds them up), by full name.
+_MATMUL_LAYERS = re.compile(
+    r"^torch\.nn\.(modules\.\w+\.)?(Lazy)?(Linear|Bilinear|RNN|LSTM|GRU|RNNCell|LSTMCell|GRUCell"
+    r"|MultiheadAttention|Transformer|TransformerEncoder|TransformerDecoder|TransformerEncoderLayer"
+    r"|TransformerDecoderLayer)$"
+    r"|^torch\.(matmul|mm|bmm|einsum|baddbmm|addmm)$|^torch\.nn\.functional\.(linear|bilinear"
+    r"|scaled_dot_product_attention|multi_head_attention_forward)$"
+)
+_CONV_LAYERS = re.compile(
+    r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$"
+    r"|^torch\.nn\.functional\.conv(_transpose)?[123]d$|^torchvision\.models\."
+)
+# Layers sized by their first two arguments (features in and out, input and hidden size).
+_SIZED = re.compile(r"\.(Linear|Bilinear|RNN|LSTM|GRU)$")
+# A model of such layers alone, each narrower than this with its sizes written out, is too small
+# for tensor cores to matter: an XOR net, a logistic regression on MNIST, a 64-unit RL policy.
+# A convolution's work depends on the image size too: a conv net is never taken for tiny.
+_TINY_WIDTH = 256
+
+
+@dataclass(frozen=True)
+class Layers:
+    """What the file's own model building says: matmul layers, convolutions, and whether every
+    layer it sizes is written out and narrow (a model too small for precision to matter)."""
+
+    matmul: bool = False
+    conv: bool = False
+    tiny: bool = False
 
 
 class Numerics:
@@ -59,6 +92,46 @@ class Numerics:
         backward = [call for call in steps if _method(call) in ("backward", "manual_backward")]
         chosen = backward or steps
         return chosen[0] if chosen else None
+
+    @cached_property
+    def layers(self) -> Layers:
+        """The layers the file builds or calls, by their full names (`nn.Linear`, `F.conv2d`,
+        `torch.matmul`, a torchvision model) and `@`; a model built in another module is unknown."""
+        model = self.ctx.fact(SemanticModel)
+        matmul = conv = False
+        widths: list[int | None] = []
+        for call in model.calls:
+            name = self.ctx.symbols.qualname(call.func) or ""
+            if _MATMUL_LAYERS.match(name):
+                matmul = True
+            elif _CONV_LAYERS.match(name):
+                conv = True
+                widths.append(None)
+            else:
+                continue
+            if _SIZED.search(name):
+                widths += [_width(model, a.value) for a in call.args[:2] if a.keyword is None]
+        if not matmul and "@" in self.ctx.source:
+            matmul = _has_matmul_operator(model)
+        tiny = bool(widths) and all(w is not None and w < _TINY_WIDTH for w in widths)
+        return Layers(matmul, conv, tiny)
+
+
+def _width(model: SemanticModel, value: cst.BaseExpression) -> int | None:
+    """A layer size written out: `512`, or a name bound once to one (`hidden = 512`)."""
+    if isinstance(value, cst.Name):
+        value = model.value_of(value) or value
+    if isinstance(value, cst.Integer):
+        return int(value.evaluated_value)
+    return None
+
+
+def _has_matmul_operator(model: SemanticModel) -> bool:
+    """`a @ b` somewhere among the file's expressions (not a decorator)."""
+    return any(
+        isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
+        for node in model.parents
+    )
 
 
 def _method(call: cst.Call) -> str | None:
