@@ -33,7 +33,7 @@ half precision. The model must be built in the file and do its work in matrix mu
 (linear, recurrent or attention layers, `torch.matmul`, `@`) without convolutions: cuDNN runs
 float32 convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` is on by default), so
 a conv net gains little. A tiny model (linear or recurrent layers only, every size written out
-and below 256) is left alone too. It reports once per file, on the training loop's `backward()`.
+and at most 1024 wide) is left alone too. It reports once per file, on the training loop's `backward()`.
 
 A setting anywhere in the script counts, and so does one in a project module the script
 imports (directly or through other project modules): TF32 enabled in a `config.py` that the
@@ -109,7 +109,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             import torch
             torch.set_float32_matmul_precision("high")
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -122,7 +122,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -133,7 +133,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -146,7 +146,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(512, 512)
+            model = torch.nn.Linear(2048, 2048)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
@@ -167,7 +167,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -206,7 +206,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -217,7 +217,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
             import torch
             torch.set_float32_matmul_precision("high")
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -235,7 +235,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
 
             def main():
                 device = "cuda"
-                model = nn.Linear(512, 512).to(device)
+                model = nn.Linear(2048, 2048).to(device)
                 optimizer = optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
@@ -253,7 +253,7 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
 
             def main():
                 device = "cuda"
-                model = nn.Linear(512, 512).to(device)
+                model = nn.Linear(2048, 2048).to(device)
                 optimizer = optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()

@@ -27,7 +27,7 @@ puts its work on a CUDA device) in which nothing runs in reduced precision: no
 with `.half()`, `.bfloat16()` or `.to(torch.bfloat16)`, no `GradScaler`, and no precision
 option of a framework. The model must be built in the file (linear, recurrent, attention or
 convolution layers, `torch.matmul`, `@`, a torchvision model), and not be tiny: a model made
-only of linear or recurrent layers whose sizes are all written out and below 256 (an XOR net,
+only of linear or recurrent layers whose sizes are all written out and at most 1024 wide (an XOR net,
 logistic regression on MNIST, a small RL policy) gains nothing. It reports once per file, on
 the training loop's `backward()`.
 
@@ -97,7 +97,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -110,7 +110,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda().bfloat16()
+            model = torch.nn.Linear(2048, 2048).cuda().bfloat16()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -123,7 +123,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             import torch
 
             def main(args):
-                model = torch.nn.Linear(512, 512).cuda()
+                model = torch.nn.Linear(2048, 2048).cuda()
                 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
                 for x, y in loader:
                     with torch.cuda.amp.autocast(enabled=args.use_amp):
@@ -139,7 +139,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(512, 512)
+            model = torch.nn.Linear(2048, 2048)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
@@ -161,7 +161,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
@@ -200,7 +200,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
             """
             import torch
 
-            model = torch.nn.Linear(512, 512).cuda()
+            model = torch.nn.Linear(2048, 2048).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
@@ -228,7 +228,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
 
             if __name__ == "__main__":
                 device = torch.device("cuda")
-                model = nn.Linear(512, 10).to(device)
+                model = nn.Linear(2048, 10).to(device)
                 train_epoch(model, loader, torch.optim.SGD(model.parameters(), lr=0.1), device)
             """,
             line=10,

@@ -24,7 +24,7 @@ for x, y in loader:
 FP32 = """\
 import torch
 {imports}
-model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.Linear(512, 10)).cuda()
+model = torch.nn.Sequential(torch.nn.Linear(784, 2048), torch.nn.Linear(2048, 10)).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for x, y in loader:
     loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
@@ -100,7 +100,7 @@ def test_a_conv_net_is_tl113s_alone_and_a_tiny_model_nobodys(project):
     conv = SCRIPT.replace('    with torch.autocast("cuda", enabled={autocast}):\n    ', "")
     (project / "conv.py").write_text(conv.format(imports=""))
     tiny = FP32.replace(
-        "Linear(784, 512), torch.nn.Linear(512, 10)", "Linear(2, 8), torch.nn.Linear(8, 1)"
+        "Linear(784, 2048), torch.nn.Linear(2048, 10)", "Linear(2, 8), torch.nn.Linear(8, 1)"
     )
     (project / "tiny.py").write_text(tiny.format(imports=""))
     assert _found(project, "conv.py", "tiny.py") == [("conv.py", "TL113")]

@@ -17,7 +17,7 @@ PREVIEW = sorted(rule.code for rule in all_rules() if rule.preview)
 SCRIPT = """\
 import torch
 
-model = torch.nn.Linear(512, 512).cuda()
+model = torch.nn.Linear(2048, 2048).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for x, y in loader:
     loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
