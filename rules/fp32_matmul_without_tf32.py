@@ -32,8 +32,11 @@ no `torch.set_float32_matmul_precision("high")` (or `"medium"`), no
 half precision. The model must be built in the file and do its work in matrix multiplications
 (linear, recurrent or attention layers, `torch.matmul`, `@`) without convolutions: cuDNN runs
 float32 convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` is on by default), so
-a conv net gains little. A tiny model (linear or recurrent layers only, every size written out
-and at most 1024 wide) is left alone too. It reports once per file, on the training loop's `backward()`.
+a conv net gains little. And the model must be big enough for tensor cores to matter: a
+Hugging Face `from_pretrained` model, or a layer whose size is written out (or bound once to a
+number) and large: 1024 features for a linear layer, a `d_model` of 512 for attention. A model
+sized only by parameters or a config, or built in another module, is not known to be big, and
+the rule stays silent. It reports once per file, on the training loop's `backward()`.
 
 A setting anywhere in the script counts, and so does one in a project module the script
 imports (directly or through other project modules): TF32 enabled in a `config.py` that the
@@ -278,8 +281,8 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
         if step is None:
             return
         layers = numerics.layers
-        if not layers.matmul or layers.conv or layers.tiny:
-            return  # cuDNN convolutions use TF32 already; a tiny model gains nothing
+        if not layers.matmul or layers.conv or not layers.big:
+            return  # cuDNN convolutions use TF32 already; a small model gains nothing
         if numerics.mentions & {"tf32", "mixed"}:
             return
         alias, import_edit = self.ctx.torch_alias()

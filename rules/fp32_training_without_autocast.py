@@ -25,10 +25,13 @@ every batch, in a file with an `if __name__ == "__main__":` block or module-leve
 puts its work on a CUDA device) in which nothing runs in reduced precision: no
 `torch.autocast`/`torch.amp.autocast`/`torch.cuda.amp.autocast` anywhere, no model converted
 with `.half()`, `.bfloat16()` or `.to(torch.bfloat16)`, no `GradScaler`, and no precision
-option of a framework. The model must be built in the file (linear, recurrent, attention or
-convolution layers, `torch.matmul`, `@`, a torchvision model), and not be tiny: a model made
-only of linear or recurrent layers whose sizes are all written out and at most 1024 wide (an XOR net,
-logistic regression on MNIST, a small RL policy) gains nothing. It reports once per file, on
+option of a framework. The model must be built in the file and be big enough for half-precision
+tensor cores to matter: a torchvision, timm or Hugging Face model, a factory named like a CNN
+family (`resnet50()`), or a layer whose size is written out (or bound once to a number) and
+large: 1024 features for a linear or recurrent layer, 256 channels for a 2D convolution, a
+`d_model` of 512 for attention. An XOR net, a logistic regression or a small MLP on MNIST, LeNet
+or a 64-unit RL policy gains nothing; a model sized only by parameters or a config, or built in
+another module, is not known to be big, and the rule stays silent. It reports once per file, on
 the training loop's `backward()`.
 
 The script's project modules count too: an `autocast` in a module the script imports (a model
@@ -246,7 +249,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
         if step is None:
             return
         layers = numerics.layers
-        if not (layers.matmul or layers.conv) or layers.tiny:
+        if not (layers.matmul or layers.conv) or not layers.big:
             return
         if "mixed" in numerics.mentions:
             return

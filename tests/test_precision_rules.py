@@ -96,8 +96,12 @@ def test_the_finding_follows_a_change_to_the_imported_module(project):
     assert [d["code"] for d in again] == ["TL113"]
 
 
-def test_a_conv_net_is_tl113s_alone_and_a_tiny_model_nobodys(project):
-    conv = SCRIPT.replace('    with torch.autocast("cuda", enabled={autocast}):\n    ', "")
+def test_a_conv_net_is_tl113s_alone_and_a_small_model_nobodys(project):
+    conv = SCRIPT.replace('    with torch.autocast("cuda", enabled={autocast}):\n    ', "").replace(
+        "torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Flatten())",
+        "torchvision.models.resnet18()",
+    )
+    conv = "import torchvision\n" + conv
     (project / "conv.py").write_text(conv.format(imports=""))
     tiny = FP32.replace(
         "Linear(784, 2048), torch.nn.Linear(2048, 10)", "Linear(2, 8), torch.nn.Linear(8, 1)"

@@ -46,24 +46,39 @@ _CONVNET_NAME = re.compile(
     r"|shufflenet|mnasnet|regnet|convnext|inception|googlenet|unet|darknet|cspdarknet)\w*$",
     re.IGNORECASE,
 )
-# Layers sized by their first two arguments (features in and out, input and hidden size).
-_SIZED = re.compile(r"\.(Linear|Bilinear|RNN|LSTM|GRU)$")
-# A model of such layers alone, none wider than this with its sizes written out, is too small
-# for tensor cores to matter: an XOR net, a logistic regression or a 784-512-10 MLP on MNIST, a
-# 64-unit RL policy. Each step is a few dozen kernel launches of microseconds: a 512-wide MLP on
-# batches of 256 trained no faster with TF32 on an H200. A convolution's work depends on the
-# image size too: a conv net is never taken for tiny.
-_TINY_WIDTH = 1024
+# Sizes that make a layer big enough for tensor cores to matter, by layer and argument: features
+# of linear and recurrent layers, channels of convolutions, the width of attention. Below them
+# (a 784-500-10 MLP on MNIST, a 64-unit RL policy, LeNet) each step is a few dozen kernel
+# launches of microseconds: a 512-wide MLP on batches of 256 trained no faster with TF32 on an
+# H200, and a width-64 transformer layer slower under autocast.
+_BIG_SIZES = {
+    "Linear": (1024, ("in_features", "out_features")),
+    "Bilinear": (1024, ("in1_features", "in2_features", "out_features")),
+    "RNN": (1024, ("input_size", "hidden_size")),
+    "LSTM": (1024, ("input_size", "hidden_size")),
+    "GRU": (1024, ("input_size", "hidden_size")),
+    "Conv2d": (256, ("in_channels", "out_channels")),
+    "Conv3d": (128, ("in_channels", "out_channels")),
+    "ConvTranspose2d": (256, ("in_channels", "out_channels")),
+    "MultiheadAttention": (512, ("embed_dim",)),
+    "Transformer": (512, ("d_model",)),
+    "TransformerEncoderLayer": (512, ("d_model",)),
+    "TransformerDecoderLayer": (512, ("d_model",)),
+}
+# Pretrained or library models of known size: a torchvision or CNN-family factory, a Hugging
+# Face model, a timm model.
+_BIG_FACTORIES = re.compile(r"^torchvision\.models\.|^timm\.create_model$|^transformers\.")
 
 
 @dataclass(frozen=True)
 class Layers:
-    """What the file's own model building says: matmul layers, convolutions, and whether every
-    layer it sizes is written out and narrow (a model too small for precision to matter)."""
+    """What the file's own model building says: matmul layers, convolutions, and whether some
+    layer or model is big enough for tensor cores to matter. A model built in another module,
+    or sized only by parameters and config values, is not known to be big: unknown means silent."""
 
     matmul: bool = False
     conv: bool = False
-    tiny: bool = False
+    big: bool = False
 
 
 class Numerics:
@@ -105,29 +120,43 @@ class Numerics:
     @cached_property
     def layers(self) -> Layers:
         """The layers the file builds or calls, by their full names (`nn.Linear`, `F.conv2d`,
-        `torch.matmul`, a torchvision model) and `@`; a model built in another module is unknown."""
+        `torch.matmul`, a torchvision model) and `@`, and whether one is big."""
         model = self.ctx.fact(SemanticModel)
-        matmul = conv = False
-        widths: list[int | None] = []
+        matmul = conv = big = False
         for call in model.calls:
             name = self.ctx.symbols.qualname(call.func) or ""
-            if _MATMUL_LAYERS.match(name):
+            last = _last(call.func)
+            if _MATMUL_LAYERS.match(name) or (
+                last == "from_pretrained" and name.startswith("transformers.")
+            ):
                 matmul = True
-            elif _CONV_LAYERS.match(name) or _CONVNET_NAME.match(_last(call.func)):
+            elif _CONV_LAYERS.match(name) or _CONVNET_NAME.match(last):
                 conv = True
-                widths.append(None)
             else:
                 continue
-            if _SIZED.search(name):
-                widths += [_width(model, a.value) for a in call.args[:2] if a.keyword is None]
+            big = (
+                big
+                or _BIG_FACTORIES.match(name) is not None
+                or _CONVNET_NAME.match(last) is not None
+            )
+            big = big or _big_layer(model, call, name.rsplit(".", 1)[-1])
         if not matmul and "@" in self.ctx.source:
             matmul = _has_matmul_operator(model)
-        tiny = bool(widths) and all(w is not None and w <= _TINY_WIDTH for w in widths)
-        return Layers(matmul, conv, tiny)
+        return Layers(matmul, conv, big)
+
+
+def _big_layer(model: SemanticModel, call: cst.Call, layer: str) -> bool:
+    """A layer with a size written out (or bound once to a number) at or above its bar."""
+    bar, keywords = _BIG_SIZES.get(layer.removeprefix("Lazy"), (0, ()))
+    if not bar:
+        return False
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    named = [a.value for a in call.args if a.keyword and a.keyword.value in keywords]
+    return any((_width(model, v) or 0) >= bar for v in [*positional[: len(keywords)], *named])
 
 
 def _width(model: SemanticModel, value: cst.BaseExpression) -> int | None:
-    """A layer size written out: `512`, or a name bound once to one (`hidden = 512`)."""
+    """A size written out: `512`, or a name bound once to one (`hidden = 512`)."""
     if isinstance(value, cst.Name):
         value = model.value_of(value) or value
     if isinstance(value, cst.Integer):
@@ -136,7 +165,7 @@ def _width(model: SemanticModel, value: cst.BaseExpression) -> int | None:
 
 
 def _has_matmul_operator(model: SemanticModel) -> bool:
-    """`a @ b` somewhere among the file's expressions (not a decorator)."""
+    """`a @ b` somewhere among the file's expressions."""
     return any(
         isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
         for node in model.parents
