@@ -34,7 +34,8 @@ half precision. The model must be built in the file and do its work in matrix mu
 float32 convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` is on by default), so
 a conv net gains little. And the model must be big enough for tensor cores to matter: a
 Hugging Face `from_pretrained` model, or a layer whose size is written out (or bound once to a
-number) and large: 1024 features for a linear layer, a `d_model` of 512 for attention. A model
+number) and large: 2048 x 2048 multiply-adds per sample for a linear layer, a `d_model` of 512
+for attention. A model
 sized only by parameters or a config, or built in another module, is not known to be big, and
 the rule stays silent. It reports once per file, on the training loop's `backward()`.
 

@@ -28,8 +28,8 @@ with `.half()`, `.bfloat16()` or `.to(torch.bfloat16)`, no `GradScaler`, and no 
 option of a framework. The model must be built in the file and be big enough for half-precision
 tensor cores to matter: a torchvision, timm or Hugging Face model, a factory named like a CNN
 family (`resnet50()`), or a layer whose size is written out (or bound once to a number) and
-large: 1024 features for a linear or recurrent layer, 256 channels for a 2D convolution, a
-`d_model` of 512 for attention. An XOR net, a logistic regression or a small MLP on MNIST, LeNet
+large: 2048 x 2048 multiply-adds per sample for a linear layer, a hidden size of 1024 for a
+recurrent one, 256 output channels for a 2D convolution, a `d_model` of 512 for attention. An XOR net, a logistic regression or a small MLP on MNIST, LeNet
 or a 64-unit RL policy gains nothing; a model sized only by parameters or a config, or built in
 another module, is not known to be big, and the rule stays silent. It reports once per file, on
 the training loop's `backward()`.
@@ -231,7 +231,7 @@ so the change needs a look at the loss curve that a codemod cannot take.
 
             if __name__ == "__main__":
                 device = torch.device("cuda")
-                model = nn.Linear(2048, 10).to(device)
+                model = nn.Linear(2048, 2048).to(device)
                 train_epoch(model, loader, torch.optim.SGD(model.parameters(), lr=0.1), device)
             """,
             line=10,

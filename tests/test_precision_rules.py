@@ -24,7 +24,7 @@ for x, y in loader:
 FP32 = """\
 import torch
 {imports}
-model = torch.nn.Sequential(torch.nn.Linear(784, 2048), torch.nn.Linear(2048, 10)).cuda()
+model = torch.nn.Sequential(torch.nn.Linear(784, 2048), torch.nn.Linear(2048, 2048)).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for x, y in loader:
     loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
@@ -103,11 +103,19 @@ def test_a_conv_net_is_tl113s_alone_and_a_small_model_nobodys(project):
     )
     conv = "import torchvision\n" + conv
     (project / "conv.py").write_text(conv.format(imports=""))
-    tiny = FP32.replace(
-        "Linear(784, 2048), torch.nn.Linear(2048, 10)", "Linear(2, 8), torch.nn.Linear(8, 1)"
+    sizes = "Linear(784, 2048), torch.nn.Linear(2048, 2048)"
+    assert sizes in FP32
+    (project / "tiny.py").write_text(
+        FP32.replace(sizes, "Linear(2, 8), torch.nn.Linear(8, 1)").format(imports="")
     )
-    (project / "tiny.py").write_text(tiny.format(imports=""))
-    assert _found(project, "conv.py", "tiny.py") == [("conv.py", "TL113")]
+    (project / "mnist.py").write_text(  # 784 x 512: a launch-bound step
+        FP32.replace(sizes, "Linear(784, 512), torch.nn.Linear(512, 10)").format(imports="")
+    )
+    (project / "sized.py").write_text(  # sizes from parameters: not known to be big
+        FP32.replace(sizes, "Linear(n_in, n_hidden)").format(imports="")
+    )
+    found = _found(project, "conv.py", "tiny.py", "mnist.py", "sized.py")
+    assert found == [("conv.py", "TL113")]
 
 
 def test_channels_last_under_autocast_is_tl114s(project):

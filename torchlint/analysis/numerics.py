@@ -46,24 +46,24 @@ _CONVNET_NAME = re.compile(
     r"|shufflenet|mnasnet|regnet|convnext|inception|googlenet|unet|darknet|cspdarknet)\w*$",
     re.IGNORECASE,
 )
-# Sizes that make a layer big enough for tensor cores to matter, by layer and argument: features
-# of linear and recurrent layers, channels of convolutions, the width of attention. Below them
-# (a 784-500-10 MLP on MNIST, a 64-unit RL policy, LeNet) each step is a few dozen kernel
-# launches of microseconds: a 512-wide MLP on batches of 256 trained no faster with TF32 on an
-# H200, and a width-64 transformer layer slower under autocast.
+# Sizes that make a layer big enough for tensor cores to matter: the multiply-adds per sample of
+# a linear layer (in x out features: 2048 x 2048), the hidden size of a recurrent layer, the
+# output channels of a convolution, the width of attention. Below them (a 784-500-10 MLP on
+# MNIST, a 64-unit RL policy, LeNet, the Atari DQN net) each step is a few dozen kernel launches
+# of microseconds: a 512-wide MLP on batches of 256 trained no faster with TF32 on an H200, and a
+# width-64 transformer layer slower under autocast.
+_BIG_LINEAR = 2048 * 2048
 _BIG_SIZES = {
-    "Linear": (1024, ("in_features", "out_features")),
-    "Bilinear": (1024, ("in1_features", "in2_features", "out_features")),
-    "RNN": (1024, ("input_size", "hidden_size")),
-    "LSTM": (1024, ("input_size", "hidden_size")),
-    "GRU": (1024, ("input_size", "hidden_size")),
-    "Conv2d": (256, ("in_channels", "out_channels")),
-    "Conv3d": (128, ("in_channels", "out_channels")),
-    "ConvTranspose2d": (256, ("in_channels", "out_channels")),
-    "MultiheadAttention": (512, ("embed_dim",)),
-    "Transformer": (512, ("d_model",)),
-    "TransformerEncoderLayer": (512, ("d_model",)),
-    "TransformerDecoderLayer": (512, ("d_model",)),
+    "RNN": (1024, 1, "hidden_size"),
+    "LSTM": (1024, 1, "hidden_size"),
+    "GRU": (1024, 1, "hidden_size"),
+    "Conv2d": (256, 1, "out_channels"),
+    "Conv3d": (128, 1, "out_channels"),
+    "ConvTranspose2d": (256, 1, "out_channels"),
+    "MultiheadAttention": (512, 0, "embed_dim"),
+    "Transformer": (512, 0, "d_model"),
+    "TransformerEncoderLayer": (512, 0, "d_model"),
+    "TransformerDecoderLayer": (512, 0, "d_model"),
 }
 # Pretrained or library models of known size: a torchvision or CNN-family factory, a Hugging
 # Face model, a timm model.
@@ -146,13 +146,22 @@ class Numerics:
 
 
 def _big_layer(model: SemanticModel, call: cst.Call, layer: str) -> bool:
-    """A layer with a size written out (or bound once to a number) at or above its bar."""
-    bar, keywords = _BIG_SIZES.get(layer.removeprefix("Lazy"), (0, ()))
-    if not bar:
-        return False
+    """A layer whose sizes are written out (or bound once to a number) and large."""
+    layer = layer.removeprefix("Lazy")
+    if layer == "Linear":
+        sizes = [_argument(model, call, i, k) for i, k in ((0, "in_features"), (1, "out_features"))]
+        return None not in sizes and sizes[0] * sizes[1] >= _BIG_LINEAR  # type: ignore[operator]
+    bar, index, keyword = _BIG_SIZES.get(layer, (0, 0, ""))
+    return bool(bar) and (_argument(model, call, index, keyword) or 0) >= bar
+
+
+def _argument(model: SemanticModel, call: cst.Call, index: int, keyword: str) -> int | None:
+    """The size passed at position `index` or as `keyword`, when written out."""
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    named = [a.value for a in call.args if a.keyword and a.keyword.value in keywords]
-    return any((_width(model, v) or 0) >= bar for v in [*positional[: len(keywords)], *named])
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return _width(model, arg.value)
+    return _width(model, positional[index]) if index < len(positional) else None
 
 
 def _width(model: SemanticModel, value: cst.BaseExpression) -> int | None:
