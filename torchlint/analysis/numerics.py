@@ -40,12 +40,16 @@ _CONV_LAYERS = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$"
     r"|^torch\.nn\.functional\.conv(_transpose)?[123]d$|^torchvision\.models\."
 )
-# A factory named like a CNN family, from any library (`model_zoo.resnet50()`, `timm`'s names).
-_CONVNET_NAME = re.compile(
-    r"^(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet|alexnet|squeezenet"
-    r"|shufflenet|mnasnet|regnet|convnext|inception|googlenet|unet|darknet|cspdarknet)\w*$",
-    re.IGNORECASE,
+# A factory named like a CNN family, from any library (`model_zoo.resnet50()`, `timm`'s names):
+# a convolutional network of the usual size. A class of that name (`ResNet18(...)`) is a
+# convolutional network too, but often a shrunken one written for a tutorial: its size is the
+# size of its own layers.
+_CONVNET_FAMILIES = (
+    r"(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet|alexnet|squeezenet"
+    r"|shufflenet|mnasnet|regnet|convnext|inception|googlenet|unet|darknet|cspdarknet)"
 )
+_CONVNET_NAME = re.compile(rf"^{_CONVNET_FAMILIES}\w*$", re.IGNORECASE)
+_CONVNET_FACTORY = re.compile(rf"^{_CONVNET_FAMILIES}\w*$")
 # Sizes that make a layer big enough for tensor cores to matter: the multiply-adds per sample of
 # a linear layer (in x out features: 2048 x 2048), the hidden size of a recurrent layer, the
 # output channels of a convolution, the width of attention. Below them (a 784-500-10 MLP on
@@ -137,7 +141,7 @@ class Numerics:
             big = (
                 big
                 or _BIG_FACTORIES.match(name) is not None
-                or _CONVNET_NAME.match(last) is not None
+                or _CONVNET_FACTORY.match(last) is not None
             )
             big = big or _big_layer(model, call, name.rsplit(".", 1)[-1])
         if not matmul and "@" in self.ctx.source:
