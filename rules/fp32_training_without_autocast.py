@@ -32,7 +32,9 @@ large: 2048 x 2048 multiply-adds per sample for a linear layer, a hidden size of
 recurrent one, 256 output channels for a 2D convolution, a `d_model` of 512 for attention. An XOR net, a logistic regression or a small MLP on MNIST, LeNet
 or a 64-unit RL policy gains nothing; a model sized only by parameters or a config, or built in
 another module, is not known to be big, and the rule stays silent. It reports once per file, on
-the training loop's `backward()`.
+the training loop's `backward()`. A script whose optimizers all take a list of tensors
+(`Adam([image])`: style transfer, feature visualisation) optimises an input through a frozen
+network, not a model, and is left alone.
 
 The script's project modules count too: an `autocast` in a module the script imports (a model
 whose `forward` runs under autocast, a training helper) silences the rule. So does any word
@@ -194,6 +196,22 @@ so the change needs a look at the loss curve that a codemod cannot take.
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
+    ]
+    valid += [
+        Valid(
+            """
+            import torch
+            import torchvision
+
+            vgg = torchvision.models.vgg19(weights="DEFAULT").features.cuda().eval()
+            image = torch.rand(1, 3, 256, 256, device="cuda", requires_grad=True)
+            optimizer = torch.optim.Adam([image], lr=0.01)
+            for step in range(300):
+                loss = style_loss(vgg(image))
+                loss.backward()
                 optimizer.step()
             """
         ),

@@ -22,7 +22,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_cuda, precision_mentions
-from torchlint.analysis.training import Training
+from torchlint.analysis.training import Training, optimizer_class
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -116,10 +116,23 @@ class Numerics:
         loops = self.ctx.fact(LoopFacts)
         if not loops.uses_accelerator:
             return None
+        if self._optimizes_inputs_only(training):
+            return None
         steps = [call for call in training.step_calls if loops.per_batch_loop(call) is not None]
         backward = [call for call in steps if _method(call) in ("backward", "manual_backward")]
         chosen = backward or steps
         return chosen[0] if chosen else None
+
+    def _optimizes_inputs_only(self, training: Training) -> bool:
+        """Every optimizer the file builds takes a list of tensors (`Adam([image])`), none a
+        model's parameters: style transfer, feature visualisation, adversarial inputs. They
+        optimise an input through a frozen network, whose precision they may depend on."""
+        built = [
+            call
+            for call in self.ctx.fact(SemanticModel).calls
+            if optimizer_class(self.ctx.symbols.qualname(call.func))
+        ]
+        return bool(built) and all(_tensor_list(call) for call in built)
 
     @cached_property
     def layers(self) -> Layers:
@@ -182,6 +195,14 @@ def _has_matmul_operator(model: SemanticModel) -> bool:
     return any(
         isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
         for node in model.parents
+    )
+
+
+def _tensor_list(call: cst.Call) -> bool:
+    """An optimizer built on a list or tuple of names (`[image]`), not on parameters or groups."""
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    return isinstance(first, cst.List | cst.Tuple) and all(
+        isinstance(element.value, cst.Name | cst.Attribute) for element in first.elements
     )
 
 
