@@ -74,6 +74,12 @@ _BIG_SIZES = {
 _BIG_FACTORIES = re.compile(r"^torchvision\.models\.|^timm\.create_model$|^transformers\.")
 
 
+# torch's optimizers by name, for one reached through a star import (`optim.LBFGS([image])`).
+_OPTIMIZERS = frozenset(
+    {"SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "LBFGS"}
+)
+
+
 @dataclass(frozen=True)
 class Layers:
     """What the file's own model building says: matmul layers, convolutions, and whether some
@@ -131,6 +137,7 @@ class Numerics:
             call
             for call in self.ctx.fact(SemanticModel).calls
             if optimizer_class(self.ctx.symbols.qualname(call.func))
+            or (dotted(call.func) or "").rsplit(".", 1)[-1] in _OPTIMIZERS
         ]
         return bool(built) and all(_tensor_list(call) for call in built)
 
