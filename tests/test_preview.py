@@ -154,3 +154,16 @@ def test_a_fixture_may_expect_divergence_on_one_device_only():
     assert expected_verdict(text, "cpu") == "equivalent"
     assert expected_verdict("# torchlint-verify: expect diverged\n", "cpu") == "diverged"
     assert expected_verdict("x = 1\n", None) == "equivalent"
+
+
+def test_the_language_server_takes_preview_from_the_config_and_the_editor(project):
+    from torchlint.lsp.settings import ProjectSettings, parse_client_settings
+
+    (project / "pyproject.toml").write_text("[tool.torchlint]\npreview = true\n")
+    settings, problem = ProjectSettings().for_directory(project)
+    assert problem is None and settings.preview
+    assert "TL112" in [r.code for r in settings.enabled_rules()]
+    editor, problems = parse_client_settings({"torchlint": {"preview": False}})
+    assert problems == [] and not editor.apply(settings).preview
+    _, bad = parse_client_settings({"preview": "yes"})
+    assert bad == ["setting 'preview': expected true or false"]
