@@ -11,8 +11,8 @@ from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import target_names
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.training import Training, is_main_guard
-from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
+from torchlint.analysis.training import Training
+from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 _CONV = re.compile(
@@ -371,7 +371,7 @@ file's imports, or turns an explicit `False` into `True`.
             return
         alias, import_edit = self.ctx.torch_alias()
         line = f"{alias}.backends.cudnn.benchmark = True\n"
-        edit = self._after_imports(("import torch\n" if import_edit else "") + line)
+        edit = self.ctx.insert_after_imports(("import torch\n" if import_edit else "") + line)
         fix = self.make_fix(
             f"Set `{alias}.backends.cudnn.benchmark = True` after the imports",
             Applicability.UNSAFE,
@@ -383,29 +383,6 @@ file's imports, or turns an explicit `False` into `True`.
             "this script trains a conv net on the GPU but never sets `torch.backends.cudnn.benchmark = True`",
             fix,
         )
-
-    def _after_imports(self, text: str) -> Edit:
-        """An insertion on the line after the last module-level import (one inside a top-level `try`/`if` counts)."""
-        last = None
-        for statement in self.ctx.module.body:
-            if _imports(statement) and not is_main_guard(statement):
-                last = statement
-        if last is None:
-            return Edit(Position(1, 1), Position(1, 1), text)
-        row = self.ctx.end(last).row
-        if self.ctx.source.count("\n") > row - 1 or isinstance(last, cst.BaseCompoundStatement):
-            return Edit(Position(row + 1, 1), Position(row + 1, 1), text)
-        return self.ctx.insert_after(last, "\n" + text.rstrip("\n"))
-
-
-def _imports(statement: cst.CSTNode) -> bool:
-    if isinstance(statement, cst.SimpleStatementLine):
-        return any(isinstance(small, cst.Import | cst.ImportFrom) for small in statement.body)
-    if isinstance(statement, cst.If | cst.Try):
-        return isinstance(statement.body, cst.IndentedBlock) and any(
-            _imports(s) for s in statement.body.body
-        )
-    return False
 
 
 def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpression | None:

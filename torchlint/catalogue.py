@@ -36,6 +36,8 @@ class RuleEntry:
     text_tests: tuple[str, ...]  # names of functions in torchlint.analysis.text
     module: str
     qualname: str
+    # Runs only in preview mode (`--preview`, `preview = true`), whatever the selection says.
+    preview: bool = False
 
     def may_match(self, text: str) -> bool:
         """The rule's own prefilter (`Rule.may_match`), without importing the rule."""
@@ -57,6 +59,7 @@ def entry_of(rule: type[Rule]) -> RuleEntry:
         text_tests=tuple(test.__name__ for test in rule.text_tests),
         module=rule.__module__,
         qualname=rule.__qualname__,
+        preview=rule.preview,
     )
 
 

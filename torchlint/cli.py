@@ -205,7 +205,7 @@ def clean(paths) -> None:
     "--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def rules_command(output_format: str) -> None:
-    """List every rule: code, name, default state, fix availability, summary."""
+    """List every rule: code, name, default state (and preview), fix availability, summary."""
     from torchlint.registry import all_rules
 
     rows = [
@@ -213,6 +213,7 @@ def rules_command(output_format: str) -> None:
             "code": r.code,
             "name": r.name,
             "default": "on" if r.default_enabled else "opt-in",
+            "preview": r.preview,
             "fix": r.fix_availability.value,
             "summary": r.summary,
         }
@@ -222,9 +223,12 @@ def rules_command(output_format: str) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
+        default = f"{row['default']}{' (preview)' if row['preview'] else ''}"
         click.echo(
-            f"{row['code']}  {row['name']:<32} {row['default']:<7} {row['fix']:<13} {row['summary']}"
+            f"{row['code']}  {row['name']:<32} {default:<16} {row['fix']:<13} {row['summary']}"
         )
+    if any(row["preview"] for row in rows):
+        click.echo("\n(preview): runs only with --preview or `preview = true` in [tool.torchlint]")
 
 
 @main.command("rule")

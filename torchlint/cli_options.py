@@ -58,6 +58,12 @@ def selection_options(command):
                 metavar="X.Y",
                 help="The torch version the code must run on.",
             ),
+            click.option(
+                "--preview/--no-preview",
+                default=None,
+                help="Run the preview rules too (new rules still earning their place), or not, "
+                "whatever the config says.",
+            ),
         ],
     )
 
@@ -200,7 +206,10 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             target_torch_version=overrides.get("target_torch_version"),
             unsafe_fixes=overrides.get("unsafe_fixes", False),
             cache_dir=overrides.get("cache_dir"),
+            preview=overrides.get("preview"),
         )
+        for warning in settings.preview_warnings():
+            click.echo(f"torchlint: warning: {warning}", err=True)
         _ = (
             settings.torch_version
         )  # inferred from the project's declarations, which may be malformed

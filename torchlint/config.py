@@ -93,6 +93,7 @@ class Settings:
     target_torch_version: tuple[int, int] | None = None
     unsafe_fixes: bool = False
     lint_tests: bool = False  # performance rules also report in test code
+    preview: bool = False  # preview rules run (`--preview`, `preview = true`)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None  # the config file these settings came from
@@ -132,9 +133,33 @@ class Settings:
     def enabled_rules(self) -> list[RuleEntry]:
         rules = entries()
         chosen = [r for r in rules if r.default_enabled]
-        for layer in (Selection(self.select, self.extend_select, self.ignore), *self.overrides):
+        for layer in self._layers():
             chosen = layer.apply(rules, chosen)
-        return chosen
+        # As in Ruff, a preview rule runs only in preview mode, however it was selected.
+        return chosen if self.preview else [r for r in chosen if not r.preview]
+
+    def _layers(self) -> tuple[Selection, ...]:
+        return (Selection(self.select, self.extend_select, self.ignore), *self.overrides)
+
+    def preview_warnings(self) -> list[str]:
+        """One line per selector that names a preview rule exactly (its code or name) outside
+        preview mode: Ruff's "has no effect" warning, so the rule's silence is no surprise.
+        Prefixes and `ALL` leave preview rules out without a word, as they do in Ruff."""
+        if self.preview:
+            return []
+        named = [
+            (selector, entry)
+            for layer in self._layers()
+            for selector in (*(layer.select or ()), *layer.extend_select)
+            for entry in entries()
+            if entry.preview
+            and (selector.strip().upper() == entry.code or selector.strip().lower() == entry.name)
+        ]
+        return [
+            f"selecting {selector!r} has no effect: {entry.code} is a preview rule, which runs "
+            "only with --preview (or `preview = true` in [tool.torchlint])"
+            for selector, entry in dict.fromkeys(named)
+        ]
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
         """Selectors that per-file-ignores switches off for a path relative to the root."""
@@ -165,10 +190,16 @@ class Settings:
             )
         if overrides.get("unsafe_fixes"):
             changes["unsafe_fixes"] = True
+        if overrides.get("preview") is not None:  # --preview or --no-preview; None: the config's
+            changes["preview"] = overrides["preview"]
         if overrides.get("cache_dir"):
             changes["cache_dir"] = Path(overrides["cache_dir"]).absolute()
         changes["cli"] = tuple(
-            sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v)
+            sorted(
+                (k, tuple(v) if isinstance(v, list) else v)
+                for k, v in overrides.items()
+                if v or (k == "preview" and v is not None)  # --no-preview is a value too
+            )
         )
         return replace(self, **changes)
 
@@ -290,7 +321,7 @@ def _settings_from_table(table: dict[str, Any], path: Path) -> Settings:
             values["per_file_ignores"] = {k: tuple(v) for k, v in value.items()}
         elif key == "target-torch-version":
             values["target_torch_version"] = parse_version(value, where)
-        elif key in ("unsafe-fixes", "lint-tests"):
+        elif key in ("unsafe-fixes", "lint-tests", "preview"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
             values[key.replace("-", "_")] = value

@@ -110,6 +110,7 @@ def _describe(path: Path, settings: Settings) -> str:
             else ""
         ),
         f"per-file-ignores: {', '.join(settings.ignored_for(relpath)) or '(none)'}",
+        f"preview: {'on' if settings.preview else 'off (preview rules do not run)'}",
         f"enabled rules: {', '.join(r.code for r in rules)}",
     ]
     return "\n".join(lines) + "\n"

@@ -1,12 +1,14 @@
 """Each rule's documentation page, rendered from the rule itself.
 
 `torchlint rule CODE` prints a page; `python -m torchlint.rule_docs [DIR]` writes every page and an
-index to `docs/rules/` (the default DIR), where each finding's `url` points. A test keeps the
+index to `docs/rules/` (the default DIR), where each finding's `url` points, and then also the
+README's table of rules. A test keeps the
 committed pages equal to what the rules say, so the docs cannot drift from the code.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +33,15 @@ def page(rule: type[Rule]) -> str:
         f"{rule.summary}.",
         "",
         f"- **Default:** {state}.",
-        f"- **Fix:** {_fix(rule)}.",
     ]
+    if rule.preview:
+        lines.append(
+            "- **Preview:** this rule is in preview: it runs only in preview mode, with"
+            " `--preview` on `check`/`fix`/`verify` or `preview = true` in `[tool.torchlint]`;"
+            f" selecting it (`--select {rule.code}`) without preview mode has no effect."
+            " It leaves preview once its precision on the corpus holds the bar (docs/precision.md)."
+        )
+    lines.append(f"- **Fix:** {_fix(rule)}.")
     lines += [
         f"- **Fix needs torch >= {since}** where it writes {what}."
         for what, since in rule.fix_versions.items()
@@ -68,11 +77,37 @@ def index(rules: tuple[type[Rule], ...]) -> str:
         versions = (
             "; ".join(f"{since} ({what})" for what, since in rule.fix_versions.items()) or "-"
         )
-        default = "on" if rule.default_enabled else "opt-in"
+        default = _default(rule)
         rows.append(
             f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {default} | {rule.fix_availability.value} | {versions} | {rule.summary} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _default(rule: type[Rule]) -> str:
+    """ "on" or "opt-in", with "(preview)" for a rule that runs only in preview mode."""
+    state = "on" if rule.default_enabled else "opt-in"
+    return f"{state} (preview)" if rule.preview else state
+
+
+README = DOCS.parent.parent / "README.md"
+_TABLE = re.compile(r"(<!-- rules-table -->\n).*?(<!-- /rules-table -->)", re.DOTALL)
+
+
+def readme_table(rules: tuple[type[Rule], ...]) -> str:
+    """The README's table of rules (between its `rules-table` markers)."""
+    rows = ["| code | name | default | fix | what it flags |", "|---|---|---|---|---|"]
+    rows += [
+        f"| {r.code} | `{r.name}` | {_default(r)} | {r.fix_availability} | {r.summary} |"
+        for r in rules
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def with_readme_table(text: str, rules: tuple[type[Rule], ...]) -> str:
+    """`text` (the README) with its rules table replaced by the one the rules generate."""
+    table = readme_table(rules)
+    return _TABLE.sub(lambda found: found.group(1) + table + found.group(2), text, count=1)
 
 
 def render(rules: tuple[type[Rule], ...]) -> dict[str, str]:
@@ -89,6 +124,9 @@ def write(directory: Path) -> int:
         (directory / stale).unlink()
     for name, text in pages.items():
         (directory / name).write_text(text, encoding="utf-8")
+    if directory.resolve() == DOCS and README.is_file():
+        text = README.read_text(encoding="utf-8")
+        README.write_text(with_readme_table(text, all_rules()), encoding="utf-8")
     return len(pages)
 
 

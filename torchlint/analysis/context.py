@@ -169,6 +169,23 @@ class FileContext:
         at = self._import_position()
         return Edit(at, at, statement + "\n")
 
+    def insert_after_imports(self, text: str) -> Edit:
+        """An insertion of the lines `text` after the last module-level import (one inside a
+        top-level `try`/`if` counts, the `__main__` block does not): where a process-wide setting
+        goes, before any code that its value matters to."""
+        from torchlint.analysis.nodes import is_main_guard
+
+        last = None
+        for statement in self.module.body:
+            if _imports(statement) and not is_main_guard(statement):
+                last = statement
+        if last is None:
+            return Edit(Position(1, 1), Position(1, 1), text)
+        row = self.end(last).row
+        if self.source.count("\n") > row - 1 or isinstance(last, cst.BaseCompoundStatement):
+            return Edit(Position(row + 1, 1), Position(row + 1, 1), text)
+        return self.insert_after(last, "\n" + text.rstrip("\n"))
+
     def _import_position(self) -> Position:
         """Below the docstring, `__future__` imports and the leading import block."""
         row = 1
@@ -220,3 +237,13 @@ class FileContext:
             if isinstance(candidate, cst.SimpleStatementLine | cst.BaseCompoundStatement):
                 return self.start(candidate).row
         return self.start(node).row
+
+
+def _imports(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Import | cst.ImportFrom) for small in statement.body)
+    if isinstance(statement, cst.If | cst.Try):
+        return isinstance(statement.body, cst.IndentedBlock) and any(
+            _imports(s) for s in statement.body.body
+        )
+    return False

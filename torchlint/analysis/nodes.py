@@ -95,3 +95,18 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = todo.pop()
         yield current
         todo.extend(children(current))
+
+
+def is_main_guard(statement: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":` (a string on the right, as written)."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    if not isinstance(test.left, cst.Name) or test.left.value != "__name__":
+        return False
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return isinstance(target.operator, cst.Equal) and isinstance(
+        target.comparator, cst.SimpleString
+    )

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from torchlint.analysis.text import precision_mentions
+
 _NOT_CALLABLE = frozenset(
     {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
 )
@@ -57,6 +59,9 @@ class _Summary:
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
+    # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
+    # "mixed", "channels_last".
+    precision: frozenset[str] = frozenset()
 
 
 def _summarise(text: str) -> _Summary:
@@ -93,7 +98,11 @@ def _summarise(text: str) -> _Summary:
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
-    return replace(summary, torch=any(t == "torch" or t.startswith("torch.") for t in modules))
+    return replace(
+        summary,
+        torch=any(t == "torch" or t.startswith("torch.") for t in modules),
+        precision=precision_mentions(text),
+    )
 
 
 def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
@@ -369,6 +378,42 @@ class ProjectIndex:
         source = self._summary(target[0])
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.grad_off
+
+    def imported_precision(self, file: Path) -> frozenset[str]:
+        """What the project modules that `file` imports, directly or through their own imports,
+        may say about numeric precision: a process-wide setting such as TF32 made in a config
+        module the entry point imports is made for the entry point too. A setting inside a
+        function of such a module counts as well (it may be called): precision first."""
+        file = file.absolute()
+        found: set[str] = set()
+        seen = {file}
+        frontier = [file]
+        for _ in range(_MAX_DEPTH):
+            following = []
+            for current in frontier:
+                for module in self._imported_files(current):
+                    if module not in seen:
+                        seen.add(module)
+                        following.append(module)
+                        summary = self._summary(module)
+                        found |= summary.precision if summary else frozenset()
+            frontier = following
+        return frozenset(found)
+
+    def _imported_files(self, file: Path) -> list[Path]:
+        """The project files `file` imports: `import config`, `from config import setup` (the
+        module `config`, or the submodule `config.setup`), `from . import x`, star imports."""
+        summary = self._summary(file)
+        if summary is None:
+            return []
+        wanted = [*summary.imports.values(), *summary.stars]
+        found = []
+        for level, target in wanted:
+            for module in (target, target.rpartition(".")[0]):
+                source = self._module_file(file, level, module) if module or level else None
+                if source is not None:
+                    found.append(source.absolute())
+        return found
 
     def always_called_without_grad(self, file: Path, function: str) -> bool:
         """Whether the project's other files call `function` of `file`, and only with grad off.

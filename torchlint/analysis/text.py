@@ -183,3 +183,58 @@ def may_compile(text: str) -> bool:
         if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
             return True
     return False
+
+
+# -- numeric precision: TF32, mixed precision, memory format ---------------------------------
+# Any word that may set or choose TF32 for matmuls (`allow_tf32`, `--tf32`, the precision calls).
+_TF32_TEXT = re.compile(r"tf32|float32_matmul_precision|fp32_precision")
+# Any word that may put training in half precision: autocast, a scaler, a half or bf16 model or
+# dtype, an `amp` name (`use_amp`, `torch.amp`, not `clamp`), apex, a trainer's `precision=16` or
+# `fp16=True`, or a framework (accelerate, DeepSpeed, Lightning) that picks the precision from its own config or command line.
+_MIXED_TEXT = re.compile(
+    r"autocast|gradscaler|(?<![a-z])half(?![a-z])|bfloat16|float16|fp16|bf16|mixed.?precision"
+    r"|(?<![a-z])amp(?![a-z])|apex|precision\s*=\s*['\"]?16|(?<![a-z])accelerate(?![a-z])"
+    r"|deepspeed|lightning|fabric|colossal"
+)
+
+
+# `memory_format=torch.channels_last`, a `--channels-last` option, fastai's `to_channelslast()`.
+_CHANNELS_LAST_TEXT = re.compile(r"channels.?last")
+
+
+@lru_cache(maxsize=4)
+def precision_mentions(text: str) -> frozenset[str]:
+    """What the text may say about numeric precision: "tf32" (a TF32 or matmul-precision
+    setting), "mixed" (mixed or half precision, or a framework that chooses it),
+    "channels_last". Read anywhere (strings and comments too): a superset, so that what a file
+    may settle is taken as settled."""
+    low = text.lower()
+    found = set()
+    if _TF32_TEXT.search(low):
+        found.add("tf32")
+    if _MIXED_TEXT.search(low):
+        found.add("mixed")
+    if _CHANNELS_LAST_TEXT.search(low):
+        found.add("channels_last")
+    return frozenset(found)
+
+
+def may_use_cuda(text: str) -> bool:
+    """A CUDA word in any case (`"cuda"`, `.cuda()`, `CUDA_VISIBLE_DEVICES`): TF32, autocast to
+    half precision and channels_last tensor-core kernels are CUDA's."""
+    return "cuda" in text.lower()
+
+
+def may_leave_tf32_off(text: str) -> bool:
+    """No word that may set TF32 or train in half precision (TL112 is silent on either)."""
+    return not precision_mentions(text) & {"tf32", "mixed"}
+
+
+def may_train_in_float32(text: str) -> bool:
+    """No word that may train in half precision (TL113 is silent on one)."""
+    return "mixed" not in precision_mentions(text)
+
+
+def may_autocast_without_channels_last(text: str) -> bool:
+    """An `autocast` and no `channels_last` (TL114 needs the one and is silent on the other)."""
+    return "autocast" in text and "channels_last" not in precision_mentions(text)

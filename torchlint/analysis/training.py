@@ -13,10 +13,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.grad import Evaluation, name_tokens
 from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.nodes import is_main_guard
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 
@@ -26,17 +26,6 @@ if TYPE_CHECKING:
 _OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
-_MAIN_GUARD = m.If(
-    test=m.Comparison(
-        left=m.Name("__name__"),
-        comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
-    )
-)
-
-
-def is_main_guard(statement: cst.CSTNode) -> bool:
-    """`if __name__ == "__main__":`."""
-    return m.matches(statement, _MAIN_GUARD)
 
 
 def optimizer_class(qualname: str | None) -> str | None:

@@ -60,6 +60,7 @@ def settings_fingerprint(settings: Settings, rules: Sequence[RuleEntry | type[Ru
             [r.code for r in rules],
             settings.rule_options,
             settings.torch_version,
+            settings.preview,
         ],
         sort_keys=True,
         default=str,

@@ -27,11 +27,15 @@ class ClientSettings:
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
     target_torch_version: str | None = None
+    preview: bool | None = None  # None: the config's `preview`
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
 
     def apply(self, settings: Settings) -> Settings:
         merged = settings.merged(
-            select=self.select, ignore=self.ignore, target_torch_version=self.target_torch_version
+            select=self.select,
+            ignore=self.ignore,
+            target_torch_version=self.target_torch_version,
+            preview=self.preview,
         )
         if self.unsafe_fixes is None:
             return merged
@@ -55,6 +59,10 @@ def _parse(key: str, value: Any) -> dict[str, Any]:
         if not isinstance(value, bool):
             raise ConfigError("setting 'unsafeFixes': expected true or false")
         return {"unsafe_fixes": value}
+    if key == "preview":
+        if not isinstance(value, bool):
+            raise ConfigError("setting 'preview': expected true or false")
+        return {"preview": value}
     if key == "targetTorchVersion":
         if value is None or value == "":
             return {}

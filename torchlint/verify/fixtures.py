@@ -4,13 +4,16 @@ A fixture is `fixtures/<rule-name>/before.py` (the pattern the rule flags) and `
 (the hand-written fix), both accepting `--scale N`. The pair runs through the same
 machinery as `verify BEFORE --against AFTER`. A pair is expected to be equivalent unless
 after.py says otherwise in a comment line `# torchlint-verify: expect diverged` (a fix that
-changes the computation on purpose, such as Adam's L2 term becoming AdamW's decay).
+changes the computation on purpose, such as Adam's L2 term becoming AdamW's decay), or
+`# torchlint-verify: expect diverged on cuda` for one that changes it only on that device
+(TF32 and half-precision kernels exist only on the GPU).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,10 @@ from torchlint.verify.progress import Progress
 from torchlint.verify.session import compare_versions, settings_entry, speed_note
 from torchlint.verify.sources import flagged_lines, linter, read_version
 
-EXPECT = re.compile(r"^#\s*torchlint-verify:\s*expect\s+(equivalent|diverged)\s*$", re.MULTILINE)
+EXPECT = re.compile(
+    r"^#\s*torchlint-verify:\s*expect\s+(equivalent|diverged)(?:\s+on\s+(cuda|cpu))?\s*$",
+    re.MULTILINE,
+)
 
 
 def fixtures_root() -> Path | None:
@@ -50,9 +56,14 @@ def _code(directory: Path) -> str:
     return rule.code if rule else "-"
 
 
-def expected_verdict(after_text: str) -> str:
-    match = EXPECT.search(after_text)
-    return match.group(1) if match else "equivalent"
+def expected_verdict(after_text: str, device: str | None) -> str:
+    """The verdict after.py declares for the device that ran it: a line naming the device
+    (`expect diverged on cuda`: TF32 or half precision change results only on a GPU) wins over
+    one naming none; equivalent when nothing is declared."""
+    found: dict[str | None, str] = {
+        match.group(2): match.group(1) for match in EXPECT.finditer(after_text)
+    }
+    return found.get(device) or found.get(None) or "equivalent"
 
 
 def select(found: list[Path], selectors: list[str]) -> list[Path]:
@@ -110,16 +121,21 @@ def fixture_report(
     before = read_version("before", display_path(directory / "before.py"))
     after = read_version("after", display_path(directory / "after.py"))
     settings = settings_for((str(before.path),))
+    rule = find_rule(directory.name)
+    if rule is not None and rule.preview:  # a preview rule's own fixture shows what it flags
+        settings = replace(settings, preview=True)
     flagged = {v.label: flagged_lines(linter(v.path, settings)(v.text)) for v in (before, after)}
+    compared = compare_versions(before, after, config, repeat, tol, flagged, progress)
+    device = compared["environment"]["device"]
     return {
         "rule": directory.name,
         "rule_code": _code(directory),
-        "expected": expected_verdict(after.text),
+        "expected": expected_verdict(after.text, device),
         "script": before.shown,
         "against": after.shown,
         "args": list(config.args),
         "fixes": [],
         "settings": settings_entry(config, repeat, tol, scale),
-        **(compared := compare_versions(before, after, config, repeat, tol, flagged, progress)),
-        "speed_note": speed_note([_code(directory)], compared["environment"]["device"]),
+        **compared,
+        "speed_note": speed_note([_code(directory)], device),
     }
