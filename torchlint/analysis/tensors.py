@@ -287,7 +287,10 @@ class TensorFacts:
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.IfExp):
-            return join([self.kind(node.body), self.kind(node.orelse)])
+            branches = [b for b in (node.body, node.orelse) if not _is_none(b)]
+            return join(
+                [self.kind(b) for b in branches]
+            )  # `t if ok else None`: a tensor or nothing
         if isinstance(node, cst.NamedExpr):
             return self.kind(node.value)
         if isinstance(node, cst.BooleanOperation):
@@ -623,3 +626,7 @@ class TensorFacts:
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
