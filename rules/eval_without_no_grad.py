@@ -7,7 +7,8 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.evaluation import EvalScope, Evaluation
+from torchlint.analysis.grad import Grad, GradMode
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, Position
 from torchlint.rule import Invalid, Rule, Valid

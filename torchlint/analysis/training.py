@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.text import may_train
+from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.names import name_tokens
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
