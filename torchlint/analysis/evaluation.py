@@ -40,6 +40,7 @@ from torchlint.analysis.names import (
     is_eval_data_name,
     is_eval_input_name,
     is_eval_name,
+    is_module_name,
     name_tokens,
 )
 from torchlint.analysis.nodes import own_returns
@@ -52,41 +53,6 @@ if TYPE_CHECKING:
 
 # -- evaluation ---------------------------------------------------------------------------
 
-_MODEL_WORDS = frozenset(
-    {
-        "model", "models", "net", "network", "module", "encoder", "decoder", "backbone", "classifier",
-        "generator", "discriminator", "critic", "actor", "policy", "teacher", "student", "autoencoder",
-        "vae", "unet", "transformer", "rnn", "lstm", "gru", "cnn", "mlp", "embedding", "embedder", "head",
-        "layer", "tower", "trunk", "regressor", "detector",
-    }
-)  # fmt: skip
-# Words that make a model-ish name something else: a class, a factory, a path, a config...
-_NOT_MODEL_WORDS = frozenset(
-    {
-        "cls", "class", "type", "name", "names", "path", "dir", "file", "config", "cfg", "conf", "args", "kwargs",
-        "builder", "factory", "fn", "func", "function", "registry", "loader", "params", "parameters", "state",
-        "dict", "id", "ids", "size", "kind", "mode", "dtype", "device", "get", "create", "build", "load", "make",
-        "init", "setup", "save", "hook", "hooks", "output", "outputs", "input", "inputs", "list", "map", "str",
-        "url", "key", "keys", "info", "spec", "fx", "graph", "traced", "scripted", "jit", "exported", "compiled",
-    }
-)  # fmt: skip
-# A leading verb makes a model-ish name a function or method: `wrap_model`, `is_fsdp_managed_module`.
-_VERBS = frozenset(
-    {
-        "add", "apply", "build", "check", "clone", "compile", "convert", "copy", "create", "dispatch",
-        "export", "find", "freeze", "fuse", "get", "has", "init", "is", "load", "log", "make", "move",
-        "patch", "postprocess", "prepare", "preprocess", "print", "prune", "quantize", "register",
-        "remove", "replace", "reset", "save", "set", "setup", "summarize", "sync", "to", "trace",
-        "unfreeze", "unwrap", "update", "wrap", "from", "process", "parse", "validate", "evaluate",
-        "run", "call", "use", "maybe", "should", "can", "enable", "disable", "filter", "collect", "iter",
-        "predict", "infer", "generate", "sample", "encode", "decode", "train", "fit", "test", "eval",
-        "profile", "benchmark", "measure", "count", "inspect", "visualize", "plot", "show", "describe",
-    }
-)  # fmt: skip
-# Qualifiers that may follow a model word in a module's name: `model_ema`, `netG`, `net_d`.
-_MODEL_QUALIFIERS = frozenset(
-    {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
-)  # fmt: skip
 # Model wrappers whose __call__ already runs inference without grad.
 _NO_GRAD_WRAPPERS = (
     "ultralytics.",
@@ -192,10 +158,6 @@ _MODULE_CHAIN_METHODS = frozenset(
 
 def _is_forward_name(name: str) -> bool:
     return name == "__call__" or "forward" in name_tokens(name)
-
-
-def _is_model_word(token: str) -> bool:
-    return token in _MODEL_WORDS or (token.endswith(("net", "model")) and len(token) > 4)
 
 
 @dataclass(frozen=True)
@@ -334,18 +296,7 @@ class Evaluation(Shared):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
             )
-        tokens = name_tokens(last)
-        if (
-            not tokens
-            or set(tokens) & _NOT_MODEL_WORDS
-            or (len(tokens) > 1 and tokens[0] in _VERBS)
-        ):
-            return False
-        if _is_model_word(tokens[-1]):
-            return True  # model, self.text_encoder, teacher_model
-        return _is_model_word(tokens[0]) and all(
-            len(t) <= 2 or t in _MODEL_QUALIFIERS for t in tokens[1:]
-        )
+        return is_module_name(last)
 
     def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
         scopes = self.ctx.fact(SemanticModel)

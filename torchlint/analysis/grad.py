@@ -27,9 +27,7 @@ import libcst.matchers as m
 from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.names import (
-    name_tokens,
-)
+from torchlint.analysis.names import is_optimizer_name, name_tokens
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -66,7 +64,6 @@ _GRAD_FUNCTIONAL = frozenset(
 _NEEDS_GRAD_METHODS = frozenset(
     {"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"}
 )
-_OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler"})
 _MODE_SWITCHES = frozenset({"eval", "train"})
 # Methods whose result has left autograd: nobody backpropagates through it.
 AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
@@ -444,7 +441,7 @@ class Grad(Shared):
             attr = func.attr.value
             if attr in _NEEDS_GRAD_METHODS:
                 return True
-            if attr == "step" and set(name_tokens(dotted(func.value) or "")) & _OPTIMIZER_WORDS:
+            if attr == "step" and is_optimizer_name(dotted(func.value) or ""):
                 return True
         qualname = self.ctx.symbols.qualname(func) or ""
         return (

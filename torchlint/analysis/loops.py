@@ -19,6 +19,7 @@ import libcst as cst
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.names import is_optimizer_name
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
@@ -46,7 +47,8 @@ _WRAPPERS = _PROGRESS_BARS | {
     "prefetcher",
 }
 _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
-_OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
+# Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
+_STEPPERS = frozenset({"trainer", "updater"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
@@ -355,7 +357,7 @@ class LoopFacts:
         owner = (_last(func.value) or "").lower()
         if "sched" in owner:
             return False
-        if _OPTIMIZER_NAME.search(owner):
+        if is_optimizer_name(owner) or owner in _STEPPERS:
             return True
         return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
 

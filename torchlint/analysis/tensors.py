@@ -8,7 +8,6 @@ precision needs it.
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, SemanticModel
+from torchlint.analysis.names import is_loss_name, is_module_name
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
@@ -164,11 +164,6 @@ _HOST_ATTRIBUTES = frozenset(
         "names",
         "grad_fn",
     }
-)
-_MODEL_NAME = re.compile(
-    r"^(model|net|network|encoder|decoder|generator|discriminator|critic|classifier|backbone|criterion|crit|loss|"
-    r"loss_fn|lossfn|loss_func|loss_function|lossfunc|teacher|student|ddp_model|model_ema|model_without_ddp|"
-    r"(net|model)_?[a-z]|(net|model)\d+)$"
 )
 _NUMBER_BUILTINS = frozenset(
     {
@@ -583,7 +578,7 @@ class TensorFacts:
             if isinstance(func, cst.Name)
             else ""
         )
-        if _MODEL_NAME.search(name.lower()):
+        if is_module_name(name) or is_loss_name(name):
             return True
         return any(self._is_module_construction(b) for b in self.scopes.all_bindings(func))
 

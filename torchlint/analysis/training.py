@@ -17,14 +17,13 @@ import libcst.matchers as m
 
 from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.names import name_tokens
+from torchlint.analysis.names import is_optimizer_name, name_tokens
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
-_OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 _MAIN_GUARD = m.If(
@@ -86,7 +85,7 @@ class Training:
         words = set(name_tokens((dotted(node) or "").rsplit(".", 1)[-1]))
         if "sched" in words or "scheduler" in words:
             return False
-        if words & _OPTIMIZER_WORDS:
+        if is_optimizer_name(dotted(node) or ""):
             return True
         for binding in self.scopes.all_bindings(node):
             if binding.kind == "assign" and isinstance(binding.value, cst.Call):
