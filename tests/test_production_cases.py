@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 from conftest import run_torchlint
 
-RULES = ("TL001", "TL002", "TL103")  # every rule some case pins
+RULES = ("TL001", "TL002", "TL103", "TL109", "TL110")  # every rule some case pins
 _MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
 
 
@@ -680,6 +680,78 @@ def train(model, loader, opt):
     for x, y in loader:
         model(x.cuda()).mean().backward()
         opt.step()
+""",
+        },
+    ),
+    # --- GPU or not, script or library (TL109, TL110) ---
+    Case(
+        "xla-run-is-not-a-gpu-run",
+        rules=("TL109", "TL110"),
+        files={
+            "train_tpu.py": """\
+import torch
+import torch_xla.core.xla_model as xm
+from torch import nn
+
+device = xm.xla_device()
+model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()).to(device)
+opt = torch.optim.AdamW(model.parameters())
+
+if __name__ == "__main__":
+    for x, y in loader:
+        loss = model(x.to(device)).mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+    Case(
+        "gpu-script-is-flagged",
+        rules=("TL109", "TL110"),
+        files={
+            "train_gpu.py": """\
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()).to("cuda")  # TL110: nn.Conv2d
+opt = torch.optim.AdamW(model.parameters())  # TL109: torch.optim.AdamW
+
+if __name__ == "__main__":
+    for x, y in loader:
+        loss = model(x.to("cuda")).mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+    Case(
+        "library-main-demo-is-not-a-training-script",
+        rules=("TL110",),
+        files={
+            "layers.py": """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def fit(model, loader, opt):
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    block = Block().cuda()
+    print(block(torch.randn(1, 3, 8, 8, device="cuda")).shape)
 """,
         },
     ),

@@ -648,6 +648,36 @@ class LoopFacts:
             return True
         return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
 
+    @cached_property
+    def uses_gpu(self) -> bool:
+        """Whether the file may run on a GPU (CUDA, ROCm, XPU, MPS), not only an accelerator: a
+        run on XLA devices (TPUs) or pinned to the CPU (`Trainer(accelerator="cpu")`) is none,
+        unless the file also names a GPU."""
+        if not self.uses_accelerator:
+            return False
+        names_gpu = any(
+            self._device_string(s) and "xla" not in str(s.evaluated_value)
+            for s in self.scopes.strings
+        ) or any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda"
+            for c in self.scopes.calls
+        )
+        if names_gpu:
+            return True
+        xla = any(full.split(".")[0] == "torch_xla" for full in self.ctx.symbols.aliases.values())
+        return not xla and not self._pinned_to_cpu
+
+    @cached_property
+    def _pinned_to_cpu(self) -> bool:
+        return any(
+            a.keyword is not None
+            and a.keyword.value == "accelerator"
+            and isinstance(a.value, cst.SimpleString)
+            and a.value.evaluated_value == "cpu"
+            for call in self.scopes.calls
+            for a in call.args
+        )
+
     def moves_to_device(self, call: cst.Call) -> bool:
         """`.cuda()`, `.to(device)`, `torch.device("cuda")`, `accelerator.prepare(...)`: something goes to an accelerator."""
         func = call.func

@@ -95,13 +95,46 @@ class Training:
 
     @cached_property
     def is_script(self) -> bool:
-        """The file is an entry point: an `if __name__ == "__main__":` block or module-level training."""
-        if any(is_main_guard(statement) for statement in self.ctx.module.body):
+        """The file is a training entry point: an `if __name__ == "__main__":` block that trains
+        (a step call in it, or a call of a function of the file that trains), or module-level
+        training. A library module's `__main__` demo that only runs a forward is no script."""
+        guards = [s for s in self.ctx.module.body if is_main_guard(s)]
+        if any(self._trains_under(guard) for guard in guards):
             return True
         return any(
             self.scopes.function_of(call) is None and not self._in_class(call)
             for call in self.step_calls
         )
+
+    def _trains_under(self, guard: cst.CSTNode) -> bool:
+        for call in self.scopes.calls:
+            if not self.scopes.is_ancestor(guard, call):
+                continue
+            if call in self._step_call_set or self._training_functions & set(
+                self.scopes.callees.get(call, ())
+            ):
+                return True
+            if not self.scopes.callees.get(call) and isinstance(call.func, cst.Name):
+                if self.ctx.symbols.qualname(call.func) is not None:
+                    return True  # a function imported from elsewhere may train: unknown counts
+        return False
+
+    @cached_property
+    def _step_call_set(self) -> set[cst.Call]:
+        return set(self.step_calls)
+
+    @cached_property
+    def _training_functions(self) -> set[cst.FunctionDef]:
+        """Functions of the file that step, directly or through the functions they call."""
+        found = {f for c in self.step_calls if (f := self.scopes.function_of(c)) is not None}
+        todo = list(found)
+        while todo:
+            for call in self.scopes.callers.get(todo.pop(), ()):
+                caller = self.scopes.function_of(call)
+                if caller is not None and caller not in found:
+                    found.add(caller)
+                    todo.append(caller)
+        return found
 
     def _in_class(self, node: cst.CSTNode) -> bool:
         return any(isinstance(parent, cst.ClassDef) for parent in self.scopes.ancestors(node))
