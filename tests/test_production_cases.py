@@ -827,3 +827,16 @@ def test_production_case(case: Case, findings: list[dict]) -> None:
         for d in findings
         if d["filename"].startswith(prefix)
     ]
+
+
+def test_every_framework_of_the_table_has_a_case() -> None:
+    """Adding a framework to `analysis/frameworks.py` is a table entry plus a case here."""
+    from torchlint.analysis.frameworks import FRAMEWORKS
+
+    sources = "\n".join(text for case in CASES for text in case.files.values())
+    missing = [
+        f.name
+        for f in FRAMEWORKS
+        if not any(re.search(rf"^(from|import) {p}\b", sources, re.M) for p in f.packages)
+    ]
+    assert not missing, missing
