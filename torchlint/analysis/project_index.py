@@ -289,6 +289,7 @@ class ProjectIndex:
             Path, str
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
+        self._modules: dict[tuple[Path, int, str], Path | None] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -443,6 +444,14 @@ class ProjectIndex:
         return self._resolve(source, leaf, depth + 1, seen, question)
 
     def _module_file(self, file: Path, level: int, module: str) -> Path | None:
+        """The project file a module name refers to, remembered per folder: asked for every
+        call of an imported name, most of them modules outside the project."""
+        key = (file.parent if level else self.root, level, module)
+        if key not in self._modules:
+            self._modules[key] = self._find_module_file(file, level, module)
+        return self._modules[key]
+
+    def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
             base = file.parent
             for _ in range(level - 1):
