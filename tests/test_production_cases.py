@@ -340,6 +340,16 @@ def log(engine):
     print(engine.state.output["loss"])
 
 
+@trainer.on(Events.ITERATION_COMPLETED(every=100))
+def log_now_and_then(engine):
+    print(engine.state.batch[0].sum().item())
+
+
+def log_batch(engine):
+    print(engine.state.batch[0].sum().item())  # TL002: engine.state.batch[0]
+
+
+trainer.add_event_handler(Events.ITERATION_COMPLETED, log_batch)
 trainer.run(loader, max_epochs=10)
 """,
         },
