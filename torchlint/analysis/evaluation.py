@@ -504,7 +504,7 @@ class Evaluation(Shared):
             )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        if self._warms_up_export(function):
+        if self._warms_up_export(function) and not self._in_own_loop(call):
             return None
         found = self._loop_scope(call, function) or self._region_scope(call, function)
         if found is None:
@@ -519,11 +519,8 @@ class Evaluation(Shared):
         return found if found is not None and self.repeats(call) else None
 
     # -- how often evaluation runs ----------------------------------------------------------
-    def repeats(self, node: cst.CSTNode) -> bool:
-        """Whether `node` may run more than once per run of the program: inside a loop or a
-        comprehension, or in a function that does not evidently run once. Module-level code, a
-        `main` and functions only called from code that runs once run once: a single forward
-        there (a demo, a shape check) costs nothing worth a finding."""
+    def _in_own_loop(self, node: cst.CSTNode) -> bool:
+        """Whether a loop or comprehension of `node`'s own function (or module) runs it."""
         child = node
         for parent in self.ctx.ancestors(node):
             if isinstance(parent, cst.For | cst.While) and (
@@ -533,9 +530,19 @@ class Evaluation(Shared):
             if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
                 return True
             if isinstance(parent, cst.FunctionDef):
-                return self._function_repeats(parent)
+                return False
             child = parent
         return False
+
+    def repeats(self, node: cst.CSTNode) -> bool:
+        """Whether `node` may run more than once per run of the program: inside a loop or a
+        comprehension, or in a function that does not evidently run once. Module-level code, a
+        `main` and functions only called from code that runs once run once: a single forward
+        there (a demo, a shape check) costs nothing worth a finding."""
+        if self._in_own_loop(node):
+            return True
+        function = self.enclosing_function(node)
+        return function is not None and self._function_repeats(function)
 
     def _function_repeats(self, function: cst.FunctionDef) -> bool:
         if function in self._repeating:
