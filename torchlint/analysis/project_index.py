@@ -211,8 +211,8 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
             continue
         returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
         kinds = {_device_kind(r) if r is not None else None for r in returns}
-        if kinds == {True} or kinds == {False}:
-            found[node.name] = kinds.pop()
+        if kinds in ({True}, {False}):
+            found[node.name] = True in kinds
 
 
 def _device_kind(value: ast.expr) -> bool | None:
