@@ -536,6 +536,14 @@ def train(model, loader, opt, args):
             print(loss.item())
         if master and (i % args.every == 0 or i == last) and args.sample:
             print(model(x.cuda()).mean().item())
+        if i < 3:
+            print(loss.item())
+        if due(i, args.every):
+            print(loss.item())
+
+
+def due(step, every):
+    return step % every == 0
 """,
         },
     ),

@@ -488,6 +488,8 @@ class LoopFacts:
             (_last(test) or "").lower()
         ):
             return None if self._run_setting(test) else "body"
+        if isinstance(test, cst.Call) and self._periodic_helper(test):
+            return "body"
         if isinstance(test, cst.Name):
             bindings = self.scopes.reaching(test)
             if (
@@ -497,6 +499,28 @@ class LoopFacts:
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
+
+    def _periodic_helper(self, call: cst.Call) -> bool:
+        """`if self.check_frequency(batch_idx):` where the file's function answers with a
+        modulo test (`return batch_idx % self.freq == 0`, or `True` under one): a periodic guard
+        written as a helper."""
+        functions = self.scopes.callees.get(call, ())
+        return bool(functions) and all(self._answers_periodically(f) for f in functions)
+
+    def _answers_periodically(self, function: cst.FunctionDef) -> bool:
+        nodes = list(self.scopes.own_nodes(function))
+        returns = [n.value for n in nodes if isinstance(n, cst.Return)]
+        if not returns or any(r is None for r in returns):
+            return False
+        has_modulo = any(
+            isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in nodes
+        )
+        booleans = all(
+            isinstance(r, cst.Comparison | cst.BooleanOperation)
+            or (isinstance(r, cst.Name) and r.value in ("True", "False"))
+            for r in returns
+        )
+        return has_modulo and booleans
 
     def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
         """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
@@ -556,9 +580,9 @@ class LoopFacts:
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
             and isinstance(right, cst.Integer)
-            and self._bounded_counter(left)
+            and (self._bounded_counter(left) or self.is_counter(left))
         ):
-            return "body"
+            return "body"  # `if shown < 3:`, `if batch_i < 3:`: the first few times only
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
