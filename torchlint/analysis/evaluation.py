@@ -508,14 +508,17 @@ class Evaluation(Shared):
             return None
         found = self._loop_scope(call, function) or self._region_scope(call, function)
         if found is None:
-            # A forward on evaluation data, or after training in the same run, evaluates a
-            # whole split even when it runs once (`net(test_x)` after the training loop).
-            found = self._input_scope(call, function) or self._after_training_scope(call, function)
+            # A forward on evaluation data, after training in the same run, or in a script that
+            # only loads weights and runs them is the workload itself even when it runs once
+            # (`net(test_x)` after the training loop, `fake = netG(noise)` in generate.py).
+            found = (
+                self._input_scope(call, function)
+                or self._after_training_scope(call, function)
+                or self._inference_script_scope(call, function)
+            )
             if found is not None:
                 return found
-            found = self._global_eval_scope(call, function) or self._inference_script_scope(
-                call, function
-            )
+            found = self._global_eval_scope(call, function)
         return found if found is not None and self.repeats(call) else None
 
     # -- how often evaluation runs ----------------------------------------------------------
