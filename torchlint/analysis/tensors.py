@@ -578,9 +578,8 @@ class TensorFacts:
             if isinstance(func, cst.Name)
             else ""
         )
-        if name[:1].isupper():
-            return False  # a class: `UNet(...)`, `ModelEMA(model)` construct, they run no forward
-        if is_module_name(name) or is_loss_name(name):
+        # By its name only when it is no class: `UNet(...)`, `ModelEMA(model)` construct.
+        if not name[:1].isupper() and (is_module_name(name) or is_loss_name(name)):
             return True
         return any(self._is_module_construction(b) for b in self.scopes.all_bindings(func))
 
