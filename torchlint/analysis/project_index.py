@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -87,9 +88,14 @@ def _summarise(text: str) -> _Summary:
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
-    _collect_device_functions(tree, summary.device_functions)
+    if "device" in text:  # a function that returns a device builds or names one
+        _collect_device_functions(tree, summary.device_functions)
     _collect_calls(tree, False, summary.calls)
-    summary = replace(summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree))
+    summary = replace(
+        summary,
+        grad_off=_decorated_grad_off(tree),
+        syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
+    )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -155,6 +161,7 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy)\s*\(")
 
 
 def _syncing_functions(tree: ast.Module) -> frozenset[str]:
@@ -173,23 +180,29 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
+    loops, reads = [], []
+    for node in ast.walk(function):  # one walk: the loops and the host reads
+        if isinstance(node, ast.For):
+            loops.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _HOST_READS
+            and not node.args
+        ):
+            reads.append(node.func.value)
+    if not reads:
+        return False
     args = function.args
     params = {
         a.arg
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
         if a is not None and a.arg not in ("self", "cls")
     }
-    for node in ast.walk(function):  # loop variables over a parameter carry its values
-        if isinstance(node, ast.For) and _root(node.iter) in params:
-            params |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _HOST_READS
-        and not node.args
-        and _root(node.func.value) in params
-        for node in ast.walk(function)
-    )
+    for loop in loops:  # loop variables over a parameter carry its values
+        if _root(loop.iter) in params:
+            params |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return any(_root(value) in params for value in reads)
 
 
 def _root(node: ast.expr) -> str | None:
@@ -207,8 +220,8 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
     """Module-level functions whose every return gives a device of one kind: `def dev(): return
     torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")`."""
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
+        if not isinstance(node, ast.FunctionDef) or not isinstance(node.body[-1], ast.Return):
+            continue  # a device helper ends by returning the device
         returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
         kinds = {_device_kind(r) if r is not None else None for r in returns}
         if kinds in ({True}, {False}):
