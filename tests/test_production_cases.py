@@ -26,7 +26,6 @@ _MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
 class Case:
     id: str
     files: dict[str, str]
-    pending: str = ""  # why the class still fails: the test is then an expected failure
     rules: tuple[str, ...] = ("TL001", "TL002")  # the rules whose findings the case pins
 
     def expected(self) -> list[tuple[str, str, int, int]]:
@@ -822,12 +821,7 @@ def test_case_ids_are_unique() -> None:
     assert len({c.id for c in CASES}) == len(CASES)
 
 
-def _param(case: Case) -> object:
-    marks = [pytest.mark.xfail(reason=case.pending, strict=True)] if case.pending else []
-    return pytest.param(case, id=case.id, marks=marks)
-
-
-@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_production_case(case: Case, findings: list[dict]) -> None:
     prefix = case.id + "/"
     got = sorted(
