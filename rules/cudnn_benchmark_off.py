@@ -64,8 +64,11 @@ transposed and lazy forms, `F.conv2d`, or a torchvision CNN such as `resnet50()`
 (`backward()` or an optimizer step) on an accelerator (`.cuda()`, `.to(device)`, a `"cuda"`
 device string), and never sets `torch.backends.cudnn.benchmark = True`, or sets it to False.
 
-A script is a file with an `if __name__ == "__main__":` block or training code at module
-level; library modules are left alone, since the setting belongs to the entry point. Not
+A script is a file with an `if __name__ == "__main__":` block that trains (a step in it, or a
+call of a function of the file that trains, or of one imported from elsewhere) or training code
+at module level; library modules are left alone, since the setting belongs to the entry point,
+and so is a library module's `__main__` demo that only runs a forward. A run on XLA devices
+(`torch_xla`, TPUs) or pinned to the CPU (`Trainer(accelerator="cpu")`) is not a GPU run. Not
 flagged: files that ask for determinism (`cudnn.deterministic = True`,
 `torch.use_deterministic_algorithms(...)`), that call a seeding or setup helper from elsewhere
 (`from utils import init_seeds`, `transformers.set_seed`), which may set these flags itself,
@@ -352,7 +355,7 @@ file's imports, or turns an explicit `False` into `True`.
             not training.trains
             or not training.is_script
             or training.is_test_file
-            or not self.ctx.fact(LoopFacts).uses_accelerator
+            or not self.ctx.fact(LoopFacts).uses_gpu
         ):
             return
         if self.turned_off:

@@ -7,7 +7,8 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import Block, EvalScope, Evaluation, Grad, GradMode
+from torchlint.analysis.evaluation import EvalScope, Evaluation
+from torchlint.analysis.grad import Block, Grad, GradMode
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
@@ -106,7 +107,8 @@ function, unless it is a `main` or every call of it in the file runs once). A si
 outside any loop in code that runs once (a library's `__main__` demo, a shape check, a
 one-image `main`) is left alone, and so is a forward in code that exports or traces the module
 (`torch.onnx.export`, `torch.jit.trace`: a warm-up). A forward on evaluation data or after
-training in the same run is still reported when it runs once: it evaluates a whole split.
+training in the same run, or in a script that only loads weights and runs them, is still
+reported when it runs once: it is the workload (a whole split, the images a script generates).
 
 It reports once per evaluation scope (function, loop or block), at the first forward pass.
 

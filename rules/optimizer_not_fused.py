@@ -52,7 +52,8 @@ class OptimizerNotFused(Rule):
 Flags `torch.optim.Adam`, `AdamW` and `SGD` built over a model's parameters (`model.parameters()`,
 directly, filtered, in parameter groups, or through a variable) without a `fused` or `foreach`
 argument, in a file that trains (it calls `backward()` or an optimizer's `step()`) and puts
-its work on an accelerator (`.cuda()`, `.to(device)`, a `"cuda"` device string).
+its work on a GPU (`.cuda()`, `.to(device)`, a `"cuda"` device string; a run on XLA devices
+or pinned to the CPU with `accelerator="cpu"` is none).
 
 Only when the target torch version documents `fused=True` for the optimizer: 2.0 for Adam and
 AdamW, 2.3 for SGD. Not flagged: optimizers given `fused=`, `foreach=` (the implementation
@@ -320,11 +321,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         if self.sparse or not self.optimizers:
             return
         training = self.ctx.fact(Training)
-        if (
-            not training.trains
-            or training.is_test_file
-            or not self.ctx.fact(LoopFacts).uses_accelerator
-        ):
+        if not training.trains or training.is_test_file or not self.ctx.fact(LoopFacts).uses_gpu:
             return
         for call, name in self.optimizers:
             params = (

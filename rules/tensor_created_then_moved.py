@@ -501,8 +501,12 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
 
     def _per_step(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs on every step: in a per-batch loop, or in a forward or step function
-        (or a function of the file that one of those calls, two calls deep at most)."""
-        if self.ctx.fact(LoopFacts).per_batch_loop(node, every_iteration=False) is not None:
+        (or a function of the file that one of those calls, two calls deep at most), and not under
+        a guard that makes it rare (`if len(state) == 0:` lazy initialisation, `if step % n == 0:`)."""
+        loops = self.ctx.fact(LoopFacts)
+        if loops.periodic_guard(node) is not None:
+            return False
+        if loops.per_batch_loop(node, every_iteration=False) is not None:
             return True
         scopes = self.ctx.fact(SemanticModel)
         functions = [scopes.function_of(node)]

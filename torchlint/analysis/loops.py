@@ -19,6 +19,7 @@ import libcst as cst
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import is_optimizer_name
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
@@ -46,7 +47,8 @@ _WRAPPERS = _PROGRESS_BARS | {
     "prefetcher",
 }
 _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
-_OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_)|^trainer$|^updater$|scaler$")
+# Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
+_STEPPERS = frozenset({"trainer", "updater"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
@@ -356,7 +358,7 @@ class LoopFacts:
         owner = (_last(func.value) or "").lower()
         if "sched" in owner:
             return False
-        if _OPTIMIZER_NAME.search(owner):
+        if is_optimizer_name(owner) or owner in _STEPPERS:
             return True
         return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
 
@@ -487,6 +489,8 @@ class LoopFacts:
             (_last(test) or "").lower()
         ):
             return None if self._run_setting(test) else "body"
+        if isinstance(test, cst.Call) and self._periodic_helper(test):
+            return "body"
         if isinstance(test, cst.Name):
             bindings = self.scopes.reaching(test)
             if (
@@ -496,6 +500,28 @@ class LoopFacts:
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
+
+    def _periodic_helper(self, call: cst.Call) -> bool:
+        """`if self.check_frequency(batch_idx):` where the file's function answers with a
+        modulo test (`return batch_idx % self.freq == 0`, or `True` under one): a periodic guard
+        written as a helper."""
+        functions = self.scopes.callees.get(call, ())
+        return bool(functions) and all(self._answers_periodically(f) for f in functions)
+
+    def _answers_periodically(self, function: cst.FunctionDef) -> bool:
+        nodes = list(self.scopes.own_nodes(function))
+        returns = [n.value for n in nodes if isinstance(n, cst.Return)]
+        if not returns or any(r is None for r in returns):
+            return False
+        has_modulo = any(
+            isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in nodes
+        )
+        booleans = all(
+            isinstance(r, cst.Comparison | cst.BooleanOperation)
+            or (isinstance(r, cst.Name) and r.value in ("True", "False"))
+            for r in returns
+        )
+        return has_modulo and booleans
 
     def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
         """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
@@ -555,9 +581,9 @@ class LoopFacts:
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
             and isinstance(right, cst.Integer)
-            and self._bounded_counter(left)
+            and (self._bounded_counter(left) or self.is_counter(left))
         ):
-            return "body"
+            return "body"  # `if shown < 3:`, `if batch_i < 3:`: the first few times only
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
@@ -646,6 +672,36 @@ class LoopFacts:
         if any(self.moves_to_device(call) for call in self.scopes.calls):
             return True
         return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
+
+    @cached_property
+    def uses_gpu(self) -> bool:
+        """Whether the file may run on a GPU (CUDA, ROCm, XPU, MPS), not only an accelerator: a
+        run on XLA devices (TPUs) or pinned to the CPU (`Trainer(accelerator="cpu")`) is none,
+        unless the file also names a GPU."""
+        if not self.uses_accelerator:
+            return False
+        names_gpu = any(
+            self._device_string(s) and "xla" not in str(s.evaluated_value)
+            for s in self.scopes.strings
+        ) or any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda"
+            for c in self.scopes.calls
+        )
+        if names_gpu:
+            return True
+        xla = any(full.split(".")[0] == "torch_xla" for full in self.ctx.symbols.aliases.values())
+        return not xla and not self._pinned_to_cpu
+
+    @cached_property
+    def _pinned_to_cpu(self) -> bool:
+        return any(
+            a.keyword is not None
+            and a.keyword.value == "accelerator"
+            and isinstance(a.value, cst.SimpleString)
+            and a.value.evaluated_value == "cpu"
+            for call in self.scopes.calls
+            for a in call.args
+        )
 
     def moves_to_device(self, call: cst.Call) -> bool:
         """`.cuda()`, `.to(device)`, `torch.device("cuda")`, `accelerator.prepare(...)`: something goes to an accelerator."""

@@ -1,4 +1,5 @@
-"""What identifiers say: the words that name evaluation and evaluation data.
+"""What identifiers say: the one vocabulary of the analyses. Which names name modules, losses,
+optimizers, evaluation and evaluation data.
 
 Kept free of libcst, because the prefilter (`text.may_evaluate`) asks the same questions of a file's
 raw text before anything is parsed, and must agree with the analyses that ask them of its tree.
@@ -130,3 +131,84 @@ def is_eval_input_name(name: str) -> bool:
     if not words & EVAL_DATA_WORDS or not words <= EVAL_DATA_WORDS | _DATA_WORDS | _INPUT_WORDS:
         return False
     return bool(words - EVAL_DATA_WORDS)
+
+
+# -- modules, losses and optimizers ---------------------------------------------------------
+_MODULE_WORDS = frozenset(
+    {
+        "model", "models", "net", "network", "module", "encoder", "decoder", "backbone", "classifier",
+        "generator", "discriminator", "critic", "actor", "policy", "teacher", "student", "autoencoder",
+        "vae", "unet", "transformer", "rnn", "lstm", "gru", "cnn", "mlp", "embedding", "embedder", "head",
+        "layer", "tower", "trunk", "regressor", "detector",
+    }
+)  # fmt: skip
+# Words that make a model-ish name something else: a class, a factory, a path, a config...
+_NOT_MODULE_WORDS = frozenset(
+    {
+        "cls", "class", "type", "name", "names", "path", "dir", "file", "config", "cfg", "conf", "args", "kwargs",
+        "builder", "factory", "fn", "func", "function", "registry", "loader", "params", "parameters", "state",
+        "dict", "id", "ids", "size", "kind", "mode", "dtype", "device", "get", "create", "build", "load", "make",
+        "init", "setup", "save", "hook", "hooks", "output", "outputs", "input", "inputs", "list", "map", "str",
+        "url", "key", "keys", "info", "spec", "fx", "graph", "traced", "scripted", "jit", "exported", "compiled",
+    }
+)  # fmt: skip
+# A leading verb makes a model-ish name a function or method: `wrap_model`, `is_fsdp_managed_module`.
+_VERBS = frozenset(
+    {
+        "add", "apply", "build", "check", "clone", "compile", "convert", "copy", "create", "dispatch",
+        "export", "find", "freeze", "fuse", "get", "has", "init", "is", "load", "log", "make", "move",
+        "patch", "postprocess", "prepare", "preprocess", "print", "prune", "quantize", "register",
+        "remove", "replace", "reset", "save", "set", "setup", "summarize", "sync", "to", "trace",
+        "unfreeze", "unwrap", "update", "wrap", "from", "process", "parse", "validate", "evaluate",
+        "run", "call", "use", "maybe", "should", "can", "enable", "disable", "filter", "collect", "iter",
+        "predict", "infer", "generate", "sample", "encode", "decode", "train", "fit", "test", "eval",
+        "profile", "benchmark", "measure", "count", "inspect", "visualize", "plot", "show", "describe",
+    }
+)  # fmt: skip
+# Qualifiers that may follow a model word in a module's name: `model_ema`, `netG`, `net_d`.
+_MODULE_QUALIFIERS = frozenset(
+    {"ema", "swa", "without", "ddp", "dp", "copy", "shadow", "eval", "old", "new", "ref", "base", "main", "target", "online", "half", "fp"}
+)  # fmt: skip
+
+
+def _is_module_word(token: str) -> bool:
+    return token in _MODULE_WORDS or (token.endswith(("net", "model")) and len(token) > 4)
+
+
+@lru_cache(maxsize=1 << 16)
+def is_module_name(name: str) -> bool:
+    """Whether a variable's name says it holds a module: `model`, `text_encoder`, `netG`,
+    `model_ema` (not `model_path`, `build_model`, `wrap_model`). Evidence of last resort: a
+    binding that builds a module, or a class, settles it first."""
+    tokens = name_tokens(name)
+    if not tokens or set(tokens) & _NOT_MODULE_WORDS or (len(tokens) > 1 and tokens[0] in _VERBS):
+        return False
+    if _is_module_word(tokens[-1]):
+        return True  # model, self.text_encoder, teacher_model
+    return _is_module_word(tokens[0]) and all(
+        len(t) <= 2 or t in _MODULE_QUALIFIERS for t in tokens[1:]
+    )
+
+
+_LOSS_NAME = re.compile(
+    r"^(criterion|crit|loss|loss_fn|lossfn|loss_func|loss_function|lossfunc|criterion_?[a-z0-9]*)$"
+)
+
+
+def is_loss_name(name: str) -> bool:
+    """Whether a callable's name says it is a criterion: `criterion`, `loss_fn`."""
+    return bool(_LOSS_NAME.match(name.lower()))
+
+
+OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
+
+
+def is_optimizer_name(name: str) -> bool:
+    """Whether a name says it holds an optimizer (or a grad scaler, stepped like one):
+    `optimizer`, `self.opt`, `g_optim` (not `lr_scheduler`)."""
+    words = set(name_tokens(name.rsplit(".", 1)[-1]))
+    if words & {"sched", "scheduler"}:
+        return False
+    return bool(words & OPTIMIZER_WORDS) or any(
+        w.startswith("optim") or w.endswith("scaler") for w in words
+    )

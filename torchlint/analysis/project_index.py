@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -92,9 +93,14 @@ def _summarise(text: str) -> _Summary:
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
     _collect_devices(tree, summary.devices)
-    _collect_device_functions(tree, summary.device_functions)
+    if "device" in text:  # a function that returns a device builds or names one
+        _collect_device_functions(tree, summary.device_functions)
     _collect_calls(tree, False, summary.calls)
-    summary = replace(summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree))
+    summary = replace(
+        summary,
+        grad_off=_decorated_grad_off(tree),
+        syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
+    )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -164,6 +170,7 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy)\s*\(")
 
 
 def _syncing_functions(tree: ast.Module) -> frozenset[str]:
@@ -182,23 +189,29 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
+    loops, reads = [], []
+    for node in ast.walk(function):  # one walk: the loops and the host reads
+        if isinstance(node, ast.For):
+            loops.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _HOST_READS
+            and not node.args
+        ):
+            reads.append(node.func.value)
+    if not reads:
+        return False
     args = function.args
     params = {
         a.arg
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
         if a is not None and a.arg not in ("self", "cls")
     }
-    for node in ast.walk(function):  # loop variables over a parameter carry its values
-        if isinstance(node, ast.For) and _root(node.iter) in params:
-            params |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _HOST_READS
-        and not node.args
-        and _root(node.func.value) in params
-        for node in ast.walk(function)
-    )
+    for loop in loops:  # loop variables over a parameter carry its values
+        if _root(loop.iter) in params:
+            params |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return any(_root(value) in params for value in reads)
 
 
 def _root(node: ast.expr) -> str | None:
@@ -216,12 +229,12 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
     """Module-level functions whose every return gives a device of one kind: `def dev(): return
     torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")`."""
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
+        if not isinstance(node, ast.FunctionDef) or not isinstance(node.body[-1], ast.Return):
+            continue  # a device helper ends by returning the device
         returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
         kinds = {_device_kind(r) if r is not None else None for r in returns}
-        if kinds == {True} or kinds == {False}:
-            found[node.name] = kinds == {True}
+        if kinds in ({True}, {False}):
+            found[node.name] = True in kinds
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -298,6 +311,7 @@ class ProjectIndex:
             Path, str
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
+        self._modules: dict[tuple[Path, int, str], Path | None] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -490,6 +504,14 @@ class ProjectIndex:
         return self._resolve(source, leaf, depth + 1, seen, question)
 
     def _module_file(self, file: Path, level: int, module: str) -> Path | None:
+        """The project file a module name refers to, remembered per folder: asked for every
+        call of an imported name, most of them modules outside the project."""
+        key = (file.parent if level else self.root, level, module)
+        if key not in self._modules:
+            self._modules[key] = self._find_module_file(file, level, module)
+        return self._modules[key]
+
+    def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
             base = file.parent
             for _ in range(level - 1):

@@ -8,7 +8,6 @@ precision needs it.
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import is_loss_name, is_module_name
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
@@ -165,11 +165,6 @@ _HOST_ATTRIBUTES = frozenset(
         "grad_fn",
     }
 )
-_MODEL_NAME = re.compile(
-    r"^(model|net|network|encoder|decoder|generator|discriminator|critic|classifier|backbone|criterion|crit|loss|"
-    r"loss_fn|lossfn|loss_func|loss_function|lossfunc|teacher|student|ddp_model|model_ema|model_without_ddp|"
-    r"(net|model)_?[a-z]|(net|model)\d+)$"
-)
 _NUMBER_BUILTINS = frozenset(
     {
         "float",
@@ -287,7 +282,10 @@ class TensorFacts:
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.IfExp):
-            return join([self.kind(node.body), self.kind(node.orelse)])
+            branches = [b for b in (node.body, node.orelse) if not _is_none(b)]
+            return join(
+                [self.kind(b) for b in branches]
+            )  # `t if ok else None`: a tensor or nothing
         if isinstance(node, cst.NamedExpr):
             return self.kind(node.value)
         if isinstance(node, cst.BooleanOperation):
@@ -580,7 +578,8 @@ class TensorFacts:
             if isinstance(func, cst.Name)
             else ""
         )
-        if _MODEL_NAME.search(name.lower()):
+        # By its name only when it is no class: `UNet(...)`, `ModelEMA(model)` construct.
+        if not name[:1].isupper() and (is_module_name(name) or is_loss_name(name)):
             return True
         return any(self._is_module_construction(b) for b in self.scopes.all_bindings(func))
 
@@ -623,3 +622,7 @@ class TensorFacts:
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.grad import Evaluation, name_tokens
+from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.names import is_optimizer_name, name_tokens
 from torchlint.analysis.nodes import is_main_guard
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_train
@@ -23,7 +24,6 @@ from torchlint.analysis.text import may_train
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
-_OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 
@@ -87,7 +87,7 @@ class Training:
         words = set(name_tokens((dotted(node) or "").rsplit(".", 1)[-1]))
         if "sched" in words or "scheduler" in words:
             return False
-        if words & _OPTIMIZER_WORDS:
+        if is_optimizer_name(dotted(node) or ""):
             return True
         for binding in self.scopes.all_bindings(node):
             if binding.kind is BindingKind.ASSIGN and isinstance(binding.value, cst.Call):
@@ -97,13 +97,46 @@ class Training:
 
     @cached_property
     def is_script(self) -> bool:
-        """The file is an entry point: an `if __name__ == "__main__":` block or module-level training."""
-        if any(is_main_guard(statement) for statement in self.ctx.module.body):
+        """The file is a training entry point: an `if __name__ == "__main__":` block that trains
+        (a step call in it, or a call of a function of the file that trains), or module-level
+        training. A library module's `__main__` demo that only runs a forward is no script."""
+        guards = [s for s in self.ctx.module.body if is_main_guard(s)]
+        if any(self._trains_under(guard) for guard in guards):
             return True
         return any(
             self.scopes.function_of(call) is None and not self._in_class(call)
             for call in self.step_calls
         )
+
+    def _trains_under(self, guard: cst.CSTNode) -> bool:
+        for call in self.scopes.calls:
+            if not self.scopes.is_ancestor(guard, call):
+                continue
+            if call in self._step_call_set or self._training_functions & set(
+                self.scopes.callees.get(call, ())
+            ):
+                return True
+            if not self.scopes.callees.get(call) and isinstance(call.func, cst.Name):
+                if self.ctx.symbols.qualname(call.func) is not None:
+                    return True  # a function imported from elsewhere may train: unknown counts
+        return False
+
+    @cached_property
+    def _step_call_set(self) -> set[cst.Call]:
+        return set(self.step_calls)
+
+    @cached_property
+    def _training_functions(self) -> set[cst.FunctionDef]:
+        """Functions of the file that step, directly or through the functions they call."""
+        found = {f for c in self.step_calls if (f := self.scopes.function_of(c)) is not None}
+        todo = list(found)
+        while todo:
+            for call in self.scopes.callers.get(todo.pop(), ()):
+                caller = self.scopes.function_of(call)
+                if caller is not None and caller not in found:
+                    found.add(caller)
+                    todo.append(caller)
+        return found
 
     def _in_class(self, node: cst.CSTNode) -> bool:
         return any(isinstance(parent, cst.ClassDef) for parent in self.scopes.ancestors(node))

@@ -1,0 +1,1271 @@
+"""The evaluation layer, on top of the grad mode: which calls are forward passes of modules,
+and which of them run for evaluation, repeatedly: TL001's judgement.
+
+- Forward passes: a call whose callee is a module (`model(x)`, `self.net(x)`,
+  `model.forward(x)`, a module class's method that runs one).
+- Evaluation scopes: a function named like evaluation, a loop over a validation/test loader,
+  code after `model.eval()`, a forward on test data or after training, a global module in eval
+  mode, an inference-only script; only where the evaluation repeats (a loop, a function run
+  every step or epoch, a function that may run many times).
+
+It leans towards "not known" whenever the code is dynamic.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.grad import (
+    AUTOGRAD_EXITS,
+    Block,
+    Grad,
+    GradMode,
+    Shared,
+    is_dunder,
+    literal_bool,
+)
+from torchlint.analysis.leaves import TrainedLeaves
+from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.names import (
+    EVAL_DATA_WORDS,
+    is_eval_data_name,
+    is_eval_input_name,
+    is_eval_name,
+    is_module_name,
+    name_tokens,
+)
+from torchlint.analysis.nodes import own_returns
+from torchlint.analysis.symbols import dotted
+from torchlint.analysis.tensors import TensorFacts
+
+if TYPE_CHECKING:
+    from torchlint.analysis.context import FileContext
+
+
+# -- evaluation ---------------------------------------------------------------------------
+
+# Model wrappers whose __call__ already runs inference without grad.
+_NO_GRAD_WRAPPERS = (
+    "ultralytics.",
+    "transformers.pipeline",
+    "detectron2.engine.DefaultPredictor",
+    "detectron2.engine.defaults.",
+)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Entry points a script runs once.
+_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
+_EXPORTS = frozenset(
+    {
+        "torch.onnx.export",
+        "torch.onnx.dynamo_export",
+        "torch.jit.trace",
+        "torch.jit.trace_module",
+        "torch.jit.script",
+        "torch.export.export",
+    }
+)
+_MODULE_CONSTRUCTOR_PREFIXES = ("torch.nn.", "torchvision.models.", "timm.create_model")
+_SYNTHETIC_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "arange",
+        "linspace",
+        "eye",
+    )
+)
+# nn.Module's own methods: calling them runs no forward.
+_MODULE_API = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "type",
+        "apply",
+        "state_dict",
+        "load_state_dict",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "register_buffer",
+        "register_parameter",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "add_module",
+        "get_submodule",
+        "requires_grad_",
+        "zero_grad",
+        "share_memory",
+        "extra_repr",
+        "to_empty",
+        "set_extra_state",
+        "get_extra_state",
+    }
+)
+# Calls that say a script loads trained weights.
+_LOADS_WEIGHTS = ("load_state_dict", "torch.load(", "jit.load(", "from_pretrained(")
+# Loaders that return whatever was saved: a name bound to one and then called holds a whole module.
+_WHOLE_MODEL_LOADS = frozenset({"torch.load", "torch.jit.load"})
+_FACTORY_DEPTH = (
+    3  # factories calling factories: `build()` -> `make_backbone()` -> `nn.Sequential(...)`
+)
+_NOT_CALLABLE_MODULES = frozenset(
+    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
+)
+_MODULE_CHAIN_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "requires_grad_",
+        "to_empty",
+    }
+)
+
+
+def _is_forward_name(name: str) -> bool:
+    return name == "__call__" or "forward" in name_tokens(name)
+
+
+@dataclass(frozen=True)
+class EvalScope:
+    """Where an evaluation forward runs: a whole function, or one statement of a block.
+
+    `key` groups the forwards of one scope; `block`/`index` locate the statement holding the
+    forward in the block the fix wraps (None for a function scope, which gets a decorator).
+    `after` is the code that runs after the forwards while the scope's evidence still holds
+    (the rest of a `model.eval()` region): if it needs grad, so may the forwards.
+    """
+
+    key: tuple
+    reason: str
+    function: cst.FunctionDef | None = None
+    block: Block | None = None
+    index: int = 0
+    after: tuple[cst.CSTNode, ...] = ()
+    detached: bool = (
+        False  # the function returns only Python values: its result cannot feed a backward
+    )
+
+
+class Evaluation(Shared):
+    """Forward passes of modules and the evaluation scope they run in."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self._eval_functions: dict[cst.FunctionDef | None, cst.FunctionDef | None] = {}
+        self._regions: dict[tuple, tuple[cst.CSTNode, ...]] = {}
+        self._value_returners: dict[cst.FunctionDef, bool] = {}
+        self._factories: dict[
+            cst.FunctionDef, bool
+        ] = {}  # functions of the file that return a new module
+        self._repeating: dict[cst.FunctionDef, bool] = {}
+
+    # -- forward passes -----------------------------------------------------------------
+    def is_forward(self, call: cst.Call) -> bool:
+        """Whether `call` runs a module's forward: `model(x)`, `self.net(x)`, `model.forward(x)`, `self(x)`."""
+        name = self.callee(call)
+        if name is None or not call.args:
+            return False  # a forward takes inputs; `solver.model()` is something else
+        if name == "self":
+            function = self.enclosing_function(call)
+            owner = self.enclosing_class(function) if function is not None else None
+            return owner is not None and owner.name.value in self.module_classes
+        return self.is_module(name, call) or self._runs_module_method(call)
+
+    def _runs_module_method(self, call: cst.Call) -> bool:
+        """`agent.act(obs)`: a method of a module class of this file that runs a forward itself."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or is_dunder(func.attr.value):
+            return False
+        receiver = dotted(func.value) or ""
+        owner = self._bound_classes.get(self._binding_key(receiver, call))
+        if owner is None:
+            return self._feeds_eval_module(call, receiver)
+        if owner.name.value not in self.module_classes:
+            return False
+        body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
+        method = next(
+            (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value),
+            None,
+        )
+        if method is None:
+            return False
+        return any(self._is_direct_forward(inner) for inner in self.calls_in(method))
+
+    def _feeds_eval_module(self, call: cst.Call, receiver: str) -> bool:
+        """`agent.get_action(torch.Tensor(obs))` on an object the file puts in eval mode, whose class is
+        elsewhere: a module method that takes a tensor runs the module, unless it is nn.Module's own API."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        if call.func.attr.value in _MODULE_API or receiver not in self._eval_receivers:
+            return False
+        tensors = self.ctx.fact(TensorFacts)
+        return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
+
+    @cached_property
+    def _eval_receivers(self) -> set[str]:
+        return {
+            receiver
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+            if kind == "eval" and receiver
+        }
+
+    def _is_direct_forward(self, call: cst.Call) -> bool:
+        name = self.callee(call)
+        if name is None or not call.args:
+            return False
+        if name == "self":
+            return True  # inside a method of a module class
+        return self.is_module(name, call)
+
+    @cached_property
+    def _bound_classes(self) -> dict[str, cst.ClassDef | None]:
+        """The class of this file each name is built from (`agent = Agent(envs).to(device)`); None when two differ."""
+        found: dict[str, cst.ClassDef | None] = {}
+        for target, value in self.model.assigns:
+            while (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
+                value = value.func.value
+            name = dotted(target)
+            if not name or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+                continue
+            owner = self.model.classes.get(value.func.value)
+            if owner is None:
+                continue
+            key = self._binding_key(name, target)
+            found[key] = owner if found.get(key, owner) is owner else None
+        return found
+
+    def callee(self, call: cst.Call) -> str | None:
+        """The dotted module a forward-looking call calls (`model` for `model.forward_features(x)`), else None."""
+        name = dotted(call.func)
+        if name is None or self.ctx.symbols.qualname(call.func) is not None:
+            return None  # not a plain name, or an imported function or class
+        parts = name.split(".")
+        if parts[-1].startswith("forward") and len(parts) > 1:
+            parts.pop()  # model.forward(x), model.forward_features(x)
+        return ".".join(parts)
+
+    def is_module(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether the dotted `name`, used at `at`, evidently holds an nn.Module (by construction or by its name)."""
+        last = name.rsplit(".", 1)[-1]
+        if not last or last[0].isupper():
+            return False  # a class: this call constructs, it does not run forward
+        key = self._binding_key(name, at)
+        if key in self.bound_wrappers:
+            return False
+        if key in self.bound_modules:
+            return True
+        if "." not in name and self._is_file_function(name, at):
+            return (
+                False  # `efficientnet(width=...)`: a function of this file, whatever its name says
+            )
+        return is_module_name(last)
+
+    def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
+        scopes = self.ctx.fact(SemanticModel)
+        bindings = scopes.resolve(name, scopes.scope_of(at))[1]
+        return bool(bindings) and all(
+            b.kind == "def" and isinstance(b.node, cst.FunctionDef) for b in bindings
+        )
+
+    def is_frozen(self, name: str) -> bool:
+        """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
+        return any(name == f or name.startswith(f + ".") for f in self._frozen)
+
+    @cached_property
+    def _frozen(self) -> set[str]:
+        frozen = set()
+        for call in self.model.calls:
+            if (
+                m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_")))
+                and call.args
+                and literal_bool(call.args[0].value) is False
+            ):
+                frozen.add(dotted(cst.ensure_type(call.func, cst.Attribute).value) or "")
+        for loop in self.model.for_loops:
+            source = loop.iter
+            if m.matches(
+                source,
+                m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
+            ) and m.findall(
+                loop.body,
+                m.Assign(
+                    targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
+                    value=m.Name("False"),
+                ),
+            ):
+                func = cst.ensure_type(cst.ensure_type(source, cst.Call).func, cst.Attribute)
+                frozen.add(dotted(func.value) or "")
+        frozen.discard("")
+        return frozen
+
+    @cached_property
+    def module_classes(self) -> set[str]:
+        """Classes of this file that subclass torch.nn.Module (directly or through each other), or define `forward`."""
+        found = {name for name, node in self.model.classes.items() if self._defines_forward(node)}
+        changed = True
+        while changed:
+            changed = False
+            for name, node in self.model.classes.items():
+                if name not in found and any(
+                    self._is_module_base(b.value, found) for b in node.bases
+                ):
+                    found.add(name)
+                    changed = True
+        return found
+
+    def _defines_forward(self, node: cst.ClassDef) -> bool:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
+
+    def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
+        qualname = self.ctx.symbols.qualname(base) or ""
+        if (
+            qualname.startswith("torch.nn.")
+            and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES
+        ):
+            return True
+        if isinstance(base, cst.Name) and base.value in known:
+            return True
+        # A base imported from another file of the project (`from .backbone import Backbone`).
+        name = dotted(base)
+        if (
+            name
+            and self.ctx.project is not None
+            and self.ctx.project.is_module_class(Path(self.ctx.path), name)
+        ):
+            return True
+        # Relative imports (`from .module import Module`, `from ...modeling_utils import PreTrainedModel`)
+        # do not resolve; their names still say what they are.
+        last = (dotted(base) or "").rsplit(".", 1)[-1]
+        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith(
+            "PreTrainedModel"
+        )
+
+    @cached_property
+    def bound_modules(self) -> set[str]:
+        """Names assigned a module construction: `model = Net().to(device)`, `self.enc = nn.LSTM(...)`."""
+        return {
+            self._binding_key(name, target)
+            for target, value in self.model.assigns
+            if (name := dotted(target)) and self._constructs_module(value)
+        }
+
+    @cached_property
+    def bound_wrappers(self) -> set[str]:
+        """Names assigned a model wrapper that runs without grad by itself (`YOLO(...)`, `pipeline(...)`)."""
+        found = set()
+        for target, value in self.model.assigns:
+            while (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
+                value = value.func.value
+            name = dotted(target)
+            if (
+                name
+                and isinstance(value, cst.Call)
+                and (self.ctx.symbols.qualname(value.func) or "").startswith(_NO_GRAD_WRAPPERS)
+            ):
+                found.add(self._binding_key(name, target))
+        return found
+
+    def _binding_key(self, name: str, at: cst.CSTNode) -> str:
+        """`name`, with `self.` attributes told apart by their class."""
+        if not name.startswith("self."):
+            return name
+        function = self.enclosing_function(at)
+        owner = self.enclosing_class(function) if function is not None else None
+        return f"{owner.name.value if owner is not None else ''}:{name}"
+
+    def _constructs_module(self, value: cst.BaseExpression, depth: int = 0) -> bool:
+        if not isinstance(value, cst.Call) or depth > _FACTORY_DEPTH:
+            return False
+        func = value.func
+        factories = self.model.callees.get(value, ())
+        if isinstance(func, cst.Name) and factories:
+            return all(
+                self._returns_module(f, depth + 1) for f in factories
+            )  # `net = create_net()`
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "eval"
+            and not value.args
+            and isinstance(func.value, cst.Call)
+        ):
+            return (
+                True  # `Encoder(dim).eval()`: only a module is built and put in eval mode like this
+            )
+        if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_CHAIN_METHODS:
+            return self._constructs_module(func.value)
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
+            return "model" in owner or "for" in owner  # not a tokenizer, config or processor
+        if isinstance(func, cst.Name) and func.value in self.module_classes:
+            return not func.value.endswith(
+                "Loss"
+            )  # a criterion: the cost is the forward it follows
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname in _WHOLE_MODEL_LOADS:
+            return not any(
+                a.keyword and a.keyword.value == "weights_only" for a in value.args
+            )  # a pickled module, once called
+        if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
+            return False
+        last = qualname.rsplit(".", 1)[-1]
+        if last in _NOT_CALLABLE_MODULES or last.endswith("Loss"):
+            return False
+        return qualname.startswith("torch.nn.") == last[:1].isupper()
+
+    def _returns_module(self, function: cst.FunctionDef, depth: int) -> bool:
+        """A factory of the file whose every return builds a module (`return nn.Sequential(...)`, or a
+        local name bound only to one)."""
+        if function not in self._factories:
+            self._factories[function] = self._all_returns_modules(function, depth)
+        return self._factories[function]
+
+    def _all_returns_modules(self, function: cst.FunctionDef, depth: int) -> bool:
+        returns = own_returns(function)
+        if not returns:
+            return False
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, cst.Name):
+                bindings = self.model.reaching(value)
+                if not bindings or any(
+                    b.value is None or not self._constructs_module(b.value, depth) for b in bindings
+                ):
+                    return False
+            elif value is None or not self._constructs_module(value, depth):
+                return False
+        return True
+
+    # -- evaluation scopes --------------------------------------------------------------
+    def is_test_module(self) -> bool:
+        """Unit tests call modules to check them, not to evaluate a model."""
+        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
+        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
+            return True
+        return any(
+            full.split(".")[0] in ("unittest", "pytest")
+            for full in self.ctx.symbols.aliases.values()
+        )
+
+    def scope(self, call: cst.Call) -> EvalScope | None:
+        """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
+        function = self.enclosing_function(call)
+        if function is not None and (
+            self._is_framework_hook(function) or is_dunder(function.name.value)
+        ):
+            return None  # hooks a framework runs without grad; construction code probing shapes
+        if function not in self._eval_functions:
+            self._eval_functions[function] = self._evaluation_function(function)
+        evaluating = self._eval_functions[function]
+        if evaluating is not None:
+            return EvalScope(
+                ("function", evaluating), f"in `{evaluating.name.value}`", function=evaluating
+            )
+        if function is not None and _is_forward_name(function.name.value):
+            return None  # a module's forward: its caller decides the grad mode
+        if self._warms_up_export(function) and not self._in_own_loop(call):
+            return None
+        found = self._loop_scope(call, function) or self._region_scope(call, function)
+        if found is None:
+            # A forward on evaluation data, after training in the same run, or in a script that
+            # only loads weights and runs them is the workload itself even when it runs once
+            # (`net(test_x)` after the training loop, `fake = netG(noise)` in generate.py).
+            found = (
+                self._input_scope(call, function)
+                or self._after_training_scope(call, function)
+                or self._inference_script_scope(call, function)
+            )
+            if found is not None:
+                return found
+            found = self._global_eval_scope(call, function)
+        return found if found is not None and self.repeats(call) else None
+
+    # -- how often evaluation runs ----------------------------------------------------------
+    def _in_own_loop(self, node: cst.CSTNode) -> bool:
+        """Whether a loop or comprehension of `node`'s own function (or module) runs it."""
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.For | cst.While) and (
+                child is parent.body or child is getattr(parent, "test", None)
+            ):
+                return True
+            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
+                return True
+            if isinstance(parent, cst.FunctionDef):
+                return False
+            child = parent
+        return False
+
+    def repeats(self, node: cst.CSTNode) -> bool:
+        """Whether `node` may run more than once per run of the program: inside a loop or a
+        comprehension, or in a function that does not evidently run once. Module-level code, a
+        `main` and functions only called from code that runs once run once: a single forward
+        there (a demo, a shape check) costs nothing worth a finding."""
+        if self._in_own_loop(node):
+            return True
+        function = self.enclosing_function(node)
+        return function is not None and self._function_repeats(function)
+
+    def _function_repeats(self, function: cst.FunctionDef) -> bool:
+        if function in self._repeating:
+            return self._repeating[function]
+        self._repeating[function] = True  # recursion: it calls itself again
+        found = self._function_repeats_now(function)
+        self._repeating[function] = found
+        return found
+
+    def _function_repeats_now(self, function: cst.FunctionDef) -> bool:
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return True  # a framework runs it every step or epoch
+        sites = self.call_sites(function)
+        if sites is None:
+            return True  # handed over or stored: whoever holds it may call it again
+        if not sites:
+            return function.name.value not in _RUN_ONCE_NAMES  # library API: called from elsewhere
+        return any(self.repeats(site) for site in sites)
+
+    def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
+        """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
+        forward is a warm-up or a check of the exported graph, run once."""
+        return function in self._exporters
+
+    @cached_property
+    def _exporters(self) -> set[cst.FunctionDef | None]:
+        return {
+            self.enclosing_function(call)
+            for call in self.model.calls
+            if (self.ctx.symbols.qualname(call.func) or "") in _EXPORTS
+        }
+
+    def leaf_exit_scope(self, call: cst.Call) -> EvalScope | None:
+        """`return ((val_x @ w - val_y) ** 2).mean().item()`: a function that computes from a tensor
+        trained by hand and returns only Python values records a graph nobody can use, whoever calls it."""
+        operand = TrainedLeaves.exit_operand(call)
+        function = self.enclosing_function(call)
+        if (
+            operand is None
+            or function is None
+            or self._is_framework_hook(function)
+            or is_dunder(function.name.value)
+        ):
+            return None
+        if not self._returns_only_values(function):
+            return None
+        leaf = self.ctx.fact(TrainedLeaves).leaf_read(operand, function)
+        if leaf is None:
+            return None
+        reason = f"returns numbers computed from `{leaf}`, which requires grad"
+        return EvalScope(("function", function), reason, function=function, detached=True)
+
+    def _returns_only_values(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` returns, and every return gives Python values (`.item()`, `float(...)`, tuples of them)."""
+        if function not in self._value_returners:
+            returns = [
+                node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)
+            ]
+            self._value_returners[function] = bool(returns) and all(
+                r.value is not None and self._is_value(r.value) for r in returns
+            )
+        return self._value_returners[function]
+
+    def _is_value(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Tuple | cst.List):
+            return all(self._is_value(element.value) for element in expr.elements)
+        if isinstance(expr, cst.Name):
+            expr = self.model.value_of(expr) or expr
+        return isinstance(expr, cst.Call) and TrainedLeaves.exit_operand(expr) is not None
+
+    def _global_eval_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """A function's forward of a global module that the script puts in eval mode at module level
+        (`model.eval()` after loading it) and never back in training mode."""
+        if function is None or self.enclosing_class(function) is not None:
+            return None
+        root = (self.callee(call) or "").split(".")[0]
+        if (
+            root not in self._module_level_evals
+            or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module
+        ):
+            return None
+        return EvalScope(
+            ("function", function), f"`{root}` is in eval mode from module level", function=function
+        )
+
+    @cached_property
+    def _module_level_evals(self) -> set[str]:
+        """Globals switched to eval mode by module-level code and to training mode nowhere in the file."""
+        evals = {
+            receiver
+            for statement in self.ctx.module.body
+            for kind, receiver in self._switches(statement)
+            if kind == "eval"
+        }
+        trains = {
+            receiver
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+            if kind == "train"
+        }
+        return {r for r in evals - trains if r and "." not in r}
+
+    def _inference_script_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """A forward in a script that loads weights and never trains: it only runs inference.
+        Its module-level code and `main` count, and functions they call; methods and other
+        functions (steps of a forward, helpers other files call) are left to their callers."""
+        if not self._inference_only:
+            return None
+        reason = "in a script that loads weights and never trains"
+        if function is not None:
+            if self.enclosing_class(function) is not None or not self._run_by_script(function):
+                return None  # a method, or a library function (a step of some forward): its callers decide
+            return EvalScope(("function", function), reason, function=function)
+        statement, block, index = self._block_statement(call, None)
+        if statement is None:
+            return None
+        return EvalScope(
+            ("inference", block),
+            reason,
+            block=block,
+            index=index,
+            after=tuple(self._rest(block, index, None)),
+        )
+
+    def _run_by_script(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """`main`, or a function that the script's own top-level code (or `main`) calls, directly or
+        through other plain functions of the file."""
+        if function.name.value == "main":
+            return True
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is None:
+                return True
+            if caller in busy or self.enclosing_class(caller) is not None:
+                continue
+            if self._run_by_script(caller, busy | {function}):
+                return True
+        return False
+
+    @cached_property
+    def _inference_only(self) -> bool:
+        source = self.ctx.source
+        if not any(word in source for word in _LOADS_WEIGHTS):
+            return False
+        if ".backward" in source or any(
+            kind == "train"
+            for switches in self._switches_by_statement.values()
+            for kind, _ in switches
+        ):
+            return False
+        if self.ctx.fact(Grad).needs_grad([self.ctx.module]):
+            return False  # a backward, an optimizer step, `requires_grad` set somewhere
+        return not any(self._builds_optimizer(call) for call in self.model.calls)
+
+    def _builds_optimizer(self, call: cst.Call) -> bool:
+        qualname = self.ctx.symbols.qualname(call.func) or ""
+        return qualname.startswith("torch.optim.") or "optim" in name_tokens(
+            qualname.rsplit(".", 1)[-1].lower()
+        )
+
+    def _evaluation_function(self, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
+        """`function` when named for evaluation, or the evaluation function its nested helper is only called in."""
+        while function is not None:
+            if is_eval_name(function.name.value):
+                if (
+                    self._is_module_api(function)
+                    or self._is_forward_step(function)
+                    or self._extends_base(function)
+                ):
+                    return None
+                return None if self._helps_evaluation(function) else function
+            outer = self.enclosing_function(function)
+            sites = self.call_sites(function) if outer is not None else None
+            if not sites or any(self.enclosing_function(site) is not outer for site in sites):
+                return None
+            function = outer
+        return None
+
+    def _is_module_api(self, function: cst.FunctionDef) -> bool:
+        """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
+        `evaluate_actions`): the module's API, whose callers choose the grad mode, training included.
+
+        Unless the method itself shows that its result never meets a backward pass: it loops over
+        forwards (autoregressive generation) or takes the result out of autograd (`.item()`, `int()`).
+        """
+        owner = self.enclosing_class(function)
+        if owner is None or owner.name.value not in self.module_classes:
+            return False
+        return not (self._loops_forwards(function) or self._leaves_autograd(function))
+
+    def _loops_forwards(self, function: cst.FunctionDef) -> bool:
+        for call in self.calls_in(function):
+            if not self.is_forward(call):
+                continue
+            if any(
+                isinstance(a, cst.For | cst.While) for a in self._ancestors_within(call, function)
+            ):
+                return True
+        return False
+
+    def _leaves_autograd(self, function: cst.FunctionDef) -> bool:
+        for call in self.calls_in(function):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in AUTOGRAD_EXITS:
+                return True
+            if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and call.args:
+                return True
+        return False
+
+    def _ancestors_within(self, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        for parent in self.ctx.ancestors(node):
+            if parent is stop:
+                return
+            yield parent
+
+    def _is_forward_step(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether a forward method calls `function`, directly or through other methods: then it is part of
+        the model (`self.predict(h)` in forward)."""
+        busy = busy | {function}
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is None or caller in busy:
+                continue
+            if _is_forward_name(caller.name.value) or self._is_forward_step(caller, busy):
+                return True
+        return False
+
+    def _helps_evaluation(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether every call of `function` is in grad-managed code or in evaluation code whose grad mode
+        is decided elsewhere: `_inference_features` of a predictor's `inference()` hook.
+
+        Then the grad mode belongs to its callers. An evaluation function that training code in
+        this file calls with grad on (`fit` -> `_predict_epoch` -> `_predict_batch`) does not
+        cover its helpers: they run with grad on, and are reported.
+        """
+        sites = self.call_sites(function)
+        if not sites or function in busy:
+            return False
+        busy = busy | {function}
+        grad = self.ctx.fact(Grad)
+        for site in sites:
+            caller = self.enclosing_function(site)
+            if caller is function or grad.mode(site) is not GradMode.RECORDING:
+                continue  # recursion (or a method of the same name), or grad managed at the call
+            if caller is None:
+                return False
+            if is_eval_name(caller.name.value) and not self._called_with_grad(caller, busy):
+                continue
+            if not self._helps_evaluation(caller, busy):
+                return False
+        return True
+
+    def _called_with_grad(self, function: cst.FunctionDef, busy: frozenset) -> bool:
+        """Whether code of this file that is not evaluation calls `function` (directly or through others) with grad on."""
+        grad = self.ctx.fact(Grad)
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is function or caller in busy or grad.mode(site) is not GradMode.RECORDING:
+                continue
+            if (
+                caller is None
+                or not is_eval_name(caller.name.value)
+                or self._called_with_grad(caller, busy | {function})
+            ):
+                return True
+        return False
+
+    def _extends_base(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` overrides a base method it calls (`super().generate(...)`), which owns the grad mode."""
+        name = function.name.value
+        pattern = m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name(name)))
+        return any(m.matches(call, pattern) for call in self.calls_in(function))
+
+    def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
+        """An evaluation hook a framework calls under no_grad / inference_mode (Lightning's
+        `validation_step`, fairseq's `valid_step`, Hugging Face's `prediction_step`): the table
+        in `frameworks.py`."""
+        return self.ctx.fact(EntryPoints).runs_without_grad(function)
+
+    def _loop_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """The innermost loop (or comprehension) over a validation/test iterable around `call`."""
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                return None
+            if (
+                isinstance(parent, cst.For)
+                and child is parent.body
+                and self.is_eval_data(parent.iter)
+            ):
+                return self._statement_scope(
+                    parent, f"in the loop over `{self.ctx.code(parent.iter)}`"
+                )
+            if (
+                isinstance(parent, cst.ListComp | cst.SetComp | cst.DictComp)
+                and child is not parent.for_in
+            ):
+                source = self._comprehension_eval_source(parent.for_in)
+                if source is not None:
+                    statement = next(
+                        a for a in self.ctx.ancestors(parent) if isinstance(a, cst.BaseStatement)
+                    )
+                    return self._statement_scope(
+                        statement, f"in the comprehension over `{self.ctx.code(source)}`"
+                    )
+            child = parent
+        return None
+
+    def _comprehension_eval_source(self, clause: cst.CompFor | None) -> cst.BaseExpression | None:
+        while clause is not None:
+            if self.is_eval_data(clause.iter):
+                return clause.iter
+            clause = clause.inner_for_in
+        return None
+
+    def _statement_scope(self, statement: cst.CSTNode, reason: str) -> EvalScope | None:
+        block = self.parent(statement)
+        if not isinstance(block, cst.IndentedBlock | cst.Module):
+            return None
+        index = next(i for i, s in enumerate(block.body) if s is statement)
+        return EvalScope(("statement", statement), reason, block=block, index=index)
+
+    def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
+        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
+        for name in m.findall(iterable, m.Name()):
+            if isinstance(name, cst.Name) and is_eval_data_name(name.value):
+                return True
+        for string in m.findall(iterable, m.SimpleString()):
+            index = self.parent(string)
+            if (
+                isinstance(string, cst.SimpleString)
+                and string.evaluated_value in EVAL_DATA_WORDS
+                and index is not None
+                and isinstance(self.parent(index), cst.Subscript | cst.SubscriptElement)
+            ):
+                return True
+        return False
+
+    def _input_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """The statement of a forward whose inputs say it evaluates: validation or test data
+        (`net(test_x)`), or a `Variable(..., volatile=True)`, the pre-0.4 spelling of no_grad."""
+        reason = None
+        for arg in call.args:
+            if self._is_eval_input(arg.value) and not self._is_synthetic(arg.value):
+                reason = f"on `{self.ctx.code(arg.value)}`"
+                break
+            if self._is_volatile(arg.value):
+                reason = "on a volatile `Variable`, ignored since torch 0.4"
+                break
+        if reason is None:
+            return None
+        statement, block, index = self._block_statement(call, function)
+        if statement is None:
+            return None
+        return EvalScope(
+            ("input", statement),
+            reason,
+            block=block,
+            index=index,
+            after=tuple(self._rest(block, index, function)),
+        )
+
+    @staticmethod
+    def _is_eval_input(expr: cst.BaseExpression) -> bool:
+        """An argument named as test data and nothing else (`test_x`, `X_val[i]`)."""
+        return any(
+            isinstance(name, cst.Name) and is_eval_input_name(name.value)
+            for name in m.findall(expr, m.Name())
+        )
+
+    def _is_volatile(self, expr: cst.BaseExpression) -> bool:
+        """`Variable(x, volatile=True)`, directly or through the one binding of a name."""
+        expr = self._bound_value(expr)
+        if not isinstance(expr, cst.Call) or not (dotted(expr.func) or "").endswith("Variable"):
+            return False
+        return any(
+            a.keyword is not None and a.keyword.value == "volatile" and literal_bool(a.value)
+            for a in expr.args
+        )
+
+    def _is_synthetic(self, expr: cst.BaseExpression) -> bool:
+        """A tensor made up by a torch factory (`test_x = torch.zeros(1, 3, 96, 96)`), perhaps in a
+        `Variable` or moved: a forward on it probes shapes or smoke-tests, it evaluates nothing."""
+        expr = self._bound_value(expr)
+        while isinstance(expr, cst.Call):
+            name = self.ctx.symbols.qualname(expr.func) or ""
+            if name in _SYNTHETIC_FACTORIES:
+                return True
+            if name.endswith("Variable") and expr.args:
+                expr = expr.args[0].value
+            elif (
+                isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
+                expr = expr.func.value
+            else:
+                return False
+        return False
+
+    def _bound_value(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """What a name holds where it is used, when one binding with a value reaches it."""
+        if not isinstance(expr, cst.Name):
+            return expr
+        reaching = self.ctx.fact(SemanticModel).reaching(expr)
+        return reaching[0].value if len(reaching) == 1 and reaching[0].value is not None else expr
+
+    def _after_training_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """A forward after a training loop, in the same block and outside any loop: the trained
+        model's predictions (`pred = model(x).argmax(1)` at the end of a script).
+
+        Its group spans from the training loop to the end of the function or module, so a
+        backward anywhere after the loop keeps it silent."""
+        statement, block, index = self._block_statement(call, function)
+        if statement is None or any(
+            isinstance(a, cst.For | cst.While)
+            for a in self._ancestors_within(statement, function or self.ctx.module)
+        ):
+            return None
+        trained = [
+            i
+            for i, earlier in enumerate(block.body[:index])
+            if earlier in self._training_statements
+        ]
+        if not trained or self._rebuilt_after(call, block.body[trained[-1]]):
+            return None
+        key = ("after-training", block, trained[-1])
+        if key not in self._regions:
+            self._regions[key] = tuple(self._rest(block, trained[-1], function))
+        return EvalScope(
+            key, "after the training loop", block=block, index=index, after=self._regions[key]
+        )
+
+    def _rebuilt_after(self, call: cst.Call, loop: cst.CSTNode) -> bool:
+        """`model = Net()` between the training loop and `model(x)`: a new, untrained module (a shape
+        probe), unless trained weights are loaded into it before the call (`model.load_state_dict(...)`)."""
+        root = call.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        end = self.model.exit(loop)
+        rebuilt = [b.order for b in self.model.reaching(root) if b.order > end]
+        if not rebuilt:
+            return False
+        at = self.model.enter(call) or 0
+        return not any(
+            max(rebuilt) < order < at for order in self._weight_loads.get(root.value, ())
+        )
+
+    @cached_property
+    def _weight_loads(self) -> dict[str, list[int]]:
+        """Where weights are loaded into each name: the positions of its `name.load_state_dict(...)` calls."""
+        found: dict[str, list[int]] = defaultdict(list)
+        for call in self.model.calls:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "load_state_dict"
+                and isinstance(func.value, cst.Name)
+            ):
+                found[func.value.value].append(self.model.enter(call) or 0)
+        return found
+
+    @cached_property
+    def _training_statements(self) -> set[cst.CSTNode]:
+        """Statements of a block that train a model: a loop calling `backward()` itself or through
+        the file's functions (`for x, y in loader: train_step(model, x, y)`), a call of a function
+        of the file that holds such a loop (`train_model(model, epochs=100)`), and a framework's
+        `fit(...)` handed a data loader or a module (`keras_model.fit(train_data=dl_train)`)."""
+        backward = self._backward_functions
+        loops: set[cst.CSTNode] = set()
+        for call in self.model.calls:
+            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(
+                self.model.callees.get(call, ())
+            ):
+                around = self._block_statements_around(call)
+                first_loop = next(
+                    (i for i, s in enumerate(around) if isinstance(s, cst.For | cst.While)),
+                    len(around),
+                )
+                loops.update(around[first_loop:])  # the loops around it, and what holds them
+        training = self._closure(
+            {f for loop in loops if (f := self.model.function_of(loop)) is not None}
+        )
+        found = set(loops)
+        for call in self.model.calls:
+            if training.intersection(self.model.callees.get(call, ())) or self._fits(call):
+                found.update(self._block_statements_around(call))
+        return found
+
+    @cached_property
+    def _backward_functions(self) -> set[cst.FunctionDef]:
+        """Functions of the file that call `backward()`, themselves or through other functions of the file."""
+        direct = {
+            f for call in self.model.calls
+            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) and (f := self.model.function_of(call)) is not None
+        }  # fmt: skip
+        return self._closure(direct)
+
+    def _closure(self, functions: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
+        """`functions` and every function of the file that calls one of them, directly or not."""
+        found = set(functions)
+        todo = list(functions)
+        while todo:
+            for caller in self._calling_functions.get(todo.pop(), ()):
+                if caller not in found:
+                    found.add(caller)
+                    todo.append(caller)
+        return found
+
+    @cached_property
+    def _calling_functions(self) -> dict[cst.FunctionDef, set[cst.FunctionDef]]:
+        """The functions of the file that call each function (the call graph's reverse edges)."""
+        found: dict[cst.FunctionDef, set[cst.FunctionDef]] = defaultdict(set)
+        for call, targets in self.model.callees.items():
+            caller = self.model.function_of(call)
+            if caller is not None:
+                for target in targets:
+                    found[target].add(caller)
+        return found
+
+    def _block_statements_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The statements around `node` within its function that stand directly in a block, innermost first."""
+        found: list[cst.CSTNode] = []
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                break
+            if isinstance(parent, cst.BaseStatement) and isinstance(
+                self.parent(parent), cst.IndentedBlock | cst.Module
+            ):
+                found.append(parent)
+        return found
+
+    def _fits(self, call: cst.Call) -> bool:
+        """`trainer.fit(model, ...)`, `keras_model.fit(train_data=dl_train)`: a framework's training
+        loop, known by what it is handed (a module or a data loader), not by the method's name alone."""
+        if not m.matches(call.func, m.Attribute(attr=m.Name("fit"))):
+            return False
+        loaders = self.ctx.fact(DataLoaders)
+        for arg in call.args:
+            name = dotted(arg.value)
+            if (name and self.is_module(name, call)) or loaders.sources(arg.value):
+                return True
+        return False
+
+    def _block_statement(
+        self, node: cst.CSTNode, function: cst.FunctionDef | None
+    ) -> tuple[cst.CSTNode | None, Block, int]:
+        """The statement holding `node` directly in a block of `function` (or the module), that
+        block and the statement's index in it; (None, module, 0) when there is none."""
+        for parent in self.ctx.ancestors(node):
+            if parent is function or isinstance(
+                parent, cst.ClassDef | cst.Lambda | cst.FunctionDef
+            ):
+                break
+            block = self.parent(parent)
+            if isinstance(parent, cst.BaseStatement) and isinstance(
+                block, cst.IndentedBlock | cst.Module
+            ):
+                return parent, block, next(i for i, s in enumerate(block.body) if s is parent)
+        return None, self.ctx.module, 0
+
+    def _rest(
+        self, block: Block, at: int, function: cst.FunctionDef | None
+    ) -> Iterator[cst.CSTNode]:
+        """The statements after `block.body[at]` to the end of `function` (or the module), leaving enclosing blocks."""
+        while True:
+            yield from block.body[at + 1 :]
+            owner = next(
+                (
+                    a
+                    for a in self.ctx.ancestors(block)
+                    if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)
+                ),
+                None,
+            )
+            outer = self.parent(owner) if owner is not None and owner is not function else None
+            if not isinstance(outer, cst.IndentedBlock | cst.Module):
+                return
+            block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
+
+    def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """Code after `model.eval()` in the same function, before any later mode switch."""
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                index = next(i for i, s in enumerate(parent.body) if s is child)
+                switch = self._last_switch(parent.body[:index], function)
+                if switch is not None:
+                    return self._switch_scope(switch, parent, index, function)
+            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
+                return None
+            child = parent
+        return None
+
+    def _switch_scope(
+        self,
+        switch: tuple[int, str | None],
+        block: Block,
+        index: int,
+        function: cst.FunctionDef | None,
+    ) -> EvalScope | None:
+        at, receiver = switch
+        if receiver is None:
+            return None  # a train() switch, or one whose effect is unclear, comes last
+        key = ("region", block, at)
+        if key not in self._regions:
+            self._regions[key] = tuple(self._eval_mode_code(block, at, function))
+        return EvalScope(
+            key, f"after `{receiver}.eval()`", block=block, index=index, after=self._regions[key]
+        )
+
+    def _eval_mode_code(
+        self, block: Block, at: int, function: cst.FunctionDef | None
+    ) -> Iterator[cst.CSTNode]:
+        """The statements after the switch at `block.body[at]` up to the next switch, leaving enclosing blocks too.
+
+        Fine-tuning with frozen batch norm calls `model.eval()` and then trains: the backward
+        may come after the last forward, even outside the block.
+        """
+        while True:
+            for following in block.body[at + 1 :]:
+                if self._switches(following):
+                    return
+                yield following
+            owner = next(
+                (
+                    a
+                    for a in self.ctx.ancestors(block)
+                    if isinstance(self.parent(a), cst.IndentedBlock | cst.Module)
+                ),
+                None,
+            )
+            outer = self.parent(owner) if owner is not None and owner is not function else None
+            if not isinstance(outer, cst.IndentedBlock | cst.Module):
+                return
+            block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
+
+    def _last_switch(
+        self, before: Sequence[cst.BaseStatement], function: cst.FunctionDef | None
+    ) -> tuple[int, str | None] | None:
+        """(index, receiver) of the last statement switching a module's mode; receiver None unless a plain `.eval()`."""
+        for at in range(len(before) - 1, -1, -1):
+            switches = self._switches(before[at])
+            if not switches:
+                continue
+            plain = (
+                isinstance(before[at], cst.SimpleStatementLine)
+                and len(switches) == 1
+                and switches[0][0] == "eval"
+            )
+            receiver = switches[0][1] if plain else None
+            if receiver is not None and not self._is_eval_receiver(receiver, function):
+                receiver = None
+            return at, receiver
+        return None
+
+    def _switches(self, statement: cst.BaseStatement) -> list[tuple[str, str]]:
+        """Mode switches (`x.eval()`, `x.train(...)`) in `statement`, outside nested functions and classes."""
+        return self._switches_by_statement.get(statement, [])
+
+    @cached_property
+    def _switches_by_statement(self) -> dict[cst.CSTNode, list[tuple[str, str]]]:
+        """Every statement holding a mode switch, with its switches (kind, receiver) in order."""
+        found: dict[cst.CSTNode, list[tuple[str, str]]] = defaultdict(list)
+        for call in self.model.calls:
+            switch = self._switch(call)
+            if switch is None:
+                continue
+            if switch == ("eval", ""):
+                switch = ("eval", self._chained_target(call))
+            for parent in self.ctx.ancestors(call):
+                if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                    break
+                if isinstance(parent, cst.BaseStatement):
+                    found[parent].append(switch)
+        return found
+
+    def _chained_target(self, call: cst.Call) -> str:
+        """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""
+        node: cst.CSTNode = call
+        parent = self.parent(node)
+        while (
+            isinstance(parent, cst.Attribute)
+            and parent.value is node
+            and parent.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            outer = self.parent(parent)
+            if not isinstance(outer, cst.Call):
+                return ""
+            node, parent = outer, self.parent(outer)
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target) or ""
+        return ""
+
+    def _switch(self, call: cst.Call) -> tuple[str, str] | None:
+        if not m.matches(call.func, m.Attribute(attr=m.Name("eval") | m.Name("train"))):
+            return None
+        func = cst.ensure_type(call.func, cst.Attribute)
+        kind = func.attr.value
+        if kind == "train" and call.args and literal_bool(call.args[0].value) is False:
+            kind = "eval"
+        elif kind == "eval" and call.args:
+            return None  # not nn.Module.eval()
+        return kind, dotted(func.value) or ""
+
+    def _is_eval_receiver(self, receiver: str, function: cst.FunctionDef | None) -> bool:
+        if receiver == "self":
+            owner = self.enclosing_class(function) if function is not None else None
+            return owner is not None and owner.name.value in self.module_classes
+        return bool(receiver) and self.is_module(
+            receiver, self.ctx.module if function is None else function.body
+        )
