@@ -250,9 +250,7 @@ each batch after its transfer), and the layout can make some networks slower.
         )
         self.report(
             self.convs[0],
-            "this script trains a conv net under autocast on the GPU in NCHW layout; "
-            "`memory_format=torch.channels_last` for the model and its inputs feeds the "
-            "tensor-core convolutions directly",
+            "conv net trained under autocast in NCHW layout; `channels_last` feeds tensor cores directly",
             fix,
         )
 

@@ -278,8 +278,6 @@ so the change needs a look at the loss curve that a codemod cannot take.
         )
         self.report(
             step,
-            "this script trains on the GPU in float32: no `torch.autocast` around the forward "
-            "pass and no half-precision model, so matmuls and convolutions miss the "
-            "half-precision tensor cores",
+            "GPU training in float32 with no `torch.autocast`: half-precision tensor cores go unused",
             fix,
         )

@@ -447,7 +447,7 @@ def test_fixing_a_rules_invalid_examples_twice_changes_nothing(rule, examples, t
         ]
         for i, example in chosen:
             (folder / f"example_{i}.py").write_text(example.code)
-        flags = ["--isolated", "--select", rule.code, "--unsafe-fixes", "--apply", "."]
+        flags = ["--isolated", "--preview", "--select", rule.code, "--unsafe-fixes", "--apply", "."]
         flags += ["--target-torch-version", version] if version else []
         run_torchlint("fix", *flags, cwd=folder)
         for i, example in chosen:
