@@ -199,7 +199,6 @@ file's imports, or turns an explicit `False` into `True`.
         if (
             not training.trains
             or not training.is_script
-            or training.is_test_file
             or not self.ctx.fact(LoopFacts).uses_accelerator
         ):
             return

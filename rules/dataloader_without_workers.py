@@ -9,7 +9,6 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
 
@@ -202,7 +201,7 @@ accelerator PyTorch warns and ignores it.
             self.candidates.append(node)
 
     def finish(self) -> None:
-        if not self.candidates or self.ctx.fact(Training).is_test_file:
+        if not self.candidates:
             return
         loaders = self.ctx.fact(DataLoaders)
         for call in self.candidates:
@@ -305,7 +304,7 @@ accelerator PyTorch warns and ignores it.
             )
         elif guard:
             fix = self.make_fix(
-                f'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
+                'Guard the script with `if __name__ == "__main__":`, then pass `num_workers`',
                 Applicability.DISPLAY_ONLY,
             )
         self.report(call, message, fix)

@@ -413,8 +413,6 @@ the grad mode to other code.
         if not self.calls or not self.ctx.uses_torch:
             return
         evaluation = self.ctx.fact(Evaluation)
-        if evaluation.is_test_module():
-            return
         groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
         for call in self.calls:
             scope = self._scope(call, evaluation)

@@ -8,8 +8,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule, Valid
@@ -164,11 +164,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         if self.sparse or not self.optimizers:
             return
         training = self.ctx.fact(Training)
-        if (
-            not training.trains
-            or training.is_test_file
-            or not self.ctx.fact(LoopFacts).uses_accelerator
-        ):
+        if not training.trains or not self.ctx.fact(LoopFacts).uses_accelerator:
             return
         for call, name in self.optimizers:
             params = (

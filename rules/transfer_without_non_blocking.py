@@ -5,12 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
-from torchlint.analysis.nodes import walk
 from torchlint.analysis.model import Binding, SemanticModel
-from torchlint.analysis.training import Training
+from torchlint.analysis.nodes import walk
+from torchlint.analysis.text import may_build_dataloader
 from torchlint.diagnostics import Applicability
 from torchlint.rule import Invalid, Rule
-from torchlint.analysis.text import may_build_dataloader
 
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -159,7 +158,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             self.any_loader = True
 
     def finish(self) -> None:
-        if not self.any_loader or self.ctx.fact(Training).is_test_file:
+        if not self.any_loader:
             return
         loaders = self.ctx.fact(DataLoaders)
         reported: set[cst.Call] = set()

@@ -13,7 +13,7 @@ import pytest
 
 from torchlint.config import Settings
 from torchlint.diagnostics import Applicability
-from torchlint.engine.lint import lint_text
+from torchlint.engine.lint import lint_text, rules_for
 from torchlint.fixes.apply import fix_to_fixpoint
 from torchlint.registry import find_rule
 
@@ -28,7 +28,9 @@ SELECT = ",".join(RULES)
 
 
 def _lint(codes: str, text: str, path: str = "train.py"):
-    return lint_text(path, text, [find_rule(c) for c in codes.split(",")], Settings())
+    """As the engine lints the file at `path`: test code gets no performance rules (`rules_for`)."""
+    rules, settings = [find_rule(c) for c in codes.split(",")], Settings()
+    return lint_text(path, text, rules_for(path, rules, settings), settings)
 
 
 def _fixed(codes: str, text: str, unsafe: bool = True) -> str:

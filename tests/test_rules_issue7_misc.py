@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 
 from torchlint.config import Settings, parse_version
-from torchlint.engine.lint import lint_text
+from torchlint.engine.lint import lint_text, rules_for
 from torchlint.fixes.apply import fix_to_fixpoint
 from torchlint.registry import find_rule
 
@@ -45,7 +45,7 @@ def _codes(path, code: str, cwd) -> list[str]:
 
 def _lint(code: str, text: str, path: str = "train.py", version: str | None = None):
     settings = Settings(target_torch_version=parse_version(version, "test") if version else None)
-    return lint_text(path, text, [find_rule(code)], settings)
+    return lint_text(path, text, rules_for(path, [find_rule(code)], settings), settings)
 
 
 def test_rules_are_listed_with_their_default_state():

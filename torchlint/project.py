@@ -85,12 +85,27 @@ def settings_report(path: Path, base: Settings) -> str:
     return _describe(path.absolute(), FileSettings(base).for_file(path))
 
 
+def _code_text(path: Path, root: Path) -> str:
+    """The code a file holds, as the linter reads it (a notebook's code cells); empty when it
+    cannot be read, which `check` reports for itself."""
+    from torchlint.engine.files import Unreadable, read_source
+    from torchlint.engine.lint import decode
+    from torchlint.notebook import NotebookError, parse_bytes
+
+    try:
+        data = read_source(path, root)
+        return parse_bytes(data).text if path.suffix == ".ipynb" else decode(data)
+    except (Unreadable, NotebookError, SyntaxError, UnicodeDecodeError, LookupError):
+        return ""
+
+
 def _describe(path: Path, settings: Settings) -> str:
     relpath = relative_path(path, settings.root)
-    from torchlint.engine.lint import rules_for
+    from torchlint.engine.lint import for_text, imports_test_framework, rules_for
 
-    rules = rules_for(relpath, settings.enabled_rules(), settings)
-    test_code = is_test_path(relpath)
+    text = _code_text(path, settings.root)
+    rules = for_text(text, rules_for(relpath, settings.enabled_rules(), settings), settings)
+    test_code = is_test_path(relpath) or imports_test_framework(text)
     lines = [
         f"file: {path}",
         f"project root: {settings.root}",

@@ -19,11 +19,12 @@ one a PyTorch expert acts on.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
@@ -31,6 +32,7 @@ import libcst.matchers as m
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     is_eval_data_name,
@@ -38,7 +40,6 @@ from torchlint.analysis.names import (
     is_eval_name,
     name_tokens,
 )
-from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
@@ -928,16 +929,6 @@ class Evaluation(_Shared):
         return True
 
     # -- evaluation scopes --------------------------------------------------------------
-    def is_test_module(self) -> bool:
-        """Unit tests call modules to check them, not to evaluate a model."""
-        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
-        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
-            return True
-        return any(
-            full.split(".")[0] in ("unittest", "pytest")
-            for full in self.ctx.symbols.aliases.values()
-        )
-
     def scope(self, call: cst.Call) -> EvalScope | None:
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
         function = self.enclosing_function(call)

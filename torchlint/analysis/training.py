@@ -8,24 +8,22 @@ test that calls debugging tools on purpose.
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
 
-from torchlint.analysis.grad import Evaluation, name_tokens
-from torchlint.analysis.text import may_train
+from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 _OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
-_TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 _MAIN_GUARD = m.If(
     test=m.Comparison(
         left=m.Name("__name__"),
@@ -105,9 +103,3 @@ class Training:
 
     def _in_class(self, node: cst.CSTNode) -> bool:
         return any(isinstance(parent, cst.ClassDef) for parent in self.scopes.ancestors(node))
-
-    @cached_property
-    def is_test_file(self) -> bool:
-        """A unit test (by file name, a tests/ directory, or a pytest/unittest import)."""
-        path = self.ctx.path.replace("\\", "/")
-        return bool(_TEST_DIRECTORY.search(path)) or self.ctx.fact(Evaluation).is_test_module()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -38,8 +39,6 @@ class FileContext:
         self._positions: Any = None
         self._facts: dict[type, Any] = {}
         self._lines: list[str] | None = None
-        # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
-        self.skip_test_code = False
         # The other files of the project, for facts that cross files; None for text not on disk.
         self.project: ProjectIndex | None = None
 
@@ -172,8 +171,6 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
-        if self.skip_test_code and rule.performance and self._in_test_code(node):
-            return
         if (
             fix is not None
             and fix.min_torch is not None
@@ -200,15 +197,6 @@ class FileContext:
                 context_after=self._lines_between(start.row + 1, start.row + 2),
             )
         )
-
-    def _in_test_code(self, node: cst.CSTNode) -> bool:
-        """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
-        for candidate in (node, *self.ancestors(node)):
-            if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
-                return True
-            if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
-                return True
-        return False
 
     def _lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""

@@ -46,8 +46,7 @@ _DEPTH_MESSAGES = (
     "too many statically nested blocks",
 )
 
-# pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
-# `def test_epoch(model, loader)` is more likely an evaluation routine.
+# pytest or unittest imported: the file is test code, whatever its path.
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 
 
@@ -79,6 +78,7 @@ def lint_text(
     path: str, text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
+    rules = for_text(text, rules, settings)
     enabled = rules
     reviewers = [rule for rule in rules if rule.reviews_suppressions]
     rules = [rule for rule in rules if not rule.reviews_suppressions and rule.may_match(text)]
@@ -159,7 +159,6 @@ def _lint_parsed(
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
-    ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
     ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule.load()(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
@@ -175,6 +174,21 @@ def _lint_parsed(
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         found.append(replace(builtin(INTERNAL_ERROR, path, message), detail=trace))
     return found
+
+
+def for_text(
+    text: str, rules: list[RuleEntry | type[Rule]], settings: Settings
+) -> list[RuleEntry | type[Rule]]:
+    """`rules` less the performance rules in a unit-test module found by its imports (pytest or
+    unittest) rather than its path, unless `lint-tests` is set."""
+    if settings.lint_tests or not imports_test_framework(text):
+        return rules
+    return [rule for rule in rules if not rule.performance]
+
+
+def imports_test_framework(text: str) -> bool:
+    """Whether a source imports pytest or unittest: a unit-test module, whatever its path."""
+    return bool(_TEST_FRAMEWORK.search(text))
 
 
 def _python_error(path: str, text: str) -> Exception | None:
@@ -216,7 +230,9 @@ def rules_for(
     path_rel: str, rules: list[RuleEntry | type[Rule]], settings: Settings
 ) -> list[RuleEntry | type[Rule]]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
-    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
+    code (its toy models and DataParallel tests are not training) unless `lint-tests` is set.
+    This and `for_text` are the one place that decides test code: no rule asks again, so
+    `lint-tests` brings every rule back alike and TL100 judges a `noqa` by the same rules."""
     if not settings.lint_tests and is_test_path(path_rel):
         rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
