@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from torchlint import __version__
 from torchlint.cli_options import (
@@ -27,6 +28,7 @@ from torchlint.cli_options import (
     project_options,
     run_options,
     selection_options,
+    show_tracebacks,
     use_color,
 )
 from torchlint.output.summary import fix_line, found_line, statistics
@@ -78,6 +80,7 @@ def run(
     """`check` and `fix`: one flow, the mode chosen by the fix flags (`fix` diffs by default)."""
     if options.diff and options.fixing:
         fail("--diff cannot be combined with --fix or --fix-only (it writes nothing)")
+    _refuse_idle_flags(options, fixing_command)
     stdin = paths == ("-",)
     if "-" in paths and not stdin:
         fail("`-` (stdin) cannot be combined with other paths")
@@ -102,6 +105,31 @@ def run(
     result = _lint_stdin(settings, options) if stdin else _lint(paths, settings, options)
     report(result, settings, options)
     sys.exit(exit_code(result, options.exit_zero))
+
+
+def _refuse_idle_flags(options: RunOptions, fixing_command: bool) -> None:
+    """A usage error for each flag that would do nothing in this mode, saying why: a diff (`fix`
+    without --apply, or --diff) has no findings to format or count and applies no fix."""
+    if options.add_noqa and (options.fixing or options.diff or fixing_command):
+        fail(
+            "--add-noqa adds comments instead of fixing: use it with `check`, without --fix or --diff"
+        )
+    if not options.diff:
+        return
+    mode, remedy = (
+        ("fix without --apply", "add --apply")
+        if fixing_command
+        else ("--diff", "use --fix instead of --diff")
+    )
+    if options.statistics:
+        fail(f"--statistics counts findings, but {mode} prints a diff: {remedy}")
+    if click.get_current_context().get_parameter_source("output_format") != ParameterSource.DEFAULT:
+        fail(f"--output-format formats findings, but {mode} prints a diff: {remedy}")
+    if options.exit_non_zero_on_fix:
+        fail(
+            f"--exit-non-zero-on-fix needs fixes applied, but {mode} applies none (it exits 1 "
+            f"whenever a fix would apply): {remedy}"
+        )
 
 
 def _show_settings(path: Path, settings: Settings, options: RunOptions) -> None:
@@ -176,9 +204,7 @@ def report(
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     diagnostics = result.diagnostics
     if options.show_traceback:
-        for d in diagnostics:
-            if d.detail:
-                click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
+        show_tracebacks(diagnostics)
     if options.statistics:
         emit(
             statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"),

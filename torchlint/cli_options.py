@@ -18,6 +18,7 @@ from torchlint.output import FORMATS
 
 if TYPE_CHECKING:
     from torchlint.config import Settings
+    from torchlint.diagnostics import Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -168,7 +169,9 @@ def run_options(command):
                 "--diff", is_flag=True, help="Print the diff of the fixes and write nothing."
             ),
             click.option(
-                "--show-fixes", is_flag=True, help="With --fix, list what was fixed in each file."
+                "--show-fixes",
+                is_flag=True,
+                help="List what was fixed in each file (with a diff: what would be).",
             ),
             click.option(
                 "--fix-only", is_flag=True, help="Apply fixes and report nothing that remains."
@@ -201,7 +204,7 @@ def load(paths: tuple[str, ...], config_path: Path | None, isolated: bool, **ove
             unsafe_fixes=overrides.get("unsafe_fixes", False),
             cache_dir=overrides.get("cache_dir"),
         )
-        settings.torch_version  # inferred from the project's declarations, which may be malformed
+        settings.torch_version  # noqa: B018  read now: inferred from the project's declarations, which may be malformed
         return settings
     except ConfigError as error:
         fail(str(error))
@@ -217,6 +220,13 @@ def install_hint(extra: str) -> str:
 def fail(message: str) -> None:
     click.echo(f"torchlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def show_tracebacks(diagnostics: list[Diagnostic]) -> None:
+    """`--show-traceback`: the traceback of each internal error, on stderr."""
+    for d in diagnostics:
+        if d.detail:
+            click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
 
 
 def use_color(choice: str, output_file: Path | None) -> bool:
