@@ -89,7 +89,10 @@ class Settings:
             return TorchTarget(NEWEST_TORCH, "no file: newest torch")
         from torchlint.project import git_root
 
-        found = infer(self.directory, stop=git_root(self.directory) or self.root)
+        # Up to the repository's root, not the project root: a folder whose requirements.txt names
+        # no torch (an example inside a repository) is a project of its own for settings, yet its
+        # code runs on the torch its enclosing project pins.
+        found = infer(self.directory, stop=git_root(self.directory))
         return found or TorchTarget(NEWEST_TORCH, "no torch requirement declared: newest torch")
 
     @property
