@@ -56,6 +56,18 @@ class _Group(click.Group):
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with the whole first sentence of its help (click cuts it at 45 columns);
+        the formatter wraps a long one onto the next line."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=sys.maxsize)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="torchlint")
@@ -285,11 +297,15 @@ def rules_command(output_format: str) -> None:
 @main.command("rule")
 @click.argument("code_or_name")
 def rule_command(code_or_name: str) -> None:
-    """Print one rule's documentation."""
+    """Print one rule's documentation (or a built-in code's: TL000, TL998, TL999)."""
     from torchlint.registry import find_rule
-    from torchlint.rule_docs import page
+    from torchlint.rule_docs import builtin_page, page
 
     rule = find_rule(code_or_name)
-    if rule is None:
+    if rule is not None:
+        click.echo(page(rule), nl=False)
+        return
+    builtin = builtin_page(code_or_name)
+    if builtin is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
-    click.echo(page(rule), nl=False)
+    click.echo(builtin, nl=False)
