@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.model import BindingKind, SemanticModel
-from torchlint.analysis.training import Training, optimizer_class
+from torchlint.analysis.training import optimizer_class
 from torchlint.diagnostics import Applicability, Edit, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -195,8 +195,6 @@ every argument; `AdamW` takes the same ones in the same order. A name imported w
         qualname = self.ctx.symbols.qualname(node.func)
         if optimizer_class(qualname) != "Adam" or not self._decays(node):
             return
-        if self.ctx.fact(Training).is_test_file:
-            return  # a unit test's optimizer exercises the code under test; it trains no model anyone keeps
         edits = self._rename(node.func, qualname or "")
         fix = self.make_fix(
             "Use `AdamW` (decoupled weight decay)",

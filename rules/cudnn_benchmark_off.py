@@ -351,12 +351,7 @@ file's imports, or turns an explicit `False` into `True`.
         if not self.convs or self.settled:
             return
         training = self.ctx.fact(Training)
-        if (
-            not training.trains
-            or not training.is_script
-            or training.is_test_file
-            or not self.ctx.fact(LoopFacts).uses_gpu
-        ):
+        if not training.trains or not training.is_script or not self.ctx.fact(LoopFacts).uses_gpu:
             return
         if self.turned_off:
             for value in self.turned_off:

@@ -9,7 +9,6 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
 from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -431,7 +430,7 @@ accelerator PyTorch warns and ignores it.
             self.candidates.append(node)
 
     def finish(self) -> None:
-        if not self.candidates or self.ctx.fact(Training).is_test_file:
+        if not self.candidates:
             return
         loaders = self.ctx.fact(DataLoaders)
         for call in self.candidates:

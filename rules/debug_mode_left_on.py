@@ -322,7 +322,7 @@ behind a command-line switch that defaults to off.
 
     def _check(self, call: cst.Call, tool: str) -> None:
         training = self.ctx.fact(Training)
-        if not training.trains or training.is_test_file or self._behind_switch():
+        if not training.trains or self._behind_switch():
             return
         fix = self.make_fix(
             "Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY

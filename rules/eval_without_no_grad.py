@@ -452,8 +452,6 @@ on over several cells gets one `with torch.no_grad():` per cell.
         if not self.calls or not self.ctx.uses_torch:
             return
         evaluation = self.ctx.fact(Evaluation)
-        if evaluation.is_test_module():
-            return
         groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
         for call in self.calls:
             scope = self._scope(call, evaluation)

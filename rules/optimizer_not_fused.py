@@ -321,7 +321,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         if self.sparse or not self.optimizers:
             return
         training = self.ctx.fact(Training)
-        if not training.trains or training.is_test_file or not self.ctx.fact(LoopFacts).uses_gpu:
+        if not training.trains or not self.ctx.fact(LoopFacts).uses_gpu:
             return
         for call, name in self.optimizers:
             params = (

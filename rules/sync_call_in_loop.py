@@ -9,7 +9,6 @@ from torchlint.analysis.loops import LoopFacts, StepOwner
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
-from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -364,7 +363,7 @@ only the author knows whether the call is still wanted.
         return method == "step" and bool(owner & {"prof", "profiler"})
 
     def finish(self) -> None:
-        if not self.candidates or self.ctx.fact(Training).is_test_file:
+        if not self.candidates:
             return
         loops = self.ctx.fact(LoopFacts)
         for call, what in self.candidates:

@@ -11,7 +11,6 @@ from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
-from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -449,7 +448,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             self.candidates.append((node, creation, factory))
 
     def finish(self) -> None:
-        if not self.candidates or self.ctx.fact(Training).is_test_file:
+        if not self.candidates:
             return
         for move, creation, factory in self.candidates:
             if factory in _DATA:  # the data starts on the host: `device=` copies it from there too

@@ -9,6 +9,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_numpy
+from torchlint.analysis.writes import holder, result_holders, written_after
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
@@ -72,6 +73,11 @@ every binding is one of these. `torch.tensor` under a local alias (`to_tensor = 
 origin, are never flagged.
 
 Not flagged:
+- an array or tensor written in place after the call in the same scope (an item or slice
+  store, `+=`, an in-place method such as `add_`, `fill_`, `fill` or `sort`, `out=`,
+  `np.copyto`, `np.add.at`, `np.random.shuffle`), also in a loop around the call (a buffer
+  refilled each pass) or in a function or method that may run later: there the copy is what
+  keeps the two apart, and sharing memory would change what the program computes;
 - an array that may share memory with a tensor (`t.numpy()`, or a slice or reshape of it), where
   `torch.tensor`'s copy is what keeps the new tensor apart from `t` (use `t.clone()` there);
 - a `dtype=` that converts, or whose match with the array's dtype the code does not show
@@ -110,8 +116,10 @@ y = torch.as_tensor(features[:, 0].astype(np.float32), dtype=torch.float32)
 ## Fix safety
 Unsafe. `torch.from_numpy(x)` and `torch.as_tensor(x)` return a tensor that shares memory with
 the array whenever no conversion is needed, so in-place writes to the array after the call
-show up in the tensor, and in-place writes to the tensor change the array; code that relied on
-`torch.tensor` taking a private copy (for example of a buffer it refills) changes behaviour.
+show up in the tensor, and in-place writes to the tensor change the array. The rule stays
+silent where the file shows such a write; writes it cannot see (through another name bound to
+the same array, in a function the array or tensor is passed to, or by the caller of a function
+that returns the tensor) still change behaviour.
 A read-only array (`np.frombuffer`, a memory-mapped `np.load`) gives a warning and a tensor
 that must not be written to. `torch.from_numpy` is chosen only when the value is certainly an
 ndarray and no `dtype=` is given; otherwise the fix uses `torch.as_tensor`, keeping `dtype=`
@@ -156,8 +164,65 @@ the import is removed once the fixes leave it unused.
         "import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.LongTensor(memory[:, 4:5].astype(int))\n",
         # built on a device: the copy from the host happens either way
         "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n        return torch.tensor(data, device=device)\n",
+        # the array is written after the copy: a shared tensor would see the write
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            counts = np.zeros(3)
+            snapshot = torch.tensor(counts)
+            np.add(counts, 1, out=counts)
+            """
+        ),
+        # a buffer refilled on every pass: each copy keeps that pass's contents
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            buffer = np.zeros(4, dtype=np.float32)
+            batches = []
+            for step in range(3):
+                buffer[:] = step
+                batches.append(torch.tensor(buffer))
+            """
+        ),
+        # the tensor is written in place: a shared array would change with it
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            weights = np.load("weights.npy")
+            w = torch.tensor(weights).float()
+            w.mul_(0.5)
+            """
+        ),
     ]
     invalid = [
+        # a write before the call: nothing writes into the array once the tensor shares it
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+            features = np.load("features.npy")
+            features[features < 0] = 0
+            x = torch.tensor(features)
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+
+            features = np.load("features.npy")
+            features[features < 0] = 0
+            x = torch.from_numpy(features)
+            """,
+            line=6,
+            column=5,
+            message="copies numpy array `features` (line 4)",
+        ),
         # an element of the tuples a function of the file returns; a method of an instance of a class
         # of the file; a name bound in both branches of an `if`
         Invalid(
@@ -260,6 +325,8 @@ the import is removed once the fixes leave it unused.
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
+        if self._written_later(call, data.value):
+            return  # the copy keeps a later in-place write from showing in the other one
         dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)
         if dtype is not None and (
             self._dtype_name(dtype) is None
@@ -281,6 +348,13 @@ the import is removed once the fixes leave it unused.
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     # -- helpers -----------------------------------------------------------------------
+    def _written_later(self, call: cst.Call, data: cst.BaseExpression) -> bool:
+        """Whether the array (or a variable it views) or the new tensor is written in place after
+        the call, where sharing memory would change what the program computes."""
+        model = self.ctx.fact(SemanticModel)
+        held = [holder(model, data), *result_holders(model, call)]
+        return any(h is not None and written_after(model, h, call) is not None for h in held)
+
     def _evidence(self, value: cst.BaseExpression) -> Evidence | None:
         if not isinstance(value, _TRACEABLE):
             return None  # literals, comprehensions: no need to index the file

@@ -8,7 +8,6 @@ from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_build_dataloader
-from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -276,7 +275,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             self.any_loader = True
 
     def finish(self) -> None:
-        if not self.any_loader or self.ctx.fact(Training).is_test_file:
+        if not self.any_loader:
             return
         loaders = self.ctx.fact(DataLoaders)
         reported: set[cst.Call] = set()

@@ -15,6 +15,7 @@ from torchlint.config import Settings, parse_version
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
+from torchlint.project import rules_for
 from torchlint.registry import find_rule
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,10 +53,12 @@ def unfiltered(rule: type) -> type:
 def lint_source(
     codes: str, text: str, path: str = "train.py", version: str | None = None
 ) -> list[Diagnostic]:
-    """The findings of the comma-separated rule `codes` on `text`, through the real engine."""
+    """The findings of the comma-separated rule `codes` on `text`, through the real engine, as
+    it lints the file at `path`: test code gets no performance rules (`rules_for`)."""
     target = parse_version(version, "test") if version else None
+    settings = Settings(target_torch_version=target)
     rules = [find_rule(code) for code in codes.split(",")]
-    return lint_text(path, text, rules, Settings(target_torch_version=target))
+    return lint_text(path, text, rules_for(path, rules, settings), settings)
 
 
 def fixed_source(codes: str, text: str, unsafe: bool = True) -> str:

@@ -51,7 +51,15 @@ SCRIPT = textwrap.dedent(
 
 def _findings(path: Path, *extra: str) -> list[dict]:
     result = run_torchlint(
-        "check", "--isolated", "--preview", "--select", CODES, "--output-format", "json", *extra, str(path)
+        "check",
+        "--isolated",
+        "--preview",
+        "--select",
+        CODES,
+        "--output-format",
+        "json",
+        *extra,
+        str(path),
     )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
@@ -76,10 +84,19 @@ def test_ddp_accumulation_fix_is_unsafe_and_the_fixed_fixture_still_runs(tmp_pat
     before = FIXTURES / "ddp-accumulation-without-no-sync" / "before.py"
     fixed = tmp_path / "train.py"
     shutil.copy(before, fixed)
-    safe = run_torchlint("check", "--isolated", "--preview", "--select", "TL116", "--fix", str(fixed))
+    safe = run_torchlint(
+        "check", "--isolated", "--preview", "--select", "TL116", "--fix", str(fixed)
+    )
     assert safe.returncode == 1 and fixed.read_text() == before.read_text(), safe.stdout
     result = run_torchlint(
-        "check", "--isolated", "--preview", "--select", "TL116", "--fix", "--unsafe-fixes", str(fixed)
+        "check",
+        "--isolated",
+        "--preview",
+        "--select",
+        "TL116",
+        "--fix",
+        "--unsafe-fixes",
+        str(fixed),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     text = fixed.read_text()
@@ -113,7 +130,14 @@ def test_persistent_workers_fix_is_unsafe_and_says_so_when_the_dataset_changes(t
     assert finding["fix"]["applicability"] == "unsafe"
     assert "the dataset changes between epochs" in finding["message"]
     result = run_torchlint(
-        "check", "--isolated", "--preview", "--select", "TL117", "--fix", "--unsafe-fixes", str(path)
+        "check",
+        "--isolated",
+        "--preview",
+        "--select",
+        "TL117",
+        "--fix",
+        "--unsafe-fixes",
+        str(path),
     )
     assert result.returncode == 0, result.stdout
     assert "num_workers=2, persistent_workers=True)" in path.read_text()

@@ -109,9 +109,18 @@ def notebook_text(cells: list[str]) -> str:
     return json.dumps(nb, indent=1, sort_keys=True) + "\n"
 
 
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory) -> tuple[Path, str, Path]:
+    """This repository's snapshot, its commit and one pre-commit home, shared by the tests:
+    pre-commit builds the hooks' virtualenv (from the package index) once, not once per test."""
+    base = tmp_path_factory.mktemp("pre-commit")
+    repository, rev = snapshot_of_this_repository(base / "torchlint")
+    return repository, rev, base / "pre-commit-home"
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_hooks_fail_fix_and_then_pass(tmp_path):
-    repository, rev = snapshot_of_this_repository(tmp_path / "torchlint")
+def test_hooks_fail_fix_and_then_pass(hooks, tmp_path):
+    repository, rev, home = hooks
     project = tmp_path / "project"
     project.mkdir()
     (project / "train.py").write_text(SCRIPT)
@@ -119,7 +128,6 @@ def test_hooks_fail_fix_and_then_pass(tmp_path):
     (project / "pyproject.toml").write_text("[tool.torchlint]\nunsafe-fixes = true\n")
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
-    home = tmp_path / "pre-commit-home"
 
     # Without a hook id try-repo runs every hook of the manifest: check, then fix.
     first = pre_commit(
@@ -166,17 +174,16 @@ for x in loader:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_a_staged_file_gets_its_projects_torch_not_the_newest(tmp_path):
+def test_a_staged_file_gets_its_projects_torch_not_the_newest(hooks, tmp_path):
     """The issue's scenario: torch>=1.8.0 declared at the root, only src/train.py staged. The fix
     hook must not write torch.amp.GradScaler (torch 2.3), exactly as with --all-files."""
-    repository, rev = snapshot_of_this_repository(tmp_path / "torchlint")
+    repository, rev, home = hooks
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "src" / "train.py").write_text(AMP_SCRIPT)
     (project / "requirements.txt").write_text("torch>=1.8.0\n")
     git("init", "-q", cwd=project)
     git("add", "src/train.py", cwd=project)
-    home = tmp_path / "pre-commit-home"
     staged = pre_commit(
         "try-repo", str(repository), "torchlint-fix", "--ref", rev, cwd=project, home=home
     )

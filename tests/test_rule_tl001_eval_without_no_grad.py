@@ -13,6 +13,7 @@ from conftest import FIXTURES, run_torchlint
 from torchlint.config import Settings
 from torchlint.engine.lint import lint_text
 from torchlint.fixes.apply import fix_to_fixpoint
+from torchlint.project import rules_for
 from torchlint.registry import find_rule
 
 RULE = find_rule("TL001")
@@ -20,7 +21,8 @@ PAIR = FIXTURES / "eval-without-no-grad"
 
 
 def findings(code: str, path: str = "script.py"):
-    return lint_text(path, code, [RULE], Settings())
+    """As the engine lints the file at `path`: test code gets no performance rules (`rules_for`)."""
+    return lint_text(path, code, rules_for(path, [RULE], Settings()), Settings())
 
 
 def fixed(code: str, path: str = "script.py") -> str:

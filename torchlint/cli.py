@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from torchlint import __version__
 from torchlint.cli_options import (
@@ -53,6 +54,18 @@ class _Group(click.Group):
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with the whole first sentence of its help (click cuts it at 45 columns);
+        the formatter wraps a long one onto the next line."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=sys.maxsize)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="torchlint")
@@ -84,8 +97,13 @@ def fix(paths, write, **values) -> None:
     options = RunOptions.take(values)
     if write and options.diff:
         fail("--apply and --diff cannot be used together")
+    writing = write or options.fixing
     options = replace(
-        options, fix=options.fix or write, diff=not (write or options.fixing), show_fixes=True
+        options,
+        fix=options.fix or write,
+        diff=not writing,
+        show_fixes=options.show_fixes
+        or writing,  # what was fixed is listed; what would be, if asked
     )
     run(paths, options, values, fixing_command=True)
 
@@ -96,6 +114,7 @@ def run(
     """`check` and `fix`: one flow, the mode chosen by the fix flags (`fix` diffs by default)."""
     if options.diff and options.fixing:
         fail("--diff cannot be combined with --fix or --fix-only (it writes nothing)")
+    _refuse_idle_flags(options, fixing_command)
     stdin = paths == ("-",)
     if "-" in paths and not stdin:
         fail("`-` (stdin) cannot be combined with other paths")
@@ -122,15 +141,54 @@ def run(
     sys.exit(exit_code(result, options.exit_zero))
 
 
+def _refuse_idle_flags(options: RunOptions, fixing_command: bool) -> None:
+    """A usage error for each flag that would do nothing in this mode, saying why: a diff (`fix`
+    without --apply, or --diff) has no findings to format or count and applies no fix."""
+    if options.add_noqa and (options.fixing or options.diff or fixing_command):
+        fail(
+            "--add-noqa adds comments instead of fixing: use it with `check`, without --fix or --diff"
+        )
+    if not options.diff:
+        return
+    mode, remedy = (
+        ("fix without --apply", "add --apply")
+        if fixing_command
+        else ("--diff", "use --fix instead of --diff")
+    )
+    if options.statistics:
+        fail(f"--statistics counts findings, but {mode} prints a diff: {remedy}")
+    if click.get_current_context().get_parameter_source("output_format") != ParameterSource.DEFAULT:
+        fail(f"--output-format formats findings, but {mode} prints a diff: {remedy}")
+    if options.exit_non_zero_on_fix:
+        fail(
+            f"--exit-non-zero-on-fix needs fixes applied, but {mode} applies none (it exits 1 "
+            f"whenever a fix would apply): {remedy}"
+        )
+
+
 def _show_settings(path: Path, settings: Settings, options: RunOptions) -> None:
     from torchlint.config import ConfigError
     from torchlint.project import settings_report
 
     try:
-        emit(settings_report(path, settings), options.output_file, settings.root)
+        emit(settings_report(path, settings, _code_text), options.output_file, settings.root)
     except ConfigError as error:
         fail(str(error))
     sys.exit(EXIT_CLEAN)
+
+
+def _code_text(path: Path, root: Path) -> str:
+    """The code a file holds, as the linter reads it (a notebook's code cells); empty when it
+    cannot be read, which `check` reports for itself."""
+    from torchlint.engine.files import Unreadable, read_source
+    from torchlint.engine.lint import decode
+    from torchlint.notebook import NotebookError, parse_bytes
+
+    try:
+        data = read_source(path, root)
+        return parse_bytes(data).text if path.suffix == ".ipynb" else decode(data)
+    except (Unreadable, NotebookError, SyntaxError, UnicodeDecodeError, LookupError):
+        return ""
 
 
 def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> RunResult:
@@ -234,11 +292,15 @@ def rules_command(output_format: str) -> None:
 @main.command("rule")
 @click.argument("code_or_name")
 def rule_command(code_or_name: str) -> None:
-    """Print one rule's documentation."""
+    """Print one rule's documentation (or a built-in code's: TL000, TL998, TL999)."""
     from torchlint.registry import find_rule
-    from torchlint.rule_docs import page
+    from torchlint.rule_docs import builtin_page, page
 
     rule = find_rule(code_or_name)
-    if rule is None:
+    if rule is not None:
+        click.echo(page(rule), nl=False)
+        return
+    builtin = builtin_page(code_or_name)
+    if builtin is None:
         fail(f"unknown rule {code_or_name!r} (see `torchlint rules`)")
-    click.echo(page(rule), nl=False)
+    click.echo(builtin, nl=False)

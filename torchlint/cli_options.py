@@ -18,6 +18,7 @@ from torchlint.output import FORMATS
 
 if TYPE_CHECKING:
     from torchlint.config import Settings
+    from torchlint.diagnostics import Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -174,7 +175,9 @@ def run_options(command):
                 "--diff", is_flag=True, help="Print the diff of the fixes and write nothing."
             ),
             click.option(
-                "--show-fixes", is_flag=True, help="With --fix, list what was fixed in each file."
+                "--show-fixes",
+                is_flag=True,
+                help="List what was fixed in each file (with a diff: what would be).",
             ),
             click.option(
                 "--fix-only", is_flag=True, help="Apply fixes and report nothing that remains."
@@ -235,6 +238,13 @@ def read_stdin(name: str) -> bytes:
     from torchlint.engine.files import byte_limit, read_capped
 
     return read_capped(sys.stdin.buffer, byte_limit(name))
+
+
+def show_tracebacks(diagnostics: list[Diagnostic]) -> None:
+    """`--show-traceback`: the traceback of each internal error, on stderr."""
+    for d in diagnostics:
+        if d.detail:
+            click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
 
 
 def use_color(choice: str, output_file: Path | None) -> bool:

@@ -116,8 +116,11 @@ class Settings:
             return TorchTarget(self.target_torch_version, where)
         if self.directory is None:  # settings of no file on disk (text in memory): newest torch
             return TorchTarget(NEWEST_TORCH, "no file: newest torch")
+        # Up to the repository's root, not the project root: a folder whose requirements.txt names
+        # no torch (an example inside a repository) is a project of its own for settings, yet its
+        # code runs on the torch its enclosing project pins.
         try:
-            found = infer(self.directory, stop=git_root(self.directory) or self.root)
+            found = infer(self.directory, stop=git_root(self.directory))
         except DeclarationError as error:
             raise ConfigError(str(error)) from None
         return found or TorchTarget(NEWEST_TORCH, "no torch requirement declared: newest torch")

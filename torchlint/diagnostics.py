@@ -19,6 +19,26 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SYNTAX_ERROR = ("TL000", "syntax-error")
 IO_ERROR = ("TL998", "io-error")
 INTERNAL_ERROR = ("TL999", "internal-error")
+# What each built-in code means, in one line and in full: SARIF describes them, `torchlint rule`
+# prints them.
+BUILTIN_DOCS = {
+    SYNTAX_ERROR: (
+        "The file could not be parsed or decoded",
+        "The file is not valid Python (or not valid text in its declared encoding), so no "
+        "rule could check it. Fix the syntax error, or exclude the file.",
+    ),
+    IO_ERROR: (
+        "The file could not be read",
+        "torchlint could not read the file (permissions, a broken link, not a regular file, "
+        "too large, or a link that leads out of the project), so no rule checked it.",
+    ),
+    INTERNAL_ERROR: (
+        "A rule failed on this file",
+        "A rule raised an error while checking the file; the other rules still ran, and the "
+        "run exits with code 2. This is a bug in torchlint: please report it with the file "
+        "that triggers it (`--show-traceback` prints the traceback).",
+    ),
+}
 
 
 def rule_url(code: str) -> str:

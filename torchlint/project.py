@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 RuleT = TypeVar("RuleT", bound="RuleEntry | type[Rule]")
 
 _TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
+# pytest or unittest imported: the file is test code, whatever its path.
+_TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
 
 
@@ -87,17 +89,20 @@ class FileSettings:
         return replace(load_settings(start=folder).merged(**dict(self.base.cli)), directory=folder)
 
 
-def settings_report(path: Path, base: Settings) -> str:
-    """What `--show-settings FILE` prints: everything that decides the file's findings."""
+def settings_report(path: Path, base: Settings, code_text: Callable[[Path, Path], str]) -> str:
+    """What `--show-settings FILE` prints: everything that decides the file's findings.
+    `code_text(path, root)` reads the file's code as the linter does (the engine's reader, which
+    lies above this module), for the test-framework imports that make it test code."""
     if not path.is_file():
         raise ConfigError(f"{path}: --show-settings needs an existing file")
-    return _describe(path.absolute(), FileSettings(base).for_file(path))
+    settings = FileSettings(base).for_file(path)
+    return _describe(path.absolute(), settings, code_text(path, settings.root))
 
 
-def _describe(path: Path, settings: Settings) -> str:
+def _describe(path: Path, settings: Settings, text: str) -> str:
     relpath = relative_path(path, settings.root)
-    rules = rules_for(relpath, settings.enabled_rules(), settings)
-    test_code = is_test_path(relpath)
+    rules = for_text(text, rules_for(relpath, settings.enabled_rules(), settings), settings)
+    test_code = is_test_path(relpath) or imports_test_framework(text)
     lines = [
         f"file: {path}",
         f"project root: {settings.root}",
@@ -114,3 +119,16 @@ def _describe(path: Path, settings: Settings) -> str:
         f"enabled rules: {', '.join(r.code for r in rules)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def for_text(text: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
+    """`rules` less the performance rules in a unit-test module found by its imports (pytest or
+    unittest) rather than its path, unless `lint-tests` is set."""
+    if settings.lint_tests or not imports_test_framework(text):
+        return list(rules)
+    return [rule for rule in rules if not rule.performance]
+
+
+def imports_test_framework(text: str) -> bool:
+    """Whether a source imports pytest or unittest: a unit-test module, whatever its path."""
+    return bool(_TEST_FRAMEWORK.search(text))

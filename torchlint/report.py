@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from torchlint.cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, RunOptions, emit, use_color
+from torchlint.cli_options import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    RunOptions,
+    emit,
+    show_tracebacks,
+    use_color,
+)
 from torchlint.output.summary import fix_line, found_line, statistics
 
 if TYPE_CHECKING:
@@ -29,9 +37,7 @@ def report(
         click.echo(f"torchlint: error: {name}: no such file or directory", err=True)
     diagnostics = result.diagnostics
     if options.show_traceback:
-        for d in diagnostics:
-            if d.detail:
-                click.echo(f"{d.path}: {d.code} {d.message}\n{d.detail}", err=True)
+        show_tracebacks(diagnostics)
     if options.statistics:
         emit(
             statistics(diagnostics, settings.unsafe_fixes, options.output_format == "json"),

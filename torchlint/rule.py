@@ -146,8 +146,6 @@ class Rule:
         performance rule reports nothing in test code when the engine says so, and a fix that
         writes what the file's target torch lacks is dropped, with the message saying why."""
         ctx = self.ctx
-        if ctx.skip_test_code and self.performance and ctx.in_test_code(node):
-            return
         have = ctx.target_torch_version
         if fix is not None and fix.min_torch is not None and have < fix.min_torch:
             need = fix.min_torch

@@ -1,9 +1,9 @@
 """Each rule's documentation page, rendered from the rule itself.
 
-`torchlint rule CODE` prints a page; `python -m torchlint.rule_docs [DIR]` writes every page and an
-index to `docs/rules/` (the default DIR), where each finding's `url` points, and then also the
-README's table of rules. A test keeps the
-committed pages equal to what the rules say, so the docs cannot drift from the code.
+`torchlint rule CODE` prints a page (a short one for the built-in codes TL000, TL998 and TL999);
+`python -m torchlint.rule_docs [DIR]` writes every page and an index to `docs/rules/` (the default
+DIR, where each finding's `url` points) and, by default, the rules table of the README. Tests keep
+the committed pages and the table equal to what the rules say, so the docs cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -59,6 +59,20 @@ _FIX_TEXT = {
 }
 
 
+def builtin_page(code_or_name: str) -> str | None:
+    """The short page of a built-in code (`TL000 syntax-error`, ...), or None for any other."""
+    from torchlint.diagnostics import BUILTIN_DOCS
+
+    for (code, name), (summary, docs) in BUILTIN_DOCS.items():
+        if code_or_name.upper() == code or code_or_name.lower() == name:
+            return (
+                f"# {code} `{name}`\n\n{summary}.\n\n"
+                "- **Built in:** reported by torchlint itself about a file, not by a rule.\n\n"
+                f"{docs}\n"
+            )
+    return None
+
+
 def _fix(rule: type[Rule]) -> str:
     return _FIX_TEXT[rule.fix_availability]
 
@@ -98,7 +112,7 @@ def readme_table(rules: tuple[type[Rule], ...]) -> str:
     """The README's table of rules (between its `rules-table` markers)."""
     rows = ["| code | name | default | fix | what it flags |", "|---|---|---|---|---|"]
     rows += [
-        f"| {r.code} | `{r.name}` | {_default(r)} | {r.fix_availability} | {r.summary} |"
+        f"| {r.code} | `{r.name}` | {_default(r)} | {r.fix_availability.value} | {r.summary} |"
         for r in rules
     ]
     return "\n".join(rows) + "\n"

@@ -4,7 +4,8 @@ Sources, per directory: `[project]` dependencies and optional dependencies in py
 setup.cfg `install_requires`/`extras_require`, setup.py's `setup(...)` keywords read from its
 syntax tree, requirements*.txt (following `-r`), and conda's environment.yml. Requirements whose
 environment marker is false here are skipped. The target is the lowest version any of them
-allows, because the code must run there; a file gets the nearest directory that declares torch.
+allows, because the code must run there; a file gets the nearest directory that declares torch,
+up to the repository's root (a folder whose declarations name no torch does not reset it).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class TorchTarget:
 
 
 def infer(directory: Path, stop: Path | None = None) -> TorchTarget | None:
-    """The nearest declaration of torch at or above `directory`, up to `stop` (inclusive)."""
+    """The nearest declaration of torch at or above `directory`, up to `stop` (inclusive; None:
+    the filesystem's root). A declaration file that names no torch is passed over."""
     for folder in [directory, *directory.parents]:
         found = declared_in(folder)
         if found is not None:

@@ -2,7 +2,9 @@
 
 The steps, each through the installed command in a subprocess:
 1. `check --select ALL --output-format json` on the untouched copy: no internal error (TL999);
-   it also says which files have a fix that `fix --unsafe-fixes` may apply.
+   it also says which files have a fix that `fix --unsafe-fixes` may apply. It fills the result
+   cache, so the fix's own first lint of every file reads the check's results instead of linting
+   the whole tree a second time (the cache's own correctness is tested elsewhere).
 2. `fix --apply --unsafe-fixes --select ALL` over every file. `fix` lints in one process, so
    the files are split into one batch per core, run side by side (one thread waits on each).
 3. Every file whose bytes changed must parse with libcst and compile; the changed files must be
@@ -72,7 +74,6 @@ def _check(result: Sweep, root: Path) -> None:
         *SELECTION,
         "--target-torch-version",
         result.tree.target,
-        "--no-cache",
         "--exit-zero",
         "--output-format",
         "json",

@@ -44,8 +44,6 @@ class FileContext:
         self._positions: Any = None
         self._facts: dict[Callable[..., Any], Any] = {}
         self._lines: list[str] | None = None
-        # Set by the engine when performance findings in Test* classes and test_* functions are dropped.
-        self.skip_test_code = False
         # The other files of the project, for facts that cross files; None for text not on disk.
         self.project: ProjectIndex | None = None
 
@@ -216,15 +214,6 @@ class FileContext:
         return bisect.bisect_left(self.cell_boundaries, self.start(node).row)
 
     # -- where a finding stands ---------------------------------------------------------
-    def in_test_code(self, node: cst.CSTNode) -> bool:
-        """Inside a `Test*` class or a `test_*` function (the file imports a test framework)."""
-        for candidate in (node, *self.ancestors(node)):
-            if isinstance(candidate, cst.ClassDef) and candidate.name.value.startswith("Test"):
-                return True
-            if isinstance(candidate, cst.FunctionDef) and candidate.name.value.startswith("test_"):
-                return True
-        return False
-
     def lines_between(self, first: int, last: int) -> tuple[str, ...]:
         """Source rows `first`..`last` that exist, for the context the `full` format shows."""
         lines = self._rows()

@@ -117,7 +117,7 @@ class Numerics:
         if not may_use_cuda(self.ctx.source):
             return None
         training = self.ctx.fact(Training)
-        if not training.trains or not training.is_script or training.is_test_file:
+        if not training.trains or not training.is_script:
             return None
         loops = self.ctx.fact(LoopFacts)
         if not loops.uses_accelerator:

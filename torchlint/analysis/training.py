@@ -8,13 +8,11 @@ test that calls debugging tools on purpose.
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.names import is_optimizer_name, name_tokens
 from torchlint.analysis.nodes import is_main_guard
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
-_TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
 
 
 def optimizer_class(qualname: str | None) -> str | None:
@@ -140,9 +137,3 @@ class Training:
 
     def _in_class(self, node: cst.CSTNode) -> bool:
         return any(isinstance(parent, cst.ClassDef) for parent in self.scopes.ancestors(node))
-
-    @cached_property
-    def is_test_file(self) -> bool:
-        """A unit test (by file name, a tests/ directory, or a pytest/unittest import)."""
-        path = self.ctx.path.replace("\\", "/")
-        return bool(_TEST_DIRECTORY.search(path)) or self.ctx.fact(Evaluation).is_test_module()

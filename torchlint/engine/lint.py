@@ -25,6 +25,7 @@ from torchlint.diagnostics import (
     source_lines,
 )  # noqa: F401 (re-exported)
 from torchlint.engine.stack import on_big_stack
+from torchlint.project import for_text
 from torchlint.suppressions import scan
 
 if TYPE_CHECKING:
@@ -44,10 +45,6 @@ _DEPTH_MESSAGES = (
     "too complex",
     "too many statically nested blocks",
 )
-
-# pytest or unittest imported: its Test* classes and test_* functions are test code. Without one,
-# `def test_epoch(model, loader)` is more likely an evaluation routine.
-_TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 
 
 @dataclass
@@ -78,6 +75,7 @@ def lint_text(
     path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
+    rules = for_text(text, rules, settings)
     enabled = rules
     reviewers = [rule for rule in rules if rule.reviews_suppressions]
     rules = [rule for rule in rules if not rule.reviews_suppressions and rule.may_match(text)]
@@ -158,7 +156,6 @@ def _lint_parsed(
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
-    ctx.skip_test_code = not settings.lint_tests and bool(_TEST_FRAMEWORK.search(text))
     ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule.load()(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:

@@ -23,6 +23,8 @@ from torchlint.cli_options import (
     RunOptions,
     emit,
     read_stdin,
+    show_tracebacks,
+    use_color,
 )
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
@@ -120,11 +122,17 @@ def _fix_stdin(settings: Settings, options: RunOptions, write: bool) -> None:
             sys.stdout.buffer.write(result.fixed if result.fixed is not None else data)
             sys.stdout.flush()
         else:
-            click.echo(result.diff, nl=False)
+            click.echo(_shown_diff(result.diff, options), nl=False, color=True)
     _show_errors([result], write)
+    if options.show_traceback:
+        show_tracebacks(result.remaining)
     if not options.quiet and not options.fix_only:
-        summary = f"Fixed {plural(len(result.applied), 'finding')}, {plural(len(result.remaining), 'remaining finding')}.\n"
-        click.echo(text.concise(result.remaining) + summary, err=True, nl=False)
+        done = "Fixed" if write else "Would fix"
+        summary = f"{done} {plural(len(result.applied), 'finding')}, {plural(len(result.remaining), 'remaining finding')}.\n"
+        listing = (
+            _listing([result] if result.applied else [], header=False) if options.show_fixes else ""
+        )
+        click.echo(text.concise(result.remaining) + summary + listing, err=True, nl=False)
     sys.exit(_exit_code([result], options, False))
 
 
@@ -278,6 +286,22 @@ def _unified(before: str, after: str, name: str) -> str:
 
 
 # -- what the user reads ---------------------------------------------------------------------
+_DIFF_STYLES = (("+++", {"bold": True}), ("---", {"bold": True}), ("@@", {"fg": "cyan"}),
+                ("+", {"fg": "green"}), ("-", {"fg": "red"}))  # fmt: skip
+
+
+def _shown_diff(diff: str, options: RunOptions) -> str:
+    """The diff, coloured as `--color` (or a terminal) asks: additions green, removals red."""
+    if not diff or not use_color(options.color, options.output_file):
+        return diff
+    out = []
+    for line in diff.splitlines(keepends=True):
+        style = next((s for prefix, s in _DIFF_STYLES if line.startswith(prefix)), None)
+        body = line.rstrip("\n")
+        out.append((click.style(body, **style) if style else body) + line[len(body) :])
+    return "".join(out)
+
+
 def _left(remaining: list[Diagnostic], settings: Settings) -> str:
     unsafe = sum(1 for d in remaining if d.hidden_fix(settings.unsafe_fixes))
     parts = []
@@ -299,10 +323,14 @@ def _would_fix(results: list[FileFix], settings: Settings, checked: int) -> str:
     return f"Nothing to fix ({plural(checked, 'file')} checked).\n"
 
 
-def _listing(fixed: list[FileFix]) -> str:
-    """What was fixed, per file and rule (`--show-fixes`)."""
+def _listing(fixed: list[FileFix], header: bool = True) -> str:
+    """What was fixed (or, under a diff's summary, would be), per file and rule (`--show-fixes`)."""
     count = sum(len(r.applied) for r in fixed)
-    out = [f"Fixed {plural(count, 'finding')} in {plural(len(fixed), 'file')}:\n"] if count else []
+    out = (
+        [f"Fixed {plural(count, 'finding')} in {plural(len(fixed), 'file')}:\n"]
+        if count and header
+        else []
+    )
     for result in fixed:
         out.append(f"  {result.path}:\n")
         counts = Counter((d.code, d.name) for d in result.applied)
@@ -327,9 +355,12 @@ def _report(results: list[FileFix], settings: Settings, options: RunOptions, che
     fixed = [r for r in results if r.applied]
     count = sum(len(r.applied) for r in fixed)
     if options.diff:
-        diff = "".join(r.diff for r in results)
+        if options.show_traceback:
+            show_tracebacks([d for r in results for d in r.remaining])
+        diff = _shown_diff("".join(r.diff for r in results), options)
+        listing = _listing(fixed, header=False) if options.show_fixes else ""
         emit(
-            diff + ("" if options.quiet else _would_fix(results, settings, checked)),
+            diff + ("" if options.quiet else _would_fix(results, settings, checked) + listing),
             options.output_file,
             settings.root,
         )

@@ -14,9 +14,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.diagnostics import (
-    INTERNAL_ERROR,
-    IO_ERROR,
-    SYNTAX_ERROR,
+    BUILTIN_DOCS,
     Diagnostic,
     Edit,
     Fix,
@@ -28,25 +26,6 @@ from torchlint.registry import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-
-# The engine's own findings have no Rule class; describe them here so every ruleId resolves.
-_BUILTIN = {
-    SYNTAX_ERROR: (
-        "The file could not be parsed or decoded",
-        "The file is not valid Python (or not valid text in its declared encoding), so no "
-        "rule could check it. Fix the syntax error, or exclude the file.",
-    ),
-    IO_ERROR: (
-        "The file could not be read",
-        "torchlint could not read the file (permissions, a broken link, or not a regular "
-        "file), so no rule checked it.",
-    ),
-    INTERNAL_ERROR: (
-        "A rule failed on this file",
-        "A rule raised an error while checking the file; the other rules still ran. This is "
-        "a bug in torchlint: please report it with the file that triggers it.",
-    ),
-}
 
 
 def _descriptor(
@@ -65,7 +44,7 @@ def _descriptor(
 def _descriptors() -> list[dict[str, Any]]:
     found = [
         _descriptor(code, name, short, long, "error", True)
-        for (code, name), (short, long) in _BUILTIN.items()
+        for (code, name), (short, long) in BUILTIN_DOCS.items()
     ]
     for rule in all_rules():
         found.append(

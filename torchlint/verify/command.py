@@ -35,6 +35,7 @@ from torchlint.verify.report import render
 from torchlint.verify.session import (
     SetupError,
     compare_versions,
+    gpu_only_codes,
     settings_entry,
     speed_note,
 )
@@ -235,6 +236,7 @@ def _script_report(
         progress.begin(original.shown)
         report = compare_versions(original, second, config, repeat, tol, flagged, progress)
         progress.end(report["verdict"])
+    codes, device = [d.code for d in fixes], report["environment"]["device"]
     return {
         "script": original.shown,
         "against": second.shown if other is not None else None,
@@ -242,9 +244,8 @@ def _script_report(
         "fixes": [fix_entry(d) for d in fixes],
         "settings": settings_entry(config, repeat, tol),
         **report,
-        "speed_note": speed_note([d.code for d in fixes], report["environment"]["device"])
-        if other is None
-        else None,
+        "speed_note": speed_note(codes, device),
+        "gpu_only_fixes": gpu_only_codes(codes, device),
     }
 
 

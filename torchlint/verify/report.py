@@ -4,7 +4,8 @@ The dict is built by `command.py`; its keys are the JSON contract:
 `script`, `against`, `labels`, `args`, `fixes`, `settings`, `environment`, `versions`
 (per label: `median_step_ms`, `syncs_per_step`, `cuda_syncs_per_step`, `peak_memory_bytes`,
 `memory_kind`, `sync_lines`, `runs`, `problem`, `stderr_tail`), `speedup`, `agreement`,
-`run_to_run`, `verdict` (`equivalent` / `diverged` / `failed`) and `reason`.
+`run_to_run`, `verdict` (`equivalent` / `diverged` / `failed`) and `reason`; `speed_note`
+("needs a GPU" when a fix measured off a GPU saves only GPU work) and `gpu_only_fixes` (their codes).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def rows(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "median step time",
             ms(first["median_step_ms"]),
             ms(second["median_step_ms"]),
-            report.get("speed_note") or change(report["speedup"]),
+            speed_change(report),
         ),
         (
             "host syncs per step",
@@ -88,6 +89,30 @@ def rows(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 def any_run_ok(report: dict[str, Any]) -> bool:
     return any(
         run["problem"] is None for version in report["versions"].values() for run in version["runs"]
+    )
+
+
+def speed_change(report: dict[str, Any]) -> str:
+    """The speed column: the ratio, "needs a GPU" instead when every fix saves only GPU work,
+    and the ratio with the GPU-only fixes named when they are mixed with others (the ratio then
+    measures the others only)."""
+    ratio, note = change(report["speedup"]), report.get("speed_note")
+    if not note:
+        return ratio
+    gpu = report.get("gpu_only_fixes") or []
+    if not ratio or all(f["code"] in gpu for f in report.get("fixes", [])):
+        return note
+    return f"{ratio}; {', '.join(gpu)} {note}"
+
+
+def gpu_note(report: dict[str, Any]) -> str:
+    """The line under the table that says why the speed figure is not the whole story."""
+    gpu = report.get("gpu_only_fixes") or []
+    if all(f["code"] in gpu for f in report.get("fixes", [])):
+        return GPU_ONLY_NOTE
+    return (
+        f"needs a GPU: {', '.join(gpu)} saves work that exists only on a GPU; "
+        "the ratio measures the other fixes"
     )
 
 
@@ -198,7 +223,7 @@ def text(report: dict[str, Any]) -> str:
         out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
         out += agreement_lines(report)
         if report.get("speed_note"):
-            out.append(GPU_ONLY_NOTE)
+            out.append(gpu_note(report))
     synced = sync_line_rows(report)
     if synced:
         out += ["", "lines that sync most (per step):"]
@@ -227,6 +252,8 @@ def markdown(report: dict[str, Any]) -> str:
         out += [f"| | {labels[0]} | {labels[1]} | |", "|---|---:|---:|---|"]
         out += [f"| {what} | {a} | {b} | {c} |" for what, a, b, c in rows(report)]
     out += ["", *(f"- {line}" for line in agreement_lines(report))] if report["agreement"] else []
+    if any_run_ok(report) and report.get("speed_note"):
+        out += ["", f"_{gpu_note(report)}._"]
     synced = sync_line_rows(report)
     if synced:
         out += [
@@ -284,13 +311,22 @@ def fixture_row(report: dict[str, Any]) -> tuple[str, ...]:
         f"{_number(memory[0], '.0f')}>{_number(memory[1], '.0f')}",
         diff(agreement.get("loss_max_diff")),
         diff(agreement.get("parameter_max_diff")),
-        fixture_verdict(report),
+        fixture_verdict(report, short=True),
     )
 
 
-def fixture_verdict(report: dict[str, Any]) -> str:
-    expected = report["verdict"] == report["expected"] != "equivalent"
-    return VERDICT_WORDS[report["verdict"]] + (" (expected)" if expected else "")
+# In the table an expected divergence is marked, not spelled out, so the table fits 100 columns.
+EXPECTED_NOTE = "*: expected (the fixture's after.py changes the computation on purpose)"
+
+
+def fixture_verdict(report: dict[str, Any], short: bool = False) -> str:
+    if not _expected(report):
+        return VERDICT_WORDS[report["verdict"]]
+    return VERDICT_WORDS[report["verdict"]] + ("*" if short else " (expected)")
+
+
+def _expected(report: dict[str, Any]) -> bool:
+    return report["verdict"] == report["expected"] != "equivalent"
 
 
 def fixtures_text(reports: list[dict[str, Any]]) -> str:
@@ -306,6 +342,8 @@ def fixtures_text(reports: list[dict[str, Any]]) -> str:
     ]
     if any(r.get("speed_note") for r in reports):
         out.append(GPU_ONLY_NOTE + ".")
+    if any(_expected(r) for r in reports):
+        out.append(EXPECTED_NOTE + ".")
     for report in (r for r in reports if r["verdict"] != "equivalent"):
         out += [
             "",
@@ -335,6 +373,7 @@ def fixtures_markdown(reports: list[dict[str, Any]]) -> str:
         if r["verdict"] != "equivalent"
     ]
     notes = [f"_{GPU_ONLY_NOTE}._"] if any(r.get("speed_note") for r in reports) else []
+    notes += [f"_{EXPECTED_NOTE}._"] if any(_expected(r) for r in reports) else []
     return (
         "\n".join(out + ([""] + problems if problems else []) + ([""] + notes if notes else []))
         + "\n"

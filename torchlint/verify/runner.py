@@ -272,7 +272,8 @@ def run(spec: dict[str, Any], write: Any) -> dict[str, Any]:
         return {
             **results,
             "status": "no-torch",
-            "error": "torch is not installed in this Python: install torch there (`pip install torch`)",
+            "error": f"torch is not installed in this Python ({sys.executable}): "
+            "install torchlint's verify extra there (`pip install 'torchlint[verify]'`)",
         }
     cuda = torch.cuda.is_available()
     results["environment"].update(

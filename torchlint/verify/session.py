@@ -114,18 +114,21 @@ def environment(runs: dict[str, list[RunOutcome]], device: str | None) -> dict[s
     }
 
 
-def speed_note(codes: list[str], device: str | None) -> str | None:
-    """Why a speed figure means nothing here: every fix saves work that exists only on a GPU."""
+def gpu_only_codes(codes: list[str], device: str | None) -> list[str]:
+    """The codes among `codes` whose fixes save work that exists only on a GPU (`Rule.gpu_only`),
+    when the runs were not on one: the speed figure cannot show what those fixes buy."""
     from torchlint.registry import find_rule
 
-    rules = [find_rule(code) for code in codes]
-    if (
-        device == "cuda"
-        or not rules
-        or not all(rule is not None and rule.gpu_only for rule in rules)
-    ):
-        return None
-    return "needs a GPU"
+    if device == "cuda":
+        return []
+    return sorted(
+        {code for code in codes if (rule := find_rule(code)) is not None and rule.gpu_only}
+    )
+
+
+def speed_note(codes: list[str], device: str | None) -> str | None:
+    """ "needs a GPU" whenever a fix measured off a GPU saves only GPU work, alone or mixed with others."""
+    return "needs a GPU" if gpu_only_codes(codes, device) else None
 
 
 def settings_entry(
