@@ -289,6 +289,8 @@ class ProjectIndex:
             Path, str
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
+        # path -> (its summary, its calls' grad modes by the project function they reach)
+        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[bool]]]] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -380,11 +382,24 @@ class ProjectIndex:
             if other == file:
                 continue
             summary = self._summary(other, consult=False)
-            for callee, off in summary.calls if summary else ():
-                if self._target(other, summary, callee) == (file, function):
-                    self.consulted[other] = self._digests[other][2]
-                    modes.append(off)
+            found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
+            if found:
+                self.consulted[other] = self._digests[other][2]
+                modes += found
         return bool(modes) and all(modes)
+
+    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
+        """The grad modes of `file`'s calls by the project function they reach, resolved once per
+        file content: each question would otherwise resolve every call of every file again."""
+        known = self._targets.get(file)
+        if known is not None and known[0] is summary:
+            return known[1]
+        targets: dict[tuple[Path, str], list[bool]] = {}
+        for callee, off in summary.calls:
+            if (target := self._target(file, summary, callee)) is not None:
+                targets.setdefault(target, []).append(off)
+        self._targets[file] = (summary, targets)
+        return targets
 
     def _target(self, file: Path, summary: _Summary, callee: str) -> tuple[Path, str] | None:
         """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`."""
