@@ -401,7 +401,7 @@ class ProjectIndex:
         file = file.absolute()
         modes = []
         for other in self._project_files():
-            if other == file:
+            if other == file or not _mentions(other, function):
                 continue
             summary = self._summary(other, consult=False)
             found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
@@ -515,6 +515,15 @@ class ProjectIndex:
         if consult:
             self.consulted[path] = digest
         return self._summaries[digest]
+
+
+def _mentions(path: Path, name: str) -> bool:
+    """Whether the file's text holds `name`: a file that never writes a function's name cannot
+    call it, and reading its bytes costs a hundredth of summarising it."""
+    try:
+        return name.encode() in path.read_bytes()
+    except OSError:
+        return False
 
 
 def digest_of(path: Path) -> str | None:
