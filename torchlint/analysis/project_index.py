@@ -57,9 +57,12 @@ class _Summary:
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
+    # False for a header: imports, classes, star imports and `torch` only, which is all the class
+    # questions read; the other fields take walks of the whole tree, read for a few files only
+    full: bool = True
 
 
-def _summarise(text: str) -> _Summary:
+def _summarise(text: str, full: bool = True) -> _Summary:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -86,14 +89,19 @@ def _summarise(text: str) -> _Summary:
             )
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
-    _collect_devices(tree, summary.devices)
-    _collect_device_functions(tree, summary.device_functions)
-    _collect_calls(tree, False, summary.calls)
-    summary = replace(summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree))
+    if full:
+        _collect_devices(tree, summary.devices)
+        _collect_device_functions(tree, summary.device_functions)
+        _collect_calls(tree, False, summary.calls)
+        summary = replace(
+            summary, grad_off=_decorated_grad_off(tree), syncs=_syncing_functions(tree)
+        )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
-    return replace(summary, torch=any(t == "torch" or t.startswith("torch.") for t in modules))
+    return replace(
+        summary, torch=any(t == "torch" or t.startswith("torch.") for t in modules), full=full
+    )
 
 
 def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
@@ -359,7 +367,7 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
-        source = self._summary(target[0])
+        source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
 
@@ -369,7 +377,7 @@ class ProjectIndex:
         return self._device(file.absolute(), name, 0, functions=True)
 
     def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
-        summary = self._summary(file)
+        summary = self._summary(file, full=True)
         if summary is None or depth > _MAX_DEPTH:
             return None
         head, _, rest = name.partition(".")
@@ -390,7 +398,7 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
-        source = self._summary(target[0])
+        source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.grad_off
 
@@ -403,7 +411,7 @@ class ProjectIndex:
         for other in self._project_files():
             if other == file or not _mentions(other, function):
                 continue
-            summary = self._summary(other, consult=False)
+            summary = self._summary(other, consult=False, full=True)
             found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
             if found:
                 self.consulted[other] = self._digests[other][2]
@@ -498,23 +506,27 @@ class ProjectIndex:
                     return path
         return None
 
-    def _summary(self, path: Path, consult: bool = True) -> _Summary | None:
+    def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
+        """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
         try:
             info = path.stat()
             known = self._digests.get(path)
+            data = None
             if known is not None and known[:2] == (info.st_mtime_ns, info.st_size):
                 digest = known[2]
             else:
                 data = path.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
                 self._digests[path] = (info.st_mtime_ns, info.st_size, digest)
-                if digest not in self._summaries:
-                    self._summaries[digest] = _summarise(data.decode("utf-8", "replace"))
+            summary = self._summaries.get(digest)
+            if summary is None or (full and not summary.full):
+                text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
+                summary = self._summaries[digest] = _summarise(text, full)
         except OSError:
             return None
         if consult:
             self.consulted[path] = digest
-        return self._summaries[digest]
+        return summary
 
 
 def _mentions(path: Path, name: str) -> bool:
