@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torchlint.analysis.project_index import index_for
 from torchlint.config import Settings
-from torchlint.project import FileSettings, relative_path
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.cache import ResultCache, cache_directory, settings_fingerprint
 from torchlint.engine.files import Unreadable, check_code_size, discover, read_source
@@ -26,6 +23,7 @@ from torchlint.engine.lint import (
     rules_for,
 )
 from torchlint.notebook import NotebookError, parse_bytes
+from torchlint.project import FileSettings, relative_path
 
 if TYPE_CHECKING:
     from torchlint.catalogue import RuleEntry
@@ -151,7 +149,7 @@ def check_paths(
             distinct.append(found)
         which.append(index)
     for each in distinct:
-        each.torch_target  # read the declarations once, before the workers fork
+        each.torch_target  # noqa: B018 - read the declarations once, before the workers fork
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
     unreadable = [
         FileResult(display_path(path), [builtin(IO_ERROR, display_path(path), why)])
@@ -160,6 +158,10 @@ def check_paths(
     if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
         linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
         return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
+    # Imported here: a single-process run would spend 15 ms CPU importing the pool machinery.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # Largest first, a few at a time: the prefilter leaves the cost in a minority of files, and a
     # big one drawn last would keep one process busy while the others idle.
     order = sorted(range(len(files)), key=lambda i: _size(files[i]), reverse=True)
