@@ -206,7 +206,21 @@ which a codemod cannot write for you.
             return any(self._is_subclass(base.value, depth + 1) for base in own.bases)
         if self.ctx.project is None:
             return False
-        return bool(self.ctx.project.derives_from(Path(self.ctx.path), name, _NAMES))
+        return self._derived(name)
+
+    def _derived(self, name: str) -> bool:
+        """Whether `name`, as imported here, is a DataParallel class of another file of the
+        project: asked once per name, since most files call the same names many times."""
+        if name not in self._answers:
+            project = self.ctx.project
+            self._answers[name] = project is not None and bool(
+                project.derives_from(Path(self.ctx.path), name, _NAMES)
+            )
+        return self._answers[name]
+
+    @cached_property
+    def _answers(self) -> dict[str, bool]:
+        return {}
 
     @cached_property
     def _classes(self) -> dict[str, cst.ClassDef]:

@@ -22,6 +22,8 @@ _NONE_DEFAULT_SINCE = (2, 0)
 _SET_TO_NONE_SINCE = (1, 7)  # before it, a bare zero_grad() has no faster form to advise
 _ZEROING_METHODS = frozenset({"zero_", "fill_"})
 _SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_grad did before zeroing
+# The methods a zeroing statement or its companion calls (`zeros_like` in `p.grad = torch.zeros_like(p)`).
+_TOUCHING_METHODS = _ZEROING_METHODS | _SIDE_METHODS | {"zeros_like"}
 
 
 # A tensor whose gradient is zeroed: `w`, or an attribute such as `model.w` / `self.w`.
@@ -491,7 +493,7 @@ None; the behaviour follows `target-torch-version`.
         self._reads: dict[cst.CSTNode, list[cst.Attribute]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
-        if m.matches(node.func, m.Attribute(attr=m.Name("zero_grad"))):
+        if type(node.func) is cst.Attribute and node.func.attr.value == "zero_grad":
             self.calls.append(node)
 
     def visit_For(self, node: cst.For) -> None:
@@ -799,6 +801,13 @@ None; the behaviour follows `target-torch-version`.
     @staticmethod
     def _zeroing_kind(statement: cst.BaseSmallStatement, param: str | None) -> bool | None:
         """True for a statement that zeroes `param.grad` (any name's if None), False for a harmless companion, else None."""
+        value = statement.value if type(statement) in (cst.Expr, cst.Assign) else None  # type: ignore[attr-defined]
+        if not (
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
+            and value.func.attr.value in _TOUCHING_METHODS
+        ):
+            return None  # what every pattern below calls: most statements end here, unmatched
         zeroing, companion = _zeroing_matchers(param)
         if m.matches(statement, zeroing):
             return True

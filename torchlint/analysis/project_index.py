@@ -63,9 +63,12 @@ class _Summary:
     # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
     # "mixed", "channels_last".
     precision: frozenset[str] = frozenset()
+    # False for a header: imports, classes, star imports and `torch` only, which is all the class
+    # questions read; the other fields take walks of the whole tree, read for a few files only
+    full: bool = True
 
 
-def _summarise(text: str) -> _Summary:
+def _summarise(text: str, full: bool = True) -> _Summary:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -92,15 +95,16 @@ def _summarise(text: str) -> _Summary:
             )
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
-    _collect_devices(tree, summary.devices)
-    if "device" in text:  # a function that returns a device builds or names one
-        _collect_device_functions(tree, summary.device_functions)
-    _collect_calls(tree, False, summary.calls)
-    summary = replace(
-        summary,
-        grad_off=_decorated_grad_off(tree),
-        syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
-    )
+    if full:
+        _collect_devices(tree, summary.devices)
+        if "device" in text:  # a function that returns a device builds or names one
+            _collect_device_functions(tree, summary.device_functions)
+        _collect_calls(tree, False, summary.calls)
+        summary = replace(
+            summary,
+            grad_off=_decorated_grad_off(tree),
+            syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
+        )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -108,6 +112,7 @@ def _summarise(text: str) -> _Summary:
         summary,
         torch=any(t == "torch" or t.startswith("torch.") for t in modules),
         precision=precision_mentions(text),
+        full=full,
     )
 
 
@@ -128,7 +133,7 @@ def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]])
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             off = off or any(_turns_grad_off(d) for d in node.decorator_list)
-        stack.extend((child, off) for child in ast.iter_child_nodes(node))
+        stack += [(child, off) for child in _children(node)]
 
 
 def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
@@ -151,7 +156,7 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
     branch) to something else, or to both kinds, is unknown: `device = "cpu"` then
     `if cuda: device = "cuda"` says nothing for sure."""
     bound: dict[str, set[bool | None]] = {}
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
@@ -190,7 +195,7 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
     loops, reads = [], []
-    for node in ast.walk(function):  # one walk: the loops and the host reads
+    for node in _walk(function):  # one walk: the loops and the host reads
         if isinstance(node, ast.For):
             loops.append(node)
         elif (
@@ -210,7 +215,7 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
     }
     for loop in loops:  # loop variables over a parameter carry its values
         if _root(loop.iter) in params:
-            params |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            params |= {n.id for n in _walk(loop.target) if isinstance(n, ast.Name)}
     return any(_root(value) in params for value in reads)
 
 
@@ -231,7 +236,7 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not isinstance(node.body[-1], ast.Return):
             continue  # a device helper ends by returning the device
-        returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        returns = [n.value for n in _walk(node) if isinstance(n, ast.Return)]
         kinds = {_device_kind(r) if r is not None else None for r in returns}
         if kinds in ({True}, {False}):
             found[node.name] = True in kinds
@@ -275,6 +280,27 @@ def _turns_grad_off(expr: ast.expr) -> bool:
     )
 
 
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """`node` and every node below it, in `ast.walk`'s breadth-first order, as a list: a third
+    cheaper than `ast.walk`'s generators, and a summary walks each file several times."""
+    nodes = [node]
+    for each in nodes:
+        nodes += _children(each)
+    return nodes
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` as a list, read from the fields directly."""
+    found = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [item for item in value if isinstance(item, ast.AST)]
+    return found
+
+
 def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -312,6 +338,8 @@ class ProjectIndex:
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
+        # path -> (its summary, its calls' grad modes by the project function they reach)
+        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[bool]]]] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -358,7 +386,7 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
-        source = self._summary(target[0])
+        source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
 
@@ -368,7 +396,7 @@ class ProjectIndex:
         return self._device(file.absolute(), name, 0, functions=True)
 
     def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
-        summary = self._summary(file)
+        summary = self._summary(file, full=True)
         if summary is None or depth > _MAX_DEPTH:
             return None
         head, _, rest = name.partition(".")
@@ -389,7 +417,7 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
-        source = self._summary(target[0])
+        source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.grad_off
 
@@ -436,16 +464,27 @@ class ProjectIndex:
         file = file.absolute()
         modes = []
         for other in self._project_files():
-            if other == file:
+            if other == file or not _mentions(other, function):
                 continue
-            summary = self._summary(other, consult=False)
-            if summary is None:
-                continue
-            for callee, off in summary.calls:
-                if self._target(other, summary, callee) == (file, function):
-                    self.consulted[other] = self._digests[other][2]
-                    modes.append(off)
+            summary = self._summary(other, consult=False, full=True)
+            found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
+            if found:
+                self.consulted[other] = self._digests[other][2]
+                modes += found
         return bool(modes) and all(modes)
+
+    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
+        """The grad modes of `file`'s calls by the project function they reach, resolved once per
+        file content: each question would otherwise resolve every call of every file again."""
+        known = self._targets.get(file)
+        if known is not None and known[0] is summary:
+            return known[1]
+        targets: dict[tuple[Path, str], list[bool]] = {}
+        for callee, off in summary.calls:
+            if (target := self._target(file, summary, callee)) is not None:
+                targets.setdefault(target, []).append(off)
+        self._targets[file] = (summary, targets)
+        return targets
 
     def _target(self, file: Path, summary: _Summary, callee: str) -> tuple[Path, str] | None:
         """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`."""
@@ -530,23 +569,36 @@ class ProjectIndex:
                     return path
         return None
 
-    def _summary(self, path: Path, consult: bool = True) -> _Summary | None:
+    def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
+        """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
         try:
             info = path.stat()
             known = self._digests.get(path)
+            data = None
             if known is not None and known[:2] == (info.st_mtime_ns, info.st_size):
                 digest = known[2]
             else:
                 data = path.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
                 self._digests[path] = (info.st_mtime_ns, info.st_size, digest)
-                if digest not in self._summaries:
-                    self._summaries[digest] = _summarise(data.decode("utf-8", "replace"))
+            summary = self._summaries.get(digest)
+            if summary is None or (full and not summary.full):
+                text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
+                summary = self._summaries[digest] = _summarise(text, full)
         except OSError:
             return None
         if consult:
             self.consulted[path] = digest
-        return self._summaries[digest]
+        return summary
+
+
+def _mentions(path: Path, name: str) -> bool:
+    """Whether the file's text holds `name`: a file that never writes a function's name cannot
+    call it, and reading its bytes costs a hundredth of summarising it."""
+    try:
+        return name.encode() in path.read_bytes()
+    except OSError:
+        return False
 
 
 def digest_of(path: Path) -> str | None:
