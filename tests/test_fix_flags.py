@@ -18,7 +18,7 @@ import click
 import pytest
 from conftest import run_torchlint
 
-from torchlint.fixes.command import fix
+from torchlint.cli import fix
 
 SCRIPT = """\
 import numpy as np
@@ -134,6 +134,7 @@ CASES: dict[str, tuple[list[str], Callable]] = {
     "--extend-select": (["--extend-select", "TL100"], _extended),
     "--config": (["--config", "other.toml"], _no_diff),
     "--isolated": (["--isolated"], _diff_shown),
+    "--preview": (["--preview"], _diff_shown),
     "--target-torch-version": (["--target-torch-version", "0.4"], _no_diff),
     "--output-format": (["--output-format", "json"], _usage_error("--output-format", "--apply")),
     "--output-file": (["-o", "out.diff"], _to_file),
