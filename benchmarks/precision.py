@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
+    PREVIEW_RULES,
     SPLITS,
     STRATA,
     CorpusError,
@@ -230,8 +231,9 @@ def main() -> None:
                     recall(found, labelled, by_name, split),
                 )
                 files["all"] = recall_files(labelled, by_name, split)
-            rules = sorted(
+            rules = sorted(  # every preview rule has its row, found or not: it is on trial
                 {rule for tallies, missed in results.values() for rule in [*tallies, *missed]}
+                | set(PREVIEW_RULES)
             )
             tables.append(f"{split}:\n\n{table(results, rules, files)}")
     except CorpusError as error:
