@@ -10,7 +10,8 @@ Each repository of tests/corpus/manifest.toml must have been brought with the `f
 (mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files and notebooks at the
 pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default $TMPDIR/torchlint-corpus, outside
 this checkout so each repository is its own project)
-and checked by the installed `torchlint check --isolated --select ALL`. Findings are cached per
+and checked by the installed `torchlint check --isolated --preview --select ALL` (preview rules
+are measured so they can earn their way out of preview; the table marks them). Findings are cached per
 repository commit and content hash of the torchlint package, so a rerun after judging costs
 nothing, a new batch checks only its own repositories, and a rule change re-checks. Each stratum
 draws its own sample (so a rule is judged on 20 findings of each); "all" pools the two samples.
@@ -30,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
+    PREVIEW_RULES,
     SPLITS,
     STRATA,
     CorpusError,
@@ -56,7 +58,7 @@ from corpus.corpus import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = (ROOT / "torchlint", ROOT / "rules")  # the engine and the rules (rules/ is torchlint.rules)
-DEFAULT_OFF = ("TL109", "TL110", "TL111")
+CATALOGUE = ROOT / "torchlint" / "catalogue.json"
 CONTEXT = 8
 
 
@@ -90,6 +92,18 @@ def split_findings(repos: list[Repo], split: str, roots: dict[str, Path]) -> lis
     return sorted(found, key=lambda f: (f.rule, f.repo, f.path, f.row))
 
 
+def _markers() -> dict[str, str]:
+    """What the table says beside a rule's code: opt-in (off by default) or preview, as the
+    generated catalogue records them (the benchmark reads it as data, without importing rules)."""
+    marks = {}
+    for entry in json.loads(CATALOGUE.read_text()):
+        if entry.get("preview"):
+            marks[entry["code"]] = " (preview)"
+        elif not entry.get("default_enabled", True):
+            marks[entry["code"]] = " (opt-in)"
+    return marks
+
+
 def _cell(tally: Precision | None) -> str:
     if tally is None or tally.drawn == 0:
         return "- | - | -"
@@ -114,13 +128,13 @@ def table(results: dict[str, tuple[dict, dict]], rules: list[str], files: dict[s
         for s in results
     )
     lines = [head, "|" + "---|" * (1 + 4 * len(results))]
+    marks = _markers()
     for rule in rules:
         cells = "".join(
             f" {_cell(precision_.get(rule))} | {_recall_cell(recall_.get(rule))} |"
             for precision_, recall_ in results.values()
         )
-        marker = " (opt-in)" if rule in DEFAULT_OFF else ""
-        lines.append(f"| {rule}{marker} |{cells}")
+        lines.append(f"| {rule}{marks.get(rule, '')} |{cells}")
     return "\n".join(lines) + "\n"
 
 
@@ -217,8 +231,9 @@ def main() -> None:
                     recall(found, labelled, by_name, split),
                 )
                 files["all"] = recall_files(labelled, by_name, split)
-            rules = sorted(
+            rules = sorted(  # every preview rule has its row, found or not: it is on trial
                 {rule for tallies, missed in results.values() for rule in [*tallies, *missed]}
+                | set(PREVIEW_RULES)
             )
             tables.append(f"{split}:\n\n{table(results, rules, files)}")
     except CorpusError as error:
