@@ -159,9 +159,28 @@ on over several cells gets one `with torch.no_grad():` per cell.
 
     valid = [
         # a module rebuilt after training with no weights loaded is a shape probe; a state dict loaded with weights_only
-        "import torch\n\ndef train_model(model):\n    for x in loader:\n        model(x).sum().backward()\n\n"
-        "train_model(model)\nprobe = Net()\nprint(probe(torch.zeros(1, 3)).shape)\n",
-        "import torch\n\nstate = torch.load('m.pt', weights_only=True)\nfor x in loader:\n    model(x).sum().backward()\n",
+        Valid(
+            """
+            import torch
+
+            def train_model(model):
+                for x in loader:
+                    model(x).sum().backward()
+
+            train_model(model)
+            probe = Net()
+            print(probe(torch.zeros(1, 3)).shape)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            state = torch.load('m.pt', weights_only=True)
+            for x in loader:
+                model(x).sum().backward()
+            """
+        ),
         # a single forward outside any loop: a library's demo, an export warm-up
         Valid(
             """
@@ -187,109 +206,556 @@ on over several cells gets one `with torch.no_grad():` per cell.
             """
         ),
         # already under no_grad / inference_mode / set_grad_enabled(False), any alias
-        "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, _ in loader:\n            model(x)\n",
-        "import torch as T\n\n@T.inference_mode()\ndef predict(model, x):\n    return model(x)\n",
-        "from torch import no_grad\n\n@no_grad()\ndef validate(net, x):\n    return net(x)\n",
-        "import torch\nmodel.eval()\nwith torch.set_grad_enabled(False):\n    for x in val_loader:\n        model(x)\n",
-        "import torch\nmodel.eval()\nwith torch.autocast('cuda'), torch.inference_mode():\n    out = model(x)\n",
+        Valid(
+            """
+            import torch
+
+            def evaluate(model, loader):
+                model.eval()
+                with torch.no_grad():
+                    for x, _ in loader:
+                        model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch as T
+
+            @T.inference_mode()
+            def predict(model, x):
+                return model(x)
+            """
+        ),
+        Valid(
+            """
+            from torch import no_grad
+
+            @no_grad()
+            def validate(net, x):
+                return net(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            model.eval()
+            with torch.set_grad_enabled(False):
+                for x in val_loader:
+                    model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            model.eval()
+            with torch.autocast('cuda'), torch.inference_mode():
+                out = model(x)
+            """
+        ),
         # only called from a no_grad context in the same file
-        "import torch\n\ndef run_validation(model, loader):\n    return [model(x) for x, _ in loader]\n\n"
-        "def fit(model, loader):\n    with torch.no_grad():\n        run_validation(model, loader)\n",
+        Valid(
+            """
+            import torch
+
+            def run_validation(model, loader):
+                return [model(x) for x, _ in loader]
+
+            def fit(model, loader):
+                with torch.no_grad():
+                    run_validation(model, loader)
+            """
+        ),
         # the scope needs gradients: fine-tuning, adversarial examples
-        "import torch\n\ndef evaluate(model, x, opt):\n    loss = model(x).entropy().mean()\n    loss.backward()\n    opt.step()\n",
-        "import torch\n\ndef evaluate_adversarial(model, x, y):\n    model.eval()\n    x.requires_grad_(True)\n"
-        "    loss = torch.nn.functional.cross_entropy(model(x), y)\n    grad, = torch.autograd.grad(loss, x)\n    return model(x + 0.1 * grad.sign())\n",
+        Valid(
+            """
+            import torch
+
+            def evaluate(model, x, opt):
+                loss = model(x).entropy().mean()
+                loss.backward()
+                opt.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def evaluate_adversarial(model, x, y):
+                model.eval()
+                x.requires_grad_(True)
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                grad, = torch.autograd.grad(loss, x)
+                return model(x + 0.1 * grad.sign())
+            """
+        ),
         # fine-tuning with frozen batch norm: backward comes after the eval-mode forward
-        "import torch\n\ndef finetune(model, loader, opt):\n    for x, y in loader:\n        model.eval()\n        out = model(x)\n"
-        "        loss = (out - y).abs().mean()\n        loss.backward()\n        opt.step()\n",
+        Valid(
+            """
+            import torch
+
+            def finetune(model, loader, opt):
+                for x, y in loader:
+                    model.eval()
+                    out = model(x)
+                    loss = (out - y).abs().mean()
+                    loss.backward()
+                    opt.step()
+            """
+        ),
         # its result feeds a backward pass in the same file
-        "import torch\n\ndef predict(model, x):\n    return model(x)\n\nfor x, y in train_loader:\n"
-        "    loss = (predict(model, x) - y).pow(2).mean()\n    loss.backward()\n",
+        Valid(
+            """
+            import torch
+
+            def predict(model, x):
+                return model(x)
+
+            for x, y in train_loader:
+                loss = (predict(model, x) - y).pow(2).mean()
+                loss.backward()
+            """
+        ),
         # grad switched explicitly
-        "import torch\n\ndef predict(model, x):\n    with torch.enable_grad():\n        return model(x)\n",
-        "import torch\nfor phase in ['train', 'val']:\n    for x, y in loaders[phase]:\n"
-        "        with torch.set_grad_enabled(phase == 'train'):\n            out = model(x)\n",
-        "import torch\ntorch.set_grad_enabled(False)\nmodel.eval()\nprint(model(x))\n",
+        Valid(
+            """
+            import torch
+
+            def predict(model, x):
+                with torch.enable_grad():
+                    return model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for phase in ['train', 'val']:
+                for x, y in loaders[phase]:
+                    with torch.set_grad_enabled(phase == 'train'):
+                        out = model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            torch.set_grad_enabled(False)
+            model.eval()
+            print(model(x))
+            """
+        ),
         # a context manager of the file's own that sets the grad mode
-        "import torch\n\nclass Runner:\n    def _mode(self, training):\n        return torch.set_grad_enabled(training)\n\n"
-        "    def predict(self, x):\n        with self._mode(False):\n            return self.model(x)\n",
+        Valid(
+            """
+            import torch
+
+            class Runner:
+                def _mode(self, training):
+                    return torch.set_grad_enabled(training)
+
+                def predict(self, x):
+                    with self._mode(False):
+                        return self.model(x)
+            """
+        ),
         # a module's own API method: callers choose the grad mode (a policy's evaluate_actions trains)
-        "import torch\nfrom torch import nn\n\nclass Policy(nn.Module):\n    def evaluate_actions(self, obs, actions):\n"
-        "        return self.value_net(obs), self.action_net(obs).log_softmax(-1)\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class Policy(nn.Module):
+                def evaluate_actions(self, obs, actions):
+                    return self.value_net(obs), self.action_net(obs).log_softmax(-1)
+            """
+        ),
         # a step of a forward, an override delegating to its base
-        "import torch\nfrom torch import nn\n\nclass Block(nn.Module):\n    def predict(self, h):\n        return self.head_net(h)\n\n"
-        "    def forward(self, h):\n        return self.predict(h)\n",
-        "import torch\nfrom base import Generator\n\nclass Sampler(Generator):\n    def generate(self, ids):\n"
-        "        embeds = self.encoder(ids)\n        return super().generate(embeds)\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def predict(self, h):
+                    return self.head_net(h)
+
+                def forward(self, h):
+                    return self.predict(h)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from base import Generator
+
+            class Sampler(Generator):
+                def generate(self, ids):
+                    embeds = self.encoder(ids)
+                    return super().generate(embeds)
+            """
+        ),
         # wrappers that already run without grad; callables that are not modules
-        "import torch\nfrom ultralytics import YOLO\n\nmodel = YOLO('yolo.pt')\n\ndef predict(frame):\n    return model(frame)\n",
-        "import torch\nfrom transformers import AutoTokenizer\n\ntokenizer = AutoTokenizer.from_pretrained('t5')\nmodel.eval()\nids = tokenizer(text)\n",
-        "import torch\n\ndef evaluate(trainer, model):\n    trainer.wrap_model(model)\n    return solver.model()\n",
+        Valid(
+            """
+            import torch
+            from ultralytics import YOLO
+
+            model = YOLO('yolo.pt')
+
+            def predict(frame):
+                return model(frame)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained('t5')
+            model.eval()
+            ids = tokenizer(text)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def evaluate(trainer, model):
+                trainer.wrap_model(model)
+                return solver.model()
+            """
+        ),
         # frozen parameters record no graph
-        "import torch\nteacher.requires_grad_(False)\nteacher.eval()\nfor x in val_loader:\n    teacher(x)\n",
+        Valid(
+            """
+            import torch
+            teacher.requires_grad_(False)
+            teacher.eval()
+            for x in val_loader:
+                teacher(x)
+            """
+        ),
         # training code, not evaluation
-        "import torch\n\ndef train(model, loader):\n    model.train()\n    for x, y in loader:\n        model(x)\n",
+        Valid(
+            """
+            import torch
+
+            def train(model, loader):
+                model.train()
+                for x, y in loader:
+                    model(x)
+            """
+        ),
         # not a forward pass: a method, a class, an imported function
-        "import torch\n\ndef evaluate(model, x):\n    return model.predict(x)\n",
-        "import torch\n\ndef predict(x):\n    return Model(x)\n",
-        "import torch\nfrom utils import model\n\ndef validate(x):\n    return model(x)\n",
+        Valid(
+            """
+            import torch
+
+            def evaluate(model, x):
+                return model.predict(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def predict(x):
+                return Model(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from utils import model
+
+            def validate(x):
+                return model(x)
+            """
+        ),
         # `valid_lens` are valid lengths, not validation data
-        "import torch\n\ndef batch_loss(net, loss, tokens, valid_lens_x):\n    return loss(net(tokens, valid_lens_x.reshape(-1)))\n",
+        Valid(
+            """
+            import torch
+
+            def batch_loss(net, loss, tokens, valid_lens_x):
+                return loss(net(tokens, valid_lens_x.reshape(-1)))
+            """
+        ),
         # a shape probe on a tensor the file builds; a forward after training that trains again (meta-learning)
-        "import torch\n\ntest_x = torch.zeros(1, 3, 32, 32)\nprint(model(test_x).shape)\n",
-        "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\nadapted = net(test_x)\nadapted.sum().backward()\n",
+        Valid(
+            """
+            import torch
+
+            test_x = torch.zeros(1, 3, 32, 32)
+            print(model(test_x).shape)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            for x, y in loader:
+                net(x).sum().backward()
+                opt.step()
+            adapted = net(test_x)
+            adapted.sum().backward()
+            """
+        ),
         # a criterion is not a model: the finding goes to the model's forward, once
-        "import torch\nfrom torch import nn\n\nloss_function = nn.CrossEntropyLoss()\nfor x, y in loader:\n"
-        "    loss_function(net(x), y).backward()\n    opt.step()\nprint(loss_function(preds_val, y_val).item())\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            loss_function = nn.CrossEntropyLoss()
+            for x, y in loader:
+                loss_function(net(x), y).backward()
+                opt.step()
+            print(loss_function(preds_val, y_val).item())
+            """
+        ),
         # a module built after the training loop is a new, untrained one: a shape probe
-        "import torch\nfrom torch import nn\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n"
-        "net = nn.Sequential(nn.Linear(4, 2))\nprint(net(img).shape)\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            for x, y in loader:
+                net(x).sum().backward()
+                opt.step()
+            net = nn.Sequential(nn.Linear(4, 2))
+            print(net(img).shape)
+            """
+        ),
         # a method of a module that runs no forward; a global switched back to training in a function
-        "import torch\nfrom torch import nn\n\nclass RNN(nn.Module):\n    def init_hidden(self, n):\n        return torch.zeros(1, n, 8)\n\n"
-        "rnn = RNN()\nrnn.eval()\nh = rnn.init_hidden(4)\n",
-        "import torch\n\nmodel.eval()\n\ndef run(x, y):\n    model.train()\n    return model(x)\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class RNN(nn.Module):
+                def init_hidden(self, n):
+                    return torch.zeros(1, n, 8)
+
+            rnn = RNN()
+            rnn.eval()
+            h = rnn.init_hidden(4)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            model.eval()
+
+            def run(x, y):
+                model.train()
+                return model(x)
+            """
+        ),
         # a script that loads weights: its module methods belong to their callers, and it may train
-        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def restore(self, path):\n        self.load_state_dict(torch.load(path))\n\n"
-        "    def embed(self, x):\n        return self.encoder(x)\n",
-        "import torch\n\nnet.load_state_dict(torch.load('init.pt'))\nloss = net(x).sum()\nloss.backward()\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def restore(self, path):
+                    self.load_state_dict(torch.load(path))
+
+                def embed(self, x):
+                    return self.encoder(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            net.load_state_dict(torch.load('init.pt'))
+            loss = net(x).sum()
+            loss.backward()
+            """
+        ),
         # a library module: a helper its model's forward calls is a step of that forward
-        "import torch\nfrom torch import nn\n\ndef aggregate(pooled, classifier):\n    return classifier(pooled)\n\n"
-        "class Head(nn.Module):\n    def forward(self, x):\n        return aggregate(x, self.classifier)\n\n"
-        "def build(name):\n    return Head.from_pretrained(name)\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            def aggregate(pooled, classifier):
+                return classifier(pooled)
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    return aggregate(x, self.classifier)
+
+            def build(name):
+                return Head.from_pretrained(name)
+            """
+        ),
         # a library file that loads weights: functions only other files call, a function named like a model
-        "import torch\n\ndef efficientnet(width):\n    return [width] * 4\n\ndef load_weights(model, path):\n"
-        "    model.load_state_dict(torch.load(path))\n\ndef params(name):\n    return efficientnet(width=2)\n\n"
-        "def features(model, x):\n    return model(x)\n",
+        Valid(
+            """
+            import torch
+
+            def efficientnet(width):
+                return [width] * 4
+
+            def load_weights(model, path):
+                model.load_state_dict(torch.load(path))
+
+            def params(name):
+                return efficientnet(width=2)
+
+            def features(model, x):
+                return model(x)
+            """
+        ),
         # a dummy forward in a constructor, probing shapes
-        "import torch\nfrom torch import nn\n\nclass Det(nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
-        "        self.backbone = backbone\n        self.backbone.eval()\n        self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]\n",
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class Det(nn.Module):
+                def __init__(self, backbone):
+                    super().__init__()
+                    self.backbone = backbone
+                    self.backbone.eval()
+                    self.stride = 256 / self.backbone(torch.zeros(1, 3, 256, 256)).shape[-1]
+            """
+        ),
         # a Lightning hook: the trainer runs it without grad
-        "import torch\nimport pytorch_lightning as pl\n\nclass Lit(pl.LightningModule):\n    def validation_step(self, batch, i):\n        return self.model(batch)\n",
-        "import torch\nfrom lightning import LightningModule\n\nclass Base(LightningModule):\n    pass\n\nclass Lit(Base):\n"
-        "    def test_step(self, batch, i):\n        return self.model(batch)\n",
+        Valid(
+            """
+            import torch
+            import pytorch_lightning as pl
+
+            class Lit(pl.LightningModule):
+                def validation_step(self, batch, i):
+                    return self.model(batch)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from lightning import LightningModule
+
+            class Base(LightningModule):
+                pass
+
+            class Lit(Base):
+                def test_step(self, batch, i):
+                    return self.model(batch)
+            """
+        ),
         # fairseq's trainer and Hugging Face's Trainer run these hooks without grad
-        "import torch\nfrom fairseq.tasks import FairseqTask\n\nclass Task(FairseqTask):\n    def valid_step(self, sample, model, criterion):\n"
-        "        model.eval()\n        return model(sample)\n",
-        "import torch\nfrom transformers import Trainer\n\nclass MyTrainer(Trainer):\n    def prediction_step(self, model, inputs, only_loss):\n"
-        "        return model(**inputs)\n",
+        Valid(
+            """
+            import torch
+            from fairseq.tasks import FairseqTask
+
+            class Task(FairseqTask):
+                def valid_step(self, sample, model, criterion):
+                    model.eval()
+                    return model(sample)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def prediction_step(self, model, inputs, only_loss):
+                    return model(**inputs)
+            """
+        ),
         # a tensor trained by hand: scaled or reduced alone, logged in the training step, returned as a tensor
-        "import torch\n\nw = torch.randn(3, requires_grad=True)\n\ndef size():\n    return w.norm().item()\n\n"
-        "def loss_of(x, y):\n    return ((x @ w - y) ** 2).mean()\n",
-        "import torch\n\ndef fit(w, loader):\n    for x, y in loader:\n        loss = ((x @ w - y) ** 2).mean()\n"
-        "        loss.backward()\n        step(w)\n        print(loss.item())\n",
+        Valid(
+            """
+            import torch
+
+            w = torch.randn(3, requires_grad=True)
+
+            def size():
+                return w.norm().item()
+
+            def loss_of(x, y):
+                return ((x @ w - y) ** 2).mean()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def fit(w, loader):
+                for x, y in loader:
+                    loss = ((x @ w - y) ** 2).mean()
+                    loss.backward()
+                    step(w)
+                    print(loss.item())
+            """
+        ),
         # unit tests
-        "import torch\nimport pytest\n\ndef test_forward():\n    model.eval()\n    assert model(torch.ones(1)).shape == (1,)\n",
+        Valid(
+            """
+            import torch
+            import pytest
+
+            def test_forward():
+                model.eval()
+                assert model(torch.ones(1)).shape == (1,)
+            """
+        ),
         # no torch at all
-        "def evaluate(model, x):\n    return model(x)\n",
+        Valid(
+            """
+            def evaluate(model, x):
+                return model(x)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n",
-            fixed="import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x, _ in loader]\n",
+            """
+            import torch
+
+            def evaluate(model, loader):
+                model.eval()
+                return [model(x) for x, _ in loader]
+            """,
+            fixed="""
+            import torch
+
+            @torch.no_grad()
+            def evaluate(model, loader):
+                model.eval()
+                return [model(x) for x, _ in loader]
+            """,
+            line=5,
+            column=13,
+            message="`model(...)` evaluates (in `evaluate`) with autograd recording",
         ),
         Invalid(
-            "import torch as T\n\nclass Runner:\n    @staticmethod\n    def predict(net, x):\n        return net(x).softmax(-1)\n",
-            fixed="import torch as T\n\nclass Runner:\n    @staticmethod\n    @T.no_grad()\n    def predict(net, x):\n        return net(x).softmax(-1)\n",
+            """
+            import torch as T
+
+            class Runner:
+                @staticmethod
+                def predict(net, x):
+                    return net(x).softmax(-1)
+            """,
+            fixed="""
+            import torch as T
+
+            class Runner:
+                @staticmethod
+                @T.no_grad()
+                def predict(net, x):
+                    return net(x).softmax(-1)
+            """,
+            line=6,
+            column=16,
+            message="`net(...)` evaluates (in `predict`) with autograd recording",
         ),
         Invalid(
             _TRAIN_AND_VALIDATE,
@@ -297,147 +763,615 @@ on over several cells gets one `with torch.no_grad():` per cell.
                 "    # validation\n    for x, y in val_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n",
                 "    # validation\n    with torch.no_grad():\n        for x, y in val_loader:\n            correct += (model(x).argmax(1) == y).sum().item()\n",
             ),
+            line=15,
+            column=21,
+            message="`model(...)` evaluates (in the loop over `val_loader`) with autograd recording",
         ),
         # `from torch import nn` only: the fix imports torch; one finding for two forwards
         Invalid(
-            "from torch import nn\n\nnet = nn.Sequential(nn.Linear(4, 2))\n\ndef show(x1, x2):\n    net.eval()\n"
-            "    a = net(x1)\n    b = net(x2)  # second\n    print(a, b)\n",
-            fixed="from torch import nn\nimport torch\n\nnet = nn.Sequential(nn.Linear(4, 2))\n\ndef show(x1, x2):\n    net.eval()\n"
-            "    with torch.no_grad():\n        a = net(x1)\n        b = net(x2)  # second\n    print(a, b)\n",
+            """
+            from torch import nn
+
+            net = nn.Sequential(nn.Linear(4, 2))
+
+            def show(x1, x2):
+                net.eval()
+                a = net(x1)
+                b = net(x2)  # second
+                print(a, b)
+            """,
+            fixed="""
+            from torch import nn
+            import torch
+
+            net = nn.Sequential(nn.Linear(4, 2))
+
+            def show(x1, x2):
+                net.eval()
+                with torch.no_grad():
+                    a = net(x1)
+                    b = net(x2)  # second
+                print(a, b)
+            """,
+            line=7,
+            column=9,
+            message="`net(...)` evaluates (after `net.eval()`) with autograd recording",
         ),
         # a loop over a test loader, a module bound in the file under a neutral name
         Invalid(
-            "import torch\n\nclass Net(torch.nn.Module):\n    pass\n\nclf = Net()\nfor xb, yb in test_dl:\n    preds = clf(xb)\n    total += (preds.argmax(1) == yb).sum()\n",
-            fixed="import torch\n\nclass Net(torch.nn.Module):\n    pass\n\nclf = Net()\nwith torch.no_grad():\n    for xb, yb in test_dl:\n"
-            "        preds = clf(xb)\n        total += (preds.argmax(1) == yb).sum()\n",
+            """
+            import torch
+
+            class Net(torch.nn.Module):
+                pass
+
+            clf = Net()
+            for xb, yb in test_dl:
+                preds = clf(xb)
+                total += (preds.argmax(1) == yb).sum()
+            """,
+            fixed="""
+            import torch
+
+            class Net(torch.nn.Module):
+                pass
+
+            clf = Net()
+            with torch.no_grad():
+                for xb, yb in test_dl:
+                    preds = clf(xb)
+                    total += (preds.argmax(1) == yb).sum()
+            """,
+            line=8,
+            column=13,
+            message="`clf(...)` evaluates (in the loop over `test_dl`) with autograd recording",
         ),
         # a method of a module that switches itself to eval mode and calls itself
         Invalid(
-            "import torch.nn as nn\n\nclass Classifier(nn.Module):\n    def labels(self, x):\n        self.eval()\n        return self(x).argmax(-1)\n",
-            fixed="import torch.nn as nn\nimport torch\n\nclass Classifier(nn.Module):\n    def labels(self, x):\n        self.eval()\n"
-            "        with torch.no_grad():\n            return self(x).argmax(-1)\n",
+            """
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def labels(self, x):
+                    self.eval()
+                    return self(x).argmax(-1)
+            """,
+            fixed="""
+            import torch.nn as nn
+            import torch
+
+            class Classifier(nn.Module):
+                def labels(self, x):
+                    self.eval()
+                    with torch.no_grad():
+                        return self(x).argmax(-1)
+            """,
+            line=6,
+            column=16,
+            message="`self(...)` evaluates (after `self.eval()`) with autograd recording",
         ),
         # a predictor wrapping a model
         Invalid(
-            "import torch\n\nclass Predictor:\n    def __init__(self, model):\n        self.model = model\n\n    def predict(self, x):\n"
-            "        return self.model(x).softmax(-1)\n",
-            fixed="import torch\n\nclass Predictor:\n    def __init__(self, model):\n        self.model = model\n\n    @torch.no_grad()\n"
-            "    def predict(self, x):\n        return self.model(x).softmax(-1)\n",
+            """
+            import torch
+
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+
+                def predict(self, x):
+                    return self.model(x).softmax(-1)
+            """,
+            fixed="""
+            import torch
+
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+
+                @torch.no_grad()
+                def predict(self, x):
+                    return self.model(x).softmax(-1)
+            """,
+            line=8,
+            column=16,
+            message="`self.model(...)` evaluates (in `predict`) with autograd recording",
         ),
         # a with-block that is not about grad does not count; comments and strings keep their text
         Invalid(
-            'import torch\nself.model.eval()\nwith open(path) as f:\n    for line in f:\n        """keep\n    this"""\n        # encode\n        out = self.model(encode(line))\n',
-            fixed='import torch\nself.model.eval()\nwith torch.no_grad():\n    with open(path) as f:\n        for line in f:\n            """keep\n    this"""\n'
-            "            # encode\n            out = self.model(encode(line))\n",
+            """
+            import torch
+            self.model.eval()
+            with open(path) as f:
+                for line in f:
+                    \"""keep
+                this\"""
+                    # encode
+                    out = self.model(encode(line))
+            """,
+            fixed="""
+            import torch
+            self.model.eval()
+            with torch.no_grad():
+                with open(path) as f:
+                    for line in f:
+                        \"""keep
+                this\"""
+                        # encode
+                        out = self.model(encode(line))
+            """,
+            line=8,
+            column=15,
+            message="`self.model(...)` evaluates (after `self.model.eval()`) with autograd recording",
         ),
         # called both from no_grad code and without it: still a finding
         Invalid(
-            "import torch\n\ndef generate(model, z):\n    return model(z)\n\nwith torch.no_grad():\n    generate(model, z)\nsamples = generate(model, z)\n",
-            fixed="import torch\n\n@torch.no_grad()\ndef generate(model, z):\n    return model(z)\n\nwith torch.no_grad():\n    generate(model, z)\nsamples = generate(model, z)\n",
+            """
+            import torch
+
+            def generate(model, z):
+                return model(z)
+
+            with torch.no_grad():
+                generate(model, z)
+            samples = generate(model, z)
+            """,
+            fixed="""
+            import torch
+
+            @torch.no_grad()
+            def generate(model, z):
+                return model(z)
+
+            with torch.no_grad():
+                generate(model, z)
+            samples = generate(model, z)
+            """,
+            line=4,
+            column=12,
+            message="`model(...)` evaluates (in `generate`) with autograd recording",
         ),
         # a helper only called by evaluation code is covered by the caller's finding
         Invalid(
-            "import torch\n\ndef predict(model, x):\n    return model(x)\n\ndef evaluate(model, xs):\n    first = model(xs[0])\n"
-            "    return [first] + [predict(model, x) for x in xs[1:]]\n",
-            fixed="import torch\n\ndef predict(model, x):\n    return model(x)\n\n@torch.no_grad()\ndef evaluate(model, xs):\n    first = model(xs[0])\n"
-            "    return [first] + [predict(model, x) for x in xs[1:]]\n",
+            """
+            import torch
+
+            def predict(model, x):
+                return model(x)
+
+            def evaluate(model, xs):
+                first = model(xs[0])
+                return [first] + [predict(model, x) for x in xs[1:]]
+            """,
+            fixed="""
+            import torch
+
+            def predict(model, x):
+                return model(x)
+
+            @torch.no_grad()
+            def evaluate(model, xs):
+                first = model(xs[0])
+                return [first] + [predict(model, x) for x in xs[1:]]
+            """,
+            line=7,
+            column=13,
+            message="`model(...)` evaluates (in `evaluate`) with autograd recording",
         ),
         # `predict_step` outside Lightning is the file's own; `forward_*` methods are forward passes too
         Invalid(
-            "import torch\n\nclass Seq2Seq(Base):\n    def predict_step(self, batch):\n        feats = self.encoder.forward_features(batch)\n"
-            "        return self.decoder(feats).argmax(-1)\n",
-            fixed="import torch\n\nclass Seq2Seq(Base):\n    @torch.no_grad()\n    def predict_step(self, batch):\n"
-            "        feats = self.encoder.forward_features(batch)\n        return self.decoder(feats).argmax(-1)\n",
+            """
+            import torch
+
+            class Seq2Seq(Base):
+                def predict_step(self, batch):
+                    feats = self.encoder.forward_features(batch)
+                    return self.decoder(feats).argmax(-1)
+            """,
+            fixed="""
+            import torch
+
+            class Seq2Seq(Base):
+                @torch.no_grad()
+                def predict_step(self, batch):
+                    feats = self.encoder.forward_features(batch)
+                    return self.decoder(feats).argmax(-1)
+            """,
+            line=5,
+            column=17,
+            message="`self.encoder.forward_features(...)` evaluates (in `predict_step`) with autograd recording",
         ),
         # a module's own generation loop: its result never meets a backward pass
         Invalid(
-            "import torch\nfrom torch import nn\n\nclass LM(nn.Module):\n    def forward(self, idx):\n        return self.net(idx)\n\n"
-            "    def generate(self, idx, steps):\n        for _ in range(steps):\n            idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)\n"
-            "        return idx\n",
-            fixed="import torch\nfrom torch import nn\n\nclass LM(nn.Module):\n    def forward(self, idx):\n        return self.net(idx)\n\n"
-            "    @torch.no_grad()\n    def generate(self, idx, steps):\n        for _ in range(steps):\n"
-            "            idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)\n        return idx\n",
+            """
+            import torch
+            from torch import nn
+
+            class LM(nn.Module):
+                def forward(self, idx):
+                    return self.net(idx)
+
+                def generate(self, idx, steps):
+                    for _ in range(steps):
+                        idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)
+                    return idx
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+            class LM(nn.Module):
+                def forward(self, idx):
+                    return self.net(idx)
+
+                @torch.no_grad()
+                def generate(self, idx, steps):
+                    for _ in range(steps):
+                        idx = torch.cat([idx, self(idx)[:, -1:].argmax(-1)], 1)
+                    return idx
+            """,
+            line=10,
+            column=35,
+            message="`self(...)` evaluates (in `generate`) with autograd recording",
         ),
         # a forward on test data after the training loop, and one inside it
         Invalid(
-            "import torch\n\nfor x, y in loader:\n    loss = (net(x) - y).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
-            "preds = net(test_x)\nprint(preds)\n",
-            fixed="import torch\n\nfor x, y in loader:\n    loss = (net(x) - y).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
-            "with torch.no_grad():\n    preds = net(test_x)\nprint(preds)\n",
+            """
+            import torch
+
+            for x, y in loader:
+                loss = (net(x) - y).pow(2).mean()
+                loss.backward()
+                opt.step()
+            preds = net(test_x)
+            print(preds)
+            """,
+            fixed="""
+            import torch
+
+            for x, y in loader:
+                loss = (net(x) - y).pow(2).mean()
+                loss.backward()
+                opt.step()
+            with torch.no_grad():
+                preds = net(test_x)
+            print(preds)
+            """,
+            line=7,
+            column=9,
+            message="`net(...)` evaluates (on `test_x`) with autograd recording",
         ),
         Invalid(
-            "import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n    out = net(test_x)\n    print(out)\n",
-            fixed="import torch\n\nfor x, y in loader:\n    net(x).sum().backward()\n    opt.step()\n"
-            "    with torch.no_grad():\n        out = net(test_x)\n    print(out)\n",
+            """
+            import torch
+
+            for x, y in loader:
+                net(x).sum().backward()
+                opt.step()
+                out = net(test_x)
+                print(out)
+            """,
+            fixed="""
+            import torch
+
+            for x, y in loader:
+                net(x).sum().backward()
+                opt.step()
+                with torch.no_grad():
+                    out = net(test_x)
+                print(out)
+            """,
+            line=6,
+            column=11,
+            message="`net(...)` evaluates (on `test_x`) with autograd recording",
         ),
         # a volatile Variable: pre-0.4 code whose no-grad flag torch now ignores
         Invalid(
-            "import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\nfake = netG(z)\nsave(fake)\n",
-            fixed="import torch\nfrom torch.autograd import Variable\n\nz = Variable(torch.randn(64, 100), volatile=True)\n"
-            "with torch.no_grad():\n    fake = netG(z)\nsave(fake)\n",
+            """
+            import torch
+            from torch.autograd import Variable
+
+            z = Variable(torch.randn(64, 100), volatile=True)
+            fake = netG(z)
+            save(fake)
+            """,
+            fixed="""
+            import torch
+            from torch.autograd import Variable
+
+            z = Variable(torch.randn(64, 100), volatile=True)
+            with torch.no_grad():
+                fake = netG(z)
+            save(fake)
+            """,
+            line=5,
+            column=8,
+            message="`netG(...)` evaluates (on a volatile `Variable`, ignored since torch 0.4) with autograd recording",
         ),
         # `.eval()` chained on construction; a method of a module class that runs its forward
         Invalid(
-            "import torch\nfrom models import Encoder\n\ndef main(paths):\n    enc = Encoder(64).eval()\n    return [enc(load(p)).argmax(-1) for p in paths]\n",
-            fixed="import torch\nfrom models import Encoder\n\ndef main(paths):\n    enc = Encoder(64).eval()\n"
-            "    with torch.no_grad():\n        return [enc(load(p)).argmax(-1) for p in paths]\n",
+            """
+            import torch
+            from models import Encoder
+
+            def main(paths):
+                enc = Encoder(64).eval()
+                return [enc(load(p)).argmax(-1) for p in paths]
+            """,
+            fixed="""
+            import torch
+            from models import Encoder
+
+            def main(paths):
+                enc = Encoder(64).eval()
+                with torch.no_grad():
+                    return [enc(load(p)).argmax(-1) for p in paths]
+            """,
+            line=6,
+            column=13,
+            message="`enc(...)` evaluates (after `enc.eval()`) with autograd recording",
         ),
         Invalid(
-            "import torch\nfrom torch import nn\n\nclass Agent(nn.Module):\n    def act(self, obs):\n        return self.actor(obs).argmax(-1)\n\n"
-            "agent = Agent()\nagent.eval()\nfor _ in range(100):\n    obs = env.step(agent.act(obs))\n",
-            fixed="import torch\nfrom torch import nn\n\nclass Agent(nn.Module):\n    def act(self, obs):\n        return self.actor(obs).argmax(-1)\n\n"
-            "agent = Agent()\nagent.eval()\nwith torch.no_grad():\n    for _ in range(100):\n        obs = env.step(agent.act(obs))\n",
+            """
+            import torch
+            from torch import nn
+
+            class Agent(nn.Module):
+                def act(self, obs):
+                    return self.actor(obs).argmax(-1)
+
+            agent = Agent()
+            agent.eval()
+            for _ in range(100):
+                obs = env.step(agent.act(obs))
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+            class Agent(nn.Module):
+                def act(self, obs):
+                    return self.actor(obs).argmax(-1)
+
+            agent = Agent()
+            agent.eval()
+            with torch.no_grad():
+                for _ in range(100):
+                    obs = env.step(agent.act(obs))
+            """,
+            line=11,
+            column=20,
+            message="`agent.act(...)` evaluates (after `agent.eval()`) with autograd recording",
         ),
         # a global put in eval mode at module level, run by a function; a script that only loads and runs
         Invalid(
-            "import torch\n\nmodel.load_state_dict(torch.load('m.pt'))\nmodel.eval()\n\ndef classify(img):\n    return model(img).argmax(1)\n",
-            fixed="import torch\n\nmodel.load_state_dict(torch.load('m.pt'))\nmodel.eval()\n\n@torch.no_grad()\ndef classify(img):\n"
-            "    return model(img).argmax(1)\n",
+            """
+            import torch
+
+            model.load_state_dict(torch.load('m.pt'))
+            model.eval()
+
+            def classify(img):
+                return model(img).argmax(1)
+            """,
+            fixed="""
+            import torch
+
+            model.load_state_dict(torch.load('m.pt'))
+            model.eval()
+
+            @torch.no_grad()
+            def classify(img):
+                return model(img).argmax(1)
+            """,
+            line=7,
+            column=12,
+            message="`model(...)` evaluates (`model` is in eval mode from module level) with autograd recording",
         ),
         Invalid(
-            "import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfor i in range(8):\n    save(netG(torch.randn(64, 100)), i)\n",
-            fixed="import torch\n\nnetG.load_state_dict(torch.load('g.pth'))\nfor i in range(8):\n    with torch.no_grad():\n        save(netG(torch.randn(64, 100)), i)\n",
+            """
+            import torch
+
+            netG.load_state_dict(torch.load('g.pth'))
+            for i in range(8):
+                save(netG(torch.randn(64, 100)), i)
+            """,
+            fixed="""
+            import torch
+
+            netG.load_state_dict(torch.load('g.pth'))
+            for i in range(8):
+                with torch.no_grad():
+                    save(netG(torch.randn(64, 100)), i)
+            """,
+            line=5,
+            column=10,
+            message="`netG(...)` evaluates (in a script that loads weights and never trains) with autograd recording",
         ),
         # a tensor trained by hand, read as a number by a helper of the training loop
         Invalid(
-            "import torch\n\ndef fit(w, loader, val_x, val_y):\n    def val_loss():\n        return ((val_x @ w - val_y) ** 2).mean().item()\n\n"
-            "    for x, y in loader:\n        ((x @ w - y) ** 2).mean().backward()\n        w.data -= 0.1 * w.grad\n        print(val_loss())\n",
-            fixed="import torch\n\ndef fit(w, loader, val_x, val_y):\n    @torch.no_grad()\n    def val_loss():\n"
-            "        return ((val_x @ w - val_y) ** 2).mean().item()\n\n"
-            "    for x, y in loader:\n        ((x @ w - y) ** 2).mean().backward()\n        w.data -= 0.1 * w.grad\n        print(val_loss())\n",
+            """
+            import torch
+
+            def fit(w, loader, val_x, val_y):
+                def val_loss():
+                    return ((val_x @ w - val_y) ** 2).mean().item()
+
+                for x, y in loader:
+                    ((x @ w - y) ** 2).mean().backward()
+                    w.data -= 0.1 * w.grad
+                    print(val_loss())
+            """,
+            fixed="""
+            import torch
+
+            def fit(w, loader, val_x, val_y):
+                @torch.no_grad()
+                def val_loss():
+                    return ((val_x @ w - val_y) ** 2).mean().item()
+
+                for x, y in loader:
+                    ((x @ w - y) ** 2).mean().backward()
+                    w.data -= 0.1 * w.grad
+                    print(val_loss())
+            """,
+            line=5,
+            column=16,
+            message="`val_loss` returns numbers computed from `w`, which requires grad, with autograd on",
         ),
         # trained by a function of the file, or by a framework's fit(...) handed the loader; then restored into a new module
         Invalid(
-            "import torch\n\ndef train_model(model, epochs):\n    for epoch in range(epochs):\n        step(model)\n\n"
-            "def step(model):\n    loss(model).backward()\n\nmodel = Net()\ntrain_model(model, 10)\nprint(model.forward(X))\n",
-            fixed="import torch\n\ndef train_model(model, epochs):\n    for epoch in range(epochs):\n        step(model)\n\n"
-            "def step(model):\n    loss(model).backward()\n\nmodel = Net()\ntrain_model(model, 10)\nwith torch.no_grad():\n    print(model.forward(X))\n",
+            """
+            import torch
+
+            def train_model(model, epochs):
+                for epoch in range(epochs):
+                    step(model)
+
+            def step(model):
+                loss(model).backward()
+
+            model = Net()
+            train_model(model, 10)
+            print(model.forward(X))
+            """,
+            fixed="""
+            import torch
+
+            def train_model(model, epochs):
+                for epoch in range(epochs):
+                    step(model)
+
+            def step(model):
+                loss(model).backward()
+
+            model = Net()
+            train_model(model, 10)
+            with torch.no_grad():
+                print(model.forward(X))
+            """,
+            line=12,
+            column=7,
+            message="`model.forward(...)` evaluates (after the training loop) with autograd recording",
         ),
         Invalid(
-            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\ndef create_net():\n    return nn.Sequential(nn.Linear(2, 1))\n\n"
-            "keras_model.fit(train_data=DataLoader(ds))\nclone = create_net()\nclone.load_state_dict(torch.load('ckpt.pt'))\nprint(clone(X))\n",
-            fixed="import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\ndef create_net():\n    return nn.Sequential(nn.Linear(2, 1))\n\n"
-            "keras_model.fit(train_data=DataLoader(ds))\nclone = create_net()\nclone.load_state_dict(torch.load('ckpt.pt'))\n"
-            "with torch.no_grad():\n    print(clone(X))\n",
+            """
+            import torch
+            from torch import nn
+            from torch.utils.data import DataLoader
+
+            def create_net():
+                return nn.Sequential(nn.Linear(2, 1))
+
+            keras_model.fit(train_data=DataLoader(ds))
+            clone = create_net()
+            clone.load_state_dict(torch.load('ckpt.pt'))
+            print(clone(X))
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+            from torch.utils.data import DataLoader
+
+            def create_net():
+                return nn.Sequential(nn.Linear(2, 1))
+
+            keras_model.fit(train_data=DataLoader(ds))
+            clone = create_net()
+            clone.load_state_dict(torch.load('ckpt.pt'))
+            with torch.no_grad():
+                print(clone(X))
+            """,
+            line=11,
+            column=7,
+            message="`clone(...)` evaluates (after the training loop) with autograd recording",
         ),
         # a whole pickled model loaded and run by the script's functions; evaluation episodes every N steps
         Invalid(
-            "import torch\n\npolicy = torch.load('policy.pkl')\n\ndef act(state):\n    return policy(state).argmax().item()\n\n"
-            "def run():\n    while True:\n        state = env.step(act(state))\n\nrun()\n",
-            fixed="import torch\n\npolicy = torch.load('policy.pkl')\n\n@torch.no_grad()\ndef act(state):\n    return policy(state).argmax().item()\n\n"
-            "def run():\n    while True:\n        state = env.step(act(state))\n\nrun()\n",
+            """
+            import torch
+
+            policy = torch.load('policy.pkl')
+
+            def act(state):
+                return policy(state).argmax().item()
+
+            def run():
+                while True:
+                    state = env.step(act(state))
+
+            run()
+            """,
+            fixed="""
+            import torch
+
+            policy = torch.load('policy.pkl')
+
+            @torch.no_grad()
+            def act(state):
+                return policy(state).argmax().item()
+
+            def run():
+                while True:
+                    state = env.step(act(state))
+
+            run()
+            """,
+            line=6,
+            column=12,
+            message="`policy(...)` evaluates (in a script that loads weights and never trains) with autograd recording",
         ),
         Invalid(
-            "import torch\n\ndef test_env():\n    done, total = False, 0\n    while not done:\n        _, reward, done, _ = env.step(model(state).argmax())\n"
-            "        total += reward\n    return total\n\nfor frame in range(10000):\n    loss = model(batch()).mean()\n    loss.backward()\n"
-            "    if frame % 100 == 0:\n        print([test_env() for _ in range(10)])\n",
-            fixed="import torch\n\n@torch.no_grad()\ndef test_env():\n    done, total = False, 0\n    while not done:\n"
-            "        _, reward, done, _ = env.step(model(state).argmax())\n        total += reward\n    return total\n\n"
-            "for frame in range(10000):\n    loss = model(batch()).mean()\n    loss.backward()\n"
-            "    if frame % 100 == 0:\n        print([test_env() for _ in range(10)])\n",
+            """
+            import torch
+
+            def test_env():
+                done, total = False, 0
+                while not done:
+                    _, reward, done, _ = env.step(model(state).argmax())
+                    total += reward
+                return total
+
+            for frame in range(10000):
+                loss = model(batch()).mean()
+                loss.backward()
+                if frame % 100 == 0:
+                    print([test_env() for _ in range(10)])
+            """,
+            fixed="""
+            import torch
+
+            @torch.no_grad()
+            def test_env():
+                done, total = False, 0
+                while not done:
+                    _, reward, done, _ = env.step(model(state).argmax())
+                    total += reward
+                return total
+
+            for frame in range(10000):
+                loss = model(batch()).mean()
+                loss.backward()
+                if frame % 100 == 0:
+                    print([test_env() for _ in range(10)])
+            """,
+            line=6,
+            column=39,
+            message="`model(...)` evaluates (in `test_env`) with autograd recording",
         ),
         # an async function gets the finding but no fix
-        Invalid("import torch\n\nasync def predict(model, x):\n    return model(x)\n", fixed=None),
+        Invalid(
+            """
+            import torch
+
+            async def predict(model, x):
+                return model(x)
+            """,
+            fixed=None,
+            line=4,
+            column=12,
+            message="`model(...)` evaluates (in `predict`) with autograd recording",
+        ),
     ]
 
     def __init__(self, ctx, options) -> None:

@@ -213,223 +213,459 @@ depends on what the value is for.
 """
     valid = [
         # a loop that always breaks after its first batch: a peek, not a per-batch loop
-        "import torch\nfor xb, yb in val_loader:\n    pred = model(xb.cuda())['out'].cpu()\n    print(pred.shape)\n    break\n",
+        Valid(
+            """
+            import torch
+            for xb, yb in val_loader:
+                pred = model(xb.cuda())['out'].cpu()
+                print(pred.shape)
+                break
+            """
+        ),
         # a device variable that is the CPU in every binding: nothing to wait for
-        "import torch\ndevice = torch.device('cpu')\nfor x, y in train_loader:\n    loss = model(x.to(device)).sum()\n"
-        "    loss.backward()\n    print(loss.item())\n",
+        Valid(
+            """
+            import torch
+            device = torch.device('cpu')
+            for x, y in train_loader:
+                loss = model(x.to(device)).sum()
+                loss.backward()
+                print(loss.item())
+            """
+        ),
         # an RL action: the environment steps on the host, so it needs the value every step
         Valid(
-            "import torch\nfor t in range(steps):\n    action = policy(obs.to(device)).argmax().item()\n"
-            "    obs, reward, done, info = env.step(action)\n    loss = policy.loss(obs.to(device))\n"
-            "    loss.backward()\n    optimizer.step()\n"
+            """
+            import torch
+            for t in range(steps):
+                action = policy(obs.to(device)).argmax().item()
+                obs, reward, done, info = env.step(action)
+                loss = policy.loss(obs.to(device))
+                loss.backward()
+                optimizer.step()
+            """
         ),
         Valid(
-            "import torch\nfor x, y in train_loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n"
-            "    optimizer.step()\n    obs, r, done, _ = env.step(policy(obs.cuda()).argmax().item())\n"
+            """
+            import torch
+            for x, y in train_loader:
+                loss = model(x.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+                obs, r, done, _ = env.step(policy(obs.cuda()).argmax().item())
+            """
         ),
         # written to a file: the data has to reach the host
-        "import torch\nfor i, (x, c) in enumerate(test_loader):\n    out = G(x.cuda(), c.cuda())\n"
-        "    save_image(denorm(out.data.cpu()), f'{i}.jpg')\n",
+        Valid(
+            """
+            import torch
+            for i, (x, c) in enumerate(test_loader):
+                out = G(x.cuda(), c.cuda())
+                save_image(denorm(out.data.cpu()), f'{i}.jpg')
+            """
+        ),
         # only on the listed iterations: `i in checkpoints`
-        "import torch\nfor i in range(1000):\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
-        "    if i in np.linspace(0, 1000, 10):\n        print(loss.item())\n",
+        Valid(
+            """
+            import torch
+            for i in range(1000):
+                loss = model(x.cuda()).sum()
+                loss.backward()
+                opt.step()
+                if i in np.linspace(0, 1000, 10):
+                    print(loss.item())
+            """
+        ),
         # Per-epoch loop, not per batch.
-        "import torch\ndevice = torch.device('cuda')\nfor epoch in range(10):\n    loss = train_one_epoch(model, loader)\n    print(loss.item())\n",
+        Valid(
+            """
+            import torch
+            device = torch.device('cuda')
+            for epoch in range(10):
+                loss = train_one_epoch(model, loader)
+                print(loss.item())
+            """
+        ),
         # Under a periodic guard.
-        (
-            "import torch\nmodel = model.cuda()\nfor step, (x, y) in enumerate(train_loader):\n"
-            "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    optimizer.step()\n"
-            "    if step % 100 == 0:\n        print(loss.item())\n"
-        ),
-        (
-            "import torch\nmodel.to(device)\nfor i, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
-            "    if (i + 1) % args.log_every == 0 and is_main:\n        print(f'loss {loss}')\n"
-        ),
-        (
-            "import torch\nmodel.to(device)\nfor i, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
-            "    if i % 10:\n        continue\n    print(loss.item())\n"
-        ),
-        # After the loop.
-        (
-            "import torch\nmodel.cuda()\ntotal = torch.zeros((), device='cuda')\nfor x, y in train_loader:\n"
-            "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    total += loss.detach()\n"
-            "print(total.item())\n"
-        ),
-        # Not a tensor.
-        (
-            "import torch\nimport numpy as np\nmodel.cuda()\nfor x, y in train_loader:\n    loss = criterion(model(x.cuda()), y.cuda())\n"
-            "    loss.backward()\n    scores = np.array(x.shape)\n    print(scores.tolist(), float(len(y)))\n"
-        ),
-        # A DataLoader batch that stays on the CPU.
-        (
-            "import torch\nmodel.cuda()\nfor x, y in train_loader:\n    out = model(x.cuda())\n    counts = y.tolist()\n"
-        ),
-        # The file never uses an accelerator.
-        "import torch\nfor x, y in train_loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    print(loss.item())\n",
-        # Not a per-batch loop.
-        "import torch\nmodel.cuda()\nfor name, p in model.named_parameters():\n    print(name, p.norm().item())\n",
-        # Once-only and exceptional paths.
-        (
-            "import torch\nmodel.cuda()\nfor i, (x, y) in enumerate(loader):\n    loss = criterion(model(x.cuda()), y.cuda())\n"
-            "    if i == 0:\n        print(loss.item())\n    try:\n        loss.backward()\n    except RuntimeError:\n"
-            "        print(loss.item())\n"
-        ),
-        # Flags set by a logging schedule, tests, values agreed across ranks, backend workarounds.
-        (
-            "import torch\nimport torch.distributed as dist\nmodel.cuda()\n"
-            "def test_training():\n    for x, y in loader:\n        loss = model(x.cuda()).sum()\n        loss.backward()\n"
-            "        assert loss.item() > 0\n"
-            "def train():\n    for x, y in loader:\n        loss = model(x.cuda()).sum()\n        loss.backward()\n"
-            "        if control.should_log:\n            print(loss.item())\n"
-            "        done = torch.zeros(1, device='cuda')\n        dist.all_reduce(done)\n        if done.item():\n            break\n"
-            "        if x.device.type == 'mps':\n            loss = loss.cpu()\n"
+        Valid(
+            """
+                import torch
+                model = model.cuda()
+                for step, (x, y) in enumerate(train_loader):
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    if step % 100 == 0:
+                        print(loss.item())
+                """
         ),
         Valid(
-            "import numpy as np\nfor batch in loader:\n    x = batch.cuda()\n    print(float(x))\n"
+            """
+                import torch
+                model.to(device)
+                for i, batch in enumerate(loader):
+                    loss = model(batch)
+                    loss.backward()
+                    if (i + 1) % args.log_every == 0 and is_main:
+                        print(f'loss {loss}')
+                """
+        ),
+        Valid(
+            """
+                import torch
+                model.to(device)
+                for i, batch in enumerate(loader):
+                    loss = model(batch)
+                    loss.backward()
+                    if i % 10:
+                        continue
+                    print(loss.item())
+                """
+        ),
+        # After the loop.
+        Valid(
+            """
+                import torch
+                model.cuda()
+                total = torch.zeros((), device='cuda')
+                for x, y in train_loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    total += loss.detach()
+                print(total.item())
+                """
+        ),
+        # Not a tensor.
+        Valid(
+            """
+                import torch
+                import numpy as np
+                model.cuda()
+                for x, y in train_loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    scores = np.array(x.shape)
+                    print(scores.tolist(), float(len(y)))
+                """
+        ),
+        # A DataLoader batch that stays on the CPU.
+        Valid(
+            """
+                import torch
+                model.cuda()
+                for x, y in train_loader:
+                    out = model(x.cuda())
+                    counts = y.tolist()
+                """
+        ),
+        # The file never uses an accelerator.
+        Valid(
+            """
+            import torch
+            for x, y in train_loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                print(loss.item())
+            """
+        ),
+        # Not a per-batch loop.
+        Valid(
+            """
+            import torch
+            model.cuda()
+            for name, p in model.named_parameters():
+                print(name, p.norm().item())
+            """
+        ),
+        # Once-only and exceptional paths.
+        Valid(
+            """
+                import torch
+                model.cuda()
+                for i, (x, y) in enumerate(loader):
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    if i == 0:
+                        print(loss.item())
+                    try:
+                        loss.backward()
+                    except RuntimeError:
+                        print(loss.item())
+                """
+        ),
+        # Flags set by a logging schedule, tests, values agreed across ranks, backend workarounds.
+        Valid(
+            """
+                import torch
+                import torch.distributed as dist
+                model.cuda()
+                def test_training():
+                    for x, y in loader:
+                        loss = model(x.cuda()).sum()
+                        loss.backward()
+                        assert loss.item() > 0
+                def train():
+                    for x, y in loader:
+                        loss = model(x.cuda()).sum()
+                        loss.backward()
+                        if control.should_log:
+                            print(loss.item())
+                        done = torch.zeros(1, device='cuda')
+                        dist.all_reduce(done)
+                        if done.item():
+                            break
+                        if x.device.type == 'mps':
+                            loss = loss.cpu()
+                """
+        ),
+        Valid(
+            """
+            import numpy as np
+            for batch in loader:
+                x = batch.cuda()
+                print(float(x))
+            """
         ),
         # the else branch of `if i != len(loader) - 1:` runs on the last batch only, through tqdm(enumerate(...))
-        "import torch\nfrom tqdm import tqdm\nmodel.cuda()\nloop = tqdm(enumerate(train_loader))\nfor i, (x, y) in loop:\n"
-        "    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n    if i != len(train_loader) - 1:\n"
-        "        loop.set_postfix(step=i)\n    else:\n        print(loss.item())\n",
+        Valid(
+            """
+            import torch
+            from tqdm import tqdm
+            model.cuda()
+            loop = tqdm(enumerate(train_loader))
+            for i, (x, y) in loop:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                if i != len(train_loader) - 1:
+                    loop.set_postfix(step=i)
+                else:
+                    print(loss.item())
+            """
+        ),
         # a comprehension reads the binding just before it: the CPU loop's predictions, not the later GPU loop's
-        "import torch\nfor x, y in train_loader:\n    preds = model(x)\n    criterion(preds, y).backward()\n"
-        "    stats = {k: f(preds, y).item() for k, f in metrics.items()}\nmodel.cuda()\nfor x, y in train_loader:\n"
-        "    preds = model(x.cuda())\n    criterion(preds, y.cuda()).backward()\n",
+        Valid(
+            """
+            import torch
+            for x, y in train_loader:
+                preds = model(x)
+                criterion(preds, y).backward()
+                stats = {k: f(preds, y).item() for k, f in metrics.items()}
+            model.cuda()
+            for x, y in train_loader:
+                preds = model(x.cuda())
+                criterion(preds, y.cuda()).backward()
+            """
+        ),
         # a module moved to the device is no tensor: what a helper computes from it and a device is unknown
-        "import torch\ndevice = torch.device('cuda')\nnet = DQN(4).to(device)\nfor x, y in train_loader:\n"
-        "    criterion(net(x.to(device)), y.to(device)).backward()\n    reward = agent.play(net, device=device)\n"
-        "    writer.add_scalar('reward', reward, step)\n",
+        Valid(
+            """
+            import torch
+            device = torch.device('cuda')
+            net = DQN(4).to(device)
+            for x, y in train_loader:
+                criterion(net(x.to(device)), y.to(device)).backward()
+                reward = agent.play(net, device=device)
+                writer.add_scalar('reward', reward, step)
+            """
+        ),
         # TensorBoard logging of a Python number, and of a device loss every N steps
-        "import torch\nfrom torch.utils.tensorboard import SummaryWriter\nwriter = SummaryWriter()\nmodel.cuda()\nlr = 0.1\n"
-        "for i, (x, y) in enumerate(DataLoader(ds)):\n    loss = criterion(model(x.cuda()), y.cuda())\n    loss.backward()\n"
-        "    writer.add_scalar('lr', lr, i)\n    if i % 100 == 0:\n        writer.add_scalar('loss', loss, i)\n",
+        Valid(
+            """
+            import torch
+            from torch.utils.tensorboard import SummaryWriter
+            writer = SummaryWriter()
+            model.cuda()
+            lr = 0.1
+            for i, (x, y) in enumerate(DataLoader(ds)):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                writer.add_scalar('lr', lr, i)
+                if i % 100 == 0:
+                    writer.add_scalar('loss', loss, i)
+            """
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\n"
-            "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
-            "running_loss = 0.0\n"
-            "for inputs, labels in train_loader:\n"
-            "    optimizer.zero_grad()\n"
-            "    loss = criterion(model(inputs.to(device)), labels.to(device))\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    running_loss += loss.item()\n"
-            "print(f'loss {running_loss / len(train_loader):.3f}')\n",
-            fixed=(
-                "import torch\n"
-                "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
-                "running_loss = 0.0\n"
-                "for inputs, labels in train_loader:\n"
-                "    optimizer.zero_grad()\n"
-                "    loss = criterion(model(inputs.to(device)), labels.to(device))\n"
-                "    loss.backward()\n"
-                "    optimizer.step()\n"
-                "    running_loss += loss.detach()\n"
-                "print(f'loss {float(running_loss) / len(train_loader):.3f}')\n"
-            ),
+            """
+            import torch
+            device = 'cuda' if torch.cuda.is_available() else 'cpu'
+            running_loss = 0.0
+            for inputs, labels in train_loader:
+                optimizer.zero_grad()
+                loss = criterion(model(inputs.to(device)), labels.to(device))
+                loss.backward()
+                optimizer.step()
+                running_loss += loss.item()
+            print(f'loss {running_loss / len(train_loader):.3f}')
+            """,
+            fixed="""
+            import torch
+            device = 'cuda' if torch.cuda.is_available() else 'cpu'
+            running_loss = 0.0
+            for inputs, labels in train_loader:
+                optimizer.zero_grad()
+                loss = criterion(model(inputs.to(device)), labels.to(device))
+                loss.backward()
+                optimizer.step()
+                running_loss += loss.detach()
+            print(f'loss {float(running_loss) / len(train_loader):.3f}')
+            """,
+            line=9,
+            column=21,
+            message="`loss.item()` waits for the device on every batch to add to `running_loss`",
         ),
         # TensorBoard logging of a device loss on every update step
         Invalid(
-            "import torch\nimport torch.nn.functional as F\ndevice = 'cuda'\n\n"
-            "def update(batches):\n    for x, y in batches:\n        loss = F.mse_loss(critic(x.to(device)), y.to(device))\n"
-            "        writer.add_scalars('all', {'critic': loss}, step)\n"
-            "        loss.backward()\n        optimizer.step()\n",
+            """
+            import torch
+            import torch.nn.functional as F
+            device = 'cuda'
+
+            def update(batches):
+                for x, y in batches:
+                    loss = F.mse_loss(critic(x.to(device)), y.to(device))
+                    writer.add_scalars('all', {'critic': loss}, step)
+                    loss.backward()
+                    optimizer.step()
+            """,
             fixed=None,
+            line=8,
+            column=46,
+            message="logging tensor `loss` copies it to the host on every batch, a host-device sync",
         ),
         # a dataset of the file that puts each sample on the GPU; a step helper returning `.item()`
         Invalid(
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\nclass Images(Dataset):\n"
-            "    def __getitem__(self, i):\n        return load(i).to('cuda'), labels[i]\n\n"
-            "def train_batch(x, y):\n    loss = criterion(model(x), y)\n    loss.backward()\n    return loss.item()\n\n"
-            "for x, y in DataLoader(Images(), batch_size=32):\n    losses.append(train_batch(x, y))\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+            class Images(Dataset):
+                def __getitem__(self, i):
+                    return load(i).to('cuda'), labels[i]
+
+            def train_batch(x, y):
+                loss = criterion(model(x), y)
+                loss.backward()
+                return loss.item()
+
+            for x, y in DataLoader(Images(), batch_size=32):
+                losses.append(train_batch(x, y))
+            """,
             fixed=None,
+            line=11,
+            column=12,
+            message="`loss.item()` waits for the device on every batch, a host-device sync",
         ),
         # a device named in capitals, imported from the project's config module
         Invalid(
-            "import torch\n"
-            "from config import DEVICE\n"
-            "for x, y in train_loader:\n"
-            "    loss = criterion(model(x.to(DEVICE)), y.to(DEVICE))\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    print(loss.item())\n",
+            """
+            import torch
+            from config import DEVICE
+            for x, y in train_loader:
+                loss = criterion(model(x.to(DEVICE)), y.to(DEVICE))
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+            """,
             fixed=None,
+            line=7,
+            column=11,
+            message="`loss.item()` copies to the host on every batch to log it, a host-device sync",
         ),
         # Reads under a periodic guard are converted there; counts are read back with int().
         Invalid(
-            "import torch as T\n"
-            "def train(model, loader, opt, device):\n"
-            "    running, correct = 0.0, 0\n"
-            "    for i, (x, y) in enumerate(loader):\n"
-            "        out = model(x.to(device))\n"
-            "        loss = T.nn.functional.cross_entropy(out, y.to(device))\n"
-            "        loss.backward()\n"
-            "        opt.step()\n"
-            "        running += loss.item() * x.size(0)\n"
-            "        correct += (out.argmax(1) == y.to(device)).sum().item()\n"
-            "        if i % 100 == 99:\n"
-            "            print(running / 100, correct)\n"
-            "            running = 0.0\n"
-            "    return correct\n",
-            fixed=(
-                "import torch as T\n"
-                "def train(model, loader, opt, device):\n"
-                "    running, correct = 0.0, 0\n"
-                "    for i, (x, y) in enumerate(loader):\n"
-                "        out = model(x.to(device))\n"
-                "        loss = T.nn.functional.cross_entropy(out, y.to(device))\n"
-                "        loss.backward()\n"
-                "        opt.step()\n"
-                "        running += loss.detach() * x.size(0)\n"
-                "        correct += (out.argmax(1) == y.to(device)).sum()\n"
-                "        if i % 100 == 99:\n"
-                "            print(float(running) / 100, int(correct))\n"
-                "            running = 0.0\n"
-                "    return int(correct)\n"
-            ),
+            """
+            import torch as T
+            def train(model, loader, opt, device):
+                running, correct = 0.0, 0
+                for i, (x, y) in enumerate(loader):
+                    out = model(x.to(device))
+                    loss = T.nn.functional.cross_entropy(out, y.to(device))
+                    loss.backward()
+                    opt.step()
+                    running += loss.item() * x.size(0)
+                    correct += (out.argmax(1) == y.to(device)).sum().item()
+                    if i % 100 == 99:
+                        print(running / 100, correct)
+                        running = 0.0
+                return correct
+            """,
+            fixed="""
+            import torch as T
+            def train(model, loader, opt, device):
+                running, correct = 0.0, 0
+                for i, (x, y) in enumerate(loader):
+                    out = model(x.to(device))
+                    loss = T.nn.functional.cross_entropy(out, y.to(device))
+                    loss.backward()
+                    opt.step()
+                    running += loss.detach() * x.size(0)
+                    correct += (out.argmax(1) == y.to(device)).sum()
+                    if i % 100 == 99:
+                        print(float(running) / 100, int(correct))
+                        running = 0.0
+                return int(correct)
+            """,
             count=2,
+            line=9,
+            column=20,
+            message="`loss.item()` waits for the device on every batch to add to `running`",
         ),
         # A read on every batch would sync again: a hint, no fix.
         Invalid(
-            "import torch\n"
-            "model.cuda()\n"
-            "total = 0.0\n"
-            "for step, (x, y) in enumerate(tqdm(train_loader)):\n"
-            "    loss = criterion(model(x.cuda()), y.cuda())\n"
-            "    loss.backward()\n"
-            "    total += loss.item()\n"
-            "    pbar.set_postfix(loss=total / (step + 1))\n"
+            """
+            import torch
+            model.cuda()
+            total = 0.0
+            for step, (x, y) in enumerate(tqdm(train_loader)):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                total += loss.item()
+                pbar.set_postfix(loss=total / (step + 1))
+            """,
+            line=7,
+            column=14,
+            message="`loss.item()` waits for the device on every batch to add to `total`",
         ),
         # A loop that steps the optimizer is per-batch whatever it iterates; aliases resolve.
         Invalid(
-            "import torch as T\n"
-            "from torch import optim\n"
-            "dev = T.device('cuda')\n"
-            "opt = optim.SGD(params, lr=0.1)\n"
-            "while step < max_steps:\n"
-            "    x, y = next(it)\n"
-            "    loss = loss_fn(net(x.to(dev)), y.to(dev))\n"
-            "    loss.backward()\n"
-            "    opt.step()\n"
-            "    if T.isnan(loss):\n"
-            "        break\n"
-            "    print(f'step {step}: {loss}')\n"
-            "    history.append(loss.item())\n",
+            """
+            import torch as T
+            from torch import optim
+            dev = T.device('cuda')
+            opt = optim.SGD(params, lr=0.1)
+            while step < max_steps:
+                x, y = next(it)
+                loss = loss_fn(net(x.to(dev)), y.to(dev))
+                loss.backward()
+                opt.step()
+                if T.isnan(loss):
+                    break
+                print(f'step {step}: {loss}')
+                history.append(loss.item())
+            """,
             count=3,
+            line=10,
+            column=8,
+            message="`T.isnan(loss)` turns a tensor into a Python bool on every batch, a host-device sync",
         ),
         # A helper called on every batch of a loop in the same file.
         Invalid(
-            "import torch\n"
-            "def accuracy(out, y):\n"
-            "    return float((out.argmax(1) == y).sum())\n"
-            "def train(model, loader, optimizer):\n"
-            "    for x, y in loader:\n"
-            "        x, y = x.cuda(), y.cuda()\n"
-            "        out = model(x)\n"
-            "        acc = accuracy(out, y)\n"
-            "        preds = out.argmax(1).cpu().numpy()\n",
+            """
+            import torch
+            def accuracy(out, y):
+                return float((out.argmax(1) == y).sum())
+            def train(model, loader, optimizer):
+                for x, y in loader:
+                    x, y = x.cuda(), y.cuda()
+                    out = model(x)
+                    acc = accuracy(out, y)
+                    preds = out.argmax(1).cpu().numpy()
+            """,
             count=2,
+            line=3,
+            column=12,
+            message="`float((out.argmax(1) == y).sum())` waits for the device on every batch, a host-device sync",
         ),
     ]
 

@@ -135,35 +135,206 @@ the import is removed once the fixes leave it unused.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors without copies](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
-        "import torch\nx = torch.tensor([1.0, 2.0, 3.0])\ny = torch.tensor(3.5)\n",
-        "import torch\nimport numpy as np\nscale = torch.tensor(np.log(10.0))\n",
-        "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), device='cuda')\n",
+        Valid(
+            """
+            import torch
+            x = torch.tensor([1.0, 2.0, 3.0])
+            y = torch.tensor(3.5)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            scale = torch.tensor(np.log(10.0))
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            x = torch.tensor(np.zeros(3), device='cuda')
+            """
+        ),
         # bound to an array on one path only: in an `if` without `else`, or a parameter otherwise
-        "import torch\nimport numpy as np\n\ndef f(a, b, x):\n    if a:\n        x = np.load('a.npy')\n"
-        "    elif b:\n        return torch.tensor(x)\n    return torch.tensor(x)\n",
-        "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), device=torch.device('cuda', 0))\n",
-        "import torch\n\ndef to_numpy(t):\n    return t.cpu().numpy()\n\ndef f(t):\n    x = to_numpy(t)\n    return torch.tensor(x[:, ::2].T)\n",
-        "import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), requires_grad=True)\n",
-        "import torch\nimport numpy as np\nx = np.zeros(3)\nfor x in batches:\n    t = torch.tensor(x)\n",
-        "import torch\nimport numpy as np\nif flag:\n    x = np.zeros(3)\nt = torch.tensor(x)\n",
-        "import torch\nimport numpy as np\ndef f(x):\n    return torch.tensor(x)\n",
-        "import torch\nimport numpy as np\nimport pandas as pd\nt = torch.tensor(torch.max(a, dim=1).values)\n",
-        "import torch\nimport numpy as np\nt = torch.tensor(np.zeros(3) * weight)\n",
-        "import numpy as np\ntensor = lambda x: x\nt = tensor(np.zeros(3))\n",
-        Valid("import numpy as np\nx = np.zeros(3)\nt = tensor(x)\n"),
-        "import torch\n\nclass Scale:\n    def double(self):\n        self.a = self.a * 2\n        return torch.tensor(self.a)\n",
-        "import torch\nimport numpy as np\nif isinstance(x, np.ndarray):\n    pass\nelse:\n    t = torch.tensor(x)\n",
-        "import torch\nimport numpy as np\nx = np.zeros(3)\nfor i in range(3):\n    t = torch.tensor(x)\n    x = t.tolist()\n",
+        Valid(
+            """
+            import torch
+            import numpy as np
+
+            def f(a, b, x):
+                if a:
+                    x = np.load('a.npy')
+                elif b:
+                    return torch.tensor(x)
+                return torch.tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            x = torch.tensor(np.zeros(3), device=torch.device('cuda', 0))
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def to_numpy(t):
+                return t.cpu().numpy()
+
+            def f(t):
+                x = to_numpy(t)
+                return torch.tensor(x[:, ::2].T)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            x = torch.tensor(np.zeros(3), requires_grad=True)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            x = np.zeros(3)
+            for x in batches:
+                t = torch.tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            if flag:
+                x = np.zeros(3)
+            t = torch.tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            def f(x):
+                return torch.tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            import pandas as pd
+            t = torch.tensor(torch.max(a, dim=1).values)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            t = torch.tensor(np.zeros(3) * weight)
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            tensor = lambda x: x
+            t = tensor(np.zeros(3))
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            x = np.zeros(3)
+            t = tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            class Scale:
+                def double(self):
+                    self.a = self.a * 2
+                    return torch.tensor(self.a)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            if isinstance(x, np.ndarray):
+                pass
+            else:
+                t = torch.tensor(x)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            x = np.zeros(3)
+            for i in range(3):
+                t = torch.tensor(x)
+                x = t.tolist()
+            """
+        ),
         # a conversion copies whichever function builds the tensor: float64 into float32
-        "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4))\nx = FloatTensor(np.sin(grid[:, 0::2]))\n",
-        "import torch\nimport numpy as np\nmemory = np.zeros((64, 9))\nx = torch.tensor(memory[:, :4], dtype=torch.float32)\n",
+        Valid(
+            """
+            import numpy as np
+            from torch import FloatTensor
+            grid = np.ones((4, 4))
+            x = FloatTensor(np.sin(grid[:, 0::2]))
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import numpy as np
+            memory = np.zeros((64, 9))
+            x = torch.tensor(memory[:, :4], dtype=torch.float32)
+            """
+        ),
         # a dtype the code does not show: as_tensor may have to convert (and copy) as well
-        "import torch\nimport pandas as pd\ndf = pd.read_csv('train.csv')\ny = torch.tensor(df['label'].values, dtype=torch.float32)\n",
+        Valid(
+            """
+            import torch
+            import pandas as pd
+            df = pd.read_csv('train.csv')
+            y = torch.tensor(df['label'].values, dtype=torch.float32)
+            """
+        ),
         # legacy constructors share the array's memory when the dtypes match, as as_tensor would
-        "import numpy as np\nfrom torch import FloatTensor\ngrid = np.ones((4, 4), dtype=np.float32)\nx = FloatTensor(grid[:, 0::2])\n",
-        "import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.LongTensor(memory[:, 4:5].astype(int))\n",
+        Valid(
+            """
+            import numpy as np
+            from torch import FloatTensor
+            grid = np.ones((4, 4), dtype=np.float32)
+            x = FloatTensor(grid[:, 0::2])
+            """
+        ),
+        Valid(
+            """
+            import numpy
+            import torch as T
+            memory = numpy.zeros((64, 9))
+            x = T.LongTensor(memory[:, 4:5].astype(int))
+            """
+        ),
         # built on a device: the copy from the host happens either way
-        "import torch\nimport numpy as np\n\ndef predict(data, device):\n    if isinstance(data, np.ndarray):\n        return torch.tensor(data, device=device)\n",
+        Valid(
+            """
+            import torch
+            import numpy as np
+
+            def predict(data, device):
+                if isinstance(data, np.ndarray):
+                    return torch.tensor(data, device=device)
+            """
+        ),
         # the array is written after the copy: a shared tensor would see the write
         Valid(
             """
@@ -226,68 +397,259 @@ the import is removed once the fixes leave it unused.
         # an element of the tuples a function of the file returns; a method of an instance of a class
         # of the file; a name bound in both branches of an `if`
         Invalid(
-            "import numpy as np\nimport torch\n\nclass Volume:\n    def __init__(self, path):\n        self.voxels = np.load(path)\n\n"
-            "    def crop(self, i):\n        return self.voxels[i : i + 8], i\n\ndef load(path, i):\n"
-            "    return np.load(path)[i : i + 8], i\n\ndef sample(path, i, cached):\n    if cached:\n"
-            "        chunk, i = load(path, i)\n    else:\n        chunk, i = Volume(path).crop(i)\n    return torch.tensor(chunk)\n",
-            fixed="import numpy as np\nimport torch\n\nclass Volume:\n    def __init__(self, path):\n        self.voxels = np.load(path)\n\n"
-            "    def crop(self, i):\n        return self.voxels[i : i + 8], i\n\ndef load(path, i):\n"
-            "    return np.load(path)[i : i + 8], i\n\ndef sample(path, i, cached):\n    if cached:\n"
-            "        chunk, i = load(path, i)\n    else:\n        chunk, i = Volume(path).crop(i)\n    return torch.from_numpy(chunk)\n",
+            """
+            import numpy as np
+            import torch
+
+            class Volume:
+                def __init__(self, path):
+                    self.voxels = np.load(path)
+
+                def crop(self, i):
+                    return self.voxels[i : i + 8], i
+
+            def load(path, i):
+                return np.load(path)[i : i + 8], i
+
+            def sample(path, i, cached):
+                if cached:
+                    chunk, i = load(path, i)
+                else:
+                    chunk, i = Volume(path).crop(i)
+                return torch.tensor(chunk)
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+
+            class Volume:
+                def __init__(self, path):
+                    self.voxels = np.load(path)
+
+                def crop(self, i):
+                    return self.voxels[i : i + 8], i
+
+            def load(path, i):
+                return np.load(path)[i : i + 8], i
+
+            def sample(path, i, cached):
+                if cached:
+                    chunk, i = load(path, i)
+                else:
+                    chunk, i = Volume(path).crop(i)
+                return torch.from_numpy(chunk)
+            """,
+            line=19,
+            column=12,
+            message="`torch.tensor` copies numpy array `chunk` (line 12); `from_numpy` would share it",
         ),
         # a tuple element of a numpy result, an OpenCV image, torch.tensor under a local alias
         Invalid(
-            "import numpy as np\nimport torch\n_, inverse = np.unique(labels, return_inverse=True)\ny = torch.tensor(inverse)\n",
-            fixed="import numpy as np\nimport torch\n_, inverse = np.unique(labels, return_inverse=True)\ny = torch.from_numpy(inverse)\n",
+            """
+            import numpy as np
+            import torch
+            _, inverse = np.unique(labels, return_inverse=True)
+            y = torch.tensor(inverse)
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            _, inverse = np.unique(labels, return_inverse=True)
+            y = torch.from_numpy(inverse)
+            """,
+            line=4,
+            column=5,
+            message="`torch.tensor` copies numpy array `inverse` (line 3); `from_numpy` would share it",
         ),
         Invalid(
-            "import cv2\nimport torch\nimage = cv2.imread('a.png')\nx = torch.tensor(image)\n",
-            fixed="import cv2\nimport torch\nimage = cv2.imread('a.png')\nx = torch.from_numpy(image)\n",
+            """
+            import cv2
+            import torch
+            image = cv2.imread('a.png')
+            x = torch.tensor(image)
+            """,
+            fixed="""
+            import cv2
+            import torch
+            image = cv2.imread('a.png')
+            x = torch.from_numpy(image)
+            """,
+            line=4,
+            column=5,
+            message="`torch.tensor` copies numpy array `image` (line 3); `from_numpy` would share it",
         ),
         Invalid(
-            "import numpy as np\nimport torch\nto_tensor = torch.tensor\nx = to_tensor(np.zeros(3))\n",
-            fixed="import numpy as np\nimport torch\nto_tensor = torch.tensor\nx = torch.from_numpy(np.zeros(3))\n",
+            """
+            import numpy as np
+            import torch
+            to_tensor = torch.tensor
+            x = to_tensor(np.zeros(3))
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            to_tensor = torch.tensor
+            x = torch.from_numpy(np.zeros(3))
+            """,
+            line=4,
+            column=5,
+            message="`torch.tensor` copies numpy array `np.zeros(3)`; `from_numpy` would share it",
         ),
         Invalid(
-            "import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.tensor(features)\n",
-            fixed="import numpy as np\nimport torch\nfeatures = np.load('features.npy')\nx = torch.from_numpy(features)\n",
+            """
+            import numpy as np
+            import torch
+            features = np.load('features.npy')
+            x = torch.tensor(features)
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            features = np.load('features.npy')
+            x = torch.from_numpy(features)
+            """,
+            line=4,
+            column=5,
+            message="`torch.tensor` copies numpy array `features` (line 3); `from_numpy` would share it",
         ),
         # the dtypes match, so as_tensor shares the array instead of copying it
         Invalid(
-            "import numpy as np\nimport torch\nx = torch.tensor(np.stack(rows).astype(np.float32), dtype=torch.float)\n",
-            fixed="import numpy as np\nimport torch\nx = torch.as_tensor(np.stack(rows).astype(np.float32), dtype=torch.float)\n",
+            """
+            import numpy as np
+            import torch
+            x = torch.tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            x = torch.as_tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
+            """,
+            line=3,
+            column=5,
+            message="`torch.tensor` copies numpy array argument; `as_tensor` would share it",
         ),
         Invalid(
-            "import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.tensor(memory[:, 4:5].astype(int), dtype=T.long)\n",
-            fixed="import numpy\nimport torch as T\nmemory = numpy.zeros((64, 9))\nx = T.as_tensor(memory[:, 4:5].astype(int), dtype=T.long)\n",
+            """
+            import numpy
+            import torch as T
+            memory = numpy.zeros((64, 9))
+            x = T.tensor(memory[:, 4:5].astype(int), dtype=T.long)
+            """,
+            fixed="""
+            import numpy
+            import torch as T
+            memory = numpy.zeros((64, 9))
+            x = T.as_tensor(memory[:, 4:5].astype(int), dtype=T.long)
+            """,
+            line=4,
+            column=5,
+            message="`torch.tensor` copies numpy array `memory[:, 4:5].astype(int)` (line 3); `as_tensor` would share it",
         ),
         Invalid(
-            "import torch\nimport numpy as np\n\nclass Data(torch.utils.data.Dataset):\n"
-            "    def __init__(self, path):\n        self.images = np.load(path)\n\n"
-            "    def __getitem__(self, i):\n        return torch.tensor(self.images[i])\n",
-            fixed="import torch\nimport numpy as np\n\nclass Data(torch.utils.data.Dataset):\n"
-            "    def __init__(self, path):\n        self.images = np.load(path)\n\n"
-            "    def __getitem__(self, i):\n        return torch.as_tensor(self.images[i])\n",
+            """
+            import torch
+            import numpy as np
+
+            class Data(torch.utils.data.Dataset):
+                def __init__(self, path):
+                    self.images = np.load(path)
+
+                def __getitem__(self, i):
+                    return torch.tensor(self.images[i])
+            """,
+            fixed="""
+            import torch
+            import numpy as np
+
+            class Data(torch.utils.data.Dataset):
+                def __init__(self, path):
+                    self.images = np.load(path)
+
+                def __getitem__(self, i):
+                    return torch.as_tensor(self.images[i])
+            """,
+            line=9,
+            column=16,
+            message="`torch.tensor` copies numpy array `self.images[i]` (line 6); `as_tensor` would share it",
         ),
         Invalid(
-            "import torch\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n"
-            "def double(t):\n    return torch.tensor(to_numpy(t) * 2, device='cpu')\n",
-            fixed="import torch\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n"
-            "def double(t):\n    return torch.as_tensor(to_numpy(t) * 2, device='cpu')\n",
+            """
+            import torch
+
+            def to_numpy(t):
+                return t.detach().cpu().numpy()
+
+            def double(t):
+                return torch.tensor(to_numpy(t) * 2, device='cpu')
+            """,
+            fixed="""
+            import torch
+
+            def to_numpy(t):
+                return t.detach().cpu().numpy()
+
+            def double(t):
+                return torch.as_tensor(to_numpy(t) * 2, device='cpu')
+            """,
+            line=7,
+            column=12,
+            message="`torch.tensor` copies numpy array `to_numpy(t) * 2` (line 4); `as_tensor` would share it",
         ),
         Invalid(
-            "import torch\nimport numpy as np\n\ndef predict(data):\n    if isinstance(data, np.ndarray):\n"
-            "        return torch.tensor(data)\n    return data\n",
-            fixed="import torch\nimport numpy as np\n\ndef predict(data):\n    if isinstance(data, np.ndarray):\n"
-            "        return torch.from_numpy(data)\n    return data\n",
+            """
+            import torch
+            import numpy as np
+
+            def predict(data):
+                if isinstance(data, np.ndarray):
+                    return torch.tensor(data)
+                return data
+            """,
+            fixed="""
+            import torch
+            import numpy as np
+
+            def predict(data):
+                if isinstance(data, np.ndarray):
+                    return torch.from_numpy(data)
+                return data
+            """,
+            line=6,
+            column=16,
+            message="`torch.tensor` copies numpy array `data` (line 5); `from_numpy` would share it",
         ),
         Invalid(
-            "import numpy as np\nimport pandas as pd\nimport torch\n\nclass Table(torch.utils.data.Dataset):\n"
-            "    def __init__(self, df, classify):\n        self.y = df['y'].values\n        if classify:\n"
-            "            self.y = self.y.astype(np.int64)\n\n    def __getitem__(self, i):\n        return torch.tensor(self.y[i])\n",
-            fixed="import numpy as np\nimport pandas as pd\nimport torch\n\nclass Table(torch.utils.data.Dataset):\n"
-            "    def __init__(self, df, classify):\n        self.y = df['y'].values\n        if classify:\n"
-            "            self.y = self.y.astype(np.int64)\n\n    def __getitem__(self, i):\n        return torch.as_tensor(self.y[i])\n",
+            """
+            import numpy as np
+            import pandas as pd
+            import torch
+
+            class Table(torch.utils.data.Dataset):
+                def __init__(self, df, classify):
+                    self.y = df['y'].values
+                    if classify:
+                        self.y = self.y.astype(np.int64)
+
+                def __getitem__(self, i):
+                    return torch.tensor(self.y[i])
+            """,
+            fixed="""
+            import numpy as np
+            import pandas as pd
+            import torch
+
+            class Table(torch.utils.data.Dataset):
+                def __init__(self, df, classify):
+                    self.y = df['y'].values
+                    if classify:
+                        self.y = self.y.astype(np.int64)
+
+                def __getitem__(self, i):
+                    return torch.as_tensor(self.y[i])
+            """,
+            line=12,
+            column=16,
+            message="`torch.tensor` copies numpy array `self.y[i]` (line 7); `as_tensor` would share it",
         ),
     ]
 

@@ -14,7 +14,7 @@ from torchlint.diagnostics import (
     Position,
     source_lines,
 )
-from torchlint.rule import Invalid, Named, Rule
+from torchlint.rule import Invalid, Named, Rule, Valid
 from torchlint.suppressions import Suppressions, noqa_codes, normalise
 
 
@@ -55,14 +55,45 @@ that suppresses nothing changes nothing when it goes.
 - Ruff's `unused-noqa` (RUF100), which this rule follows.
 """
     valid = [
-        "import torch\nm = torch.nn.DataParallel(m)  # noqa: TL004\n",
-        "x = 1  # noqa: E501\n",
-        "x = 1  # noqa\n",
+        Valid(
+            """
+            import torch
+            m = torch.nn.DataParallel(m)  # noqa: TL004
+            """
+        ),
+        Valid(
+            """
+            x = 1  # noqa: E501
+            """
+        ),
+        Valid(
+            """
+            x = 1  # noqa
+            """
+        ),
     ]
     invalid = [
-        Invalid("x = 1  # noqa: TL100\n", fixed="x = 1\n"),
         Invalid(
-            "x = 1  # keep  # noqa: unused-noqa, E501\n", fixed="x = 1  # keep  # noqa: E501\n"
+            """
+            x = 1  # noqa: TL100
+            """,
+            fixed="""
+            x = 1
+            """,
+            line=1,
+            column=8,
+            message="Unused `noqa` for TL100: nothing to suppress here",
+        ),
+        Invalid(
+            """
+            x = 1  # keep  # noqa: unused-noqa, E501
+            """,
+            fixed="""
+            x = 1  # keep  # noqa: E501
+            """,
+            line=1,
+            column=16,
+            message="Unused `noqa` for unused-noqa: nothing to suppress here",
         ),
     ]
 
