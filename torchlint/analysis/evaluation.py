@@ -26,7 +26,6 @@ import libcst.matchers as m
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import (
-    AUTOGRAD_EXITS,
     Block,
     Grad,
     GradMode,
@@ -61,6 +60,8 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
+# Methods whose result has left autograd: nobody backpropagates through it.
+_AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Entry points a script runs once.
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
@@ -482,16 +483,6 @@ class Evaluation(Shared):
         return True
 
     # -- evaluation scopes --------------------------------------------------------------
-    def is_test_module(self) -> bool:
-        """Unit tests call modules to check them, not to evaluate a model."""
-        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
-        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
-            return True
-        return any(
-            full.split(".")[0] in ("unittest", "pytest")
-            for full in self.ctx.symbols.aliases.values()
-        )
-
     def scope(self, call: cst.Call) -> EvalScope | None:
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
         function = self.enclosing_function(call)
@@ -757,7 +748,7 @@ class Evaluation(Shared):
     def _leaves_autograd(self, function: cst.FunctionDef) -> bool:
         for call in self.calls_in(function):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in AUTOGRAD_EXITS:
+            if isinstance(func, cst.Attribute) and func.attr.value in _AUTOGRAD_EXITS:
                 return True
             if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and call.args:
                 return True

@@ -71,8 +71,6 @@ _NEEDS_GRAD_METHODS = frozenset(
     {"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"}
 )
 _MODE_SWITCHES = frozenset({"eval", "train"})
-# Methods whose result has left autograd: nobody backpropagates through it.
-AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 
 
 def is_dunder(name: str) -> bool:
