@@ -37,6 +37,7 @@ from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
+    NOT_CALLABLE_MODULES,
     is_eval_data_name,
     is_eval_input_name,
     is_eval_name,
@@ -137,9 +138,6 @@ _LOADS_WEIGHTS = ("load_state_dict", "torch.load(", "jit.load(", "from_pretraine
 _WHOLE_MODEL_LOADS = frozenset({"torch.load", "torch.jit.load"})
 _FACTORY_DEPTH = (
     3  # factories calling factories: `build()` -> `make_backbone()` -> `nn.Sequential(...)`
-)
-_NOT_CALLABLE_MODULES = frozenset(
-    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
 )
 _MODULE_CHAIN_METHODS = frozenset(
     {
@@ -363,7 +361,7 @@ class Evaluation(Shared):
         qualname = self.ctx.symbols.qualname(base) or ""
         if (
             qualname.startswith("torch.nn.")
-            and qualname.rsplit(".", 1)[-1] not in _NOT_CALLABLE_MODULES
+            and qualname.rsplit(".", 1)[-1] not in NOT_CALLABLE_MODULES
         ):
             return True
         if isinstance(base, cst.Name) and base.value in known:
@@ -455,7 +453,7 @@ class Evaluation(Shared):
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             return False
         last = qualname.rsplit(".", 1)[-1]
-        if last in _NOT_CALLABLE_MODULES or last.endswith("Loss"):
+        if last in NOT_CALLABLE_MODULES or last.endswith("Loss"):
             return False
         return qualname.startswith("torch.nn.") == last[:1].isupper()
 

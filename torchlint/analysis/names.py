@@ -190,6 +190,11 @@ def is_module_name(name: str) -> bool:
     )
 
 
+# torch.nn classes that are no callable module: containers and parameters, never a forward.
+NOT_CALLABLE_MODULES = frozenset(
+    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
+)
+
 _LOSS_NAME = re.compile(
     r"^(criterion|crit|loss|loss_fn|lossfn|loss_func|loss_function|lossfunc|criterion_?[a-z0-9]*)$"
 )

@@ -21,11 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from torchlint.analysis.names import NOT_CALLABLE_MODULES
 from torchlint.analysis.text import precision_mentions
 
-_NOT_CALLABLE = frozenset(
-    {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Buffer"}
-)
 _MAX_DEPTH = 8
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _ACCELERATORS = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "xla"})
@@ -320,7 +318,11 @@ class _Question:
 
 
 def _torch_module(full: str) -> bool | None:
-    return full.rsplit(".", 1)[-1] not in _NOT_CALLABLE if full.startswith("torch.nn.") else None
+    return (
+        full.rsplit(".", 1)[-1] not in NOT_CALLABLE_MODULES
+        if full.startswith("torch.nn.")
+        else None
+    )
 
 
 _is_module = _Question(_torch_module, settled_by_forward=True)
