@@ -239,10 +239,7 @@ each batch after its transfer), and the layout can make some networks slower.
     def finish(self) -> None:
         if not self.convs or not self.autocast:
             return
-        numerics = self.ctx.fact(Numerics)
-        if "channels_last" in numerics.own_mentions or numerics.training_step is None:
-            return
-        if "channels_last" in numerics.mentions:
+        if self.ctx.fact(Numerics).unsettled_step(frozenset({"channels_last"})) is None:
             return
         fix = self.make_fix(
             "Convert the model and each input batch with `.to(memory_format=torch.channels_last)`",
