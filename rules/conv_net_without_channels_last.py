@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.numerics import Numerics
+from torchlint.analysis.numerics import VISION_CONVNET, Numerics
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_autocast_without_channels_last, may_train, may_use_cuda
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -15,11 +15,6 @@ from torchlint.rule import Invalid, Rule, Valid
 _CONV2D = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?2d$"
     r"|^torch\.nn\.functional\.conv(_transpose)?2d$"
-)
-# torchvision's image classifiers: convolutional networks throughout (not its vision transformers).
-_VISION_CONVNET = re.compile(
-    r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet"
-    r"|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
 )
 # Autocast on the CPU (bfloat16 there) has no tensor cores for channels_last to feed.
 _CPU_AUTOCAST = frozenset({"torch.cpu.amp.autocast", "torch.cpu.amp.autocast_mode.autocast"})
@@ -231,7 +226,7 @@ each batch after its transfer), and the layout can make some networks slower.
 
     def visit_Call(self, node: cst.Call) -> None:
         qualname = self.ctx.symbols.qualname(node.func) or ""
-        if _CONV2D.match(qualname) or _VISION_CONVNET.match(qualname):
+        if _CONV2D.match(qualname) or VISION_CONVNET.match(qualname):
             self.convs.append(node)
         elif (dotted(node.func) or "").rsplit(".", 1)[-1] == "autocast":
             self.autocast = self.autocast or _on_the_gpu(node, qualname)

@@ -42,6 +42,11 @@ _CONV_LAYERS = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$"
     r"|^torch\.nn\.functional\.conv(_transpose)?[123]d$|^torchvision\.models\."
 )
+# torchvision's image classifiers: convolutional networks throughout (not its vision transformers).
+VISION_CONVNET = re.compile(
+    r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet"
+    r"|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
+)
 # A factory named like a CNN family, from any library (`model_zoo.resnet50()`, `timm`'s names):
 # a convolutional network of the usual size. A class of that name (`ResNet18(...)`) is a
 # convolutional network too, but often a shrunken one written for a tutorial: its size is the
