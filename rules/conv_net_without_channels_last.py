@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.numerics import VISION_CONVNET, Numerics
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_autocast_without_channels_last, may_train, may_use_cuda
@@ -219,20 +220,16 @@ each batch after its transfer), and the layout can make some networks slower.
         ),
     ]
 
-    def __init__(self, ctx, options) -> None:
-        super().__init__(ctx, options)
-        self.convs: list[cst.Call] = []
-        self.autocast = False  # some autocast that may run on the GPU
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualname = self.ctx.symbols.qualname(node.func) or ""
-        if _CONV2D.match(qualname) or VISION_CONVNET.match(qualname):
-            self.convs.append(node)
-        elif (dotted(node.func) or "").rsplit(".", 1)[-1] == "autocast":
-            self.autocast = self.autocast or _on_the_gpu(node, qualname)
-
     def finish(self) -> None:
-        if not self.convs or not self.autocast:
+        convs: list[cst.Call] = []
+        autocast = False  # some autocast that may run on the GPU
+        for call in self.ctx.fact(SemanticModel).calls:
+            qualname = self.ctx.symbols.qualname(call.func) or ""
+            if _CONV2D.match(qualname) or VISION_CONVNET.match(qualname):
+                convs.append(call)
+            elif (dotted(call.func) or "").rsplit(".", 1)[-1] == "autocast":
+                autocast = autocast or _on_the_gpu(call, qualname)
+        if not convs or not autocast:
             return
         if self.ctx.fact(Numerics).unsettled_step(frozenset({"channels_last"})) is None:
             return
@@ -241,7 +238,7 @@ each batch after its transfer), and the layout can make some networks slower.
             Applicability.DISPLAY_ONLY,
         )
         self.report(
-            self.convs[0],
+            convs[0],
             "conv net trained under autocast in NCHW layout; `channels_last` feeds tensor cores directly",
             fix,
         )
