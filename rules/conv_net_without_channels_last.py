@@ -6,7 +6,8 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.numerics import Numerics
+from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.numerics import VISION_CONVNET, Numerics
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_autocast_without_channels_last, may_train, may_use_cuda
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -15,11 +16,6 @@ from torchlint.rule import Invalid, Rule, Valid
 _CONV2D = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?2d$"
     r"|^torch\.nn\.functional\.conv(_transpose)?2d$"
-)
-# torchvision's image classifiers: convolutional networks throughout (not its vision transformers).
-_VISION_CONVNET = re.compile(
-    r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet"
-    r"|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
 )
 # Autocast on the CPU (bfloat16 there) has no tensor cores for channels_last to feed.
 _CPU_AUTOCAST = frozenset({"torch.cpu.amp.autocast", "torch.cpu.amp.autocast_mode.autocast"})
@@ -224,32 +220,25 @@ each batch after its transfer), and the layout can make some networks slower.
         ),
     ]
 
-    def __init__(self, ctx, options) -> None:
-        super().__init__(ctx, options)
-        self.convs: list[cst.Call] = []
-        self.autocast = False  # some autocast that may run on the GPU
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualname = self.ctx.symbols.qualname(node.func) or ""
-        if _CONV2D.match(qualname) or _VISION_CONVNET.match(qualname):
-            self.convs.append(node)
-        elif (dotted(node.func) or "").rsplit(".", 1)[-1] == "autocast":
-            self.autocast = self.autocast or _on_the_gpu(node, qualname)
-
     def finish(self) -> None:
-        if not self.convs or not self.autocast:
+        convs: list[cst.Call] = []
+        autocast = False  # some autocast that may run on the GPU
+        for call in self.ctx.fact(SemanticModel).calls:
+            qualname = self.ctx.symbols.qualname(call.func) or ""
+            if _CONV2D.match(qualname) or VISION_CONVNET.match(qualname):
+                convs.append(call)
+            elif (dotted(call.func) or "").rsplit(".", 1)[-1] == "autocast":
+                autocast = autocast or _on_the_gpu(call, qualname)
+        if not convs or not autocast:
             return
-        numerics = self.ctx.fact(Numerics)
-        if "channels_last" in numerics.own_mentions or numerics.training_step is None:
-            return
-        if "channels_last" in numerics.mentions:
+        if self.ctx.fact(Numerics).unsettled_step(frozenset({"channels_last"})) is None:
             return
         fix = self.make_fix(
             "Convert the model and each input batch with `.to(memory_format=torch.channels_last)`",
             Applicability.DISPLAY_ONLY,
         )
         self.report(
-            self.convs[0],
+            convs[0],
             "conv net trained under autocast in NCHW layout; `channels_last` feeds tensor cores directly",
             fix,
         )

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import SemanticModel, passed_argument
 from torchlint.analysis.text import may_load_samples
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule
@@ -213,14 +213,14 @@ place for you.
             return "`.cuda()`" if self.ctx.symbols.qualname(func) is None else None
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             target = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-            device = target if target is not None else _keyword(call, "device")
+            device = target if target is not None else passed_argument(call, "device", None)
             return "`.to(cuda)`" if self._cuda(device) else None
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _CREATION:
             name = qualname.rsplit(".", 1)[-1]
             return (
                 f"`torch.{name}(..., device=cuda)`"
-                if self._cuda(_keyword(call, "device"))
+                if self._cuda(passed_argument(call, "device", None))
                 else None
             )
         return None
@@ -231,7 +231,3 @@ place for you.
             return False
         strings = self.ctx.fact(LoopFacts).device_strings(device)
         return strings is not None and any(s.startswith("cuda") for s in strings)
-
-
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)

@@ -10,6 +10,7 @@ import libcst.matchers as m
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import target_names
+from torchlint.analysis.numerics import VISION_CONVNET
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -17,9 +18,6 @@ from torchlint.rule import Invalid, Rule, Valid
 
 _CONV = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$|^torch\.nn\.functional\.conv(_transpose)?[123]d$"
-)
-_VISION_CONVNET = re.compile(
-    r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
 )
 # Helpers that usually set cuDNN's flags themselves (`init_seeds(deterministic=True)`), elsewhere.
 _SETUP_WORDS = frozenset(
@@ -323,7 +321,7 @@ file's imports, or turns an explicit `False` into `True`.
 
     def visit_Call(self, node: cst.Call) -> None:
         qualname = self.ctx.symbols.qualname(node.func) or ""
-        if _CONV.match(qualname) or _VISION_CONVNET.match(qualname):
+        if _CONV.match(qualname) or VISION_CONVNET.match(qualname):
             self.convs.append(node)
         elif qualname in ("torch.use_deterministic_algorithms", "torch.backends.cudnn.flags"):
             self.settled = True

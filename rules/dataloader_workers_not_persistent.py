@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.dataloaders import DataLoaders, is_dataloader, keyword_edits
+from torchlint.analysis.dataloaders import DataLoaders, keyword_edits
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -257,21 +257,10 @@ loader non-persistent or give it fewer workers.
         ),
     ]
 
-    def __init__(self, ctx, options) -> None:
-        super().__init__(ctx, options)
-        self.candidates: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if is_dataloader(self.ctx, node):
-            self.candidates.append(node)
-
     def finish(self) -> None:
-        if not self.candidates:
-            return
         loaders = self.ctx.fact(DataLoaders)
-        for call in self.candidates:
-            args = loaders.constructions.get(call)
-            if args is None or args.has_star or args.persistent_workers is not None:
+        for call, args in loaders.constructions.items():
+            if args.has_star or args.persistent_workers is not None:
                 continue
             workers = self._positive(args.num_workers)
             if workers is None:

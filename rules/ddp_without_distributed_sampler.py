@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
-from torchlint.analysis.dataloaders import DataLoaders, is_dataloader
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.distributed import Distributed
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.text import may_train
@@ -200,16 +198,9 @@ the number of steps per epoch, which schedulers and logging may count on.
         ),
     ]
 
-    def __init__(self, ctx, options) -> None:
-        super().__init__(ctx, options)
-        self.candidates: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if is_dataloader(self.ctx, node):
-            self.candidates.append(node)
-
     def finish(self) -> None:
-        if not self.candidates:
+        loaders = self.ctx.fact(DataLoaders)
+        if not loaders.constructions:
             return
         distributed = self.ctx.fact(Distributed)
         if not distributed.wraps or distributed.framework or distributed.shards_by_hand:
@@ -217,15 +208,8 @@ the number of steps per epoch, which schedulers and logging may count on.
         training = self.ctx.fact(Training)
         loops = self.ctx.fact(LoopFacts)
         trained = {loops.per_batch_loop(c, every_iteration=False) for c in training.step_calls}
-        loaders = self.ctx.fact(DataLoaders)
-        for call in self.candidates:
-            args = loaders.constructions.get(call)
-            if (
-                args is None
-                or args.has_star
-                or args.sampler is not None
-                or args.batch_sampler is not None
-            ):
+        for call, args in loaders.constructions.items():
+            if args.has_star or args.sampler is not None or args.batch_sampler is not None:
                 continue
             if not any(loop in trained for loop in loaders.loops_of(call)):
                 continue

@@ -275,16 +275,12 @@ inserts `torch.set_float32_matmul_precision("high")` after the file's imports (w
     def finish(self) -> None:
         if self.ctx.target_torch_version < _OFF_BY_DEFAULT_SINCE:
             return
-        numerics = self.ctx.fact(Numerics)
-        if numerics.own_mentions & {"tf32", "mixed"}:
-            return
-        step = numerics.training_step
+        # cuDNN convolutions use TF32 already; a small model gains nothing
+        step = self.ctx.fact(Numerics).unsettled_step(
+            frozenset({"tf32", "mixed"}),
+            lambda layers: layers.matmul and not layers.conv and layers.big,
+        )
         if step is None:
-            return
-        layers = numerics.layers
-        if not layers.matmul or layers.conv or not layers.big:
-            return  # cuDNN convolutions use TF32 already; a small model gains nothing
-        if numerics.mentions & {"tf32", "mixed"}:
             return
         alias, import_edit = self.ctx.torch_alias()
         line = f'{alias}.set_float32_matmul_precision("high")\n'

@@ -260,16 +260,10 @@ so the change needs a look at the loss curve that a codemod cannot take.
     def finish(self) -> None:
         if self.ctx.target_torch_version < _AUTOCAST_SINCE:
             return
-        numerics = self.ctx.fact(Numerics)
-        if "mixed" in numerics.own_mentions:
-            return
-        step = numerics.training_step
+        step = self.ctx.fact(Numerics).unsettled_step(
+            frozenset({"mixed"}), lambda layers: (layers.matmul or layers.conv) and layers.big
+        )
         if step is None:
-            return
-        layers = numerics.layers
-        if not (layers.matmul or layers.conv) or not layers.big:
-            return
-        if "mixed" in numerics.mentions:
             return
         fix = self.make_fix(
             'Run the forward pass and the loss under `torch.autocast("cuda", dtype=torch.bfloat16)` '

@@ -25,6 +25,8 @@ from torchlint.analysis.text import may_use_cuda, precision_mentions
 from torchlint.analysis.training import Training, optimizer_class
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from torchlint.analysis.context import FileContext
 
 
@@ -39,6 +41,11 @@ _MATMUL_LAYERS = re.compile(
 _CONV_LAYERS = re.compile(
     r"^torch\.nn\.(modules\.conv\.)?(Lazy)?Conv(Transpose)?[123]d$"
     r"|^torch\.nn\.functional\.conv(_transpose)?[123]d$|^torchvision\.models\."
+)
+# torchvision's image classifiers: convolutional networks throughout (not its vision transformers).
+VISION_CONVNET = re.compile(
+    r"^torchvision\.models\.(\w+\.)?(resnet|resnext|wide_resnet|vgg|densenet|mobilenet|efficientnet"
+    r"|alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|inception|googlenet)\w*$"
 )
 # A factory named like a CNN family, from any library (`model_zoo.resnet50()`, `timm`'s names):
 # a convolutional network of the usual size. A class of that name (`ResNet18(...)`) is a
@@ -108,6 +115,21 @@ class Numerics:
         if self.ctx.project is None:
             return self.own_mentions
         return self.own_mentions | self.ctx.project.imported_precision(Path(self.ctx.path))
+
+    def unsettled_step(
+        self, words: frozenset[str], wants: Callable[[Layers], bool] | None = None
+    ) -> cst.Call | None:
+        """The `training_step` of a CUDA training script whose `layers` satisfy `wants` (when
+        given) and that mentions none of `words` (`precision_mentions`) in the file or in the
+        project modules it imports; None otherwise. The cheap tests run first."""
+        if self.own_mentions & words:
+            return None
+        step = self.training_step
+        if step is None or (wants is not None and not wants(self.layers)):
+            return None
+        if self.mentions & words:
+            return None
+        return step
 
     @cached_property
     def training_step(self) -> cst.Call | None:
