@@ -39,9 +39,8 @@ CACHE_DIR = ".torchlint_cache"
 def _code_fingerprint() -> str:
     """torchlint's version plus the size and mtime of its modules, so edited rules invalidate."""
     package = Path(torchlint.__file__).parent
-    rules = importlib.util.find_spec(
-        "torchlint.rules"
-    )  # found, not imported: checks start without the rules
+    # Found, not imported: checks start without the rules.
+    rules = importlib.util.find_spec("torchlint.rules")
     parts = [torchlint.__version__]
     for directory in (
         package,
@@ -106,10 +105,10 @@ class ResultCache:
             return None
 
     def put(self, key: str, diagnostics: list[Diagnostic], depends_on: dict[str, str]) -> None:
-        folder = self.directory / key[:2]
-        records = [_record(d) for d in diagnostics]
         if not self.usable:
             return
+        folder = self.directory / key[:2]
+        records = [_record(d) for d in diagnostics]
         try:
             if self.directory.is_symlink() or folder.is_symlink():
                 return
@@ -127,9 +126,8 @@ class ResultCache:
                     },
                     handle,
                 )
-            os.replace(
-                temporary, folder / f"{key}.json"
-            )  # replaces a planted symlink, never writes through it
+            # Replaces a planted symlink, never writes through it.
+            os.replace(temporary, folder / f"{key}.json")
         except OSError:
             return
 

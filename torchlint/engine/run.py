@@ -23,7 +23,7 @@ from torchlint.engine.lint import (
     decode,
     lint_text,
 )
-from torchlint.notebook import NotebookError, parse_bytes
+from torchlint.notebook import Notebook, NotebookError, parse_bytes
 from torchlint.project import FileSettings, RuleT, relative_path, rules_for
 
 if TYPE_CHECKING:
@@ -62,14 +62,31 @@ def display_path(path: Path) -> str:
 def lint_bytes(
     shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
-    if shown.endswith(".ipynb"):
-        return lint_notebook(shown, data, rules, settings)
+    """Findings in a file's bytes; a notebook's (by its name as shown) carry their cell."""
+    read = read_code(shown, data)
+    if isinstance(read, Diagnostic):
+        return [read]
+    notebook, text = read
+    found = lint_text(shown, text, rules, settings)
+    return notebook.map_diagnostics(text, found) if notebook else found
+
+
+def read_code(shown: str, data: bytes) -> tuple[Notebook | None, str] | Diagnostic:
+    """The file's notebook if it is one (by its name as shown), and the code to lint (a notebook's
+    code cells as one module); or the finding that says why there is none."""
     try:
-        text = decode(data)
+        if not shown.endswith(".ipynb"):
+            return None, decode(data)
+        notebook = parse_bytes(data)
+        check_code_size(notebook.text)
+        return notebook, notebook.text
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return [builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")]
-    return lint_text(shown, text, rules, settings)
+        return builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")
+    except NotebookError as error:
+        return builtin(SYNTAX_ERROR, shown, str(error))
+    except Unreadable as problem:  # a notebook of more code than a file may hold
+        return builtin(IO_ERROR, shown, str(problem))
 
 
 def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileResult:
@@ -95,20 +112,6 @@ def lint_file(path: Path, settings: Settings, use_cache: bool = False) -> FileRe
                 key, found, {str(p): digest for p, digest in index.consulted.items() if p != own}
             )
     return FileResult(shown, found)
-
-
-def lint_notebook(
-    shown: str, data: bytes, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
-) -> list[Diagnostic]:
-    """A notebook's code cells linted as one module; findings carry their cell."""
-    try:
-        notebook = parse_bytes(data)
-        check_code_size(notebook.text)
-    except NotebookError as error:
-        return [builtin(SYNTAX_ERROR, shown, str(error))]
-    except Unreadable as problem:
-        return [builtin(IO_ERROR, shown, str(problem))]
-    return notebook.map_diagnostics(notebook.text, lint_text(shown, notebook.text, rules, settings))
 
 
 def file_rules(path: Path, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:

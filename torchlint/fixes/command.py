@@ -28,16 +28,15 @@ from torchlint.cli_options import (
 )
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine.files import TooLarge, Unreadable, check_code_size
+from torchlint.engine.files import TooLarge, Unreadable
 from torchlint.engine.lint import (
     INTERNAL_ERROR,
     IO_ERROR,
     SYNTAX_ERROR,
     builtin,
-    decode,
     lint_text,
 )
-from torchlint.engine.run import RunResult, check_paths, display_path, file_rules
+from torchlint.engine.run import RunResult, check_paths, display_path, file_rules, read_code
 from torchlint.fixes.apply import FixError, fix_to_fixpoint
 from torchlint.fixes.write import (
     Snapshot,
@@ -46,7 +45,7 @@ from torchlint.fixes.write import (
     snapshot_of,
     write_atomic,
 )
-from torchlint.notebook import Notebook, NotebookError, parse_bytes
+from torchlint.notebook import Notebook, NotebookError
 from torchlint.output import text
 from torchlint.output.summary import fix_line, plural
 from torchlint.project import FileSettings
@@ -240,20 +239,8 @@ def _unwritten(
 
 def parse_snapshot(original: Snapshot, shown: str) -> tuple[Notebook | None, str] | FileFix:
     """The file's notebook if it is one (by its name as shown), and the text to lint; or why there is none."""
-    try:
-        notebook = parse_bytes(original.data) if shown.endswith(".ipynb") else None
-        if notebook is not None:
-            check_code_size(notebook.text)
-        return notebook, notebook.text if notebook else decode(original.data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return FileFix(
-            shown, remaining=[builtin(SYNTAX_ERROR, shown, f"cannot decode file: {reason}")]
-        )
-    except NotebookError as error:
-        return FileFix(shown, remaining=[builtin(SYNTAX_ERROR, shown, str(error))])
-    except Unreadable as error:  # a notebook of more code than a file may hold: as in check
-        return FileFix(shown, remaining=[builtin(IO_ERROR, shown, str(error))])
+    read = read_code(shown, original.data)
+    return FileFix(shown, remaining=[read]) if isinstance(read, Diagnostic) else read
 
 
 def _broken(d: Diagnostic) -> Diagnostic:

@@ -24,6 +24,7 @@ from torchlint import __version__
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Position
 from torchlint.engine.lint import INTERNAL_ERROR, lint_text
+from torchlint.engine.run import file_rules  # per-file-ignores match paths as `check` does
 from torchlint.fixes.apply import FixError, applies, fix_to_fixpoint
 from torchlint.lsp.actions import (
     FIX_ALL,
@@ -42,10 +43,6 @@ from torchlint.lsp.positions import Lines
 from torchlint.lsp.settings import ClientSettings, ProjectSettings, parse_client_settings
 from torchlint.lsp.units import Unit, notebook_unit, text_unit
 from torchlint.notebook import NotebookError
-from torchlint.project import (  # per-file-ignores match paths as `check` does
-    relative_path,
-    rules_for,
-)
 from torchlint.registry import find_rule
 from torchlint.rule import Rule
 
@@ -168,7 +165,7 @@ class TorchlintServer(LanguageServer):
     def linter_for(self, path: Path) -> Linter:
         project, problem = self.projects.for_directory(path.parent)
         settings = self.editor.apply(project)
-        rules = rules_for(relative_path(path, settings.root), settings.enabled_rules(), settings)
+        rules = file_rules(path, settings.enabled_rules(), settings)
         return Linter(path, settings, rules, problem)
 
     def _lint(self, unit: Unit, generation: int) -> Result:

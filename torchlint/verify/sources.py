@@ -10,8 +10,7 @@ from torchlint.cli_options import fail
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.engine.lint import decode, lint_text
-from torchlint.engine.run import display_path
-from torchlint.project import rules_for
+from torchlint.engine.run import display_path, file_rules
 from torchlint.verify.launch import Version
 
 
@@ -33,11 +32,7 @@ def read_version(label: str, name: str) -> Version:
 
 def linter(path: Path, settings: Settings) -> Callable[[str], list[Diagnostic]]:
     """lint(text) for the file at `path`, with the rules the settings enable for it."""
-    try:
-        relative = path.relative_to(settings.root).as_posix()
-    except ValueError:
-        relative = path.as_posix()
-    rules = rules_for(relative, settings.enabled_rules(), settings)
+    rules = file_rules(path, settings.enabled_rules(), settings)
     shown = display_path(path)
     return lambda text: lint_text(shown, text, rules, settings)
 
