@@ -181,13 +181,14 @@ def _code_text(path: Path, root: Path) -> str:
     """The code a file holds, as the linter reads it (a notebook's code cells); empty when it
     cannot be read, which `check` reports for itself."""
     from torchlint.engine.files import Unreadable, read_source
-    from torchlint.engine.run import read_code
+    from torchlint.engine.lint import decode
+    from torchlint.notebook import NotebookError, parse_bytes
 
     try:
-        read = read_code(path.name, read_source(path, root))
-    except Unreadable:
+        data = read_source(path, root)
+        return parse_bytes(data).text if path.suffix == ".ipynb" else decode(data)
+    except (Unreadable, NotebookError, SyntaxError, UnicodeDecodeError, LookupError):
         return ""
-    return read[1] if isinstance(read, tuple) else ""
 
 
 def _lint(paths: tuple[str, ...], settings: Settings, options: RunOptions) -> RunResult:
