@@ -52,10 +52,6 @@ class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    @property
-    def has_internal_error(self) -> bool:
-        return any(d.code == INTERNAL_ERROR[0] for d in self.diagnostics)
-
 
 def builtin(
     kind: tuple[str, str], path: str, message: str, row: int = 1, column: int = 1, line: str = ""
