@@ -5,6 +5,8 @@
                                                          # also write the drawn, unjudged findings
                                                          # of that split and stratum, to judge
     python benchmarks/precision.py --details            # plus every FP, debatable and missed label
+    python benchmarks/precision.py --split validate --batch 11
+                                                         # only batch 11's repositories (repeatable)
 
 Each repository of tests/corpus/manifest.toml must have been brought with the `fetch` tool
 (mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files and notebooks at the
@@ -193,6 +195,12 @@ def main() -> None:
         "--stratum", choices=STRATA, help="only this stratum's repositories (tables and --pending)"
     )
     parser.add_argument(
+        "--batch",
+        type=int,
+        action="append",
+        help="only this manifest batch's repositories: tables, recall and --pending (repeatable)",
+    )
+    parser.add_argument(
         "--pending", type=Path, help="write the drawn, unjudged findings with context here"
     )
     parser.add_argument(
@@ -206,9 +214,14 @@ def main() -> None:
     by_name = {r.name: r for r in manifested}
     strata = [args.stratum] if args.stratum else list(STRATA)
     splits = args.split or list(SPLITS)
-    repos = [r for r in active(manifested) if r.split in splits and r.stratum in strata]
+    repos = [
+        r
+        for r in active(manifested)
+        if r.split in splits and r.stratum in strata and (not args.batch or r.batch in args.batch)
+    ]
     verdicts = judgements()
-    labelled = recall_labels()
+    chosen = {r.name for r in repos}  # recall counts only the labelled files of those repositories
+    labelled = [entry for entry in recall_labels() if entry["repo"] in chosen]
     tables, pending, notes = [], [], []
     try:
         roots = {r.name: extract(r) for r in repos}

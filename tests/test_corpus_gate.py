@@ -13,6 +13,7 @@ import re
 
 import pytest
 from corpus.corpus import (
+    HOLDOUT_BATCHES,
     MIN_REPOS,
     RETIRED,
     SPLITS,
@@ -21,7 +22,7 @@ from corpus.corpus import (
     CorpusError,
     Finding,
     Repo,
-    assigned_splits,
+    batch_splits,
     extract,
     in_stratum,
     is_reserved,
@@ -32,6 +33,7 @@ from corpus.corpus import (
     recall_files,
     recall_labels,
     sample,
+    split_problems,
     wilson,
 )
 from devset.fetch import fetch_all
@@ -55,7 +57,7 @@ def test_manifest_pins_enough_unreserved_repositories():
 def test_every_repository_has_a_stratum_and_production_has_both_splits():
     _, repos = manifest()
     assert {r.stratum for r in repos} == set(STRATA)
-    production = [r for r in repos if r.stratum == "production"]
+    production = [r for r in repos if r.stratum == "production" and r.batch not in HOLDOUT_BATCHES]
     assert len(production) >= 20
     assert {s: sum(r.split == s for r in production) for s in SPLITS} == {
         s: len(production) // 2 for s in SPLITS
@@ -64,12 +66,23 @@ def test_every_repository_has_a_stratum_and_production_has_both_splits():
 
 def test_split_is_the_seeded_assignment_and_roughly_half():
     seed, repos = manifest()
-    for batch in {r.batch for r in repos}:
-        members = [r for r in repos if r.batch == batch]
-        expected = assigned_splits([r.name for r in members], seed + batch - 1)
-        assert {r.name: r.split for r in members} == expected, batch
-        counts = [sum(r.split == s for r in members) for s in SPLITS]
+    assert split_problems(repos, seed) == []
+    for batch in {r.batch for r in repos} - HOLDOUT_BATCHES:
+        counts = [sum(r.split == s and r.batch == batch for r in repos) for s in SPLITS]
         assert abs(counts[0] - counts[1]) <= 1, batch
+
+
+def test_a_held_out_batch_is_all_validate_and_a_tune_repository_there_is_rejected():
+    seed, repos = manifest()
+    held = [r for r in repos if r.batch in HOLDOUT_BATCHES]
+    assert held and {r.split for r in held} == {"validate"}
+    names = [f"o/r{i}" for i in range(6)]
+    assert set(batch_splits(names, seed, 11).values()) == {"validate"}
+    assert set(batch_splits(names, seed, 10).values()) == {"tune", "validate"}
+    marked = [Repo(n, "0" * 40, "validate", batch=11) for n in names[1:]]
+    assert split_problems(marked, seed) == []
+    tuned = [Repo(names[0], "0" * 40, "tune", batch=11), *marked]
+    assert split_problems(tuned, seed) == ["o/r0 (batch 11): split tune, assigned validate"]
 
 
 def test_reserved_names_are_recognised_whatever_their_case():
