@@ -7,6 +7,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -37,6 +38,11 @@ class DataParallel(Rule):
 Flags constructions of `torch.nn.DataParallel` under any import alias, of classes derived from
 it (in the file, or imported from another file of the project), and calls of its functional
 form `torch.nn.parallel.data_parallel`.
+
+Not flagged: a construction that runs only where CUDA is unavailable (the `else` of
+`if torch.cuda.is_available():`, also through `not`, `and`/`or` and a name bound to that test),
+which scripts keep so that `model.module` works on the CPU path: without a GPU, DataParallel
+calls the module directly.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -100,6 +106,24 @@ which a codemod cannot write for you.
             """
             import torch
             wrapped = type(m) is torch.nn.DataParallel
+            """
+        ),
+        # Without CUDA, DataParallel calls the module directly: the wrap only keeps `.module`.
+        Valid(
+            """
+            import torch
+            use_cuda = torch.cuda.is_available()
+            if use_cuda:
+                model = model.cuda()
+            else:
+                model = torch.nn.DataParallel(model)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            if not torch.cuda.is_available() and not args.force:
+                model = torch.nn.DataParallel(model)
             """
         ),
     ]
@@ -166,10 +190,39 @@ which a codemod cannot write for you.
             column=20,
             message="`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`",
         ),
+        Invalid(
+            """
+            import torch
+            if torch.cuda.is_available():
+                model = torch.nn.DataParallel(model).cuda()
+            else:
+                model = torch.nn.DataParallel(model)
+            """,
+            line=3,
+            column=13,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+        ),
+        # The else of `a and is_available()` may run with CUDA (when `a` is false).
+        Invalid(
+            """
+            import torch
+            if args.single and torch.cuda.is_available():
+                model = model.cuda()
+            else:
+                model = torch.nn.DataParallel(model)
+            """,
+            line=5,
+            column=13,
+            message="`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.symbols.qualname(node.func)
+        if name not in _FUNCTIONAL and name not in _NAMES and not self._is_subclass(node.func):
+            return
+        if runs_without_cuda(self.ctx, node):
+            return  # no GPU there: DataParallel runs the module as it is
         if name in _FUNCTIONAL:
             fix = self.make_fix(
                 "Wrap the model once in `DistributedDataParallel`, launched with `torchrun`",
@@ -180,8 +233,6 @@ which a codemod cannot write for you.
                 "`data_parallel` replicates the module to every GPU on each call; use `DistributedDataParallel`",
                 fix,
             )
-            return
-        if name not in _NAMES and not self._is_subclass(node.func):
             return
         fix = self.make_fix(
             "Launch with `torchrun` and wrap the model in `DistributedDataParallel` instead",

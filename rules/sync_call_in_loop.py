@@ -49,6 +49,9 @@ _MEASURING_METHODS = frozenset(
 _MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda.memory.")
 # Owners of the calls that mark ranges for Nsight Systems (`torch.cuda.nvtx.range_push`, `nsys.region(...)`).
 _TRACE_MARKERS = frozenset({"nvtx", "nsys"})
+# Owners of the calls that start and stop a timer of the project's own (`fw_timer.tic()`,
+# `self.timer.toc()`), which reads the clock inside its methods.
+_TIMERS = frozenset({"timer", "timers", "stopwatch"})
 _MEASURING_WORDS = frozenset(
     {
         "bench",
@@ -91,7 +94,9 @@ Not flagged:
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
   `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
   statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`), drives the profiler or
-  marks NVTX / Nsight Systems ranges (`torch.cuda.nvtx.range_push(...)`), and functions named for benchmarking, profiling or timing: there the synchronization is what
+  marks NVTX / Nsight Systems ranges (`torch.cuda.nvtx.range_push(...)`), calls a timer object
+  (`fw_timer.tic()`, `self.timer.toc()`: its methods read the clock), and functions named for
+  benchmarking, profiling or timing: there the synchronization is what
   makes the numbers right;
 - unit tests.
 
@@ -211,6 +216,23 @@ only the author knows whether the call is still wanted.
                 for x, y in loader:
                     model(x.cuda()).sum().backward()
                     torch.cuda.synchronize()
+            """
+        ),
+        # A timer object of the project's own (`Timer.tic()`/`toc()` read the clock inside it).
+        Valid(
+            """
+            import torch
+            def compute_time_train(model, loss_fun, inputs, labels):
+                fw_timer, bw_timer = Timer(), Timer()
+                for cur_iter in range(100):
+                    fw_timer.tic()
+                    loss = loss_fun(model(inputs), labels)
+                    torch.cuda.synchronize()
+                    fw_timer.toc()
+                    bw_timer.tic()
+                    loss.backward()
+                    torch.cuda.synchronize()
+                    bw_timer.toc()
             """
         ),
         # A loop marked with NVTX ranges for Nsight Systems: the synchronize keeps the ranges aligned with the GPU work.
@@ -360,6 +382,8 @@ only the author knows whether the call is still wanted.
         owner = set(name_tokens((dotted(call.func.value) or "").rsplit(".", 1)[-1]))
         if owner & _TRACE_MARKERS:
             return True  # NVTX ranges or Nsight Systems marks: the loop is being profiled
+        if owner & _TIMERS:
+            return True  # a timer object reads the clock in its methods
         return method == "step" and bool(owner & {"prof", "profiler"})
 
     def finish(self) -> None:

@@ -18,6 +18,7 @@ from corpus.corpus import (
     RETIRED,
     SPLITS,
     STRATA,
+    TUNE_BATCHES,
     VERDICTS,
     CorpusError,
     Finding,
@@ -57,7 +58,8 @@ def test_manifest_pins_enough_unreserved_repositories():
 def test_every_repository_has_a_stratum_and_production_has_both_splits():
     _, repos = manifest()
     assert {r.stratum for r in repos} == set(STRATA)
-    production = [r for r in repos if r.stratum == "production" and r.batch not in HOLDOUT_BATCHES]
+    unshuffled = HOLDOUT_BATCHES | TUNE_BATCHES
+    production = [r for r in repos if r.stratum == "production" and r.batch not in unshuffled]
     assert len(production) >= 20
     assert {s: sum(r.split == s for r in production) for s in SPLITS} == {
         s: len(production) // 2 for s in SPLITS
@@ -67,7 +69,7 @@ def test_every_repository_has_a_stratum_and_production_has_both_splits():
 def test_split_is_the_seeded_assignment_and_roughly_half():
     seed, repos = manifest()
     assert split_problems(repos, seed) == []
-    for batch in {r.batch for r in repos} - HOLDOUT_BATCHES:
+    for batch in {r.batch for r in repos} - HOLDOUT_BATCHES - TUNE_BATCHES:
         counts = [sum(r.split == s and r.batch == batch for r in repos) for s in SPLITS]
         assert abs(counts[0] - counts[1]) <= 1, batch
 
@@ -83,6 +85,19 @@ def test_a_held_out_batch_is_all_validate_and_a_tune_repository_there_is_rejecte
     assert split_problems(marked, seed) == []
     tuned = [Repo(names[0], "0" * 40, "tune", batch=11), *marked]
     assert split_problems(tuned, seed) == ["o/r0 (batch 11): split tune, assigned validate"]
+
+
+def test_a_tune_only_batch_is_all_tune_and_a_validate_repository_there_is_rejected():
+    seed, repos = manifest()
+    tuned = [r for r in repos if r.batch in TUNE_BATCHES]
+    assert tuned and {r.split for r in tuned} == {"tune"}
+    assert not HOLDOUT_BATCHES & TUNE_BATCHES
+    names = [f"o/r{i}" for i in range(6)]
+    assert set(batch_splits(names, seed, 12).values()) == {"tune"}
+    marked = [Repo(n, "0" * 40, "tune", batch=12) for n in names[1:]]
+    assert split_problems(marked, seed) == []
+    stray = [Repo(names[0], "0" * 40, "validate", batch=12), *marked]
+    assert split_problems(stray, seed) == ["o/r0 (batch 12): split validate, assigned tune"]
 
 
 def test_reserved_names_are_recognised_whatever_their_case():

@@ -109,6 +109,11 @@ RESERVED_OWNERS = frozenset({"bentrevett", "sgrvinod"})
 # repositories were read while its rules were fixed, so they no longer show whether a fix
 # generalises; batch 11 was labelled for recall before torchlint ran on it and is only measured.
 HOLDOUT_BATCHES = frozenset({11})
+# Tune-only batches: every repository is `tune`, with no seeded shuffle. Batch 12 brings more
+# production code to tune the rules on (model libraries of conv/BN nets, trainer frameworks, AMP
+# written for older torch, detection and segmentation codebases), so that fixing rules on
+# production code never needs to read a validate batch: those stay unread.
+TUNE_BATCHES = frozenset({12})
 Z95 = 1.959963984540054
 
 
@@ -177,15 +182,18 @@ def is_reserved(name: str) -> bool:
 
 def batch_splits(names: list[str], seed: int, batch: int) -> dict[str, str]:
     """The split of each repository of batch `batch` of a manifest seeded `seed`: every one is
-    `validate` in a held-out batch, otherwise the batch's seeded shuffle."""
+    `validate` in a held-out batch, `tune` in a tune-only batch, otherwise the batch's seeded
+    shuffle."""
     if batch in HOLDOUT_BATCHES:
         return dict.fromkeys(names, "validate")
+    if batch in TUNE_BATCHES:
+        return dict.fromkeys(names, "tune")
     return assigned_splits(names, seed + batch - 1)
 
 
 def split_problems(repos: list[Repo], seed: int) -> list[str]:
     """Where the manifest's splits differ from the assigned ones: a batch's seeded shuffle (about
-    half each way), or all `validate` for a held-out batch."""
+    half each way), all `validate` for a held-out batch, or all `tune` for a tune-only batch."""
     problems = []
     for batch in sorted({r.batch for r in repos}):
         members = [r for r in repos if r.batch == batch]
