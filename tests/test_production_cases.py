@@ -539,6 +539,9 @@ def train(model, loader, opt, args):
             print(loss.item())
         if due(i, args.every):
             print(loss.item())
+        last_step = i == len(loader) - 1
+        if master and (i % args.every == 0 or last_step) and args.sample:
+            print(loss.item())
 
 
 def due(step, every):
@@ -793,6 +796,11 @@ def train(model, loader, opt):
             sys.exit(1)
         loss.backward()
         opt.step()
+        for p in model.parameters():
+            state = opt.state[p]
+            if len(state) == 0:
+                state["norm"] = p.norm()
+                print(state["norm"].item())
 """,
         },
     ),

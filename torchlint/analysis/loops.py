@@ -47,6 +47,9 @@ _WRAPPERS = _PROGRESS_BARS | {
     "prefetcher",
 }
 _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
+# Operands and name hops a guard's test is followed through: `master and (step % k == 0 or
+# last_step) and args.sample`, with `last_step = i == n - 1`, is four deep.
+_MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
@@ -467,7 +470,7 @@ class LoopFacts:
         return self._rare_branch(test, depth)
 
     def _rare_branch(self, test: cst.BaseExpression, depth: int) -> str | None:
-        if depth > 3:
+        if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._rare_comparison(test.left, test.comparisons[0])
