@@ -121,7 +121,9 @@ facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
-  `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
+  `if self.control.should_log:`, an earlier `if step % n: continue`; but not a guard whose
+  branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
+  gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
   == 0:` (lazy initialisation), and branches that end the program or raise (`print(loss.item());
@@ -759,7 +761,7 @@ depends on what the value is for.
             return
         tensors = self.ctx.fact(TensorFacts)
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
-            loop = loops.per_batch_loop(candidate.node)
+            loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
             if self._deliberate(candidate):
@@ -777,7 +779,7 @@ depends on what the value is for.
         found = []
         for call in self.handed:
             outside = scopes.outside_callee(call)
-            if outside is None or loops.per_batch_loop(call) is None:
+            if outside is None or loops.per_batch_loop(call, every_update=True) is None:
                 continue
             value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
             if value is not None and project.syncs_arguments(Path(self.ctx.path), *outside):
@@ -1094,7 +1096,7 @@ depends on what the value is for.
             return None
         loops = self.ctx.fact(LoopFacts)
         reads = scopes.loads[scope].get(name, [])
-        if any(loops.per_batch_loop(read) is not None for read in reads):
+        if any(loops.per_batch_loop(read, every_update=True) is not None for read in reads):
             return None
         edits = [self._detach_edit(call, value, self._integral(value))]
         edits += [

@@ -367,7 +367,7 @@ only the author knows whether the call is still wanted.
             return
         loops = self.ctx.fact(LoopFacts)
         for call, what in self.candidates:
-            loop = loops.per_batch_loop(call)
+            loop = loops.per_batch_loop(call, every_update=True)
             if loop is None or self._measuring(call, loop):
                 continue
             shown = self.ctx.code(call)

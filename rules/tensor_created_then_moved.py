@@ -503,7 +503,7 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         (or a function of the file that one of those calls, two calls deep at most), and not under
         a guard that makes it rare (`if len(state) == 0:` lazy initialisation, `if step % n == 0:`)."""
         loops = self.ctx.fact(LoopFacts)
-        if loops.periodic_guard(node) is not None:
+        if loops.periodic_guard(node, every_update=True) is not None:
             return False
         if loops.per_batch_loop(node, every_iteration=False) is not None:
             return True

@@ -804,6 +804,56 @@ def train(model, loader, opt):
 """,
         },
     ),
+    # --- Periodic guards that are updates: gradient accumulation (TL002) ---
+    Case(
+        "gradient-accumulation-guard-steps-the-optimizer",
+        {
+            "train.py": """\
+import torch
+
+
+def update(opt, sched):
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+
+
+def train(model, loader, opt, sched, meter, args):
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda()).mean() / args.accum
+        loss.backward()
+        if (step + 1) % args.accum == 0:
+            meter.update(loss.item() * args.accum)  # TL002: loss.item()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            if step % args.log_every == 0:
+                print(loss.item())
+        if step % 1000 == 0:
+            sched.step()
+            print(loss.item())
+
+
+def train_through_a_helper(model, loader, opt, sched, accum):
+    for step, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        if (step + 1) % accum == 0:
+            print(loss.item())  # TL002: loss.item()
+            update(opt, sched)
+
+
+def train_with_a_skip(model, loader, opt, accum):
+    for step, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        if (step + 1) % accum != 0:
+            continue
+        print(loss.item())  # TL002: loss.item()
+        opt.step()
+""",
+        },
+    ),
 ]
 
 

@@ -147,7 +147,7 @@ class LoopFacts:
         # text spares them the scope analysis.
         self.may_have_batch_loops = may_have_batch_loops(ctx.source)
         self._loader_memo: dict[cst.CSTNode, bool] = {}
-        self._function_memo: dict[tuple[cst.FunctionDef, bool], StepOwner | None] = {}
+        self._function_memo: dict[tuple[cst.FunctionDef, bool, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
 
@@ -376,35 +376,43 @@ class LoopFacts:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
 
     # -- where a node runs -------------------------------------------------------------
-    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> StepOwner | None:
+    def per_batch_loop(
+        self, node: cst.CSTNode, every_iteration: bool = True, every_update: bool = False
+    ) -> StepOwner | None:
         """The innermost per-batch loop that runs `node`, directly or through same-file calls;
         or the function a framework runs every step (`training_step`, ignite's `Engine(step)`).
 
         With `every_iteration`, only when nothing guards `node` inside that loop: a periodic
         guard, a once-only `if i == 0:`, an except handler, or an earlier
         `if step % n: continue`.
+
+        With `every_update`, a periodic guard whose branch steps the optimizer (gradient
+        accumulation: `if (i + 1) % accum == 0: ...; optimizer.step()`) guards nothing: its
+        branch runs with every update, which is what a cost per step is counted in. Rules that
+        ask whether the update itself runs on every batch leave it off.
         """
         if not self.has_per_batch_loops:
             return None
         child = node
         for parent in self.scopes.ancestors(node):
-            if every_iteration and self._guards(parent, child):
+            if every_iteration and self._guards(parent, child, every_update):
                 return None
             if isinstance(parent, cst.For | cst.While):
                 if self._in_body(parent, child) and parent in self._per_batch:
                     return parent
             elif isinstance(parent, cst.FunctionDef):
-                return self._function_loop(parent, every_iteration)
+                return self._function_loop(parent, every_iteration, every_update)
             elif isinstance(parent, cst.Lambda | cst.ClassDef):
                 return None
             child = parent
         return None
 
-    def periodic_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The guard between `node` and its enclosing loop or function that makes it run only sometimes."""
+    def periodic_guard(self, node: cst.CSTNode, every_update: bool = False) -> cst.CSTNode | None:
+        """The guard between `node` and its enclosing loop or function that makes it run only
+        sometimes (`every_update` as in `per_batch_loop`)."""
         child = node
         for parent in self.scopes.ancestors(node):
-            if self._guards(parent, child):
+            if self._guards(parent, child, every_update):
                 return parent
             if isinstance(
                 parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda | cst.ClassDef
@@ -413,8 +421,10 @@ class LoopFacts:
             child = parent
         return None
 
-    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> StepOwner | None:
-        key = (function, every_iteration)
+    def _function_loop(
+        self, function: cst.FunctionDef, every_iteration: bool, every_update: bool
+    ) -> StepOwner | None:
+        key = (function, every_iteration, every_update)
         if key in self._function_memo:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
@@ -423,26 +433,35 @@ class LoopFacts:
             self._function_memo[key] = function
             return function
         for call in self.scopes.callers.get(function, ()):
-            found = self.per_batch_loop(call, every_iteration)
+            found = self.per_batch_loop(call, every_iteration, every_update)
             if found is not None:
                 break
         self._function_memo[key] = found
         return found
 
-    def _guards(self, parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                return rare == "body" or (isinstance(parent, cst.If) and _leaves(parent.body))
-            return child is parent.orelse and rare == "orelse"
+                if isinstance(parent, cst.If) and _leaves(parent.body):
+                    return True
+                return rare == "body" and not (every_update and self._updates(parent.body))
+            return (
+                child is parent.orelse
+                and rare == "orelse"
+                and not (every_update and self._updates(parent.orelse))
+            )
         if isinstance(parent, cst.ExceptHandler):
             return child is parent.body
         if isinstance(parent, cst.IndentedBlock):
-            return self._after_skip(parent, child)
+            return self._after_skip(parent, child, every_update)
         return False
 
-    def _after_skip(self, block: cst.IndentedBlock, statement: cst.CSTNode) -> bool:
-        """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most times."""
+    def _after_skip(
+        self, block: cst.IndentedBlock, statement: cst.CSTNode, every_update: bool
+    ) -> bool:
+        """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most
+        times (with `every_update`, not when what follows the skip steps the optimizer)."""
         if block not in self._skip_memo:
             self._skip_memo[block] = next(
                 (i for i, s in enumerate(block.body) if self._is_skip(s)), None
@@ -450,7 +469,26 @@ class LoopFacts:
         first = self._skip_memo[block]
         if first is None:
             return False
-        return any(s is statement for s in block.body[first + 1 :])
+        rest = block.body[first + 1 :]
+        if every_update and any(self._updates(s) for s in rest):
+            return False
+        return any(s is statement for s in rest)
+
+    def _updates(self, node: cst.CSTNode) -> bool:
+        """Whether `node` steps the optimizer, itself or through a same-file function that does."""
+        return any(self.scopes.is_ancestor(node, call) for call in self._update_calls)
+
+    @cached_property
+    def _update_calls(self) -> list[cst.Call]:
+        """Optimizer steps (`optimizer.step()`, `scaler.step(optimizer)`) and calls of the file's
+        functions that step one."""
+        self._per_batch  # noqa: B018 -- indexes the stepping functions
+        return [
+            call
+            for call in self.scopes.calls
+            if (self._is_step_call(call) and _last(call.func) == "step")
+            or any(f in self.stepping_functions for f in self.scopes.callees.get(call, ()))
+        ]
 
     def _is_skip(self, statement: cst.BaseStatement) -> bool:
         if not isinstance(statement, cst.If) or statement.orelse is not None:
