@@ -126,8 +126,10 @@ Not flagged:
   gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
-  == 0:` (lazy initialisation), and branches that end the program or raise (`print(loss.item());
-  sys.exit(1)`; the test itself still runs every batch);
+  == 0:` (lazy initialisation), branches that end the program or raise (`print(loss.item());
+  sys.exit(1)`; the test itself still runs every batch), and a test behind a flag the loop
+  latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
+  until it is full);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool

@@ -854,6 +854,31 @@ def train_with_a_skip(model, loader, opt, accum):
 """,
         },
     ),
+    # --- A test behind a flag the loop latches (TL002) ---
+    Case(
+        "test-short-circuited-by-a-latched-flag",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, opt, queue):
+    use_queue = False
+    for x in loader:
+        out = model(x.cuda())
+        if queue is not None:
+            if use_queue or not torch.all(queue[-1] == 0):
+                use_queue = True
+                out = torch.cat((queue @ out.T, out))
+        ready = False
+        if ready or torch.all(out == 0):  # TL002: torch.all(out == 0)
+            ready = True
+        loss = out.mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
 ]
 
 

@@ -216,9 +216,10 @@ class LoopFacts:
         iterable = loop.iter if isinstance(loop, cst.For) else loop.test
         return any(_EPOCH.search(name.value) for name in _names_in(iterable))
 
-    def _enclosing_loops(self, loop: Loop) -> list[Loop]:
+    def _enclosing_loops(self, node: cst.CSTNode) -> list[Loop]:
+        """The loops around `node` in its function, innermost first."""
         found = []
-        for parent in self.scopes.ancestors(loop):
+        for parent in self.scopes.ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 break
             if isinstance(parent, cst.For | cst.While):
@@ -455,7 +456,32 @@ class LoopFacts:
             return child is parent.body
         if isinstance(parent, cst.IndentedBlock):
             return self._after_skip(parent, child, every_update)
+        if isinstance(parent, cst.BooleanOperation):
+            return child is parent.right and self._latched(parent.left, parent.operator)
         return False
+
+    def _latched(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> bool:
+        """Whether `left` short-circuits its `or`/`and` for good once the loop has set a flag:
+        `if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only until it
+        is full. The flag is a name every binding of which inside the loops around the test sets
+        to the value that skips the right operand (`True` for `or`, `False` for `and`)."""
+        skipping = isinstance(operator, cst.Or)
+        if isinstance(left, cst.UnaryOperation) and isinstance(left.operator, cst.Not):
+            left, skipping = left.expression, not skipping
+        if not isinstance(left, cst.Name):
+            return False
+        loops = self._enclosing_loops(left)
+        inside = [
+            b
+            for b in self.scopes.all_bindings(left)
+            if any(self.scopes.is_ancestor(loop, b.node) for loop in loops)
+        ]
+        return bool(inside) and all(
+            b.kind is BindingKind.ASSIGN
+            and isinstance(b.value, cst.Name)
+            and b.value.value == str(skipping)
+            for b in inside
+        )
 
     def _after_skip(
         self, block: cst.IndentedBlock, statement: cst.CSTNode, every_update: bool
