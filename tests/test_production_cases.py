@@ -879,6 +879,36 @@ def train(model, loader, opt, queue):
 """,
         },
     ),
+    # --- Tensors that never reached a device (TL002) ---
+    Case(
+        "debug-prints-of-batches-never-moved",
+        {
+            "train.py": """\
+import torch
+
+
+def unpack_batch(b):
+    if args.packed:
+        return unpack_packed(b, args.size)
+    return b[0], b[1], torch.ones(b[1].size())
+
+
+def train(model, loader, train_ld, opt):
+    if args.debug:
+        for j, batch in enumerate(train_ld):
+            x, offsets, w = unpack_batch(batch)
+            print(x.detach().cpu())
+            print([o.detach().cpu() for o in offsets])
+            print(w.sum().item())
+    for j, batch in enumerate(loader):
+        x, offsets, w = unpack_batch(batch)
+        loss = (model(x.cuda(), offsets.cuda()) * w.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
 ]
 
 

@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.names import is_optimizer_name
+from torchlint.analysis.names import SETTINGS_NAMES, is_optimizer_name
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
@@ -32,7 +32,7 @@ Loop = cst.For | cst.While
 StepOwner = cst.For | cst.While | cst.FunctionDef
 
 _LOADER_NAME = re.compile(
-    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
+    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
 )
 _PROGRESS_BARS = frozenset(
     {"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"}
@@ -59,23 +59,6 @@ _COUNTER_NAME = re.compile(
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(
     r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$"
-)
-# Names of the run's settings: their attributes do not change from one batch to the next.
-_SETTINGS = frozenset(
-    {
-        "args",
-        "opt",
-        "opts",
-        "options",
-        "config",
-        "cfg",
-        "conf",
-        "hparams",
-        "hp",
-        "flags",
-        "settings",
-        "params",
-    }
 )
 # Calls of a loader that give something other than its batches.
 _NOT_BATCHES = frozenset(
@@ -597,7 +580,7 @@ class LoopFacts:
         while isinstance(root, cst.Attribute):
             root = root.value
         if isinstance(flag, cst.Attribute):
-            return isinstance(root, cst.Name) and root.value.lower() in _SETTINGS
+            return isinstance(root, cst.Name) and root.value.lower() in SETTINGS_NAMES
         loops = [a for a in self.scopes.ancestors(flag) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.reaching(flag)
         return (
