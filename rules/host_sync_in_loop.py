@@ -9,6 +9,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.analysis.frameworks import may_drive_steps
+from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
@@ -26,10 +27,6 @@ _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # Owners whose `.step()` takes no data: an optimizer's update. Any other `.step(value)` consumes
 # the value on the host (an environment's action, a plateau scheduler's metric).
 _UPDATE_OWNERS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler", "solver"})
-# Calls that save their argument to a file (images, arrays): the data has to be in host memory.
-_WRITER = re.compile(
-    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile)$|^save_|_save$"
-)
 _COLLECTIVES = (
     "all_reduce",
     "all_gather",
@@ -883,14 +880,10 @@ depends on what the value is for.
         )
 
     def _written_out(self, node: cst.CSTNode) -> bool:
-        """The copy goes straight into a writer (`save_image(x.cpu(), path)`, `np.save`, `cv2.imwrite`):
-        files are written from host memory, so the copy is the job, not an accident."""
-        for parent in self.ctx.fact(SemanticModel).ancestors(node):
-            if isinstance(parent, cst.Call) and _WRITER.search(_last_name(parent.func) or ""):
-                return True
-            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
-                return False
-        return False
+        """The value goes only into files and paths (`save_image(x.cpu(), path)`, a label that
+        names the output folder, a helper that saves what it is given): the host needs it, so
+        the copy is the job, not an accident."""
+        return isinstance(node, cst.BaseExpression) and self.ctx.fact(HostWrites).only_written(node)
 
     def _in_data_step(self, load: cst.Name, scopes: SemanticModel) -> bool:
         for parent in scopes.ancestors(load):

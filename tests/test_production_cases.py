@@ -909,6 +909,47 @@ def train(model, loader, train_ld, opt):
 """,
         },
     ),
+    # --- Values that must reach the host: files and paths (TL002) ---
+    Case(
+        "values-written-to-files-and-paths",
+        {
+            "export.py": """\
+import os
+
+import numpy as np
+import torch
+from PIL import Image
+
+
+def to_pillow(x):
+    return Image.fromarray((255 * x.detach().cpu().numpy().transpose(1, 2, 0)).astype(np.uint8))
+
+
+def segment(model, img):
+    with torch.no_grad():
+        seg = model(img).argmax(1, keepdim=True)
+    return seg.detach().cpu()
+
+
+def store(mask, path):
+    Image.fromarray(mask.numpy().squeeze().astype(np.uint8)).save(path)
+
+
+def export(model, loader, out_dir):
+    for i, x in enumerate(loader):
+        x = x.cuda()
+        seg = segment(model, x)
+        store(seg, os.path.join(out_dir, f"{i:06}.png"))
+        out = model(x)
+        label = out.argmax(1)[0].item()
+        os.makedirs(os.path.join(out_dir, str(label)), exist_ok=True)
+        to_pillow(out[0]).save(os.path.join(out_dir, str(label), f"{i:06}.png"))
+        np.save(os.path.join(out_dir, f"{i}.npy"), out.cpu().numpy())
+        score = out.max().item()  # TL002: out.max().item()
+        print(f"{i}: {score}")
+""",
+        },
+    ),
 ]
 
 
