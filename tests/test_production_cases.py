@@ -523,7 +523,7 @@ for batch in loader:
 import torch
 
 
-def train(model, loader, opt, args):
+def train(model, loader, eval_dls, opt, args):
     last = len(loader) - 1
     master = args.rank == 0
     for i, (x, y) in enumerate(loader):
@@ -539,6 +539,12 @@ def train(model, loader, opt, args):
             print(loss.item())
         if due(i, args.every):
             print(loss.item())
+        if i == last or (i + 1) % args.eval_every == 0:
+            with torch.no_grad():
+                for length, eval_dl in eval_dls.items():
+                    seq, labels = next(eval_dl)
+                    wrong = (model(seq.cuda()).argmax(-1) != labels.cuda()).sum().item()
+                    print(length, wrong)
         last_step = i == len(loader) - 1
         if master and (i % args.every == 0 or last_step) and args.sample:
             print(loss.item())

@@ -179,7 +179,9 @@ class LoopFacts:
         }
 
     def _fetches_batches(self, loop: Loop) -> bool:
-        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`."""
+        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`.
+        Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
+        x = next(dl)`): its iterations are datasets."""
         for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
@@ -189,10 +191,20 @@ class LoopFacts:
                     continue
                 name = (_last(value.func) or "").lower()
                 if "batch" in name.split("_") or (
-                    name == "next" and value.args and self.is_loader_like(value.args[0].value)
+                    name == "next"
+                    and value.args
+                    and self.is_loader_like(value.args[0].value)
+                    and not self._bound_by(loop, value.args[0].value)
                 ):
                     return True
         return False
+
+    def _bound_by(self, loop: Loop, node: cst.BaseExpression) -> bool:
+        """Whether `node` is a name the loop's own target binds."""
+        bindings = self.scopes.reaching(node) if isinstance(node, cst.Name) else []
+        return bool(bindings) and all(
+            b.kind is BindingKind.LOOP and b.node is loop for b in bindings
+        )
 
     @staticmethod
     def _over_epochs(loop: Loop) -> bool:
