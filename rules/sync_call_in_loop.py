@@ -85,7 +85,8 @@ optimizer step, also through a function of the same file called from it):
 - `torch.cuda.empty_cache()` (and its `torch.accelerator`, `torch.xpu`, `torch.mps` twins).
 
 Not flagged:
-- calls under a periodic guard (`if step % 100 == 0:`), once-only code (`if i == 0:`) and except
+- calls under a periodic guard (`if step % 100 == 0:`; not one whose branch steps the optimizer,
+  as in gradient accumulation: that branch runs with every update), once-only code (`if i == 0:`) and except
   handlers (freeing the cache after an out-of-memory error is what it is for);
 - calls before or after the loop, and in per-epoch loops;
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
