@@ -953,6 +953,9 @@ def export(model, loader, out_dir):
         np.save(os.path.join(out_dir, f"{i}.npy"), out.cpu().numpy())
         score = out.max().item()  # TL002: out.max().item()
         print(f"{i}: {score}")
+        pred = out.argmax(1)[1].item()  # TL002: out.argmax(1)[1].item()
+        os.makedirs(os.path.join(out_dir, str(pred)), exist_ok=True)
+        print(pred)
 """,
         },
     ),

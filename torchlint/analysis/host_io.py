@@ -39,6 +39,7 @@ _WRITER = re.compile(
 # Calls that open, create or test a path: a value in the path is needed on the host.
 _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
 _MAX_DEPTH = 12  # steps followed from the read: methods, calls, bindings, returns
+_MAX_STEPS = 400  # steps in all, over every branch of one question: an answer costs little
 
 
 def _name(func: cst.BaseExpression) -> str:
@@ -58,16 +59,19 @@ class HostWrites:
 
     def __init__(self, ctx: FileContext) -> None:
         self.scopes = ctx.fact(SemanticModel)
+        self._steps = 0
 
     def only_written(self, node: cst.BaseExpression) -> bool:
         """Whether every use of `node`'s value ends in a file or a path."""
+        self._steps = 0
         return self._consumed(node, 0, ())
 
     def _consumed(self, node: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]) -> bool:
         """Whether `node`'s value ends at writers only. `calls`: the calls whose arguments are
         being followed inside their functions, innermost last; a `return` hands the value back
         to the last of them."""
-        if depth > _MAX_DEPTH:
+        self._steps += 1
+        if depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
             return False
         parent = self.scopes.parents.get(node)
         step = depth + 1
