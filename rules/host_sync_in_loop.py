@@ -9,6 +9,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.analysis.frameworks import may_drive_steps
+from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
@@ -26,10 +27,6 @@ _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # Owners whose `.step()` takes no data: an optimizer's update. Any other `.step(value)` consumes
 # the value on the host (an environment's action, a plateau scheduler's metric).
 _UPDATE_OWNERS = frozenset({"optimizer", "optimizers", "optim", "opt", "scaler", "solver"})
-# Calls that save their argument to a file (images, arrays): the data has to be in host memory.
-_WRITER = re.compile(
-    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile)$|^save_|_save$"
-)
 _COLLECTIVES = (
     "all_reduce",
     "all_gather",
@@ -121,11 +118,15 @@ facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
-  `if self.control.should_log:`, an earlier `if step % n: continue`), once-only code
+  `if self.control.should_log:`, an earlier `if step % n: continue`; but not a guard whose
+  branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
+  gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
-  == 0:` (lazy initialisation), and branches that end the program or raise (`print(loss.item());
-  sys.exit(1)`; the test itself still runs every batch);
+  == 0:` (lazy initialisation), branches that end the program or raise (`print(loss.item());
+  sys.exit(1)`; the test itself still runs every batch), and a test behind a flag the loop
+  latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
+  until it is full);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
@@ -759,7 +760,7 @@ depends on what the value is for.
             return
         tensors = self.ctx.fact(TensorFacts)
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
-            loop = loops.per_batch_loop(candidate.node)
+            loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
             if self._deliberate(candidate):
@@ -777,7 +778,7 @@ depends on what the value is for.
         found = []
         for call in self.handed:
             outside = scopes.outside_callee(call)
-            if outside is None or loops.per_batch_loop(call) is None:
+            if outside is None or loops.per_batch_loop(call, every_update=True) is None:
                 continue
             value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
             if value is not None and project.syncs_arguments(Path(self.ctx.path), *outside):
@@ -879,14 +880,10 @@ depends on what the value is for.
         )
 
     def _written_out(self, node: cst.CSTNode) -> bool:
-        """The copy goes straight into a writer (`save_image(x.cpu(), path)`, `np.save`, `cv2.imwrite`):
-        files are written from host memory, so the copy is the job, not an accident."""
-        for parent in self.ctx.fact(SemanticModel).ancestors(node):
-            if isinstance(parent, cst.Call) and _WRITER.search(_last_name(parent.func) or ""):
-                return True
-            if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
-                return False
-        return False
+        """The value goes only into files and paths (`save_image(x.cpu(), path)`, a label that
+        names the output folder, a helper that saves what it is given): the host needs it, so
+        the copy is the job, not an accident."""
+        return isinstance(node, cst.BaseExpression) and self.ctx.fact(HostWrites).only_written(node)
 
     def _in_data_step(self, load: cst.Name, scopes: SemanticModel) -> bool:
         for parent in scopes.ancestors(load):
@@ -1094,7 +1091,7 @@ depends on what the value is for.
             return None
         loops = self.ctx.fact(LoopFacts)
         reads = scopes.loads[scope].get(name, [])
-        if any(loops.per_batch_loop(read) is not None for read in reads):
+        if any(loops.per_batch_loop(read, every_update=True) is not None for read in reads):
             return None
         edits = [self._detach_edit(call, value, self._integral(value))]
         edits += [

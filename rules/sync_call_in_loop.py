@@ -88,7 +88,8 @@ optimizer step, also through a function of the same file called from it):
 - `torch.cuda.empty_cache()` (and its `torch.accelerator`, `torch.xpu`, `torch.mps` twins).
 
 Not flagged:
-- calls under a periodic guard (`if step % 100 == 0:`), once-only code (`if i == 0:`) and except
+- calls under a periodic guard (`if step % 100 == 0:`; not one whose branch steps the optimizer,
+  as in gradient accumulation: that branch runs with every update), once-only code (`if i == 0:`) and except
   handlers (freeing the cache after an out-of-memory error is what it is for);
 - calls before or after the loop, and in per-epoch loops;
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
@@ -391,7 +392,7 @@ only the author knows whether the call is still wanted.
             return
         loops = self.ctx.fact(LoopFacts)
         for call, what in self.candidates:
-            loop = loops.per_batch_loop(call)
+            loop = loops.per_batch_loop(call, every_update=True)
             if loop is None or self._measuring(call, loop):
                 continue
             shown = self.ctx.code(call)

@@ -501,9 +501,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
     def _per_step(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs on every step: in a per-batch loop, or in a forward or step function
         (or a function of the file that one of those calls, two calls deep at most), and not under
-        a guard that makes it rare (`if len(state) == 0:` lazy initialisation, `if step % n == 0:`)."""
+        a guard that makes it rare (`if len(state) == 0:` lazy initialisation, `if step % n == 0:`;
+        a gradient-accumulation guard, whose branch steps the optimizer, runs every update)."""
         loops = self.ctx.fact(LoopFacts)
-        if loops.periodic_guard(node) is not None:
+        if loops.periodic_guard(node, every_update=True) is not None:
             return False
         if loops.per_batch_loop(node, every_iteration=False) is not None:
             return True

@@ -523,7 +523,7 @@ for batch in loader:
 import torch
 
 
-def train(model, loader, opt, args):
+def train(model, loader, eval_dls, opt, args):
     last = len(loader) - 1
     master = args.rank == 0
     for i, (x, y) in enumerate(loader):
@@ -538,6 +538,15 @@ def train(model, loader, opt, args):
         if i < 3:
             print(loss.item())
         if due(i, args.every):
+            print(loss.item())
+        if i == last or (i + 1) % args.eval_every == 0:
+            with torch.no_grad():
+                for length, eval_dl in eval_dls.items():
+                    seq, labels = next(eval_dl)
+                    wrong = (model(seq.cuda()).argmax(-1) != labels.cuda()).sum().item()
+                    print(length, wrong)
+        last_step = i == len(loader) - 1
+        if master and (i % args.every == 0 or last_step) and args.sample:
             print(loss.item())
 
 
@@ -793,6 +802,160 @@ def train(model, loader, opt):
             sys.exit(1)
         loss.backward()
         opt.step()
+        for p in model.parameters():
+            state = opt.state[p]
+            if len(state) == 0:
+                state["norm"] = p.norm()
+                print(state["norm"].item())
+""",
+        },
+    ),
+    # --- Periodic guards that are updates: gradient accumulation (TL002) ---
+    Case(
+        "gradient-accumulation-guard-steps-the-optimizer",
+        {
+            "train.py": """\
+import torch
+
+
+def update(opt, sched):
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+
+
+def train(model, loader, opt, sched, meter, args):
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda()).mean() / args.accum
+        loss.backward()
+        if (step + 1) % args.accum == 0:
+            meter.update(loss.item() * args.accum)  # TL002: loss.item()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            if step % args.log_every == 0:
+                print(loss.item())
+        if step % 1000 == 0:
+            sched.step()
+            print(loss.item())
+
+
+def train_through_a_helper(model, loader, opt, sched, accum):
+    for step, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        if (step + 1) % accum == 0:
+            print(loss.item())  # TL002: loss.item()
+            update(opt, sched)
+
+
+def train_with_a_skip(model, loader, opt, accum):
+    for step, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        if (step + 1) % accum != 0:
+            continue
+        print(loss.item())  # TL002: loss.item()
+        opt.step()
+""",
+        },
+    ),
+    # --- A test behind a flag the loop latches (TL002) ---
+    Case(
+        "test-short-circuited-by-a-latched-flag",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, opt, queue):
+    use_queue = False
+    for x in loader:
+        out = model(x.cuda())
+        if queue is not None:
+            if use_queue or not torch.all(queue[-1] == 0):
+                use_queue = True
+                out = torch.cat((queue @ out.T, out))
+        ready = False
+        if ready or torch.all(out == 0):  # TL002: torch.all(out == 0)
+            ready = True
+        loss = out.mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+    # --- Tensors that never reached a device (TL002) ---
+    Case(
+        "debug-prints-of-batches-never-moved",
+        {
+            "train.py": """\
+import torch
+
+
+def unpack_batch(b):
+    if args.packed:
+        return unpack_packed(b, args.size)
+    return b[0], b[1], torch.ones(b[1].size())
+
+
+def train(model, loader, train_ld, opt):
+    if args.debug:
+        for j, batch in enumerate(train_ld):
+            x, offsets, w = unpack_batch(batch)
+            print(x.detach().cpu())
+            print([o.detach().cpu() for o in offsets])
+            print(w.sum().item())
+    for j, batch in enumerate(loader):
+        x, offsets, w = unpack_batch(batch)
+        loss = (model(x.cuda(), offsets.cuda()) * w.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    # --- Values that must reach the host: files and paths (TL002) ---
+    Case(
+        "values-written-to-files-and-paths",
+        {
+            "export.py": """\
+import os
+
+import numpy as np
+import torch
+from PIL import Image
+
+
+def to_pillow(x):
+    return Image.fromarray((255 * x.detach().cpu().numpy().transpose(1, 2, 0)).astype(np.uint8))
+
+
+def segment(model, img):
+    with torch.no_grad():
+        seg = model(img).argmax(1, keepdim=True)
+    return seg.detach().cpu()
+
+
+def store(mask, path):
+    Image.fromarray(mask.numpy().squeeze().astype(np.uint8)).save(path)
+
+
+def export(model, loader, out_dir):
+    for i, x in enumerate(loader):
+        x = x.cuda()
+        seg = segment(model, x)
+        store(seg, os.path.join(out_dir, f"{i:06}.png"))
+        out = model(x)
+        label = out.argmax(1)[0].item()
+        os.makedirs(os.path.join(out_dir, str(label)), exist_ok=True)
+        to_pillow(out[0]).save(os.path.join(out_dir, str(label), f"{i:06}.png"))
+        np.save(os.path.join(out_dir, f"{i}.npy"), out.cpu().numpy())
+        score = out.max().item()  # TL002: out.max().item()
+        print(f"{i}: {score}")
+        pred = out.argmax(1)[1].item()  # TL002: out.argmax(1)[1].item()
+        os.makedirs(os.path.join(out_dir, str(pred)), exist_ok=True)
+        print(pred)
 """,
         },
     ),

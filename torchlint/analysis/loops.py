@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.names import is_optimizer_name
+from torchlint.analysis.names import SETTINGS_NAMES, is_optimizer_name
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
@@ -32,7 +32,7 @@ Loop = cst.For | cst.While
 StepOwner = cst.For | cst.While | cst.FunctionDef
 
 _LOADER_NAME = re.compile(
-    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
+    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
 )
 _PROGRESS_BARS = frozenset(
     {"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"}
@@ -47,6 +47,9 @@ _WRAPPERS = _PROGRESS_BARS | {
     "prefetcher",
 }
 _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
+# Operands and name hops a guard's test is followed through: `master and (step % k == 0 or
+# last_step) and args.sample`, with `last_step = i == n - 1`, is four deep.
+_MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
@@ -56,23 +59,6 @@ _COUNTER_NAME = re.compile(
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(
     r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$"
-)
-# Names of the run's settings: their attributes do not change from one batch to the next.
-_SETTINGS = frozenset(
-    {
-        "args",
-        "opt",
-        "opts",
-        "options",
-        "config",
-        "cfg",
-        "conf",
-        "hparams",
-        "hp",
-        "flags",
-        "settings",
-        "params",
-    }
 )
 # Calls of a loader that give something other than its batches.
 _NOT_BATCHES = frozenset(
@@ -144,7 +130,7 @@ class LoopFacts:
         # text spares them the scope analysis.
         self.may_have_batch_loops = may_have_batch_loops(ctx.source)
         self._loader_memo: dict[cst.CSTNode, bool] = {}
-        self._function_memo: dict[tuple[cst.FunctionDef, bool], StepOwner | None] = {}
+        self._function_memo: dict[tuple[cst.FunctionDef, bool, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
 
@@ -193,7 +179,9 @@ class LoopFacts:
         }
 
     def _fetches_batches(self, loop: Loop) -> bool:
-        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`."""
+        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`.
+        Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
+        x = next(dl)`): its iterations are datasets."""
         for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
@@ -203,19 +191,30 @@ class LoopFacts:
                     continue
                 name = (_last(value.func) or "").lower()
                 if "batch" in name.split("_") or (
-                    name == "next" and value.args and self.is_loader_like(value.args[0].value)
+                    name == "next"
+                    and value.args
+                    and self.is_loader_like(value.args[0].value)
+                    and not self._bound_by(loop, value.args[0].value)
                 ):
                     return True
         return False
+
+    def _bound_by(self, loop: Loop, node: cst.BaseExpression) -> bool:
+        """Whether `node` is a name the loop's own target binds."""
+        bindings = self.scopes.reaching(node) if isinstance(node, cst.Name) else []
+        return bool(bindings) and all(
+            b.kind is BindingKind.LOOP and b.node is loop for b in bindings
+        )
 
     @staticmethod
     def _over_epochs(loop: Loop) -> bool:
         iterable = loop.iter if isinstance(loop, cst.For) else loop.test
         return any(_EPOCH.search(name.value) for name in _names_in(iterable))
 
-    def _enclosing_loops(self, loop: Loop) -> list[Loop]:
+    def _enclosing_loops(self, node: cst.CSTNode) -> list[Loop]:
+        """The loops around `node` in its function, innermost first."""
         found = []
-        for parent in self.scopes.ancestors(loop):
+        for parent in self.scopes.ancestors(node):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 break
             if isinstance(parent, cst.For | cst.While):
@@ -373,35 +372,43 @@ class LoopFacts:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
 
     # -- where a node runs -------------------------------------------------------------
-    def per_batch_loop(self, node: cst.CSTNode, every_iteration: bool = True) -> StepOwner | None:
+    def per_batch_loop(
+        self, node: cst.CSTNode, every_iteration: bool = True, every_update: bool = False
+    ) -> StepOwner | None:
         """The innermost per-batch loop that runs `node`, directly or through same-file calls;
         or the function a framework runs every step (`training_step`, ignite's `Engine(step)`).
 
         With `every_iteration`, only when nothing guards `node` inside that loop: a periodic
         guard, a once-only `if i == 0:`, an except handler, or an earlier
         `if step % n: continue`.
+
+        With `every_update`, a periodic guard whose branch steps the optimizer (gradient
+        accumulation: `if (i + 1) % accum == 0: ...; optimizer.step()`) guards nothing: its
+        branch runs with every update, which is what a cost per step is counted in. Rules that
+        ask whether the update itself runs on every batch leave it off.
         """
         if not self.has_per_batch_loops:
             return None
         child = node
         for parent in self.scopes.ancestors(node):
-            if every_iteration and self._guards(parent, child):
+            if every_iteration and self._guards(parent, child, every_update):
                 return None
             if isinstance(parent, cst.For | cst.While):
                 if self._in_body(parent, child) and parent in self._per_batch:
                     return parent
             elif isinstance(parent, cst.FunctionDef):
-                return self._function_loop(parent, every_iteration)
+                return self._function_loop(parent, every_iteration, every_update)
             elif isinstance(parent, cst.Lambda | cst.ClassDef):
                 return None
             child = parent
         return None
 
-    def periodic_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The guard between `node` and its enclosing loop or function that makes it run only sometimes."""
+    def periodic_guard(self, node: cst.CSTNode, every_update: bool = False) -> cst.CSTNode | None:
+        """The guard between `node` and its enclosing loop or function that makes it run only
+        sometimes (`every_update` as in `per_batch_loop`)."""
         child = node
         for parent in self.scopes.ancestors(node):
-            if self._guards(parent, child):
+            if self._guards(parent, child, every_update):
                 return parent
             if isinstance(
                 parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda | cst.ClassDef
@@ -410,8 +417,10 @@ class LoopFacts:
             child = parent
         return None
 
-    def _function_loop(self, function: cst.FunctionDef, every_iteration: bool) -> StepOwner | None:
-        key = (function, every_iteration)
+    def _function_loop(
+        self, function: cst.FunctionDef, every_iteration: bool, every_update: bool
+    ) -> StepOwner | None:
+        key = (function, every_iteration, every_update)
         if key in self._function_memo:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
@@ -420,26 +429,60 @@ class LoopFacts:
             self._function_memo[key] = function
             return function
         for call in self.scopes.callers.get(function, ()):
-            found = self.per_batch_loop(call, every_iteration)
+            found = self.per_batch_loop(call, every_iteration, every_update)
             if found is not None:
                 break
         self._function_memo[key] = found
         return found
 
-    def _guards(self, parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                return rare == "body" or (isinstance(parent, cst.If) and _leaves(parent.body))
-            return child is parent.orelse and rare == "orelse"
+                if isinstance(parent, cst.If) and _leaves(parent.body):
+                    return True
+                return rare == "body" and not (every_update and self._updates(parent.body))
+            return (
+                child is parent.orelse
+                and rare == "orelse"
+                and not (every_update and self._updates(parent.orelse))
+            )
         if isinstance(parent, cst.ExceptHandler):
             return child is parent.body
         if isinstance(parent, cst.IndentedBlock):
-            return self._after_skip(parent, child)
+            return self._after_skip(parent, child, every_update)
+        if isinstance(parent, cst.BooleanOperation):
+            return child is parent.right and self._latched(parent.left, parent.operator)
         return False
 
-    def _after_skip(self, block: cst.IndentedBlock, statement: cst.CSTNode) -> bool:
-        """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most times."""
+    def _latched(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> bool:
+        """Whether `left` short-circuits its `or`/`and` for good once the loop has set a flag:
+        `if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only until it
+        is full. The flag is a name every binding of which inside the loops around the test sets
+        to the value that skips the right operand (`True` for `or`, `False` for `and`)."""
+        skipping = isinstance(operator, cst.Or)
+        if isinstance(left, cst.UnaryOperation) and isinstance(left.operator, cst.Not):
+            left, skipping = left.expression, not skipping
+        if not isinstance(left, cst.Name):
+            return False
+        loops = self._enclosing_loops(left)
+        inside = [
+            b
+            for b in self.scopes.all_bindings(left)
+            if any(self.scopes.is_ancestor(loop, b.node) for loop in loops)
+        ]
+        return bool(inside) and all(
+            b.kind is BindingKind.ASSIGN
+            and isinstance(b.value, cst.Name)
+            and b.value.value == str(skipping)
+            for b in inside
+        )
+
+    def _after_skip(
+        self, block: cst.IndentedBlock, statement: cst.CSTNode, every_update: bool
+    ) -> bool:
+        """Whether an earlier `if step % n != 0: continue` in the block skips `statement` most
+        times (with `every_update`, not when what follows the skip steps the optimizer)."""
         if block not in self._skip_memo:
             self._skip_memo[block] = next(
                 (i for i, s in enumerate(block.body) if self._is_skip(s)), None
@@ -447,7 +490,26 @@ class LoopFacts:
         first = self._skip_memo[block]
         if first is None:
             return False
-        return any(s is statement for s in block.body[first + 1 :])
+        rest = block.body[first + 1 :]
+        if every_update and any(self._updates(s) for s in rest):
+            return False
+        return any(s is statement for s in rest)
+
+    def _updates(self, node: cst.CSTNode) -> bool:
+        """Whether `node` steps the optimizer, itself or through a same-file function that does."""
+        return any(self.scopes.is_ancestor(node, call) for call in self._update_calls)
+
+    @cached_property
+    def _update_calls(self) -> list[cst.Call]:
+        """Optimizer steps (`optimizer.step()`, `scaler.step(optimizer)`) and calls of the file's
+        functions that step one."""
+        self._per_batch  # noqa: B018 -- indexes the stepping functions
+        return [
+            call
+            for call in self.scopes.calls
+            if (self._is_step_call(call) and _last(call.func) == "step")
+            or any(f in self.stepping_functions for f in self.scopes.callees.get(call, ()))
+        ]
 
     def _is_skip(self, statement: cst.BaseStatement) -> bool:
         if not isinstance(statement, cst.If) or statement.orelse is not None:
@@ -467,7 +529,7 @@ class LoopFacts:
         return self._rare_branch(test, depth)
 
     def _rare_branch(self, test: cst.BaseExpression, depth: int) -> str | None:
-        if depth > 3:
+        if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._rare_comparison(test.left, test.comparisons[0])
@@ -530,7 +592,7 @@ class LoopFacts:
         while isinstance(root, cst.Attribute):
             root = root.value
         if isinstance(flag, cst.Attribute):
-            return isinstance(root, cst.Name) and root.value.lower() in _SETTINGS
+            return isinstance(root, cst.Name) and root.value.lower() in SETTINGS_NAMES
         loops = [a for a in self.scopes.ancestors(flag) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.reaching(flag)
         return (

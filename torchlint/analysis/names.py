@@ -205,6 +205,32 @@ def is_loss_name(name: str) -> bool:
     return bool(_LOSS_NAME.match(name.lower()))
 
 
+# Names of the run's settings (`args = parser.parse_args()`, a config): their attributes do not
+# change from one batch to the next, and they hold options, not data.
+SETTINGS_NAMES = frozenset(
+    {
+        "args",
+        "opt",
+        "opts",
+        "options",
+        "config",
+        "cfg",
+        "conf",
+        "hparams",
+        "hp",
+        "flags",
+        "settings",
+        "params",
+    }
+)
+
+
+def is_setting(name: str) -> bool:
+    """Whether a dotted name reads an option of the run: `args.lr`, `cfg.train.batch_size`."""
+    root, dot, _ = name.partition(".")
+    return bool(dot) and root.lower() in SETTINGS_NAMES
+
+
 OPTIMIZER_WORDS = frozenset({"optimizer", "optimizers", "optim", "opt", "optimiser", "scaler"})
 
 

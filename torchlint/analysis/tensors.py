@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.names import is_loss_name, is_module_name
+from torchlint.analysis.names import is_loss_name, is_module_name, is_setting
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
@@ -389,7 +389,9 @@ class TensorFacts:
             return self.kind(binding.value)
         if binding.kind is BindingKind.UNPACK and binding.value is not None:
             whole = self.kind(binding.value)  # `_, pred = torch.max(out, 1)`, `out, h = model(x)`
-            return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+            if whole in (Kind.TENSOR, Kind.HOST_TENSOR):
+                return whole
+            return self._unpacked(binding.value, binding.path)
         if binding.kind is BindingKind.LOOP and binding.value is not None:
             return self._loop_element(binding)
         if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
@@ -400,6 +402,27 @@ class TensorFacts:
         if binding.kind in (BindingKind.DEF, BindingKind.IMPORT):
             return Kind.NOT_TENSOR
         return Kind.UNKNOWN
+
+    def _unpacked(self, value: cst.BaseExpression, path: tuple[int, ...]) -> Kind:
+        """One element of what a function of the file returns: `x, offsets = unpack(batch)`
+        where `unpack` returns `b[0], b[1]` (or a value that is itself a tensor, split along
+        its first dimension)."""
+        functions = self.scopes.callees.get(value, []) if isinstance(value, cst.Call) else []
+        if len(path) != 1 or len(functions) != 1:
+            return Kind.UNKNOWN
+        returns = [r.value for r in own_returns(functions[0])]
+        if not returns or any(r is None for r in returns):
+            return Kind.UNKNOWN
+        return join([self._element(r, path[0]) for r in returns])  # type: ignore[arg-type]
+
+    def _element(self, value: cst.BaseExpression, index: int) -> Kind:
+        if isinstance(value, cst.Tuple | cst.List):
+            elements = value.elements
+            if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+                return Kind.UNKNOWN
+            return self.kind(elements[index].value)
+        whole = self.kind(value)
+        return whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
 
     def _loop_element(self, binding: Binding) -> Kind:
         """What a loop target holds: a counter, a batch of a DataLoader (CPU), a slice of a tensor."""
@@ -596,6 +619,13 @@ class TensorFacts:
         qualname = self.ctx.symbols.qualname(value.func) or ""
         return qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
+    def _data_kind(self, argument: cst.BaseExpression) -> Kind:
+        """An argument's kind, where the run's options (`args.size`) count as no data."""
+        found = self.kind(argument)
+        if found is Kind.UNKNOWN and is_setting(dotted(argument) or ""):
+            return Kind.NOT_TENSOR
+        return found
+
     def _helper_result(self, call: cst.Call) -> Kind:
         """The result of a helper: what a same-file function returns, or where its tensor inputs are.
 
@@ -604,7 +634,8 @@ class TensorFacts:
         """
         functions = self.scopes.callees.get(call, [])
         if len(functions) != 1:
-            kinds = [self.kind(a.value) for a in call.args]
+            # the run's options (`args.size`) configure the helper; they are not its data
+            kinds = [self._data_kind(a.value) for a in call.args]
             moved = any(
                 self.loops.is_device_like(a.value) and not isinstance(a.value, cst.Integer)
                 for a in call.args
