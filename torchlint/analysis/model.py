@@ -155,6 +155,7 @@ class SemanticModel:
         self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.module = ctx.module
+        self.symbols = ctx.symbols  # read at query time: the traversal may still be adding imports
         walker = _Walker(self)
         walker.walk(ctx.module, record_parents=not ctx.traversed)
         self._resolve_calls(walker.calls)
@@ -343,6 +344,34 @@ class SemanticModel:
         """The expression `name` evidently holds at its use, if one dominating binding gives it."""
         found = self.dominating(name)
         return found[0].exact if found and len(found) == 1 else None
+
+    def qualname(self, node: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The imported name `node` (`DP`, `nn.DataParallel`) stands for where it is used, through
+        the bindings of its head that reach it: an import, or an alias bound to one
+        (`Parallel = nn.DataParallel`). None when anything else binds it there (a local
+        `DataParallel = MyWrapper`, a parameter, a class): the import table alone is
+        file-wide and would still answer `torch.nn.DataParallel`."""
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or depth > _HELD_DEPTH:
+            return None
+        if head not in self.order:  # not seen by the walk (inside an import statement)
+            return self.symbols.qualname(node)
+        bindings = self.reaching(head)
+        if not bindings or all(b.kind is BindingKind.IMPORT for b in bindings):
+            return self.symbols.qualname(node)
+        found = {
+            self.qualname(b.exact, depth + 1)
+            if b.exact is not None and isinstance(b.exact, cst.Name | cst.Attribute)
+            else None
+            for b in bindings
+        }
+        if len(found) != 1 or None in found:
+            return None
+        (full,) = found
+        rest = (dotted(node) or "").partition(".")[2]
+        return f"{full}.{rest}" if full and rest else full
 
     def alias_of(self, name: cst.BaseExpression) -> cst.Name | cst.Attribute | None:
         """What a local alias stands for: `to_tensor` after `to_tensor = torch.tensor`, when that
