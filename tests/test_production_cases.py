@@ -440,6 +440,72 @@ trainer.fit(Lit(), loader)
         },
     ),
     Case(
+        "lightning-base-class-in-another-module",
+        {
+            "models/__init__.py": "",
+            "models/base.py": """\
+import pytorch_lightning as pl
+
+
+class Base(pl.LightningModule):
+    def configure_optimizers(self):
+        return self.opt
+""",
+            "models/net.py": """\
+import torch
+from models.base import Base
+
+
+class Net(Base):
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch[0]).mean()
+        self.log("loss", loss.item())  # TL002: loss.item()
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        self.net.eval()
+        return self.net(batch[0])
+""",
+        },
+    ),
+    Case(
+        "lightning-base-class-two-hops-away",
+        {
+            "core/__init__.py": "",
+            "core/base.py": """\
+from lightning import LightningModule
+
+
+class Base(LightningModule):
+    pass
+""",
+            "core/mid.py": """\
+from .base import Base
+
+
+class Classifier(Base):
+    def forward(self, x):
+        return self.net(x)
+""",
+            "net.py": """\
+import torch
+from core import mid
+
+
+class Net(mid.Classifier):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.cross_entropy(self(x), y)
+        print(loss.item())  # TL002: loss.item()
+        return loss
+
+    def test_step(self, batch, batch_idx):
+        self.eval()
+        return self(batch[0])
+""",
+        },
+    ),
+    Case(
         "hugging-face-trainer-subclass",
         {
             "hf.py": """\

@@ -11,6 +11,7 @@ the grad mode of the evaluation hooks and the epoch handlers that repeat.
 from __future__ import annotations
 
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -43,19 +44,38 @@ class EntryPoints:
 
     # -- methods of framework subclasses -------------------------------------------------
     def framework(self, owner: cst.ClassDef, depth: int = 0) -> Framework | None:
-        """The framework whose class `owner` derives from, directly or through the file's classes."""
+        """The framework whose class `owner` derives from, directly, through the file's classes,
+        or through classes of the project's other modules (`class Net(Base)` where
+        `models/base.py` has `class Base(pl.LightningModule)`)."""
         if depth > _MAX_BASES:
             return None
         for base in owner.bases:
             found = framework_of(self.ctx.symbols.qualname(base.value) or "")
             if found is not None:
                 return found
-            parent = self.model.classes.get(dotted(base.value) or "")
+            name = dotted(base.value) or ""
+            parent = self.model.classes.get(name)
             if parent is not None and parent is not owner:
                 found = self.framework(parent, depth + 1)
-                if found is not None:
-                    return found
+            elif parent is None and name:
+                found = self._project_framework(name)
+            if found is not None:
+                return found
         return None
+
+    def _project_framework(self, name: str) -> Framework | None:
+        """The framework a base class imported from the project derives from, asked of the
+        project index once per name."""
+        if name not in self._project_answers:
+            project = self.ctx.project
+            bases = project.outside_bases(Path(self.ctx.path), name) if project else frozenset()
+            frameworks = [f for f in map(framework_of, sorted(bases)) if f is not None]
+            self._project_answers[name] = frameworks[0] if frameworks else None
+        return self._project_answers[name]
+
+    @cached_property
+    def _project_answers(self) -> dict[str, Framework | None]:
+        return {}
 
     def _method_framework(self, function: cst.FunctionDef) -> Framework | None:
         block = self.model.parents.get(function)

@@ -352,6 +352,40 @@ class ProjectIndex:
         project class derived from one; None when unknown."""
         return self._resolve(file.absolute(), name, 0, set(), _Question(torch_classes.__contains__))
 
+    def outside_bases(self, file: Path, name: str) -> frozenset[str]:
+        """The qualified names outside the project that the class `name`, as written in `file`,
+        derives from through the project's own classes, however many modules away:
+        `{"pytorch_lightning.LightningModule"}` for `Net(Base)` where `models/base.py` has
+        `class Base(pl.LightningModule)`. Empty when nothing is known."""
+        found: set[str] = set()
+        self._outside_bases(file.absolute(), name, 0, set(), found)
+        return frozenset(found)
+
+    def _outside_bases(
+        self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]], found: set[str]
+    ) -> None:
+        if depth > _MAX_DEPTH or (file, name) in seen:
+            return
+        seen.add((file, name))
+        summary = self._summary(file)
+        if summary is None:
+            return
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.classes:
+            for base in summary.classes[head][1]:
+                self._outside_bases(file, base, depth + 1, seen, found)
+            return
+        if head not in summary.imports:
+            return
+        level, target = summary.imports[head]
+        full = f"{target}.{rest}" if rest else target
+        module, _, leaf = full.rpartition(".")
+        source = self._module_file(file, level, module) if module or level else None
+        if source is not None:
+            self._outside_bases(source.absolute(), leaf, depth + 1, seen, found)
+        elif not level and module:
+            found.add(full)
+
     def star_imports_torch(self, file: Path) -> bool:
         """Whether `from module import *` hands `file` torch's names: a star-imported project
         module imports torch, itself or through its own star imports."""
