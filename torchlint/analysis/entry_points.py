@@ -10,6 +10,7 @@ the grad mode of the evaluation hooks and the epoch handlers that repeat.
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from torchlint.analysis.frameworks import (
     EVENT_PERIODS,
     Framework,
     framework_of,
+    may_drive_steps,
 )
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
+_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+# A module-level function that defines a function: a factory whose closure may be returned.
+_FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", re.MULTILINE)
 
 
 class EntryPoints:
@@ -118,6 +123,66 @@ class EntryPoints:
     @property
     def per_step(self) -> set[cst.FunctionDef]:
         return {f for f, p in self._periods.items() if p == "step"}
+
+    @cached_property
+    def may_run_per_step(self) -> bool:
+        """Whether code of a file without loops may still run every step: a framework may call
+        it (its text names an entry point), or another module of the project may call one of
+        its functions in a loop. Asked of texts alone, before any model is built."""
+        return may_drive_steps(self.ctx.source) or self.may_run_elsewhere
+
+    @cached_property
+    def may_run_elsewhere(self) -> bool:
+        """Whether another module of the project calls one of this file's functions on a line
+        inside a loop (`ProjectIndex.may_call_in_loops`: a gate read from texts)."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        names = {n for n in _DEF_NAME.findall(self.ctx.source) if not n.startswith("__")}
+        factories = set(_FACTORY.findall(self.ctx.source))
+        return bool(names) and project.may_call_in_loops(Path(self.ctx.path), names, factories)
+
+    def runs_per_step_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether other modules of the project call `function` every step (a trainer's loop
+        calling `self.model.optimize(batch)`, a loop calling the closure a factory here
+        returns): it is then the body of a per-batch loop written in another file. Asked per
+        function, for the functions a rule asks about, so only their callers are summarised."""
+        project = self.ctx.project
+        if project is None or not self.may_run_elsewhere:
+            return False
+        if function not in self._elsewhere:
+            key = self._project_keys.get(function)
+            self._elsewhere[function] = key is not None and bool(
+                project.called_per_step(Path(self.ctx.path), frozenset({key}))
+            )
+        return self._elsewhere[function]
+
+    @cached_property
+    def _elsewhere(self) -> dict[cst.FunctionDef, bool]:
+        return {}
+
+    @cached_property
+    def _project_keys(self) -> dict[cst.FunctionDef, str]:
+        """How other files name the functions of this one: `f`, `Class.method`, and `factory()`
+        for a closure that a module-level factory returns."""
+        found: dict[cst.FunctionDef, str] = {}
+        model = self.model
+        for group in model.functions.values():
+            for function in group:
+                scope = model.scope_parent.get(function)
+                outer = model.scope_parent.get(scope) if scope is not None else None
+                name = function.name.value
+                if scope is model.module:
+                    found[function] = name
+                elif isinstance(scope, cst.ClassDef) and outer is model.module:
+                    found[function] = f"{scope.name.value}.{name}"
+                elif (
+                    isinstance(scope, cst.FunctionDef)
+                    and outer is model.module
+                    and function in model.returned_functions(scope)
+                ):
+                    found[function] = f"{scope.name.value}()"
+        return found
 
     def _registered_period(self, decorator: cst.BaseExpression) -> str | None:
         """`@trainer.on(Events.ITERATION_COMPLETED)`: how often the handler runs."""

@@ -503,7 +503,7 @@ class SemanticModel:
             return [
                 f
                 for factory in self.callees.get(value, ())
-                for f in self._returned_functions(factory)
+                for f in self.returned_functions(factory)
             ]
         if isinstance(value, cst.Attribute):
             bindings = self.attr_bindings.get(dotted(value) or "", [])
@@ -526,7 +526,7 @@ class SemanticModel:
                 functions += self._passed_functions(binding.node, depth)
         return functions
 
-    def _returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
+    def returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
         """The nested functions a factory returns by name (`return perform_train_step`)."""
         found = []
         for node in self.own_nodes(factory):
