@@ -180,6 +180,36 @@ def validate(model, ema_model, loader):
         },
     ),
     Case(
+        "module-by-its-project-class-not-its-name",
+        {
+            "nets.py": """\
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Tokenizer:
+    def __call__(self, text):
+        return [ord(c) for c in text]
+""",
+            "score.py": """\
+import torch
+from nets import Scorer, Tokenizer
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+encoder = Tokenizer()
+for text, x in test_data:
+    ids = encoder(text)
+    print(ids, scorer(x.cuda()))  # TL001: scorer(x.cuda())
+""",
+        },
+    ),
+    Case(
         "single-forward-outside-any-loop",
         files={
             "demo.py": """\

@@ -993,6 +993,8 @@ class ProjectIndex:
             forward, bases = summary.classes[head]
             if forward and question.settled_by_forward:
                 return True
+            if not bases:
+                return False  # derives from nothing but object
             answers = [self._resolve(file, base, depth + 1, seen, question) for base in bases]
             return (
                 True

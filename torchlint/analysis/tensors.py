@@ -593,8 +593,7 @@ class TensorFacts:
             and isinstance(value.func.value, cst.Call)
         ):
             value = value.func.value  # `nn.Linear(3, 4).to(device)`
-        qualname = self.ctx.symbols.qualname(value.func) or ""
-        return qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
+        return self.scopes.class_is_module(value.func) is True
 
     def _helper_result(self, call: cst.Call) -> Kind:
         """The result of a helper: what a same-file function returns, or where its tensor inputs are.
