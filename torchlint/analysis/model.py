@@ -424,9 +424,11 @@ class SemanticModel:
                     if callee.value in self.module_classes
                     else (False if not klass.bases else None)
                 )
+        if not name.rsplit(".", 1)[-1][:1].isupper():
+            return None  # a function (`os.path.join`, `build_model`): classes are capitalised
         full = self.symbols.qualname(callee)
         if full is not None and full.startswith("torch.nn."):
-            return _torch_module(full) if full.rsplit(".", 1)[-1][:1].isupper() else None
+            return _torch_module(full)
         return self._project_module_class(name)
 
     def _project_module_class(self, name: str) -> bool | None:
