@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from pathlib import Path
 
 import libcst as cst
 
 from torchlint.analysis.availability import runs_without_cuda
+from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -24,6 +26,7 @@ _FUNCTIONAL = frozenset(
     {"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"}
 )
 _MAX_DEPTH = 8
+_ALIAS_TEXT = re.compile(r"=\s*[\w.]*\b(?:DataParallel|data_parallel)\s*(?:#.*)?$", re.MULTILINE)
 
 
 class DataParallel(Rule):
@@ -126,6 +129,22 @@ which a codemod cannot write for you.
                 model = torch.nn.DataParallel(model)
             """
         ),
+        # A name bound in the function, or a parameter, is not torch's
+        Valid(
+            """
+            from torch.nn import DataParallel
+            def wrap(model):
+                DataParallel = MyWrapper
+                return DataParallel(model)
+            """
+        ),
+        Valid(
+            """
+            from torch import nn
+            def build(model, nn=my_layers):
+                return nn.DataParallel(model)
+            """
+        ),
     ]
     invalid = [
         Invalid(
@@ -179,6 +198,28 @@ which a codemod cannot write for you.
         ),
         Invalid(
             """
+            from torch.nn import DataParallel
+            def other(model):
+                DataParallel = MyWrapper
+                return DataParallel(model)
+            model = DataParallel(model)
+            """,
+            line=5,
+            column=9,
+            message="use `DistributedDataParallel`",
+        ),
+        Invalid(
+            """
+            import torch
+            Parallel = torch.nn.DataParallel
+            model = Parallel(model)
+            """,
+            line=3,
+            column=9,
+            message="use `DistributedDataParallel`",
+        ),
+        Invalid(
+            """
             import torch.nn as nn
             class Net(nn.Module):
                 def forward(self, x):
@@ -218,7 +259,7 @@ which a codemod cannot write for you.
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = self.ctx.symbols.qualname(node.func)
+        name = self._qualname(node.func)
         if name not in _FUNCTIONAL and name not in _NAMES and not self._is_subclass(node.func):
             return
         if runs_without_cuda(self.ctx, node):
@@ -244,13 +285,44 @@ which a codemod cannot write for you.
             fix,
         )
 
+    def _qualname(self, func: cst.BaseExpression) -> str | None:
+        """What `func` names where it is used. The import table is file-wide, so a name it calls
+        DataParallel is asked again of the model, which reads the bindings that reach the use
+        (a local `DataParallel = MyWrapper` is not torch's)."""
+        name = self.ctx.symbols.qualname(func)
+        if name in _NAMES or name in _FUNCTIONAL or self._may_alias(func):
+            return self.ctx.fact(SemanticModel).qualname(func)
+        return name
+
+    def _may_alias(self, func: cst.BaseExpression) -> bool:
+        """A plain name the import table does not know, bound in the file (`Parallel = ...`):
+        only those may alias DataParallel through an assignment."""
+        return (
+            isinstance(func, cst.Name)
+            and func.value not in self._classes
+            and func.value in self._aliases
+        )
+
+    @cached_property
+    def _aliases(self) -> frozenset[str]:
+        """Names the file assigns from an attribute or name chain naming DataParallel (the text
+        is asked first, so most files never build the model for this)."""
+        if not _ALIAS_TEXT.search(self.ctx.source):
+            return frozenset()
+        return frozenset(
+            dotted(target) or ""
+            for target, value in self.ctx.fact(SemanticModel).assigns
+            if isinstance(value, cst.Name | cst.Attribute)
+            and (dotted(value) or "").rsplit(".", 1)[-1] in ("DataParallel", "data_parallel")
+        )
+
     def _is_subclass(self, func: cst.BaseExpression, depth: int = 0) -> bool:
         """Whether `func` names a class derived from DataParallel: one of the file's own
         (through its bases) or one imported from another file of the project."""
         name = dotted(func)
         if name is None or depth > _MAX_DEPTH:
             return False
-        if self.ctx.symbols.qualname(func) in _NAMES:
+        if self._qualname(func) in _NAMES:
             return True
         own = self._classes.get(name)
         if own is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchlint.analysis.frameworks import may_drive_steps
+from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
@@ -753,7 +753,7 @@ depends on what the value is for.
     def finish(self) -> None:
         if not (self.candidates or self.handed) or not self.ctx.uses_torch:
             return
-        if not self.has_loops and not may_drive_steps(self.ctx.source):
+        if not self.has_loops and not self.ctx.fact(EntryPoints).may_run_per_step:
             return
         loops = self.ctx.fact(LoopFacts)
         if not loops.has_per_batch_loops or not loops.uses_accelerator:

@@ -180,6 +180,36 @@ def validate(model, ema_model, loader):
         },
     ),
     Case(
+        "module-by-its-project-class-not-its-name",
+        {
+            "nets.py": """\
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Tokenizer:
+    def __call__(self, text):
+        return [ord(c) for c in text]
+""",
+            "score.py": """\
+import torch
+from nets import Scorer, Tokenizer
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+encoder = Tokenizer()
+for text, x in test_data:
+    ids = encoder(text)
+    print(ids, scorer(x.cuda()))  # TL001: scorer(x.cuda())
+""",
+        },
+    ),
+    Case(
         "single-forward-outside-any-loop",
         files={
             "demo.py": """\
@@ -287,6 +317,128 @@ def train(model, loader, opt):
         loss.backward()
         opt.step()
         meter.update(loss=loss)  # TL002: meter.update(loss=loss)
+""",
+        },
+    ),
+    Case(
+        "method-through-an-attribute-set-in-a-subclass",
+        {
+            "models/__init__.py": "",
+            "models/base_gan.py": """\
+import torch
+
+
+class BaseGAN:
+    def __init__(self):
+        self.device = torch.device("cuda:0")
+
+    def optimize(self, batch):
+        losses = {}
+        self.opt_d.zero_grad()
+        loss_d = self.net_d(batch.to(self.device)).mean()
+        losses["d"] = loss_d.item()  # TL002: loss_d.item()
+        loss_d.backward()
+        self.opt_d.step()
+        return losses
+""",
+            "models/dcgan.py": """\
+from .base_gan import BaseGAN
+
+
+class DCGAN(BaseGAN):
+    def sample(self, n):
+        return self.net_g(n)
+""",
+            "models/trainer/__init__.py": "",
+            "models/trainer/base_trainer.py": """\
+class BaseTrainer:
+    def train_epoch(self, db_loader):
+        for i, data in enumerate(db_loader):
+            losses = self.model.optimize(data[0])
+            self.running.append(losses)
+
+    def __call__(self, steps):
+        for step in steps:
+            self(step - 1)
+""",
+            "models/trainer/dcgan_trainer.py": """\
+from ..dcgan import DCGAN
+from .base_trainer import BaseTrainer
+
+
+class DCGANTrainer(BaseTrainer):
+    def init_model(self):
+        self.model = DCGAN()
+""",
+        },
+    ),
+    Case(
+        "closure-from-a-factory-in-another-module",
+        {
+            "train_fns.py": """\
+import torch
+
+
+def make_train_fn(G, D, config):
+    def train(x, y):
+        D.optim.zero_grad()
+        d_loss = D(G(x), y).mean()
+        d_loss.backward()
+        D.optim.step()
+        return {"d_loss": float(d_loss.item())}  # TL002: d_loss.item()
+
+    return train
+
+
+def save_samples(G, path):
+    torch.save(G(torch.randn(8, 128, device="cuda")).cpu(), path)
+""",
+            "train.py": """\
+import train_fns
+
+
+def main(G, D, loaders, config):
+    train = train_fns.make_train_fn(G, D, config)
+    for epoch in range(config["epochs"]):
+        for i, (x, y) in enumerate(loaders[0]):
+            metrics = train(x.cuda(), y.cuda())
+            print(metrics)
+        train_fns.save_samples(G, "samples.pt")
+""",
+        },
+    ),
+    Case(
+        "metric-update-in-another-module-called-per-batch",
+        {
+            "metrics/__init__.py": "",
+            "metrics/score.py": """\
+import torch
+import torch.nn.functional as F
+
+
+class Score:
+    def __init__(self, classifier):
+        self.total = 0.0
+        self.classifier = classifier.eval().cuda()
+
+    def add_batch(self, images):
+        y = self.classifier(images).detach()
+        self.total += (F.softmax(y, 1) * F.log_softmax(y, 1)).sum().item()  # TL002: (F.softmax
+
+    def result(self):
+        return self.total
+""",
+            "evaluate.py": """\
+import torch
+from metrics.score import Score
+
+
+def evaluate(classifier, generator, val_loader):
+    score = Score(classifier)
+    with torch.no_grad():
+        for z, _ in val_loader:
+            score.add_batch(generator(z.cuda()))
+    return score.result()
 """,
         },
     ),
@@ -436,6 +588,72 @@ class Lit(L.LightningModule):
 
 trainer = L.Trainer(accelerator="gpu")
 trainer.fit(Lit(), loader)
+""",
+        },
+    ),
+    Case(
+        "lightning-base-class-in-another-module",
+        {
+            "models/__init__.py": "",
+            "models/base.py": """\
+import pytorch_lightning as pl
+
+
+class Base(pl.LightningModule):
+    def configure_optimizers(self):
+        return self.opt
+""",
+            "models/net.py": """\
+import torch
+from models.base import Base
+
+
+class Net(Base):
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch[0]).mean()
+        self.log("loss", loss.item())  # TL002: loss.item()
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        self.net.eval()
+        return self.net(batch[0])
+""",
+        },
+    ),
+    Case(
+        "lightning-base-class-two-hops-away",
+        {
+            "core/__init__.py": "",
+            "core/base.py": """\
+from lightning import LightningModule
+
+
+class Base(LightningModule):
+    pass
+""",
+            "core/mid.py": """\
+from .base import Base
+
+
+class Classifier(Base):
+    def forward(self, x):
+        return self.net(x)
+""",
+            "net.py": """\
+import torch
+from core import mid
+
+
+class Net(mid.Classifier):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.cross_entropy(self(x), y)
+        print(loss.item())  # TL002: loss.item()
+        return loss
+
+    def test_step(self, batch, batch_idx):
+        self.eval()
+        return self(batch[0])
 """,
         },
     ),

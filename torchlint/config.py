@@ -6,6 +6,7 @@ runs: unknown keys, bad values and unparsable TOML raise ConfigError naming file
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -52,12 +53,45 @@ def declared_root(directory: Path) -> Path | None:
     """The nearest folder that declares a project, else the git root, else None: no project."""
     stop = git_root(directory)
     for folder in [directory, *directory.parents]:
-        if any((folder / name).is_file() for name in DECLARATIONS) or any(
+        if any(_declares(folder / name) for name in DECLARATIONS) or any(
             folder.glob("requirements*.txt")
         ):
             return folder
         if folder == stop:
             return folder
+    return None
+
+
+def _declares(path: Path) -> bool:
+    """Whether a declaration file is one: a `setup.py` must call `setup()` (`setuptools.setup`),
+    since a helper module named setup.py (a Sphinx hook, a script's `setup(args)`) declares
+    nothing, and the enclosing project's root and requirements still apply to its folder."""
+    if not path.is_file():
+        return False
+    if path.name != "setup.py":
+        return True
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(
+        isinstance(node, ast.Call) and _dotted(node.func) in _SETUP_CALLS for node in ast.walk(tree)
+    )
+
+
+_SETUP_CALLS = frozenset({"setup", "setuptools.setup", "distutils.core.setup", "core.setup"})
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
     return None
 
 

@@ -4,8 +4,10 @@ The code cells are joined into one module so names defined in earlier cells are 
 A marker comment line separates the cells, so positions can be mapped back to 1-based
 cells and cell-relative rows even after fixes have moved lines. IPython syntax (`%magic`,
 `!shell`, `obj?`, `x = !cmd`) becomes a placeholder line with the same indentation (a
-comment at the top level, a name inside a block) and is restored on write. Cells run by a
-cell magic (`%%bash`, `%%time`...) are not Python to us and are left out.
+comment at the top level, a name inside a block) and is restored on write. A cell magic
+that runs its body as Python (`%%time`, `%%timeit`, `%%capture`) is masked like a line magic
+and its body linted; cells run by any other (`%%bash`, `%%writefile`) are not Python to us and
+are left out.
 
 Writing back touches only the `source` values of changed cells, in the raw JSON text, so
 outputs, metadata, cell ids, key order and indentation stay byte for byte as they were.
@@ -188,7 +190,7 @@ def parse(raw: str) -> Notebook:
     counter = itertools.count()
     linted = []
     for cell_type, cell in cells:
-        if cell_type == "code" and not _runs_cell_magic(cell.source):
+        if cell_type == "code" and not _runs_other_cell_magic(cell.source):
             cell.code, cell.magics = _mask(cell.source, counter)
             linted.append(cell)
     return Notebook(raw, linted)
@@ -216,8 +218,18 @@ def _is_python(metadata: Any) -> bool:
     return True
 
 
-def _runs_cell_magic(source: str) -> bool:
-    return source.lstrip().startswith("%%")
+# Cell magics whose body is Python run in the kernel: the magic line is masked like a line magic
+# and the body linted. Any other (`%%bash`, `%%writefile`, `%%html`) makes the cell not Python.
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+
+
+def _runs_other_cell_magic(source: str) -> bool:
+    """Whether the cell opens with a cell magic whose body is not Python code of the kernel."""
+    stripped = source.lstrip()
+    if not stripped.startswith("%%"):
+        return False
+    name = stripped[2:].split(None, 1)[0] if stripped[2:].strip() else ""
+    return name not in _PYTHON_CELL_MAGICS
 
 
 # -- masking IPython syntax ----------------------------------------------------------------

@@ -3,7 +3,8 @@
 As in Ruff, settings come from the nearest `[tool.torchlint]` (pyproject.toml or torchlint.toml)
 above the file, so findings and fixes never depend on which paths were passed or in what order.
 Without one, the project root is the nearest folder that declares a project (pyproject.toml,
-setup.cfg, setup.py, requirements*.txt), else the git root, else the file's own folder.
+setup.cfg, a setup.py that calls `setup()`, requirements*.txt), else the git root, else the
+file's own folder.
 """
 
 from __future__ import annotations

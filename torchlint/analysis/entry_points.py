@@ -10,7 +10,9 @@ the grad mode of the evaluation hooks and the epoch handlers that repeat.
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -21,6 +23,7 @@ from torchlint.analysis.frameworks import (
     EVENT_PERIODS,
     Framework,
     framework_of,
+    may_drive_steps,
 )
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
+_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+# A module-level function that defines a function: a factory whose closure may be returned.
+_FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", re.MULTILINE)
 
 
 class EntryPoints:
@@ -43,19 +49,38 @@ class EntryPoints:
 
     # -- methods of framework subclasses -------------------------------------------------
     def framework(self, owner: cst.ClassDef, depth: int = 0) -> Framework | None:
-        """The framework whose class `owner` derives from, directly or through the file's classes."""
+        """The framework whose class `owner` derives from, directly, through the file's classes,
+        or through classes of the project's other modules (`class Net(Base)` where
+        `models/base.py` has `class Base(pl.LightningModule)`)."""
         if depth > _MAX_BASES:
             return None
         for base in owner.bases:
             found = framework_of(self.ctx.symbols.qualname(base.value) or "")
             if found is not None:
                 return found
-            parent = self.model.classes.get(dotted(base.value) or "")
+            name = dotted(base.value) or ""
+            parent = self.model.classes.get(name)
             if parent is not None and parent is not owner:
                 found = self.framework(parent, depth + 1)
-                if found is not None:
-                    return found
+            elif parent is None and name:
+                found = self._project_framework(name)
+            if found is not None:
+                return found
         return None
+
+    def _project_framework(self, name: str) -> Framework | None:
+        """The framework a base class imported from the project derives from, asked of the
+        project index once per name."""
+        if name not in self._project_answers:
+            project = self.ctx.project
+            bases = project.outside_bases(Path(self.ctx.path), name) if project else frozenset()
+            frameworks = [f for f in map(framework_of, sorted(bases)) if f is not None]
+            self._project_answers[name] = frameworks[0] if frameworks else None
+        return self._project_answers[name]
+
+    @cached_property
+    def _project_answers(self) -> dict[str, Framework | None]:
+        return {}
 
     def _method_framework(self, function: cst.FunctionDef) -> Framework | None:
         block = self.model.parents.get(function)
@@ -98,6 +123,66 @@ class EntryPoints:
     @property
     def per_step(self) -> set[cst.FunctionDef]:
         return {f for f, p in self._periods.items() if p == "step"}
+
+    @cached_property
+    def may_run_per_step(self) -> bool:
+        """Whether code of a file without loops may still run every step: a framework may call
+        it (its text names an entry point), or another module of the project may call one of
+        its functions in a loop. Asked of texts alone, before any model is built."""
+        return may_drive_steps(self.ctx.source) or self.may_run_elsewhere
+
+    @cached_property
+    def may_run_elsewhere(self) -> bool:
+        """Whether another module of the project calls one of this file's functions on a line
+        inside a loop (`ProjectIndex.may_call_in_loops`: a gate read from texts)."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        names = {n for n in _DEF_NAME.findall(self.ctx.source) if not n.startswith("__")}
+        factories = set(_FACTORY.findall(self.ctx.source))
+        return bool(names) and project.may_call_in_loops(Path(self.ctx.path), names, factories)
+
+    def runs_per_step_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether other modules of the project call `function` every step (a trainer's loop
+        calling `self.model.optimize(batch)`, a loop calling the closure a factory here
+        returns): it is then the body of a per-batch loop written in another file. Asked per
+        function, for the functions a rule asks about, so only their callers are summarised."""
+        project = self.ctx.project
+        if project is None or not self.may_run_elsewhere:
+            return False
+        if function not in self._elsewhere:
+            key = self._project_keys.get(function)
+            self._elsewhere[function] = key is not None and bool(
+                project.called_per_step(Path(self.ctx.path), frozenset({key}))
+            )
+        return self._elsewhere[function]
+
+    @cached_property
+    def _elsewhere(self) -> dict[cst.FunctionDef, bool]:
+        return {}
+
+    @cached_property
+    def _project_keys(self) -> dict[cst.FunctionDef, str]:
+        """How other files name the functions of this one: `f`, `Class.method`, and `factory()`
+        for a closure that a module-level factory returns."""
+        found: dict[cst.FunctionDef, str] = {}
+        model = self.model
+        for group in model.functions.values():
+            for function in group:
+                scope = model.scope_parent.get(function)
+                outer = model.scope_parent.get(scope) if scope is not None else None
+                name = function.name.value
+                if scope is model.module:
+                    found[function] = name
+                elif isinstance(scope, cst.ClassDef) and outer is model.module:
+                    found[function] = f"{scope.name.value}.{name}"
+                elif (
+                    isinstance(scope, cst.FunctionDef)
+                    and outer is model.module
+                    and function in model.returned_functions(scope)
+                ):
+                    found[function] = f"{scope.name.value}()"
+        return found
 
     def _registered_period(self, decorator: cst.BaseExpression) -> str | None:
         """`@trainer.on(Events.ITERATION_COMPLETED)`: how often the handler runs."""

@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -294,6 +293,8 @@ class Evaluation(Shared):
             return False
         if key in self.bound_modules:
             return True
+        if key in self._bound_non_modules:
+            return False  # `encoder = Tokenizer()`: a class that is no nn.Module, whatever the name
         if "." not in name and self._is_file_function(name, at):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
@@ -338,48 +339,10 @@ class Evaluation(Shared):
         frozen.discard("")
         return frozen
 
-    @cached_property
+    @property
     def module_classes(self) -> set[str]:
-        """Classes of this file that subclass torch.nn.Module (directly or through each other), or define `forward`."""
-        found = {name for name, node in self.model.classes.items() if self._defines_forward(node)}
-        changed = True
-        while changed:
-            changed = False
-            for name, node in self.model.classes.items():
-                if name not in found and any(
-                    self._is_module_base(b.value, found) for b in node.bases
-                ):
-                    found.add(name)
-                    changed = True
-        return found
-
-    def _defines_forward(self, node: cst.ClassDef) -> bool:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
-
-    def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
-        qualname = self.ctx.symbols.qualname(base) or ""
-        if (
-            qualname.startswith("torch.nn.")
-            and qualname.rsplit(".", 1)[-1] not in NOT_CALLABLE_MODULES
-        ):
-            return True
-        if isinstance(base, cst.Name) and base.value in known:
-            return True
-        # A base imported from another file of the project (`from .backbone import Backbone`).
-        name = dotted(base)
-        if (
-            name
-            and self.ctx.project is not None
-            and self.ctx.project.is_module_class(Path(self.ctx.path), name)
-        ):
-            return True
-        # Relative imports (`from .module import Module`, `from ...modeling_utils import PreTrainedModel`)
-        # do not resolve; their names still say what they are.
-        last = (dotted(base) or "").rsplit(".", 1)[-1]
-        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith(
-            "PreTrainedModel"
-        )
+        """The file's nn.Module classes: the model's answer (`SemanticModel.module_classes`)."""
+        return self.model.module_classes
 
     @cached_property
     def bound_modules(self) -> set[str]:
@@ -389,6 +352,18 @@ class Evaluation(Shared):
             for target, value in self.model.assigns
             if (name := dotted(target)) and self._constructs_module(value)
         }
+
+    @cached_property
+    def _bound_non_modules(self) -> set[str]:
+        """Names assigned an instance of a class known not to be an nn.Module (a class of the
+        file or the project that derives from nothing and defines no `forward`)."""
+        found = set()
+        for target, value in self.model.assigns:
+            callee = _built_callee(value)
+            name = dotted(target)
+            if name and callee is not None and self.model.class_is_module(callee) is False:
+                found.add(self._binding_key(name, target))
+        return found
 
     @cached_property
     def bound_wrappers(self) -> set[str]:
@@ -451,7 +426,9 @@ class Evaluation(Shared):
                 a.keyword and a.keyword.value == "weights_only" for a in value.args
             )  # a pickled module, once called
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
-            return False
+            # A class of another module of the project (`Scorer()` from `nets.py`)
+            last = (dotted(func) or "").rsplit(".", 1)[-1]
+            return not last.endswith("Loss") and self.model.class_is_module(func) is True
         last = qualname.rsplit(".", 1)[-1]
         if last in NOT_CALLABLE_MODULES or last.endswith("Loss"):
             return False
@@ -1258,3 +1235,14 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The callee that builds `value`, past methods returning their receiver (`Net().cuda()`)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN_METHODS
+    ):
+        value = value.func.value
+    return value.func if isinstance(value, cst.Call) else None

@@ -19,6 +19,7 @@ import libcst as cst
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.names import SETTINGS_NAMES, is_optimizer_name
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
@@ -31,9 +32,6 @@ Loop = cst.For | cst.While
 # What runs a node every step: a per-batch loop, or a function a framework runs every step.
 StepOwner = cst.For | cst.While | cst.FunctionDef
 
-_LOADER_NAME = re.compile(
-    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
-)
 _PROGRESS_BARS = frozenset(
     {"tqdm", "tqdm_notebook", "progress_bar", "track", "master_bar", "progress"}
 )  # yield what they wrap
@@ -144,7 +142,11 @@ class LoopFacts:
 
     @property
     def has_per_batch_loops(self) -> bool:
-        return self.may_have_batch_loops and (bool(self._per_batch) or bool(self._step_entries))
+        return self.may_have_batch_loops and (
+            bool(self._per_batch)
+            or bool(self._step_entries)
+            or self.ctx.fact(EntryPoints).may_run_elsewhere  # asked per function then
+        )
 
     @cached_property
     def _step_entries(self) -> set[cst.FunctionDef]:
@@ -432,6 +434,12 @@ class LoopFacts:
             found = self.per_batch_loop(call, every_iteration, every_update)
             if found is not None:
                 break
+        if (
+            found is None
+            and function not in self.scopes.callers  # the file's own callers decide, if any
+            and self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+        ):
+            found = function  # another module of the project calls it every step
         self._function_memo[key] = found
         return found
 

@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from torchlint.analysis.names import NOT_CALLABLE_MODULES
 from torchlint.analysis.nodes import children
 from torchlint.analysis.symbols import dotted
 
@@ -155,6 +157,9 @@ class SemanticModel:
         self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.module = ctx.module
+        self.path = ctx.path
+        self.project = ctx.project  # the project's other modules; None for text not on disk
+        self.symbols = ctx.symbols  # read at query time: the traversal may still be adding imports
         walker = _Walker(self)
         walker.walk(ctx.module, record_parents=not ctx.traversed)
         self._resolve_calls(walker.calls)
@@ -344,6 +349,100 @@ class SemanticModel:
         found = self.dominating(name)
         return found[0].exact if found and len(found) == 1 else None
 
+    def qualname(self, node: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The imported name `node` (`DP`, `nn.DataParallel`) stands for where it is used, through
+        the bindings of its head that reach it: an import, or an alias bound to one
+        (`Parallel = nn.DataParallel`). None when anything else binds it there (a local
+        `DataParallel = MyWrapper`, a parameter, a class): the import table alone is
+        file-wide and would still answer `torch.nn.DataParallel`."""
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or depth > _HELD_DEPTH:
+            return None
+        if head not in self.order:  # not seen by the walk (inside an import statement)
+            return self.symbols.qualname(node)
+        bindings = self.reaching(head)
+        if not bindings or all(b.kind is BindingKind.IMPORT for b in bindings):
+            return self.symbols.qualname(node)
+        found = {
+            self.qualname(b.exact, depth + 1)
+            if b.exact is not None and isinstance(b.exact, cst.Name | cst.Attribute)
+            else None
+            for b in bindings
+        }
+        if len(found) != 1 or None in found:
+            return None
+        (full,) = found
+        rest = (dotted(node) or "").partition(".")[2]
+        return f"{full}.{rest}" if full and rest else full
+
+    # -- is it a module ------------------------------------------------------------------
+    @cached_property
+    def module_classes(self) -> set[str]:
+        """The file's classes that are nn.Modules: they define `forward`, or derive (directly or
+        through each other) from a torch.nn class, a module class of another project module, or
+        a base whose name says it (`...Module`, `PreTrainedModel`) when nothing resolves it."""
+        found = {name for name, node in self.classes.items() if _defines_forward(node)}
+        changed = True
+        while changed:
+            changed = False
+            for name, node in self.classes.items():
+                if name not in found and any(
+                    self._is_module_base(b.value, found) for b in node.bases
+                ):
+                    found.add(name)
+                    changed = True
+        return found
+
+    def _is_module_base(self, base: cst.BaseExpression, known: set[str]) -> bool:
+        if _torch_module(self.symbols.qualname(base) or "") or (
+            isinstance(base, cst.Name) and base.value in known
+        ):
+            return True
+        if self._project_module_class(dotted(base) or ""):
+            return True
+        # Relative imports (`from .module import Module`, `from ...modeling_utils import
+        # PreTrainedModel`) that the project index cannot follow: their names still say it.
+        last = (dotted(base) or "").rsplit(".", 1)[-1]
+        return (last.endswith("Module") and not last.endswith("DataModule")) or last.endswith(
+            "PreTrainedModel"
+        )
+
+    def class_is_module(self, callee: cst.BaseExpression) -> bool | None:
+        """Whether the class a constructor call names (`nn.Linear`, the file's `Net`, `Scorer`
+        imported from another module of the project) is an nn.Module; None when unknown (not a
+        class the file, torch.nn or the project resolves)."""
+        name = dotted(callee)
+        if name is None:
+            return None
+        if isinstance(callee, cst.Name):
+            klass = self._class_named(callee.value, self.scope_of(callee))
+            if klass is not None:
+                return (
+                    True
+                    if callee.value in self.module_classes
+                    else (False if not klass.bases else None)
+                )
+        if not name.rsplit(".", 1)[-1][:1].isupper():
+            return None  # a function (`os.path.join`, `build_model`): classes are capitalised
+        full = self.symbols.qualname(callee)
+        if full is not None and full.startswith("torch.nn."):
+            return _torch_module(full)
+        return self._project_module_class(name)
+
+    def _project_module_class(self, name: str) -> bool | None:
+        """The project index's answer for a class name as written here, asked once per name."""
+        if not name or self.project is None:
+            return None
+        if name not in self._project_classes:
+            self._project_classes[name] = self.project.is_module_class(Path(self.path), name)
+        return self._project_classes[name]
+
+    @cached_property
+    def _project_classes(self) -> dict[str, bool | None]:
+        return {}
+
     def alias_of(self, name: cst.BaseExpression) -> cst.Name | cst.Attribute | None:
         """What a local alias stands for: `to_tensor` after `to_tensor = torch.tensor`, when that
         one binding is the only one and dominates the use."""
@@ -474,7 +573,7 @@ class SemanticModel:
             return [
                 f
                 for factory in self.callees.get(value, ())
-                for f in self._returned_functions(factory)
+                for f in self.returned_functions(factory)
             ]
         if isinstance(value, cst.Attribute):
             bindings = self.attr_bindings.get(dotted(value) or "", [])
@@ -497,7 +596,7 @@ class SemanticModel:
                 functions += self._passed_functions(binding.node, depth)
         return functions
 
-    def _returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
+    def returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
         """The nested functions a factory returns by name (`return perform_train_step`)."""
         found = []
         for node in self.own_nodes(factory):
@@ -689,6 +788,16 @@ class SemanticModel:
                     if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
                 ]
         return found
+
+
+def _defines_forward(node: cst.ClassDef) -> bool:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
+
+
+def _torch_module(full: str) -> bool:
+    """A torch.nn class that runs a forward (not a container or parameter)."""
+    return full.startswith("torch.nn.") and full.rsplit(".", 1)[-1] not in NOT_CALLABLE_MODULES
 
 
 def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:

@@ -102,6 +102,12 @@ def is_eval_data_name(name: str) -> bool:
     )
 
 
+# What a loader of batches is called (lower-cased): `train_loader`, `dl`, `batches`, `data_iter`.
+LOADER_NAME = re.compile(
+    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
+)
+
+
 _INPUT_WORDS = frozenset(
     {
         "y",

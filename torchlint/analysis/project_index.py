@@ -18,10 +18,12 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from pathlib import Path
 
-from torchlint.analysis.names import NOT_CALLABLE_MODULES
+from torchlint.analysis.names import LOADER_NAME, NOT_CALLABLE_MODULES, is_optimizer_name
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -32,6 +34,10 @@ _NOT_PROJECT = frozenset(
     {"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"}
 )
 _MAX_FILES = 3000
+_CALLED = re.compile(r"\b(\w+)\s*\(")
+# A call whose result is bound: `train = train_fns.make_train_fn(G, D)` (the callee's last name)
+_BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
+_LOOP_LINE = re.compile(r"^([ \t]*)(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,35 @@ class _Summary:
     # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
     # "mixed", "channels_last".
     precision: frozenset[str] = frozenset()
+    # class -> the names of the methods it defines itself (header)
+    methods: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Calls made in the body of a loop that may run per step (see `_LoopCall`)
+    loop_calls: list[_LoopCall] = field(default_factory=list)
+    # class -> attribute -> the callees that build what `self.<attribute> = ...` holds
+    attr_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # `f`, `Class.method` and `factory()` (the closure `factory` returns) that run a training
+    # step themselves: a `.backward()` or an optimizer's `.step()`
+    stepping: frozenset[str] = frozenset()
     # False for a header: imports, classes, star imports and `torch` only, which is all the class
     # questions read; the other fields take walks of the whole tree, read for a few files only
     full: bool = True
+
+
+@dataclass(frozen=True)
+class _LoopCall:
+    """A call in the body of a loop, as written: `self.model.optimize`, `train`, `score.add_batch`.
+
+    kind: "batch" when the loop iterates a loader (`for x, y in train_loader`), "loop" for any
+    other loop that is not over epochs; a call under a periodic guard (`if i % n == 0:`) is
+    left out. owner: the class whose method makes the call (for `self.`). bound: the callees
+    whose results the call's head name is bound to in its function (`Score` for `score =
+    Score(c)`, `train_fns.make_train_fn` for `train = train_fns.make_train_fn(G, D)`).
+    """
+
+    callee: str
+    kind: str
+    owner: str | None
+    bound: tuple[str, ...]
 
 
 def _summarise(text: str, full: bool = True) -> _Summary:
@@ -93,13 +125,18 @@ def _summarise(text: str, full: bool = True) -> _Summary:
             )
             bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
+            summary.methods[node.name] = frozenset(
+                s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            )
     if full:
         _collect_devices(tree, summary.devices)
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
         _collect_calls(tree, False, summary.calls)
+        stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
         summary = replace(
             summary,
+            stepping=stepping,
             grad_off=_decorated_grad_off(tree),
             syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
         )
@@ -112,6 +149,218 @@ def _summarise(text: str, full: bool = True) -> _Summary:
         precision=precision_mentions(text),
         full=full,
     )
+
+
+_STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
+_ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
+_EPOCH = re.compile(r"epoch", re.IGNORECASE)
+# Methods that return the object they are called on: `Net().cuda().eval()` is still a `Net`.
+_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double"})
+
+
+def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
+    """The module, its functions and its classes' methods, each with the class it belongs to."""
+    found: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append((node, None))
+        elif isinstance(node, ast.ClassDef):
+            found += [
+                (s, node.name)
+                for s in node.body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    return found
+
+
+def _built_by(value: ast.expr) -> str | None:
+    """The callee whose result `value` is, past methods that return their receiver."""
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _CHAIN
+    ):
+        value = value.func.value
+    return _dotted(value.func) if isinstance(value, ast.Call) else None
+
+
+def _collect_scopes(
+    tree: ast.Module,
+    loop_calls: list[_LoopCall],
+    attr_classes: dict[str, dict[str, tuple[str, ...]]],
+) -> frozenset[str]:
+    """One walk per scope (the module, its functions, its classes' methods) for what the
+    cross-module call graph reads: the calls made in loops (`_LoopCall`), what `self.<attr>`
+    is built by in each class, and which functions run a training step (returned)."""
+    stepping = set()
+    for scope, owner in _scopes(tree):
+        walk = _ScopeWalk(scope)
+        loop_calls += [
+            _LoopCall(callee, kind, owner, tuple(walk.bound.get(callee.split(".")[0], ())))
+            for callee, kind in walk.loop_calls
+        ]
+        if owner is not None:
+            for attribute, callee in walk.self_bound:
+                attrs = attr_classes.setdefault(owner, {})
+                attrs[attribute] = (*attrs.get(attribute, ()), callee)
+        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if walk.steps:
+            stepping.add(f"{owner}.{scope.name}" if owner else scope.name)
+        returned = [f for f in walk.nested if f.name in walk.returned]
+        if owner is None and any(_ScopeWalk(f).steps for f in returned):
+            stepping.add(scope.name + "()")
+    return frozenset(stepping)
+
+
+class _ScopeWalk:
+    """What one scope's own body (not nested functions or classes) says, from one walk."""
+
+    def __init__(self, scope: ast.AST) -> None:
+        self.bound: dict[str, list[str]] = {}  # name -> callees of the calls it is bound to
+        self.self_bound: list[tuple[str, str]] = []  # (attribute, callee) of `self.x = C(...)`
+        self.loop_calls: list[tuple[str, str]] = []  # (callee, loop kind)
+        self.returned: set[str] = set()  # names returned: `return train`
+        self.nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.steps = False
+        me = None
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            params = scope.args.posonlyargs + scope.args.args
+            me = params[0].arg if params else None
+        body = getattr(scope, "body", [])
+        stack: list[tuple[ast.AST, str | None]] = [(node, None) for node in body]
+        while stack:
+            node, kind = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.nested.append(node)
+                continue
+            if isinstance(node, ast.ClassDef | ast.Lambda):
+                continue
+            if isinstance(node, ast.Call):
+                self._call(node, kind)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                self._assign(node.targets[0], node.value, me)
+            elif isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+                self.returned.add(node.value.id)
+            elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
+                inner = _loop_kind(node)
+                heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
+                stack += [(c, kind) for c in [*heads, *node.orelse]]
+                stack += [(c, inner) for c in node.body]
+                continue
+            elif isinstance(node, ast.If) and kind is not None and _periodic(node.test):
+                stack += [(node.test, kind), *((c, None) for c in node.body)]
+                stack += [(c, kind) for c in node.orelse]
+                continue
+            stack += [(c, kind) for c in _children(node)]
+
+    def _call(self, node: ast.Call, kind: str | None) -> None:
+        callee = _dotted(node.func)
+        if callee and kind in ("batch", "loop"):
+            self.loop_calls.append((callee, kind))
+        if isinstance(node.func, ast.Attribute) and not self.steps:
+            method = node.func.attr
+            owner = (_dotted(node.func.value) or "").rsplit(".", 1)[-1]
+            self.steps = method in ("backward", "manual_backward") or (
+                method == "step" and is_optimizer_name(owner)
+            )
+
+    def _assign(self, target: ast.expr, value: ast.expr, me: str | None) -> None:
+        callee = _built_by(value)
+        if not callee:
+            return
+        if isinstance(target, ast.Name):
+            self.bound.setdefault(target.id, []).append(callee)
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == me
+        ):
+            self.self_bound.append((target.attr, callee))
+
+
+def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
+    """ "batch" for a loop over a loader, "epoch" for one over epochs, else "loop"."""
+    if isinstance(loop, ast.While):
+        return "epoch" if _names_epoch(loop.test) else "loop"
+    if _names_epoch(loop.target) or _names_epoch(loop.iter):
+        return "epoch"
+    iterable = loop.iter
+    while (
+        isinstance(iterable, ast.Call)
+        and (_dotted(iterable.func) or "").rsplit(".", 1)[-1] in _ITERABLE_WRAPPERS
+        and iterable.args
+    ):
+        iterable = iterable.args[0]
+    if isinstance(iterable, ast.Subscript):  # `loaders[0]`
+        iterable = iterable.value
+    if isinstance(iterable, ast.Call):
+        return "batch" if (_dotted(iterable.func) or "").endswith("DataLoader") else "loop"
+    name = (_dotted(iterable) or "").rsplit(".", 1)[-1].lower()
+    return "batch" if name and (LOADER_NAME.search(name) or name.endswith("loaders")) else "loop"
+
+
+def _names_epoch(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Name)
+        and _EPOCH.search(n.id)
+        or isinstance(n, ast.Attribute)
+        and _EPOCH.search(n.attr)
+        or isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and _EPOCH.search(n.value)
+        for n in _walk(node)
+    )
+
+
+def _periodic(test: ast.expr) -> bool:
+    """`if i % log_every == 0:` and other tests on a remainder: the body runs now and then."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in _walk(test))
+
+
+def _text_loop_names(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """Names called in the blocks of `for`/`while` headers: those under a header that names a
+    loader (`for x, y in train_loader:`), and those under any; and the callees whose results
+    are bound (`train = fns.make_train_fn(...)`). Read from the text by indentation alone
+    (regular expressions, no parse): a superset of what the file's loops call, a gate and not
+    an answer."""
+    called = frozenset(_BOUND_CALL.findall(text))
+    batch: set[str] = set()
+    any_loop: set[str] = set()
+    done = 0  # the end of the last block read: loops inside it were read with it
+    for header in _LOOP_LINE.finditer(text):
+        if header.start() < done:
+            continue
+        done = _loop_block(text, header, batch, any_loop)
+    return frozenset(batch), frozenset(any_loop), called
+
+
+def _loop_block(text: str, header: re.Match[str], batch: set[str], any_loop: set[str]) -> int:
+    """Reads one loop's block (its names into `any_loop`, and into `batch` under a loader's
+    header or a nested one's) and returns where the block ends."""
+    indent = len(header.group(1))
+    line_end = text.find("\n", header.end())
+    if line_end < 0:
+        return len(text)
+    end = _block_end(indent).search(text, line_end)
+    stop = end.start() if end else len(text)
+    block = text[line_end:stop]
+    any_loop.update(_CALLED.findall(block))
+    words = re.findall(r"\w+", text[header.start() : line_end].lower())
+    if any(LOADER_NAME.search(w) or "loader" in w for w in words):
+        batch.update(_CALLED.findall(block))
+    else:
+        inner_done = line_end
+        for inner in _LOOP_LINE.finditer(text, line_end, stop):
+            if inner.start() >= inner_done:
+                inner_done = _loop_block(text, inner, batch, set())
+    return stop
+
+
+@lru_cache(maxsize=64)
+def _block_end(indent: int) -> re.Pattern[str]:
+    """The first line of code indented no deeper than `indent`: where a block ends."""
+    return re.compile(r"\n(?=[ \t]{0," + str(indent) + r"}[^ \t\n#\r])")
 
 
 def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
@@ -342,6 +591,7 @@ class ProjectIndex:
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         # path -> (its summary, its calls' grad modes by the project function they reach)
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[bool]]]] = {}
+        self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -351,6 +601,40 @@ class ProjectIndex:
         """Whether `name`, as written in `file`, is one of `torch_classes` (full names) or a
         project class derived from one; None when unknown."""
         return self._resolve(file.absolute(), name, 0, set(), _Question(torch_classes.__contains__))
+
+    def outside_bases(self, file: Path, name: str) -> frozenset[str]:
+        """The qualified names outside the project that the class `name`, as written in `file`,
+        derives from through the project's own classes, however many modules away:
+        `{"pytorch_lightning.LightningModule"}` for `Net(Base)` where `models/base.py` has
+        `class Base(pl.LightningModule)`. Empty when nothing is known."""
+        found: set[str] = set()
+        self._outside_bases(file.absolute(), name, 0, set(), found)
+        return frozenset(found)
+
+    def _outside_bases(
+        self, file: Path, name: str, depth: int, seen: set[tuple[Path, str]], found: set[str]
+    ) -> None:
+        if depth > _MAX_DEPTH or (file, name) in seen:
+            return
+        seen.add((file, name))
+        summary = self._summary(file)
+        if summary is None:
+            return
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.classes:
+            for base in summary.classes[head][1]:
+                self._outside_bases(file, base, depth + 1, seen, found)
+            return
+        if head not in summary.imports:
+            return
+        level, target = summary.imports[head]
+        full = f"{target}.{rest}" if rest else target
+        module, _, leaf = full.rpartition(".")
+        source = self._module_file(file, level, module) if module or level else None
+        if source is not None:
+            self._outside_bases(source.absolute(), leaf, depth + 1, seen, found)
+        elif not level and module:
+            found.add(full)
 
     def star_imports_torch(self, file: Path) -> bool:
         """Whether `from module import *` hands `file` torch's names: a star-imported project
@@ -475,6 +759,189 @@ class ProjectIndex:
                 modes += found
         return bool(modes) and all(modes)
 
+    def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
+        """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
+        closure `factory` returns), the project's other files call every step: from the body
+        of a loop over a loader, or from any loop (not over epochs) when the function runs a
+        training step itself. A call reaches a function through imports, through what a name is
+        built by (`score = Score(c)`, `train = train_fns.make_train_fn(G, D)`), through
+        `self.<attribute>` set anywhere in the caller's class hierarchy (`self.model = DCGAN()`
+        in a subclass's method), and through methods inherited from classes in other modules.
+        Files that call none of the names in a loop are never summarised (`_word_index`)."""
+        file = file.absolute()
+        words = {key.rsplit(".", 1)[-1] for key in keys if not key.endswith("()")}
+        factories = {key.removesuffix("()") for key in keys if key.endswith("()")}
+        wanted = {(file, key) for key in keys}
+        found: set[str] = set()
+        for other in self._callers(file, words, self._text_steps(file), factories):
+            summary = self._summary(other, consult=False, full=True)
+            hits = self._per_step_targets(other, summary) & wanted if summary else set()
+            if hits:
+                self.consulted[other] = self._digests[other][2]
+                found |= {key for _, key in hits}
+        return frozenset(found)
+
+    def may_call_in_loops(self, file: Path, names: set[str], factories: set[str]) -> bool:
+        """Whether another file of the project calls one of `names` (functions of `file`) on a
+        line inside a loop (over a loader, unless `file` may run a training step itself), or
+        calls one of `factories` (functions of `file` that define functions) anywhere: the
+        gate, read from texts, before any `called_per_step` question about `file`."""
+        file = file.absolute()
+        return bool(self._callers(file, names, self._text_steps(file), factories))
+
+    def _text_steps(self, file: Path) -> bool:
+        """Whether `file`'s text may run a training step (`.backward(`, `.step(`)."""
+        try:
+            return _STEP_TEXT.search(file.read_bytes().decode("utf-8", "replace")) is not None
+        except OSError:
+            return False
+
+    def _callers(
+        self,
+        file: Path,
+        words: AbstractSet[str],
+        stepping: bool,
+        factories: AbstractSet[str] = frozenset(),
+    ) -> set[Path]:
+        """The project's other files that call one of `words` in a loop (over a loader, unless
+        the functions asked about run a training step themselves), or bind the result of a call
+        of one of `factories` (their closures are called through that name)."""
+        batch, any_loop, called = self._word_index
+        loops = any_loop if stepping else batch
+        found = {f for word in words for f in loops.get(word, ())}
+        found |= {f for word in factories for f in called.get(word, ())}
+        found.discard(file)
+        return found
+
+    @cached_property
+    def _word_index(self) -> tuple[dict[str, list[Path]], ...]:
+        """Name -> the project files that call it on a line inside a loop over a loader, inside
+        any loop, and anywhere (`_text_loop_names`), read once per process from every project
+        file's text: a file that calls none of a question's names needs no summary. Like the
+        list of the project's files, it is not refreshed while the process runs."""
+        index: tuple[dict[str, list[Path]], ...] = ({}, {}, {})
+        for path in self._project_files():
+            sets = _loop_names(path)
+            for names, by_name in zip(sets, index, strict=True):
+                for name in names:
+                    by_name.setdefault(name, []).append(path)
+        return index
+
+    def _per_step_targets(self, file: Path, summary: _Summary) -> set[tuple[Path, str]]:
+        """The project functions `file`'s loop calls run every step, resolved once per content."""
+        known = self._step_targets.get(file)
+        if known is not None and known[0] is summary:
+            return known[1]
+        found: set[tuple[Path, str]] = set()
+        for call in summary.loop_calls:
+            for target in self._loop_call_targets(file, summary, call):
+                if call.kind == "batch" or self._steps_itself(*target):
+                    found.add(target)
+        self._step_targets[file] = (summary, found)
+        return found
+
+    def _steps_itself(self, file: Path, key: str) -> bool:
+        summary = self._summary(file, full=True)
+        return summary is not None and key in summary.stepping
+
+    def _loop_call_targets(
+        self, file: Path, summary: _Summary, call: _LoopCall
+    ) -> list[tuple[Path, str]]:
+        parts = call.callee.split(".")
+        found: list[tuple[Path, str]] = []
+        if parts[0] == "self":
+            if call.owner is None or not 2 <= len(parts) <= 3:
+                return []  # `self(x)` runs the class's own forward
+            if len(parts) == 2:  # an inherited method of another module
+                method = self._find_method(file, call.owner, parts[1])
+                return [method] if method is not None else []
+            for klass in self._attribute_classes(file, call.owner, parts[1]):
+                method = self._find_method(*klass, parts[2])
+                found += [method] if method is not None else []
+            return found
+        if parts[0] in summary.imports and len(parts) <= 2:
+            target = self._target(file, summary, call.callee)  # `f(x)`, `module.f(x)`
+            found += [target] if target is not None else []
+        for built in call.bound:
+            if len(parts) == 1 and built.split(".")[0] in summary.imports:
+                factory = self._target(file, summary, built)  # `train = fns.make_train(...)`
+                found += [(factory[0], factory[1] + "()")] if factory is not None else []
+            elif len(parts) == 2 and (owner := self._class_location(file, built)) is not None:
+                method = self._find_method(*owner, parts[1])  # `score = Score(c)`
+                found += [method] if method is not None else []
+        return found
+
+    def _class_location(self, file: Path, name: str, depth: int = 0) -> tuple[Path, str] | None:
+        """The file and name of the project class `name`, as written in `file`, refers to."""
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return None
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.classes:
+            return (file, head)
+        if head not in summary.imports:
+            return None
+        level, target = summary.imports[head]
+        module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
+        source = self._module_file(file, level, module) if module or level else None
+        return self._class_location(source.absolute(), leaf, depth + 1) if source else None
+
+    def _find_method(
+        self, file: Path, klass: str, method: str, depth: int = 0
+    ) -> tuple[Path, str] | None:
+        """Where the project class `klass` of `file` gets `method`: its own, else a base's."""
+        summary = self._summary(file)
+        if summary is None or klass not in summary.classes or depth > _MAX_DEPTH:
+            return None
+        if method in summary.methods.get(klass, ()):
+            return (file, f"{klass}.{method}")
+        for base in summary.classes[klass][1]:
+            location = self._class_location(file, base)
+            found = self._find_method(*location, method, depth + 1) if location else None
+            if found is not None:
+                return found
+        return None
+
+    def _attribute_classes(self, file: Path, klass: str, attribute: str) -> list[tuple[Path, str]]:
+        """The project classes whose instances `self.<attribute>` may hold in `klass`: what its
+        methods, its bases' and its subclasses' (in any module) assign to it."""
+        family = [*self._lineage(file, klass), *self._subclasses(file, klass, 0)]
+        found = []
+        for member_file, member in family:
+            summary = self._summary(member_file, full=True)
+            built = summary.attr_classes.get(member, {}).get(attribute, ()) if summary else ()
+            for callee in built:
+                location = self._class_location(member_file, callee)
+                found += [location] if location is not None else []
+        return found
+
+    def _lineage(self, file: Path, klass: str) -> list[tuple[Path, str]]:
+        """`klass` and its project bases, nearest first."""
+        found = [(file, klass)]
+        for current_file, current in found:
+            summary = self._summary(current_file)
+            if summary is None or len(found) > _MAX_DEPTH:
+                break
+            for base in summary.classes.get(current, (False, ()))[1]:
+                location = self._class_location(current_file, base)
+                if location is not None and location not in found:
+                    found.append(location)
+        return found
+
+    def _subclasses(self, file: Path, klass: str, depth: int) -> list[tuple[Path, str]]:
+        """The project's classes derived from `klass` of `file`, in any module, at any depth."""
+        if depth > _MAX_DEPTH:
+            return []
+        found = []
+        for other in self._project_files():
+            if not _mentions(other, klass):
+                continue
+            summary = self._summary(other)
+            for name, (_, bases) in summary.classes.items() if summary else ():
+                if any(self._class_location(other, base) == (file, klass) for base in bases):
+                    found += [(other, name), *self._subclasses(other, name, depth + 1)]
+        return found
+
     def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
         """The grad modes of `file`'s calls by the project function they reach, resolved once per
         file content: each question would otherwise resolve every call of every file again."""
@@ -526,6 +993,8 @@ class ProjectIndex:
             forward, bases = summary.classes[head]
             if forward and question.settled_by_forward:
                 return True
+            if not bases:
+                return False  # derives from nothing but object
             answers = [self._resolve(file, base, depth + 1, seen, question) for base in bases]
             return (
                 True
@@ -592,6 +1061,25 @@ class ProjectIndex:
         if consult:
             self.consulted[path] = digest
         return summary
+
+
+_LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
+
+
+def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
+    """`_text_loop_names` of a file, kept per path, size and mtime for the whole process: the
+    indexes of nested project roots (each folder of a repository without declarations is a
+    root of its own) read the same files."""
+    try:
+        info = path.stat()
+        known = _LOOP_NAMES.get(path)
+        if known is not None and known[:2] == (info.st_mtime_ns, info.st_size):
+            return known[2]
+        found = _text_loop_names(path.read_bytes().decode("utf-8", "replace"))
+    except OSError:
+        return (frozenset(), frozenset(), frozenset())
+    _LOOP_NAMES[path] = (info.st_mtime_ns, info.st_size, found)
+    return found
 
 
 def _mentions(path: Path, name: str) -> bool:

@@ -616,8 +616,7 @@ class TensorFacts:
             and isinstance(value.func.value, cst.Call)
         ):
             value = value.func.value  # `nn.Linear(3, 4).to(device)`
-        qualname = self.ctx.symbols.qualname(value.func) or ""
-        return qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
+        return self.scopes.class_is_module(value.func) is True
 
     def _data_kind(self, argument: cst.BaseExpression) -> Kind:
         """An argument's kind, where the run's options (`args.size`) count as no data."""
