@@ -87,7 +87,14 @@ It stays quiet when:
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
   function that runs `backward()` counts as feeding it, unless a periodic guard whose branch
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
-- the module's parameters are frozen with `requires_grad_(False)`;
+- the module's parameters are frozen: `net.requires_grad_(False)`, also chained on a mode switch
+  or a copy (`sampler.eval().requires_grad_(False)`, `G = copy.deepcopy(G).eval()
+  .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` for each
+  of `net.parameters()`: nothing is recorded unless the inputs require grad;
+- the forward's result is what a model function returns, and its factory hands that function
+  out (`def get_model_fn(model): def model_fn(x): model.eval(); return model(x)` ...
+  `return model_fn`): its holder decides the grad mode, and may differentiate through it
+  (`torch.autograd.grad` of a score in a likelihood);
 - a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
   `predict_step`, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
   `Trainer` subclass, ultralytics `YOLO`, transformers `pipeline`;

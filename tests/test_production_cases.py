@@ -796,6 +796,113 @@ def train(model, loader, opt):
 """,
         },
     ),
+    # --- Forwards that record no graph: the module's parameters are frozen (TL001 false alarms) ---
+    Case(
+        "frozen-module-forwards",
+        files={
+            "metric.py": """\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def __init__(self, G):
+        super().__init__()
+        self.G = G
+
+    def forward(self, c):
+        return self.G(c)
+
+
+def compute_distances(G, n, batch, device):
+    sampler = Sampler(G)
+    sampler.eval().requires_grad_(False).to(device)
+    dist = []
+    for start in range(0, n, batch):
+        c = torch.from_numpy(np.random.randn(batch, 8)).to(device)
+        dist.append(sampler(c))
+    return torch.cat(dist)
+
+
+def score(net, loader):
+    net.eval()
+    for p in net.parameters():
+        p.requires_grad = False
+    return [net(x) for x, _ in loader]
+""",
+            "projector.py": """\
+import copy
+
+import torch
+
+
+def project(G, target, steps, device):
+    G = copy.deepcopy(G).eval().requires_grad_(False).to(device)
+    w = torch.zeros(1, 512, requires_grad=True, device=device)
+    opt = torch.optim.Adam([w])
+    for step in range(steps):
+        loss = (G.synthesis(w) - target).square().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return G.synthesis(w.detach())
+""",
+        },
+    ),
+    # --- A model function its factory hands out, differentiated by a caller (TL001 false alarm) ---
+    Case(
+        "model-function-differentiated-by-caller",
+        files={
+            "models/__init__.py": "",
+            "models/utils.py": """\
+import torch
+
+
+def get_model_fn(model, train=False):
+    def model_fn(x, labels):
+        if not train:
+            model.eval()
+            return model(x, labels)
+        model.train()
+        return model(x, labels)
+
+    return model_fn
+
+
+def get_score_fn(model, train=False):
+    model_fn = get_model_fn(model, train=train)
+
+    def score_fn(x, t):
+        return -model_fn(x, t * 999)
+
+    return score_fn
+""",
+            "likelihood.py": """\
+import torch
+
+from models import utils as mutils
+
+
+def get_div_fn(fn):
+    def div_fn(x, t, eps):
+        with torch.enable_grad():
+            x.requires_grad_(True)
+            fn_eps = torch.sum(fn(x, t) * eps)
+            grad_fn_eps = torch.autograd.grad(fn_eps, x)[0]
+        x.requires_grad_(False)
+        return torch.sum(grad_fn_eps * eps, dim=(1, 2, 3))
+
+    return div_fn
+
+
+def likelihood(model, batches):
+    score_fn = mutils.get_score_fn(model, train=False)
+    div_fn = get_div_fn(score_fn)
+    return [div_fn(x, torch.rand(x.shape[0]), torch.randn_like(x)) for x in batches]
+""",
+        },
+    ),
 ]
 
 

@@ -313,6 +313,11 @@ class Evaluation(Shared):
 
     @cached_property
     def _frozen(self) -> set[str]:
+        """Names whose module's parameters are frozen: `net.requires_grad_(False)`, also chained
+        (`sampler.eval().requires_grad_(False).to(device)`, `G = copy.deepcopy(G).eval()
+        .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` in a
+        loop over `net.parameters()`. A forward through such a module records no graph unless
+        its inputs require grad."""
         frozen = set()
         for call in self.model.calls:
             if (
@@ -320,23 +325,66 @@ class Evaluation(Shared):
                 and call.args
                 and literal_bool(call.args[0].value) is False
             ):
-                frozen.add(dotted(cst.ensure_type(call.func, cst.Attribute).value) or "")
+                frozen.add(self._chain_root(cst.ensure_type(call.func, cst.Attribute).value))
+                frozen.add(self._chain_target(call))
         for loop in self.model.for_loops:
             source = loop.iter
             if m.matches(
                 source,
                 m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
-            ) and m.findall(
-                loop.body,
-                m.Assign(
-                    targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
-                    value=m.Name("False"),
-                ),
-            ):
+            ) and self._freezes_each(loop):
                 func = cst.ensure_type(cst.ensure_type(source, cst.Call).func, cst.Attribute)
                 frozen.add(dotted(func.value) or "")
         frozen.discard("")
         return frozen
+
+    @staticmethod
+    def _chain_root(receiver: cst.BaseExpression) -> str:
+        """`sampler` for `sampler.eval().to(device)`: the name a chain of module methods starts from."""
+        while (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            receiver = receiver.func.value
+        return dotted(receiver) or ""
+
+    def _chain_target(self, call: cst.Call) -> str:
+        """`G` for `G = copy.deepcopy(G).eval().requires_grad_(False).to(device)`: the name the
+        chain holding `call` is assigned to ("" when none)."""
+        node: cst.CSTNode = call
+        parent = self.parent(node)
+        while (
+            isinstance(parent, cst.Attribute)
+            and parent.value is node
+            and parent.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            outer = self.parent(parent)
+            if not isinstance(outer, cst.Call):
+                return ""
+            node, parent = outer, self.parent(outer)
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target) or ""
+        return ""
+
+    @staticmethod
+    def _freezes_each(loop: cst.For) -> bool:
+        """`for p in net.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`)."""
+        assigned = m.findall(
+            loop.body,
+            m.Assign(
+                targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
+                value=m.Name("False"),
+            ),
+        )
+        called = m.findall(
+            loop.body,
+            m.Call(
+                func=m.Attribute(attr=m.Name("requires_grad_")),
+                args=[m.Arg(value=m.Name("False"))],
+            ),
+        )
+        return bool(assigned or called)
 
     @cached_property
     def module_classes(self) -> set[str]:
@@ -488,6 +536,8 @@ class Evaluation(Shared):
             self._is_framework_hook(function) or is_dunder(function.name.value)
         ):
             return None  # hooks a framework runs without grad; construction code probing shapes
+        if function is not None and self._hands_out_result(call, function):
+            return None  # a model function its factory returns: the holder chooses the grad mode
         if function not in self._eval_functions:
             self._eval_functions[function] = self._evaluation_function(function)
         evaluating = self._eval_functions[function]
@@ -513,6 +563,56 @@ class Evaluation(Shared):
                 return found
             found = self._global_eval_scope(call, function)
         return found if found is not None and self.repeats(call) else None
+
+    def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
+        (`get_model_fn(model)`): whoever holds the closure decides what its output is for, and
+        may differentiate through it (`torch.autograd.grad(score_fn(x), x)` in a likelihood), so
+        a forward whose result the closure returns is not known to be evaluation."""
+        outer = self.enclosing_function(function)
+        if outer is None or not self._returns_name(outer, function.name.value):
+            return False
+        return self._returned_whole(call, function)
+
+    @staticmethod
+    def _returns_name(function: cst.FunctionDef, name: str) -> bool:
+        """Whether a return of `function` gives `name` itself (or a tuple holding it)."""
+        for ret in own_returns(function):
+            value = ret.value
+            values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            if any(isinstance(v, cst.Name) and v.value == name for v in values):
+                return True
+        return False
+
+    def _returned_whole(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """Whether `function` returns what `call` computes with its graph: `return model(x)`,
+        `return -model(x) / std`, or a name bound to it; not `.item()`, `.detach()` or `float(...)` of it."""
+        node: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                return False
+            if self._exits_autograd(parent, node):
+                return False
+            if isinstance(parent, cst.Return):
+                return True
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0].target
+                return isinstance(target, cst.Name) and self._returns_name(function, target.value)
+            if isinstance(parent, cst.BaseStatement):
+                return False
+            node = parent
+        return False
+
+    @staticmethod
+    def _exits_autograd(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        """`inner.item()`, `inner.detach()`, `float(inner)`: the value leaves autograd."""
+        if isinstance(outer, cst.Attribute) and outer.value is inner:
+            return outer.attr.value in _AUTOGRAD_EXITS
+        return (
+            isinstance(outer, cst.Call)
+            and isinstance(outer.func, cst.Name)
+            and outer.func.value in ("int", "float", "bool")
+        )
 
     # -- how often evaluation runs ----------------------------------------------------------
     def _in_own_loop(self, node: cst.CSTNode) -> bool:
