@@ -149,6 +149,7 @@ class LoopFacts:
         self._function_memo: dict[tuple[cst.FunctionDef, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
+        self._once_memo: dict[cst.FunctionDef, bool] = {}
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -399,7 +400,13 @@ class LoopFacts:
     def _function_once(self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]) -> bool:
         if function in busy or function.decorators:
             return False  # recursion; a decorator may call it anywhere
-        busy = busy | {function}
+        if function not in self._once_memo:
+            self._once_memo[function] = self._function_once_now(function, busy | {function})
+        return self._once_memo[function]
+
+    def _function_once_now(
+        self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]
+    ) -> bool:
         owner = self._owner_class(function)
         if owner is not None:
             if function.name.value != "__init__":
