@@ -903,6 +903,33 @@ def likelihood(model, batches):
 """,
         },
     ),
+    # --- A network loaded in eval mode by a helper of the file, run over batches (TL001 miss) ---
+    Case(
+        "detector-loaded-by-a-helper",
+        files={
+            "metric_utils.py": """\
+import torch
+
+_detector_cache = dict()
+
+
+def get_feature_detector(url, device=torch.device("cpu")):
+    key = (url, device)
+    if key not in _detector_cache:
+        with open(url, "rb") as f:
+            _detector_cache[key] = torch.jit.load(f).eval().to(device)
+    return _detector_cache[key]
+
+
+def compute_feature_stats(dataset, detector_url, device, batch_size=64):
+    detector = get_feature_detector(detector_url, device=device)
+    feats = []
+    for images, _labels in torch.utils.data.DataLoader(dataset, batch_size=batch_size):
+        feats.append(detector(images.to(device)))  # TL001: detector(images.to(device))
+    return torch.cat(feats)
+""",
+        },
+    ),
 ]
 
 

@@ -193,6 +193,7 @@ class Evaluation(Shared):
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
+        self._eval_loaders: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -513,20 +514,75 @@ class Evaluation(Shared):
         return self._factories[function]
 
     def _all_returns_modules(self, function: cst.FunctionDef, depth: int) -> bool:
-        returns = own_returns(function)
-        if not returns:
-            return False
-        for ret in returns:
+        values = self._returned_values(function)
+        return bool(values) and all(self._constructs_module(v, depth) for v in values)
+
+    def _returned_values(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """What `function`'s returns give, through a local name's bindings and through a
+        module-level cache dict (`return _cache[key]`, every `_cache[k] = ...` of the file);
+        empty when one return gives something unknown."""
+        found: list[cst.BaseExpression] = []
+        for ret in own_returns(function):
             value = ret.value
             if isinstance(value, cst.Name):
                 bindings = self.model.reaching(value)
-                if not bindings or any(
-                    b.value is None or not self._constructs_module(b.value, depth) for b in bindings
-                ):
-                    return False
-            elif value is None or not self._constructs_module(value, depth):
-                return False
-        return True
+                if not bindings or any(b.value is None for b in bindings):
+                    return []
+                found.extend(b.value for b in bindings if b.value is not None)
+            elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+                stored = self._stored_items(value.value.value)
+                if not stored:
+                    return []
+                found.extend(stored)
+            elif value is None:
+                return []
+            else:
+                found.append(value)
+        return found
+
+    def _stored_items(self, name: str) -> list[cst.BaseExpression]:
+        """The values stored into the items of the module-level dict `name` (`name[k] = v`)."""
+        if not any(
+            isinstance(t, cst.Name) and t.value == name and isinstance(v, cst.Dict | cst.Call)
+            for t, v in self.model.assigns
+            if self.enclosing_function(t) is None
+        ):
+            return []
+        return [
+            v
+            for t, v in self.model.assigns
+            if isinstance(t, cst.Subscript)
+            and isinstance(t.value, cst.Name)
+            and t.value.value == name
+        ]
+
+    def _returns_eval_module(self, function: cst.FunctionDef) -> bool:
+        """A loader of the file whose every return gives a module put in eval mode
+        (`return torch.jit.load(f).eval().to(device)`, also through a cache dict)."""
+        if function not in self._eval_loaders:
+            self._eval_loaders[function] = self._returns_eval_module_now(function)
+        return self._eval_loaders[function]
+
+    def _returns_eval_module_now(self, function: cst.FunctionDef) -> bool:
+        values = self._returned_values(function)
+        return (
+            bool(values)
+            and all(self._chained_eval(v) for v in values)
+            and self._all_returns_modules(function, 0)
+        )
+
+    @staticmethod
+    def _chained_eval(value: cst.BaseExpression) -> bool:
+        """`X.eval().to(device)`: a chain of module methods that holds a plain `.eval()`."""
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            if value.func.attr.value == "eval" and not value.args:
+                return True
+            value = value.func.value
+        return False
 
     # -- evaluation scopes --------------------------------------------------------------
     def scope(self, call: cst.Call) -> EvalScope | None:
@@ -1321,7 +1377,21 @@ class Evaluation(Shared):
                     break
                 if isinstance(parent, cst.BaseStatement):
                     found[parent].append(switch)
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if name and self._loads_eval_module(value):
+                statement = self.model.statement_of(target)
+                if statement is not None:
+                    found[statement].append(("eval", name))
         return found
+
+    def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
+        """`detector = get_detector(url)`, where every function the call may run returns a
+        module in eval mode: the binding switches `detector` to eval mode."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return False
+        targets = self.model.callees.get(value, ())
+        return bool(targets) and all(self._returns_eval_module(f) for f in targets)
 
     def _chained_target(self, call: cst.Call) -> str:
         """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""
