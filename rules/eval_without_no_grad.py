@@ -59,7 +59,10 @@ after it and no weights are loaded into it (a shape probe), a function's forward
 (and never back in training mode), or a forward in the top-level code of a script that loads
 weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
 optimizer or `.train()`), in its `main` or in a function they call, directly or through other
-functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
+functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch, and
+so does binding what a function of the project returns when its every return is a module put in
+eval mode (`detector = get_feature_detector(url)`, returning `torch.jit.load(f).eval()`, also
+through a module-level cache dict, in this file or another module).
 A call counts as a forward pass when the callee is a module
 built in the file (also through a function of the file that returns one, `net = create_net()`,
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:

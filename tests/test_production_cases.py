@@ -930,6 +930,41 @@ def compute_feature_stats(dataset, detector_url, device, batch_size=64):
 """,
         },
     ),
+    # --- A network loaded in eval mode by a helper of another module, run over batches (TL001 miss) ---
+    Case(
+        "detector-loaded-by-another-module",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/metric_utils.py": """\
+import torch
+
+_detector_cache = dict()
+
+
+def get_feature_detector(url, device=torch.device("cpu")):
+    key = (url, device)
+    if key not in _detector_cache:
+        with open(url, "rb") as f:
+            _detector_cache[key] = torch.jit.load(f).eval().to(device)
+    return _detector_cache[key]
+""",
+            "metrics/ppl.py": """\
+import torch
+
+from . import metric_utils
+
+
+def compute_ppl(sampler, n, batch, device, vgg_url):
+    sampler.eval()
+    vgg16 = metric_utils.get_feature_detector(vgg_url, device=device)
+    dist = []
+    for start in range(0, n, batch):
+        images = sampler(torch.randn(batch, 512, device=device))
+        dist.append(vgg16(images))  # TL001: vgg16(images)
+    return torch.cat(dist)
+""",
+        },
+    ),
 ]
 
 

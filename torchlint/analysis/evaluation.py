@@ -494,6 +494,8 @@ class Evaluation(Shared):
             return not func.value.endswith(
                 "Loss"
             )  # a criterion: the cost is the forward it follows
+        if not factories and self._project_eval_loader(value):
+            return True  # `detector = metric_utils.get_feature_detector(url)`
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname in _WHOLE_MODEL_LOADS:
             return not any(
@@ -1388,10 +1390,24 @@ class Evaluation(Shared):
     def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
         """`detector = get_detector(url)`, where every function the call may run returns a
         module in eval mode: the binding switches `detector` to eval mode."""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        if not isinstance(value, cst.Call):
             return False
         targets = self.model.callees.get(value, ())
-        return bool(targets) and all(self._returns_eval_module(f) for f in targets)
+        if targets:
+            return isinstance(value.func, cst.Name) and all(
+                self._returns_eval_module(f) for f in targets
+            )
+        return self._project_eval_loader(value)
+
+    def _project_eval_loader(self, call: cst.Call) -> bool:
+        """`metric_utils.get_feature_detector(url)`: a function of another module of the project
+        whose every return is a module in eval mode (the project index reads it)."""
+        name = dotted(call.func)
+        return (
+            name is not None
+            and self.ctx.project is not None
+            and self.ctx.project.returns_eval_module(Path(self.ctx.path), name)
+        )
 
     def _chained_target(self, call: cst.Call) -> str:
         """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""
