@@ -62,7 +62,10 @@ optimizer or `.train()`), in its `main` or in a function they call, directly or 
 functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch, and
 so does binding what a function of the project returns when its every return is a module put in
 eval mode (`detector = get_feature_detector(url)`, returning `torch.jit.load(f).eval()`, also
-through a module-level cache dict, in this file or another module).
+through a module-level cache dict, in this file or another module). A method of a helper
+class that is not a module (a metric, a scorer) evaluates when it runs a network the class puts
+in eval mode wherever it binds it (`self.classifier = classifier.eval()`) and never trains,
+unless another module of the project calls a method of that name under `no_grad`.
 A call counts as a forward pass when the callee is a module
 built in the file (also through a function of the file that returns one, `net = create_net()`,
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:

@@ -965,6 +965,103 @@ def compute_ppl(sampler, n, batch, device, vgg_url):
 """,
         },
     ),
+    # --- A metric class's forward of a network it puts in eval mode, called per batch by another module (TL001 miss) ---
+    Case(
+        "metric-method-called-per-batch-elsewhere",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/inception_score.py": """\
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+class InceptionScore:
+    def __init__(self, classifier):
+        self.sum_entropy = 0
+        self.sum_softmax = None
+        self.n_items = 0
+        self.classifier = classifier.eval()
+
+    def update(self, ref):
+        y = self.classifier(ref).detach()  # TL001: self.classifier(ref)
+        if self.sum_softmax is None:
+            self.sum_softmax = torch.zeros(y.size(1), device=ref.device)
+        self.sum_entropy += (F.softmax(y, dim=1) * F.log_softmax(y, dim=1)).sum()
+        self.sum_softmax += F.softmax(y, dim=1).sum(dim=0)
+        self.n_items += y.size(0)
+
+    def score(self):
+        x = self.sum_softmax
+        return math.exp((self.sum_entropy - (x * torch.log(x / self.n_items)).sum()) / self.n_items)
+""",
+            "eval/__init__.py": "",
+            "eval/inception.py": """\
+import torch
+
+from ..metrics.inception_score import InceptionScore
+
+
+def run(model, classifier, n, batch):
+    scorer = InceptionScore(classifier)
+    for _ in range(n):
+        with torch.no_grad():
+            fake = model.generate(batch)
+        scorer.update(fake)
+    return scorer.score()
+""",
+        },
+    ),
+    # --- The same metric, called under no_grad by another module (no finding) ---
+    Case(
+        "metric-method-called-under-no-grad-elsewhere",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/inception_score.py": """\
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+class InceptionScore:
+    def __init__(self, classifier):
+        self.sum_entropy = 0
+        self.sum_softmax = None
+        self.n_items = 0
+        self.classifier = classifier.eval()
+
+    def update(self, ref):
+        y = self.classifier(ref).detach()
+        if self.sum_softmax is None:
+            self.sum_softmax = torch.zeros(y.size(1), device=ref.device)
+        self.sum_entropy += (F.softmax(y, dim=1) * F.log_softmax(y, dim=1)).sum()
+        self.sum_softmax += F.softmax(y, dim=1).sum(dim=0)
+        self.n_items += y.size(0)
+
+    def score(self):
+        x = self.sum_softmax
+        return math.exp((self.sum_entropy - (x * torch.log(x / self.n_items)).sum()) / self.n_items)
+""",
+            "eval/__init__.py": "",
+            "eval/inception.py": """\
+import torch
+
+from ..metrics.inception_score import InceptionScore
+
+
+def run(model, classifier, n, batch):
+    scorer = InceptionScore(classifier)
+    for _ in range(n):
+        with torch.no_grad():
+            fake = model.generate(batch)
+        with torch.no_grad():
+            scorer.update(fake)
+    return scorer.score()
+""",
+        },
+    ),
 ]
 
 

@@ -619,7 +619,9 @@ class Evaluation(Shared):
             )
             if found is not None:
                 return found
-            found = self._global_eval_scope(call, function)
+            found = self._global_eval_scope(call, function) or self._attribute_eval_scope(
+                call, function
+            )
         return found if found is not None and self.repeats(call) else None
 
     def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
@@ -782,6 +784,39 @@ class Evaluation(Shared):
             return None
         return EvalScope(
             ("function", function), f"`{root}` is in eval mode from module level", function=function
+        )
+
+    def _attribute_eval_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """A method's forward of `self.classifier` in a helper class (a metric, a scorer: not a
+        module) whose every binding of the attribute puts it in eval mode
+        (`self.classifier = classifier.eval()`) and that never switches it back to training:
+        the class only evaluates with it, and its callers run the method per batch."""
+        owner = self.enclosing_class(function) if function is not None else None
+        if function is None or owner is None or owner.name.value in self.module_classes:
+            return None
+        callee = self.callee(call) or ""
+        parts = callee.split(".")
+        if len(parts) != 2 or parts[0] != "self":
+            return None
+        values = self.model.attribute_values(owner, parts[1])
+        if not values or not all(v is not None and self._chained_eval(v) for v in values):
+            return None
+        if any(
+            kind == "train" and receiver == callee
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+        ):
+            return None
+        if self.ctx.project is not None and self.ctx.project.method_called_without_grad(
+            Path(self.ctx.path), function.name.value
+        ):
+            return None  # a caller elsewhere may run it under no_grad
+        return EvalScope(
+            ("function", function),
+            f"`{callee}` is put in eval mode when `{owner.name.value}` is built",
+            function=function,
         )
 
     @cached_property

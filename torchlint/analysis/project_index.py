@@ -557,6 +557,23 @@ class ProjectIndex:
                 modes += found
         return bool(modes) and all(modes)
 
+    def method_called_without_grad(self, file: Path, method: str) -> bool:
+        """Whether another file of the project calls some `x.<method>(...)` with grad off: a
+        method reached through instances there may run under its caller's `no_grad` (the
+        instance's class is not resolved, so any such call counts, and unknown stays silent)."""
+        file = file.absolute()
+        suffix = "." + method
+        for other in self._project_files():
+            if other == file or not _mentions(other, method):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            if summary is None:
+                continue
+            self.consulted[other] = self._digests[other][2]
+            if any(off and callee.endswith(suffix) for callee, off in summary.calls):
+                return True
+        return False
+
     def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
         """The grad modes of `file`'s calls by the project function they reach, resolved once per
         file content: each question would otherwise resolve every call of every file again."""
