@@ -59,7 +59,13 @@ after it and no weights are loaded into it (a shape probe), a function's forward
 (and never back in training mode), or a forward in the top-level code of a script that loads
 weights (`load_state_dict`, `torch.load`, `from_pretrained`) and never trains (no `backward`,
 optimizer or `.train()`), in its `main` or in a function they call, directly or through other
-functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch.
+functions. `.eval()` chained on construction (`enc = Encoder(d).eval()`) counts as a switch, and
+so does binding what a function of the project returns when its every return is a module put in
+eval mode (`detector = get_feature_detector(url)`, returning `torch.jit.load(f).eval()`, also
+through a module-level cache dict, in this file or another module). A method of a helper
+class that is not a module (a metric, a scorer) evaluates when it runs a network the class puts
+in eval mode wherever it binds it (`self.classifier = classifier.eval()`) and never trains,
+unless another module of the project calls a method of that name under `no_grad`.
 A call counts as a forward pass when the callee is a module
 built in the file (also through a function of the file that returns one, `net = create_net()`,
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
@@ -87,7 +93,14 @@ It stays quiet when:
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
   function that runs `backward()` counts as feeding it, unless a periodic guard whose branch
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
-- the module's parameters are frozen with `requires_grad_(False)`;
+- the module's parameters are frozen: `net.requires_grad_(False)`, also chained on a mode switch
+  or a copy (`sampler.eval().requires_grad_(False)`, `G = copy.deepcopy(G).eval()
+  .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` for each
+  of `net.parameters()`: nothing is recorded unless the inputs require grad;
+- the forward's result is what a model function returns, and its factory hands that function
+  out (`def get_model_fn(model): def model_fn(x): model.eval(); return model(x)` ...
+  `return model_fn`): its holder decides the grad mode, and may differentiate through it
+  (`torch.autograd.grad` of a score in a likelihood);
 - a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
   `predict_step`, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
   `Trainer` subclass, ultralytics `YOLO`, transformers `pipeline`;

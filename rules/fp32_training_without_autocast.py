@@ -33,8 +33,9 @@ recurrent one, 256 output channels for a 2D convolution, a `d_model` of 512 for 
 or a 64-unit RL policy gains nothing; a model sized only by parameters or a config, or built in
 another module, is not known to be big, and the rule stays silent. It reports once per file, on
 the training loop's `backward()`. A script whose optimizers all take a list of tensors
-(`Adam([image])`: style transfer, feature visualisation) optimises an input through a frozen
-network, not a model, and is left alone.
+(`Adam([image])`, also concatenated with the values of a dict of tensors, `Adam([w] +
+list(noise_bufs.values()))`: style transfer, feature visualisation, latent projection)
+optimises an input through a frozen network, not a model, and is left alone.
 
 The script's project modules count too: an `autocast` in a module the script imports (a model
 whose `forward` runs under autocast, a training helper) silences the rule. So does any word
@@ -211,6 +212,22 @@ so the change needs a look at the loss curve that a codemod cannot take.
             optimizer = torch.optim.Adam([image], lr=0.01)
             for step in range(300):
                 loss = style_loss(vgg(image))
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        # a latent and a dict of noise buffers, concatenated: still an input being optimised
+        Valid(
+            """
+            import torch
+            import torchvision
+
+            vgg = torchvision.models.vgg19(weights="DEFAULT").features.cuda().eval()
+            w = torch.zeros(1, 512, device="cuda", requires_grad=True)
+            bufs = {"n0": torch.randn(1, 1, 64, 64, device="cuda", requires_grad=True)}
+            optimizer = torch.optim.Adam([w] + list(bufs.values()), lr=0.1)
+            for step in range(300):
+                loss = style_loss(vgg(synthesis(w, bufs)))
                 loss.backward()
                 optimizer.step()
             """

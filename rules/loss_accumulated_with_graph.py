@@ -63,7 +63,9 @@ Not flagged:
 - accumulators that are themselves backpropagated later (`total.backward()`,
   `(total / n).backward()`, `torch.stack(losses).mean().backward()`): accumulating the graph is
   then the point (gradient accumulation over chunks, several loss terms);
-- per-step sums reset at the top of every iteration (`loss = ce; loss += reg; loss.backward()`).
+- per-step sums reset at the top of every iteration (`loss = ce; loss += reg; loss.backward()`),
+  also when the sum runs over an inner loop of loss terms and is rebound on every iteration of
+  the optimisation loop around it (`total = torch.zeros(n)`, then `total += loss` per term).
 
 ## Why is this bad?
 A loss that requires grad references the graph that produced it. Adding it to a running total
@@ -187,6 +189,26 @@ may need `.item()` where it is read.
                 optimizer.step()
             """
         ),
+        # A sum over the loss terms of one step, rebound at the top of every step.
+        Valid(
+            """
+            import torch
+
+            def project(model, extractors, target, steps):
+                z = torch.randn(4, 512, requires_grad=True)
+                opt = torch.optim.Adam([z])
+                for it in range(steps):
+                    opt.zero_grad()
+                    out = model(z)
+                    total = torch.zeros(4)
+                    for i in range(len(extractors)):
+                        loss = ((extractors[i](out) - target[i]) ** 2).mean(dim=1)
+                        total += loss
+                        loss.sum().backward(retain_graph=True)
+                    opt.step()
+                    print(total)
+            """
+        ),
         # Not a loss, and not a loop that trains.
         Valid(
             """
@@ -235,6 +257,36 @@ may need `.item()` where it is read.
             line=8,
             column=5,
             message="`total_loss += loss` keeps each step's graph alive; add `loss.detach()`",
+        ),
+        # Reset once per epoch, not per step: a whole epoch of graphs piles up.
+        Invalid(
+            """
+            import torch
+            for epoch in range(epochs):
+                total = torch.zeros(())
+                for x, y in loader:
+                    opt.zero_grad()
+                    loss = criterion(model(x), y)
+                    loss.backward()
+                    opt.step()
+                    total += loss
+                print(total)
+            """,
+            fixed="""
+            import torch
+            for epoch in range(epochs):
+                total = torch.zeros(())
+                for x, y in loader:
+                    opt.zero_grad()
+                    loss = criterion(model(x), y)
+                    loss.backward()
+                    opt.step()
+                    total += loss.detach()
+                print(total)
+            """,
+            line=9,
+            column=9,
+            message="`total += loss` keeps each step's graph alive; add `loss.detach()`",
         ),
         # Scaled, through a scaler, appended, assigned, and periodically reset.
         Invalid(
@@ -521,15 +573,12 @@ may need `.item()` where it is read.
         outside = [b for b in bindings if not self._inside(b.node, loop)]
         if not outside:
             return False
+        steps = self._step_loops(candidate.node)
         for binding in bindings:
-            if (
-                binding.node is candidate.node
-                or binding.kind is BindingKind.AUGMENT
-                or not self._inside(binding.node, loop)
-            ):
+            if binding.node is candidate.node or binding.kind is BindingKind.AUGMENT:
                 continue
-            if loops.per_batch_loop(binding.node) is loop:
-                return False  # reset on every iteration
+            if loops.per_batch_loop(binding.node) in steps:
+                return False  # reset on every iteration of the step's loop
         if isinstance(candidate.node, cst.Call):  # `.append`: only lists built before the loop
             return all(
                 isinstance(b.value, cst.List) or _is_list_call(b.value)
@@ -537,6 +586,21 @@ may need `.item()` where it is read.
                 if b.kind is BindingKind.ASSIGN
             )
         return True
+
+    def _step_loops(self, node: cst.CSTNode) -> list[StepOwner]:
+        """The per-batch loops around `node` in its function, innermost first. A sum rebound
+        on every iteration of any of them (`total = torch.zeros(n)` at the top of an
+        optimisation step, then `total += loss` over the loss terms in an inner loop) holds
+        one step's graphs at most, as `loss = ce; loss += reg` does."""
+        loops = self.ctx.fact(LoopFacts)
+        function = self._function(node)
+        return [
+            parent
+            for parent in self.ctx.fact(SemanticModel).ancestors(node)
+            if isinstance(parent, cst.For | cst.While)
+            and self._function(parent) is function
+            and loops.is_per_batch(parent)
+        ]
 
     def _all_bindings(self, node: cst.Name | cst.Attribute) -> list[Binding]:
         scopes = self.ctx.fact(SemanticModel)

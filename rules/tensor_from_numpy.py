@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
@@ -72,7 +73,16 @@ built from a class of the file). A name bound differently in the branches of an 
 every binding is one of these. `torch.tensor` under a local alias (`to_tensor = torch.tensor`) counts. Python lists and scalars, and values of unknown
 origin, are never flagged.
 
+Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
+`__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
+that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
+whose every call in the file runs once) is flagged only when the array is a data set read whole
+from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
+`scipy.io.loadmat(...)`, pandas' `.values`/`.to_numpy()`), where even one extra copy doubles its memory.
+
 Not flagged:
+- a one-off copy of an array that is not a data set: a few hundred indices built in an
+  `__init__`, loss weights parsed once from the command line, a demo array;
 - an array or tensor written in place after the call in the same scope (an item or slice
   store, `+=`, an in-place method such as `add_`, `fill_`, `fill` or `sort`, `out=`,
   `np.copyto`, `np.add.at`, `np.random.shuffle`), also in a loop around the call (a buffer
@@ -371,6 +381,38 @@ the import is removed once the fixes leave it unused.
             """
         ),
     ]
+    valid += [
+        # copies that run once, of arrays that are not data sets read from a file
+        Valid(
+            """
+            import numpy as np
+            import torch
+            from torch import nn
+
+            class Shuffle(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    idx = np.random.RandomState(1).permutation(n)
+                    self.register_buffer("idx", torch.tensor(idx))
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            def loss_weights(spec):
+                return torch.tensor(np.fromstring(spec, dtype=float, sep="-"))
+
+            def main(args):
+                weights = loss_weights(args.loss_weights)
+                table = torch.tensor(np.arange(10))
+
+            if __name__ == "__main__":
+                main(parse_args())
+            """
+        ),
+    ]
     invalid = [
         # a write before the call: nothing writes into the array once the tensor shares it
         Invalid(
@@ -448,51 +490,57 @@ the import is removed once the fixes leave it unused.
             """
             import numpy as np
             import torch
-            _, inverse = np.unique(labels, return_inverse=True)
-            y = torch.tensor(inverse)
+
+            def encode(labels):
+                _, inverse = np.unique(labels, return_inverse=True)
+                return torch.tensor(inverse)
             """,
             fixed="""
             import numpy as np
             import torch
-            _, inverse = np.unique(labels, return_inverse=True)
-            y = torch.from_numpy(inverse)
+
+            def encode(labels):
+                _, inverse = np.unique(labels, return_inverse=True)
+                return torch.from_numpy(inverse)
             """,
-            line=4,
-            column=5,
-            message="`torch.tensor` copies numpy array `inverse` (line 3); `from_numpy` would share it",
+            line=6,
+            column=12,
+            message="`torch.tensor` copies numpy array `inverse` (line 5); `from_numpy` would share it",
         ),
         Invalid(
             """
             import cv2
             import torch
-            image = cv2.imread('a.png')
-            x = torch.tensor(image)
+            for path in paths:
+                image = cv2.imread(path)
+                x = torch.tensor(image)
             """,
             fixed="""
             import cv2
             import torch
-            image = cv2.imread('a.png')
-            x = torch.from_numpy(image)
+            for path in paths:
+                image = cv2.imread(path)
+                x = torch.from_numpy(image)
             """,
-            line=4,
-            column=5,
-            message="`torch.tensor` copies numpy array `image` (line 3); `from_numpy` would share it",
+            line=5,
+            column=9,
+            message="`torch.tensor` copies numpy array `image` (line 4); `from_numpy` would share it",
         ),
         Invalid(
             """
             import numpy as np
             import torch
             to_tensor = torch.tensor
-            x = to_tensor(np.zeros(3))
+            xs = [to_tensor(np.zeros(3)) for _ in range(n)]
             """,
             fixed="""
             import numpy as np
             import torch
             to_tensor = torch.tensor
-            x = torch.from_numpy(np.zeros(3))
+            xs = [torch.from_numpy(np.zeros(3)) for _ in range(n)]
             """,
             line=4,
-            column=5,
+            column=7,
             message="`torch.tensor` copies numpy array `np.zeros(3)`; `from_numpy` would share it",
         ),
         Invalid(
@@ -517,15 +565,19 @@ the import is removed once the fixes leave it unused.
             """
             import numpy as np
             import torch
-            x = torch.tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
+
+            def collate(rows):
+                return torch.tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
             """,
             fixed="""
             import numpy as np
             import torch
-            x = torch.as_tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
+
+            def collate(rows):
+                return torch.as_tensor(np.stack(rows).astype(np.float32), dtype=torch.float)
             """,
-            line=3,
-            column=5,
+            line=5,
+            column=12,
             message="`torch.tensor` copies numpy array argument; `as_tensor` would share it",
         ),
         Invalid(
@@ -533,16 +585,18 @@ the import is removed once the fixes leave it unused.
             import numpy
             import torch as T
             memory = numpy.zeros((64, 9))
-            x = T.tensor(memory[:, 4:5].astype(int), dtype=T.long)
+            while learning:
+                x = T.tensor(memory[:, 4:5].astype(int), dtype=T.long)
             """,
             fixed="""
             import numpy
             import torch as T
             memory = numpy.zeros((64, 9))
-            x = T.as_tensor(memory[:, 4:5].astype(int), dtype=T.long)
+            while learning:
+                x = T.as_tensor(memory[:, 4:5].astype(int), dtype=T.long)
             """,
-            line=4,
-            column=5,
+            line=5,
+            column=9,
             message="`torch.tensor` copies numpy array `memory[:, 4:5].astype(int)` (line 3); `as_tensor` would share it",
         ),
         Invalid(
@@ -687,6 +741,10 @@ the import is removed once the fixes leave it unused.
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
+        if self.ctx.fact(LoopFacts).runs_once(call) and not self.ctx.fact(
+            NumpyProvenance
+        ).reads_data_set(evidence):
+            return  # a one-off copy of a small array: set-up code, not a per-batch copy
         if self._written_later(call, data.value):
             return  # the copy keeps a later in-place write from showing in the other one
         dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)

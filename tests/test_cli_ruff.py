@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 
 model = nn.DataParallel(nn.Linear(3, 3))
-arr = np.zeros(3)
+arr = np.load(path)
 a = torch.tensor(arr)
 b = torch.tensor(arr)
 """
@@ -213,7 +213,7 @@ def test_full_output_shows_two_lines_of_context_with_a_gutter(tmp_path):
         "4 |",
         "5 | model = nn.DataParallel(nn.Linear(3, 3))",
         "  |         " + "^" * len("nn.DataParallel(nn.Linear(3, 3))"),
-        "6 | arr = np.zeros(3)",
+        "6 | arr = np.load(path)",
         "7 | a = torch.tensor(arr)",
     ]
 

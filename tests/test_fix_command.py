@@ -35,7 +35,7 @@ _BOOT = (
 NUMPY_SCRIPT = (
     "import numpy as np\n"
     "from torch import tensor, nn\n"
-    "grid = np.ones((4, 4))\n"
+    "grid = np.load(path)\n"
     "x = tensor(grid)  # keep this comment\n"
     "model = nn.DataParallel(model)\n"
 )

@@ -24,7 +24,7 @@ SCRIPT = """\
 import numpy as np
 import torch
 
-arr = np.zeros(3)
+arr = np.load(path)
 t = torch.tensor(arr)
 model = torch.nn.DataParallel(model)
 """

@@ -29,8 +29,8 @@ HERE = Path(__file__).resolve().parent
 TIMEOUT = 20
 
 DATA_PARALLEL = "import torch\nmodel = torch.nn.DataParallel(model)\n"
-FROM_NUMPY = "import numpy as np\nimport torch\nx = torch.tensor(np.zeros(3))\n"
-FROM_NUMPY_FIXED = "import numpy as np\nimport torch\nx = torch.from_numpy(np.zeros(3))\n"
+FROM_NUMPY = "import numpy as np\nimport torch\nx = torch.tensor(np.load(path))\n"
+FROM_NUMPY_FIXED = "import numpy as np\nimport torch\nx = torch.from_numpy(np.load(path))\n"
 
 
 # -- the client ----------------------------------------------------------------------------
@@ -295,7 +295,7 @@ async def test_syntax_error_mid_edit_then_recovery(plain, tmp_path):
     assert [d.code for d in await published(client, uri, 3)] == ["TL004"]
 
 
-NON_ASCII_LINE = 'label = "café 🔥"; x = torch.tensor(np.zeros(3))'
+NON_ASCII_LINE = 'label = "café 🔥"; x = torch.tensor(np.load(path))'
 
 
 async def _check_positions(client: LanguageClient, path: Path, encoding: str) -> None:
@@ -393,7 +393,7 @@ async def test_disable_for_this_line(plain, tmp_path, before, after):
 MIXED = (
     "import numpy as np\nimport torch\n"
     "scaler = torch.cuda.amp.GradScaler()\n"  # TL106, safe fix
-    "x = torch.tensor(np.zeros(3))\n"  # TL003, unsafe fix
+    "x = torch.tensor(np.load(path))\n"  # TL003, unsafe fix
     "optimizer.zero_grad(set_to_none=False)\n"  # TL006, unsafe fix
     "model = torch.nn.DataParallel(model)\n"  # TL004, display-only
 )
@@ -434,7 +434,7 @@ async def test_fix_all_with_unsafe_fixes_on(rich, tmp_path):
     (action,) = await code_actions(rich, uri, [], only=["source.fixAll"])
     fixed = applied(MIXED, action, uri)
     assert fixed == fixed_by_cli(tmp_path, MIXED, "--unsafe-fixes")
-    assert "torch.from_numpy(np.zeros(3))" in fixed and "set_to_none=False" not in fixed
+    assert "torch.from_numpy(np.load(path))" in fixed and "set_to_none=False" not in fixed
 
 
 async def test_fix_all_is_not_offered_when_nothing_applies(plain, tmp_path):
@@ -579,7 +579,7 @@ async def test_notebook_cells_are_linted_as_one_module(rich, tmp_path):
     sources = [
         "import numpy as np\nimport torch\n",
         "# Data\nLoad the arrays.",
-        "%matplotlib inline\nrows = np.zeros(3)\nx = torch.tensor(rows)\nm = torch.nn.DataParallel(m)\n",
+        "%matplotlib inline\nrows = np.load(path)\nx = torch.tensor(rows)\nm = torch.nn.DataParallel(m)\n",
     ]
     kinds = [
         types.NotebookCellKind.Code,

@@ -10,7 +10,7 @@ from conftest import run_torchlint
 
 CELLS = [
     "import numpy as np\nimport torch\nfrom torch import nn\n",
-    "x = 1\ny = 2\ninverse = np.zeros(3)\n",
+    "x = 1\ny = 2\ninverse = np.load(path)\n",
     "t = torch.tensor(inverse)\n",
     "net = nn.Sequential(\n    nn.Conv2d(3, 8, 3),\n    nn.BatchNorm2d(8),\n)\n",
 ]

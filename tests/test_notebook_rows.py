@@ -15,7 +15,7 @@ CELLS = [
     ("code", "import numpy as np\nimport torch\nfrom torch import nn"),
     (
         "code",
-        "%time data = np.zeros(4)\nx = torch.tensor(np.ones(4))  # copy\nmodel = nn.DataParallel(nn.Linear(2, 2))",
+        "%time data = np.zeros(4)\nx = torch.tensor(np.load(path))  # copy\nmodel = nn.DataParallel(nn.Linear(2, 2))",
     ),
 ]
 
@@ -57,7 +57,7 @@ def _file_line(cwd, row: int) -> str:
     return (cwd / "explore.ipynb").read_text().splitlines()[row - 1]
 
 
-SOURCE = {"TL003": "x = torch.tensor(np.ones(4))", "TL004": "model = nn.DataParallel"}
+SOURCE = {"TL003": "x = torch.tensor(np.load(path))", "TL004": "model = nn.DataParallel"}
 
 
 def _rows(cwd, fmt: str) -> dict[str, int]:

@@ -209,18 +209,18 @@ def test_other_json_layouts_are_kept(tmp_path):
     # Two-space indentation, unsorted keys, a source stored as one string, no final newline.
     raw = (
         '{\n  "nbformat": 4,\n  "nbformat_minor": 4,\n  "metadata": {},\n  "cells": [\n'
-        '    {\n      "source": "import numpy as np\\nfrom torch import tensor\\nx = tensor(np.zeros(3))",\n'
+        '    {\n      "source": "import numpy as np\\nfrom torch import tensor\\nx = tensor(np.load(path))",\n'
         '      "cell_type": "code",\n      "outputs": [],\n      "metadata": {},\n      "execution_count": null\n    },\n'
-        '    {\n      "source": [\n        "y = tensor(np.ones(3))\\n",\n        "z = 1"\n      ],\n'
+        '    {\n      "source": [\n        "y = tensor(np.load(other))\\n",\n        "z = 1"\n      ],\n'
         '      "cell_type": "code",\n      "outputs": [],\n      "metadata": {},\n      "execution_count": null\n    }\n  ]\n}'
     )
     path = tmp_path / "layout.ipynb"
     path.write_text(raw)
     run_torchlint("fix", "--isolated", "--unsafe-fixes", "--apply", path.name, cwd=tmp_path)
     expected = raw.replace(
-        "from torch import tensor\\nx = tensor(np.zeros(3))",
-        "import torch\\nx = torch.from_numpy(np.zeros(3))",  # its last use rewritten, the import goes
-    ).replace('"y = tensor(np.ones(3))\\n"', '"y = torch.from_numpy(np.ones(3))\\n"')
+        "from torch import tensor\\nx = tensor(np.load(path))",
+        "import torch\\nx = torch.from_numpy(np.load(path))",  # its last use rewritten, the import goes
+    ).replace('"y = tensor(np.load(other))\\n"', '"y = torch.from_numpy(np.load(other))\\n"')
     assert path.read_text() == expected
 
 

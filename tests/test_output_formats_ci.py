@@ -11,7 +11,7 @@ from conftest import run_torchlint
 
 SCRIPT = (
     "import numpy as np\nimport torch\nfrom torch import nn\n\n"
-    "x = torch.tensor(np.ones(3))\nmodel = nn.DataParallel(nn.Linear(2, 2))\n"
+    "x = torch.tensor(np.load(path))\nmodel = nn.DataParallel(nn.Linear(2, 2))\n"
 )
 GITLAB_SEVERITIES = {"info", "minor", "major", "critical", "blocker"}
 RDJSON_SEVERITIES = {"UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO"}
@@ -29,7 +29,7 @@ def _check(tmp_path, fmt: str, *names: str) -> str:
 def project(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
     (tmp_path / "copy.py").write_text(
-        SCRIPT + "y = torch.tensor(np.ones(3))\ny = torch.tensor(np.ones(3))\n"
+        SCRIPT + "y = torch.tensor(np.load(path))\ny = torch.tensor(np.load(path))\n"
     )
     return tmp_path
 
@@ -73,7 +73,7 @@ def test_rdjson_has_reviewdogs_shape_and_suggestions(project):
     [suggestion] = by_code["TL003"]["suggestions"]
     assert (
         suggestion["range"]["start"] == {"line": 5, "column": 5}
-        and "torch.from_numpy(np.ones(3))" == suggestion["text"]
+        and "torch.from_numpy(np.load(path))" == suggestion["text"]
     )
     assert "suggestions" not in by_code["TL004"]  # advice only: nothing to apply
 

@@ -44,7 +44,7 @@ FIXED = SCRIPT.replace("x = torch.tensor(features[i])", "x = torch.as_tensor(fea
 )
 NOTEBOOK_CELLS = [
     "import numpy as np\nimport torch",
-    "%time data = np.zeros(4)\nx = torch.tensor(np.ones(4))",
+    "%time data = np.zeros(4)\nx = torch.tensor(np.load(path))",
 ]
 
 
@@ -145,7 +145,7 @@ def test_hooks_fail_fix_and_then_pass(hooks, tmp_path):
     assert (project / "train.py").read_text() == FIXED
     fixed_cells = [
         NOTEBOOK_CELLS[0],
-        NOTEBOOK_CELLS[1].replace("torch.tensor(np.ones(4))", "torch.from_numpy(np.ones(4))"),
+        NOTEBOOK_CELLS[1].replace("torch.tensor(np.load(path))", "torch.from_numpy(np.load(path))"),
     ]
     assert (project / "explore.ipynb").read_text() == notebook_text(fixed_cells)
 

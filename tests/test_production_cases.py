@@ -1177,6 +1177,272 @@ def export(model, loader, out_dir):
 """,
         },
     ),
+    # --- Forwards that record no graph: the module's parameters are frozen (TL001 false alarms) ---
+    Case(
+        "frozen-module-forwards",
+        files={
+            "metric.py": """\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def __init__(self, G):
+        super().__init__()
+        self.G = G
+
+    def forward(self, c):
+        return self.G(c)
+
+
+def compute_distances(G, n, batch, device):
+    sampler = Sampler(G)
+    sampler.eval().requires_grad_(False).to(device)
+    dist = []
+    for start in range(0, n, batch):
+        c = torch.from_numpy(np.random.randn(batch, 8)).to(device)
+        dist.append(sampler(c))
+    return torch.cat(dist)
+
+
+def score(net, loader):
+    net.eval()
+    for p in net.parameters():
+        p.requires_grad = False
+    return [net(x) for x, _ in loader]
+""",
+            "projector.py": """\
+import copy
+
+import torch
+
+
+def project(G, target, steps, device):
+    G = copy.deepcopy(G).eval().requires_grad_(False).to(device)
+    w = torch.zeros(1, 512, requires_grad=True, device=device)
+    opt = torch.optim.Adam([w])
+    for step in range(steps):
+        loss = (G.synthesis(w) - target).square().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return G.synthesis(w.detach())
+""",
+        },
+    ),
+    # --- A model function its factory hands out, differentiated by a caller (TL001 false alarm) ---
+    Case(
+        "model-function-differentiated-by-caller",
+        files={
+            "models/__init__.py": "",
+            "models/utils.py": """\
+import torch
+
+
+def get_model_fn(model, train=False):
+    def model_fn(x, labels):
+        if not train:
+            model.eval()
+            return model(x, labels)
+        model.train()
+        return model(x, labels)
+
+    return model_fn
+
+
+def get_score_fn(model, train=False):
+    model_fn = get_model_fn(model, train=train)
+
+    def score_fn(x, t):
+        return -model_fn(x, t * 999)
+
+    return score_fn
+""",
+            "likelihood.py": """\
+import torch
+
+from models import utils as mutils
+
+
+def get_div_fn(fn):
+    def div_fn(x, t, eps):
+        with torch.enable_grad():
+            x.requires_grad_(True)
+            fn_eps = torch.sum(fn(x, t) * eps)
+            grad_fn_eps = torch.autograd.grad(fn_eps, x)[0]
+        x.requires_grad_(False)
+        return torch.sum(grad_fn_eps * eps, dim=(1, 2, 3))
+
+    return div_fn
+
+
+def likelihood(model, batches):
+    score_fn = mutils.get_score_fn(model, train=False)
+    div_fn = get_div_fn(score_fn)
+    return [div_fn(x, torch.rand(x.shape[0]), torch.randn_like(x)) for x in batches]
+""",
+        },
+    ),
+    # --- A network loaded in eval mode by a helper of the file, run over batches (TL001 miss) ---
+    Case(
+        "detector-loaded-by-a-helper",
+        files={
+            "metric_utils.py": """\
+import torch
+
+_detector_cache = dict()
+
+
+def get_feature_detector(url, device=torch.device("cpu")):
+    key = (url, device)
+    if key not in _detector_cache:
+        with open(url, "rb") as f:
+            _detector_cache[key] = torch.jit.load(f).eval().to(device)
+    return _detector_cache[key]
+
+
+def compute_feature_stats(dataset, detector_url, device, batch_size=64):
+    detector = get_feature_detector(detector_url, device=device)
+    feats = []
+    for images, _labels in torch.utils.data.DataLoader(dataset, batch_size=batch_size):
+        feats.append(detector(images.to(device)))  # TL001: detector(images.to(device))
+    return torch.cat(feats)
+""",
+        },
+    ),
+    # --- A network loaded in eval mode by a helper of another module, run over batches (TL001 miss) ---
+    Case(
+        "detector-loaded-by-another-module",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/metric_utils.py": """\
+import torch
+
+_detector_cache = dict()
+
+
+def get_feature_detector(url, device=torch.device("cpu")):
+    key = (url, device)
+    if key not in _detector_cache:
+        with open(url, "rb") as f:
+            _detector_cache[key] = torch.jit.load(f).eval().to(device)
+    return _detector_cache[key]
+""",
+            "metrics/ppl.py": """\
+import torch
+
+from . import metric_utils
+
+
+def compute_ppl(sampler, n, batch, device, vgg_url):
+    sampler.eval()
+    vgg16 = metric_utils.get_feature_detector(vgg_url, device=device)
+    dist = []
+    for start in range(0, n, batch):
+        images = sampler(torch.randn(batch, 512, device=device))
+        dist.append(vgg16(images))  # TL001: vgg16(images)
+    return torch.cat(dist)
+""",
+        },
+    ),
+    # --- A metric class's forward of a network it puts in eval mode, called per batch by another module (TL001 miss) ---
+    Case(
+        "metric-method-called-per-batch-elsewhere",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/inception_score.py": """\
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+class InceptionScore:
+    def __init__(self, classifier):
+        self.sum_entropy = 0
+        self.sum_softmax = None
+        self.n_items = 0
+        self.classifier = classifier.eval()
+
+    def update(self, ref):
+        y = self.classifier(ref).detach()  # TL001: self.classifier(ref)
+        if self.sum_softmax is None:
+            self.sum_softmax = torch.zeros(y.size(1), device=ref.device)
+        self.sum_entropy += (F.softmax(y, dim=1) * F.log_softmax(y, dim=1)).sum()
+        self.sum_softmax += F.softmax(y, dim=1).sum(dim=0)
+        self.n_items += y.size(0)
+
+    def score(self):
+        x = self.sum_softmax
+        return math.exp((self.sum_entropy - (x * torch.log(x / self.n_items)).sum()) / self.n_items)
+""",
+            "eval/__init__.py": "",
+            "eval/inception.py": """\
+import torch
+
+from ..metrics.inception_score import InceptionScore
+
+
+def run(model, classifier, n, batch):
+    scorer = InceptionScore(classifier)
+    for _ in range(n):
+        with torch.no_grad():
+            fake = model.generate(batch)
+        scorer.update(fake)
+    return scorer.score()
+""",
+        },
+    ),
+    # --- The same metric, called under no_grad by another module (no finding) ---
+    Case(
+        "metric-method-called-under-no-grad-elsewhere",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/inception_score.py": """\
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+class InceptionScore:
+    def __init__(self, classifier):
+        self.sum_entropy = 0
+        self.sum_softmax = None
+        self.n_items = 0
+        self.classifier = classifier.eval()
+
+    def update(self, ref):
+        y = self.classifier(ref).detach()
+        if self.sum_softmax is None:
+            self.sum_softmax = torch.zeros(y.size(1), device=ref.device)
+        self.sum_entropy += (F.softmax(y, dim=1) * F.log_softmax(y, dim=1)).sum()
+        self.sum_softmax += F.softmax(y, dim=1).sum(dim=0)
+        self.n_items += y.size(0)
+
+    def score(self):
+        x = self.sum_softmax
+        return math.exp((self.sum_entropy - (x * torch.log(x / self.n_items)).sum()) / self.n_items)
+""",
+            "eval/__init__.py": "",
+            "eval/inception.py": """\
+import torch
+
+from ..metrics.inception_score import InceptionScore
+
+
+def run(model, classifier, n, batch):
+    scorer = InceptionScore(classifier)
+    for _ in range(n):
+        with torch.no_grad():
+            fake = model.generate(batch)
+        with torch.no_grad():
+            scorer.update(fake)
+    return scorer.score()
+""",
+        },
+    ),
 ]
 
 

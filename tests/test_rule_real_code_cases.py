@@ -603,11 +603,12 @@ x = torch.FloatTensor(feats)
 import numpy as np
 import torch
 
-_, inverse = np.unique(labels, return_inverse=True)
-targets = torch.tensor(inverse)
+def relabel(labels):
+    _, inverse = np.unique(labels, return_inverse=True)
+    return torch.tensor(inverse)
 """,
         ("TL003",),
-        (("TL003", 5),),
+        (("TL003", 6),),
     ),
     Case(
         "constructor-under-a-local-alias",
@@ -619,7 +620,7 @@ import torch
 Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
 to_tensor = torch.tensor
 noise = Tensor(np.random.normal(0, 1, (64, 100)))  # float64 to float32: a copy either way
-frame = to_tensor(np.zeros((64, 64), dtype=np.float32))
+frames = [to_tensor(np.zeros((64, 64), dtype=np.float32)) for _ in range(8)]
 """,
         ("TL003",),
         (("TL003", 7),),
@@ -632,13 +633,14 @@ import cv2
 import scipy.io
 import torch
 
-image = cv2.imread("frame.png")
-img = torch.tensor(image)
+for path in paths:
+    image = cv2.imread(path)
+    img = torch.tensor(image)
 mat = scipy.io.loadmat("features.mat")["X"]
 feats = torch.tensor(mat)
 """,
         ("TL003",),
-        (("TL003", 6), ("TL003", 8)),
+        (("TL003", 7), ("TL003", 9)),
     ),
     # --- Losses and gradients (TL104, TL006) ---
     Case(

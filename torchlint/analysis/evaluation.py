@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -192,6 +193,7 @@ class Evaluation(Shared):
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
+        self._eval_loaders: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -314,6 +316,11 @@ class Evaluation(Shared):
 
     @cached_property
     def _frozen(self) -> set[str]:
+        """Names whose module's parameters are frozen: `net.requires_grad_(False)`, also chained
+        (`sampler.eval().requires_grad_(False).to(device)`, `G = copy.deepcopy(G).eval()
+        .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` in a
+        loop over `net.parameters()`. A forward through such a module records no graph unless
+        its inputs require grad."""
         frozen = set()
         for call in self.model.calls:
             if (
@@ -321,23 +328,66 @@ class Evaluation(Shared):
                 and call.args
                 and literal_bool(call.args[0].value) is False
             ):
-                frozen.add(dotted(cst.ensure_type(call.func, cst.Attribute).value) or "")
+                frozen.add(self._chain_root(cst.ensure_type(call.func, cst.Attribute).value))
+                frozen.add(self._chain_target(call))
         for loop in self.model.for_loops:
             source = loop.iter
             if m.matches(
                 source,
                 m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
-            ) and m.findall(
-                loop.body,
-                m.Assign(
-                    targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
-                    value=m.Name("False"),
-                ),
-            ):
+            ) and self._freezes_each(loop):
                 func = cst.ensure_type(cst.ensure_type(source, cst.Call).func, cst.Attribute)
                 frozen.add(dotted(func.value) or "")
         frozen.discard("")
         return frozen
+
+    @staticmethod
+    def _chain_root(receiver: cst.BaseExpression) -> str:
+        """`sampler` for `sampler.eval().to(device)`: the name a chain of module methods starts from."""
+        while (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            receiver = receiver.func.value
+        return dotted(receiver) or ""
+
+    def _chain_target(self, call: cst.Call) -> str:
+        """`G` for `G = copy.deepcopy(G).eval().requires_grad_(False).to(device)`: the name the
+        chain holding `call` is assigned to ("" when none)."""
+        node: cst.CSTNode = call
+        parent = self.parent(node)
+        while (
+            isinstance(parent, cst.Attribute)
+            and parent.value is node
+            and parent.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            outer = self.parent(parent)
+            if not isinstance(outer, cst.Call):
+                return ""
+            node, parent = outer, self.parent(outer)
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target) or ""
+        return ""
+
+    @staticmethod
+    def _freezes_each(loop: cst.For) -> bool:
+        """`for p in net.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`)."""
+        assigned = m.findall(
+            loop.body,
+            m.Assign(
+                targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
+                value=m.Name("False"),
+            ),
+        )
+        called = m.findall(
+            loop.body,
+            m.Call(
+                func=m.Attribute(attr=m.Name("requires_grad_")),
+                args=[m.Arg(value=m.Name("False"))],
+            ),
+        )
+        return bool(assigned or called)
 
     @property
     def module_classes(self) -> set[str]:
@@ -420,6 +470,8 @@ class Evaluation(Shared):
             return not func.value.endswith(
                 "Loss"
             )  # a criterion: the cost is the forward it follows
+        if not factories and self._project_eval_loader(value):
+            return True  # `detector = metric_utils.get_feature_detector(url)`
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname in _WHOLE_MODEL_LOADS:
             return not any(
@@ -442,20 +494,75 @@ class Evaluation(Shared):
         return self._factories[function]
 
     def _all_returns_modules(self, function: cst.FunctionDef, depth: int) -> bool:
-        returns = own_returns(function)
-        if not returns:
-            return False
-        for ret in returns:
+        values = self._returned_values(function)
+        return bool(values) and all(self._constructs_module(v, depth) for v in values)
+
+    def _returned_values(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """What `function`'s returns give, through a local name's bindings and through a
+        module-level cache dict (`return _cache[key]`, every `_cache[k] = ...` of the file);
+        empty when one return gives something unknown."""
+        found: list[cst.BaseExpression] = []
+        for ret in own_returns(function):
             value = ret.value
             if isinstance(value, cst.Name):
                 bindings = self.model.reaching(value)
-                if not bindings or any(
-                    b.value is None or not self._constructs_module(b.value, depth) for b in bindings
-                ):
-                    return False
-            elif value is None or not self._constructs_module(value, depth):
-                return False
-        return True
+                if not bindings or any(b.value is None for b in bindings):
+                    return []
+                found.extend(b.value for b in bindings if b.value is not None)
+            elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+                stored = self._stored_items(value.value.value)
+                if not stored:
+                    return []
+                found.extend(stored)
+            elif value is None:
+                return []
+            else:
+                found.append(value)
+        return found
+
+    def _stored_items(self, name: str) -> list[cst.BaseExpression]:
+        """The values stored into the items of the module-level dict `name` (`name[k] = v`)."""
+        if not any(
+            isinstance(t, cst.Name) and t.value == name and isinstance(v, cst.Dict | cst.Call)
+            for t, v in self.model.assigns
+            if self.enclosing_function(t) is None
+        ):
+            return []
+        return [
+            v
+            for t, v in self.model.assigns
+            if isinstance(t, cst.Subscript)
+            and isinstance(t.value, cst.Name)
+            and t.value.value == name
+        ]
+
+    def _returns_eval_module(self, function: cst.FunctionDef) -> bool:
+        """A loader of the file whose every return gives a module put in eval mode
+        (`return torch.jit.load(f).eval().to(device)`, also through a cache dict)."""
+        if function not in self._eval_loaders:
+            self._eval_loaders[function] = self._returns_eval_module_now(function)
+        return self._eval_loaders[function]
+
+    def _returns_eval_module_now(self, function: cst.FunctionDef) -> bool:
+        values = self._returned_values(function)
+        return (
+            bool(values)
+            and all(self._chained_eval(v) for v in values)
+            and self._all_returns_modules(function, 0)
+        )
+
+    @staticmethod
+    def _chained_eval(value: cst.BaseExpression) -> bool:
+        """`X.eval().to(device)`: a chain of module methods that holds a plain `.eval()`."""
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _MODULE_CHAIN_METHODS
+        ):
+            if value.func.attr.value == "eval" and not value.args:
+                return True
+            value = value.func.value
+        return False
 
     # -- evaluation scopes --------------------------------------------------------------
     def scope(self, call: cst.Call) -> EvalScope | None:
@@ -465,6 +572,8 @@ class Evaluation(Shared):
             self._is_framework_hook(function) or is_dunder(function.name.value)
         ):
             return None  # hooks a framework runs without grad; construction code probing shapes
+        if function is not None and self._hands_out_result(call, function):
+            return None  # a model function its factory returns: the holder chooses the grad mode
         if function not in self._eval_functions:
             self._eval_functions[function] = self._evaluation_function(function)
         evaluating = self._eval_functions[function]
@@ -488,8 +597,60 @@ class Evaluation(Shared):
             )
             if found is not None:
                 return found
-            found = self._global_eval_scope(call, function)
+            found = self._global_eval_scope(call, function) or self._attribute_eval_scope(
+                call, function
+            )
         return found if found is not None and self.repeats(call) else None
+
+    def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
+        (`get_model_fn(model)`): whoever holds the closure decides what its output is for, and
+        may differentiate through it (`torch.autograd.grad(score_fn(x), x)` in a likelihood), so
+        a forward whose result the closure returns is not known to be evaluation."""
+        outer = self.enclosing_function(function)
+        if outer is None or not self._returns_name(outer, function.name.value):
+            return False
+        return self._returned_whole(call, function)
+
+    @staticmethod
+    def _returns_name(function: cst.FunctionDef, name: str) -> bool:
+        """Whether a return of `function` gives `name` itself (or a tuple holding it)."""
+        for ret in own_returns(function):
+            value = ret.value
+            values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            if any(isinstance(v, cst.Name) and v.value == name for v in values):
+                return True
+        return False
+
+    def _returned_whole(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """Whether `function` returns what `call` computes with its graph: `return model(x)`,
+        `return -model(x) / std`, or a name bound to it; not `.item()`, `.detach()` or `float(...)` of it."""
+        node: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                return False
+            if self._exits_autograd(parent, node):
+                return False
+            if isinstance(parent, cst.Return):
+                return True
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0].target
+                return isinstance(target, cst.Name) and self._returns_name(function, target.value)
+            if isinstance(parent, cst.BaseStatement):
+                return False
+            node = parent
+        return False
+
+    @staticmethod
+    def _exits_autograd(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        """`inner.item()`, `inner.detach()`, `float(inner)`: the value leaves autograd."""
+        if isinstance(outer, cst.Attribute) and outer.value is inner:
+            return outer.attr.value in _AUTOGRAD_EXITS
+        return (
+            isinstance(outer, cst.Call)
+            and isinstance(outer.func, cst.Name)
+            and outer.func.value in ("int", "float", "bool")
+        )
 
     # -- how often evaluation runs ----------------------------------------------------------
     def _in_own_loop(self, node: cst.CSTNode) -> bool:
@@ -601,6 +762,39 @@ class Evaluation(Shared):
             return None
         return EvalScope(
             ("function", function), f"`{root}` is in eval mode from module level", function=function
+        )
+
+    def _attribute_eval_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """A method's forward of `self.classifier` in a helper class (a metric, a scorer: not a
+        module) whose every binding of the attribute puts it in eval mode
+        (`self.classifier = classifier.eval()`) and that never switches it back to training:
+        the class only evaluates with it, and its callers run the method per batch."""
+        owner = self.enclosing_class(function) if function is not None else None
+        if function is None or owner is None or owner.name.value in self.module_classes:
+            return None
+        callee = self.callee(call) or ""
+        parts = callee.split(".")
+        if len(parts) != 2 or parts[0] != "self":
+            return None
+        values = self.model.attribute_values(owner, parts[1])
+        if not values or not all(v is not None and self._chained_eval(v) for v in values):
+            return None
+        if any(
+            kind == "train" and receiver == callee
+            for switches in self._switches_by_statement.values()
+            for kind, receiver in switches
+        ):
+            return None
+        if self.ctx.project is not None and self.ctx.project.method_called_without_grad(
+            Path(self.ctx.path), function.name.value
+        ):
+            return None  # a caller elsewhere may run it under no_grad
+        return EvalScope(
+            ("function", function),
+            f"`{callee}` is put in eval mode when `{owner.name.value}` is built",
+            function=function,
         )
 
     @cached_property
@@ -1198,7 +1392,35 @@ class Evaluation(Shared):
                     break
                 if isinstance(parent, cst.BaseStatement):
                     found[parent].append(switch)
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if name and self._loads_eval_module(value):
+                statement = self.model.statement_of(target)
+                if statement is not None:
+                    found[statement].append(("eval", name))
         return found
+
+    def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
+        """`detector = get_detector(url)`, where every function the call may run returns a
+        module in eval mode: the binding switches `detector` to eval mode."""
+        if not isinstance(value, cst.Call):
+            return False
+        targets = self.model.callees.get(value, ())
+        if targets:
+            return isinstance(value.func, cst.Name) and all(
+                self._returns_eval_module(f) for f in targets
+            )
+        return self._project_eval_loader(value)
+
+    def _project_eval_loader(self, call: cst.Call) -> bool:
+        """`metric_utils.get_feature_detector(url)`: a function of another module of the project
+        whose every return is a module in eval mode (the project index reads it)."""
+        name = dotted(call.func)
+        return (
+            name is not None
+            and self.ctx.project is not None
+            and self.ctx.project.returns_eval_module(Path(self.ctx.path), name)
+        )
 
     def _chained_target(self, call: cst.Call) -> str:
         """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""

@@ -50,6 +50,8 @@ _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
 _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
@@ -131,6 +133,7 @@ class LoopFacts:
         self._function_memo: dict[tuple[cst.FunctionDef, bool, bool], StepOwner | None] = {}
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
+        self._once_memo: dict[cst.FunctionDef, bool] = {}
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -372,6 +375,73 @@ class LoopFacts:
     @staticmethod
     def _in_body(loop: Loop, child: cst.CSTNode) -> bool:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
+
+    # -- code that runs once -------------------------------------------------------------
+    def runs_once(self, node: cst.CSTNode) -> bool:
+        """Whether `node` evidently runs once per run of the program: module-level code outside
+        loops, an `__init__` (set-up, once per object) whose class the file never builds in
+        repeating code, a `main` nobody in the file calls, or a function every call of which in
+        the file runs once. Loops, comprehensions, lambdas, a `__getitem__`, a `forward`, a
+        collate function and any function handed over or called from elsewhere may repeat."""
+        return self._once(node, frozenset())
+
+    def _once(self, node: cst.CSTNode, busy: frozenset[cst.FunctionDef]) -> bool:
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While):
+                if self._in_body(parent, child) and not _runs_once(parent):
+                    return False
+            elif isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
+                return False
+            elif isinstance(parent, cst.FunctionDef):
+                return self._function_once(parent, busy)
+            child = parent
+        return True
+
+    def _function_once(self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]) -> bool:
+        if function in busy or function.decorators:
+            return False  # recursion; a decorator may call it anywhere
+        if function not in self._once_memo:
+            self._once_memo[function] = self._function_once_now(function, busy | {function})
+        return self._once_memo[function]
+
+    def _function_once_now(
+        self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]
+    ) -> bool:
+        owner = self._owner_class(function)
+        if owner is not None:
+            if function.name.value != "__init__":
+                return False
+            built = [c for c in self.scopes.calls if _calls_name(c, owner.name.value)]
+            return all(self._once(call, busy) for call in built)
+        sites = self._call_sites(function)
+        if sites is None:
+            return False
+        if not sites:
+            return function.name.value in _RUN_ONCE_NAMES
+        return all(self._once(site, busy) for site in sites)
+
+    def _owner_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
+        block = self.scopes.parents.get(function)
+        owner = self.scopes.parents.get(block) if block is not None else None
+        return owner if isinstance(owner, cst.ClassDef) else None
+
+    def _call_sites(self, function: cst.FunctionDef) -> list[cst.Call] | None:
+        """Every call of a plain function by its name; None when the name is also read otherwise
+        (handed over, stored) or the function is nested in another."""
+        if not isinstance(self.scopes.parents.get(function), cst.Module):
+            return None
+        sites = []
+        for name in self.scopes.names.get(function.name.value, ()):
+            parent = self.scopes.parents.get(name)
+            if parent is function or (isinstance(parent, cst.Attribute) and parent.attr is name):
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is name:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is name):
+                return None
+            sites.append(parent)
+        return sites
 
     # -- where a node runs -------------------------------------------------------------
     def per_batch_loop(
@@ -923,6 +993,10 @@ def _is_empty_test(left: cst.BaseExpression, target: cst.ComparisonTarget) -> bo
         and isinstance(left.func, cst.Name)
         and left.func.value == "len"
     )
+
+
+def _calls_name(call: cst.Call, name: str) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == name
 
 
 def _runs_once(loop: Loop) -> bool:

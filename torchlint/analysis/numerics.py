@@ -228,10 +228,27 @@ def _has_matmul_operator(model: SemanticModel) -> bool:
 
 
 def _tensor_list(call: cst.Call) -> bool:
-    """An optimizer built on a list or tuple of names (`[image]`), not on parameters or groups."""
+    """An optimizer built on a list of tensors, not on parameters or groups: `[image]`, and
+    concatenations with the values of a dict of tensors (`[w] + list(noise_bufs.values())`)."""
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
-    return isinstance(first, cst.List | cst.Tuple) and all(
-        isinstance(element.value, cst.Name | cst.Attribute) for element in first.elements
+    return first is not None and _lists_tensors(first)
+
+
+def _lists_tensors(node: cst.BaseExpression) -> bool:
+    """`[a, b]`, `(a,)`, `list(bufs.values())`, or a `+` of those."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _lists_tensors(node.left) and _lists_tensors(node.right)
+    if isinstance(node, cst.List | cst.Tuple):
+        return all(isinstance(e.value, cst.Name | cst.Attribute) for e in node.elements)
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "list"
+        and len(node.args) == 1
+        and isinstance(inner := node.args[0].value, cst.Call)
+        and isinstance(inner.func, cst.Attribute)
+        and inner.func.attr.value == "values"
+        and not inner.args
     )
 
 

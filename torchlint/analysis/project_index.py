@@ -64,6 +64,8 @@ class _Summary:
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
+    # module-level functions whose every return is a module put in eval mode
+    eval_loaders: frozenset[str] = frozenset()
     # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
     # "mixed", "channels_last".
     precision: frozenset[str] = frozenset()
@@ -139,6 +141,7 @@ def _summarise(text: str, full: bool = True) -> _Summary:
             stepping=stepping,
             grad_off=_decorated_grad_off(tree),
             syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
+            eval_loaders=_eval_loaders(tree) if ".eval()" in text else frozenset(),
         )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
@@ -507,6 +510,67 @@ def _device_kind(value: ast.expr) -> bool | None:
     return None
 
 
+def _eval_loaders(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions whose every return gives a module built or loaded and put in eval
+    mode (`return torch.jit.load(f).eval().to(device)`), directly, through a local name, or
+    through a module-level cache dict (`_cache[key] = ...; return _cache[key]`)."""
+    stores: dict[str, list[ast.expr]] = {}
+    for node in _walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    stores.setdefault(target.value.id, []).append(node.value)
+    found = set()
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        values = _returned_values(function, stores)
+        if values and all(_chained_eval(v) for v in values):
+            found.add(function.name)
+    return frozenset(found)
+
+
+def _returned_values(
+    function: ast.FunctionDef, stores: dict[str, list[ast.expr]]
+) -> list[ast.expr] | None:
+    """What `function`'s returns give, through local names and cache dicts; None if unknown."""
+    local: dict[str, list[ast.expr]] = {}
+    returns: list[ast.expr | None] = []
+    for node in _walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    local.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.Return):
+            returns.append(node.value)
+    found: list[ast.expr] = []
+    for value in returns:
+        if isinstance(value, ast.Name) and value.id in local:
+            found += local[value.id]
+        elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+            if value.value.id not in stores:
+                return None
+            found += stores[value.value.id]
+        elif value is None or isinstance(value, ast.Name):
+            return None
+        else:
+            found.append(value)
+    return found
+
+
+def _chained_eval(value: ast.expr) -> bool:
+    """`X(...).eval().to(device)`: module methods chained on a call, one of them a plain `.eval()`."""
+    seen = False
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _MODULE_CHAIN
+    ):
+        seen = seen or (value.func.attr == "eval" and not value.args)
+        value = value.func.value
+    return seen and isinstance(value, ast.Call)
+
+
 def _turns_grad_off(expr: ast.expr) -> bool:
     """`torch.no_grad()`, `@torch.inference_mode`, `torch.set_grad_enabled(False)` and their aliases."""
     call = expr if isinstance(expr, ast.Call) else None
@@ -525,6 +589,11 @@ def _turns_grad_off(expr: ast.expr) -> bool:
         and isinstance(call.args[0], ast.Constant)
         and call.args[0].value is False
     )
+
+
+_MODULE_CHAIN = frozenset(
+    {"to", "cuda", "cpu", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
+)
 
 
 def _walk(node: ast.AST) -> list[ast.AST]:
@@ -680,6 +749,19 @@ class ProjectIndex:
         """Whether the function `name`, as written in `file`, returns a device of the project
         that can be a GPU (True) or only the CPU (False); None when unknown."""
         return self._device(file.absolute(), name, 0, functions=True)
+
+    def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
+        """Whether the function `name`, as written in `file` and defined in another file of the
+        project, returns a module in eval mode (`get_feature_detector(url)` returning
+        `torch.jit.load(f).eval().to(device)`)."""
+        file = file.absolute()
+        summary = self._summary(file, full=depth > 0)
+        if summary is None or depth > _MAX_DEPTH:
+            return False
+        if depth and "." not in name and name in summary.eval_loaders:
+            return True
+        target = self._target(file, summary, name)
+        return target is not None and self.returns_eval_module(target[0], target[1], depth + 1)
 
     def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
         summary = self._summary(file, full=True)
@@ -941,6 +1023,23 @@ class ProjectIndex:
                 if any(self._class_location(other, base) == (file, klass) for base in bases):
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
+
+    def method_called_without_grad(self, file: Path, method: str) -> bool:
+        """Whether another file of the project calls some `x.<method>(...)` with grad off: a
+        method reached through instances there may run under its caller's `no_grad` (the
+        instance's class is not resolved, so any such call counts, and unknown stays silent)."""
+        file = file.absolute()
+        suffix = "." + method
+        for other in self._project_files():
+            if other == file or not _mentions(other, method):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            if summary is None:
+                continue
+            self.consulted[other] = self._digests[other][2]
+            if any(off and callee.endswith(suffix) for callee, off in summary.calls):
+                return True
+        return False
 
     def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
         """The grad modes of `file`'s calls by the project function they reach, resolved once per

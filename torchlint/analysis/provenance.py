@@ -43,6 +43,13 @@ _CONSTRUCTORS = frozenset(
     linalg.inv linalg.pinv linalg.cholesky linalg.matrix_power fft.fft fft.ifft fft.rfft fft.irfft fft.fft2
     fft.ifft2 fft.fftn fft.ifftn fft.fftshift fft.ifftshift fft.fftfreq fft.rfftfreq""".split()
 )
+# numpy readers of whole data files.
+_DATA_READERS = frozenset(
+    {
+        *(f"numpy.{name}" for name in ("load", "loadtxt", "genfromtxt", "fromfile")),
+        "scipy.io.loadmat",
+    }
+)
 # Element-wise and similar: an ndarray when an argument is an array (or a list), else a scalar.
 _TRANSFORMS = frozenset(
     """abs absolute exp exp2 expm1 log log2 log10 log1p sqrt cbrt square sin cos tan arcsin arccos arctan
@@ -184,6 +191,20 @@ class NumpyProvenance:
         if found is None or found[0] not in (Kind.ARRAY, Kind.NUMPY):
             return None
         return Evidence(found[0] is Kind.ARRAY, found[1])
+
+    def reads_data_set(self, evidence: Evidence) -> bool:
+        """Whether the array comes whole from a data file or table (`np.load`, `np.loadtxt`,
+        `np.genfromtxt`, `np.fromfile`, a key of `scipy.io.loadmat(...)`, pandas'
+        `.values`/`.to_numpy()`): a data set, large
+        enough that even a single copy of it doubles its memory."""
+        origin = evidence.origin
+        if isinstance(origin, cst.Attribute):
+            return origin.attr.value == "values" and self.uses_pandas
+        if not isinstance(origin, cst.Call):
+            return False
+        if isinstance(origin.func, cst.Attribute) and origin.func.attr.value == "to_numpy":
+            return True
+        return (self.symbols.qualname(origin.func) or "") in _DATA_READERS
 
     def is_numpy(self, expr: cst.BaseExpression) -> bool:
         return self.evidence(expr) is not None
