@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 from conftest import run_torchlint
 
-RULES = ("TL001", "TL002", "TL103", "TL109", "TL110")  # every rule some case pins
+RULES = ("TL001", "TL002", "TL103", "TL107", "TL108", "TL109", "TL110")  # every rule some case pins
 _MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
 
 
@@ -996,6 +996,129 @@ def fit(model, loader, opt):
 if __name__ == "__main__":
     block = Block().cuda()
     print(block(torch.randn(1, 3, 8, 8, device="cuda")).shape)
+""",
+        },
+    ),
+    # --- Library `__main__` demos are not training or evaluation (TL001, TL002, TL107) ---
+    Case(
+        "library-main-demo-is-no-evaluation-and-no-step",
+        rules=("TL001", "TL002", "TL107", "TL108"),
+        files={
+            "nets/__init__.py": "from .backbone import Backbone, build\nfrom .head import *\n",
+            "nets/head.py": """\
+import torch
+from torch import nn
+
+
+class Head(nn.Linear):
+    pass
+
+
+def head(pretrained=False):
+    model = Head(8, 2)
+    if pretrained:
+        model.load_state_dict(torch.load("head.pt"))
+    return model
+
+
+if __name__ == "__main__":
+    model = head(pretrained=True)
+    print(model(torch.randn(1, 8)).shape)
+""",
+            "nets/backbone.py": """\
+import torch
+from torch import nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def build(path=None):
+    model = Backbone()
+    if path:
+        model.load_state_dict(torch.load(path))
+    return model
+
+
+def compare(model, x):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        print(loss.item())
+
+
+if __name__ == "__main__":
+    model = build("weights.pt").cuda()
+    x = torch.randn(2, 3, 32, 32, device="cuda")
+    out = model(x)
+    print(out.shape)
+    torch.autograd.set_detect_anomaly(True)
+    compare(model, x)
+""",
+            "train.py": """\
+import torch
+from nets import build
+
+
+def main(loader):
+    model = build().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+    model.eval()
+    for x, y in loader:
+        print(model(x.cuda()).shape)  # TL001: model(x.cuda())
+
+
+if __name__ == "__main__":
+    main(torch.utils.data.DataLoader(range(8)))
+""",
+        },
+    ),
+    Case(
+        "imported-training-script-keeps-its-findings",
+        files={
+            "train.py": """\
+import torch
+from torch import nn
+
+
+def build_model():
+    return nn.Linear(4, 2).cuda()
+
+
+def main():
+    model = build_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=8)
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+
+
+if __name__ == "__main__":
+    main()
+""",
+            "predict.py": """\
+import torch
+from train import build_model
+
+model = build_model()
+print(model(torch.randn(1, 4, device="cuda")))
 """,
         },
     ),

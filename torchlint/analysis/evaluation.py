@@ -23,6 +23,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import (
     Block,
@@ -460,6 +461,8 @@ class Evaluation(Shared):
     # -- evaluation scopes --------------------------------------------------------------
     def scope(self, call: cst.Call) -> EvalScope | None:
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
+        if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
+            return None  # a library module's `__main__` demo or self-check evaluates nothing
         function = self.enclosing_function(call)
         if function is not None and (
             self._is_framework_hook(function) or is_dunder(function.name.value)

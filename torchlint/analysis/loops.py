@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
@@ -170,6 +171,9 @@ class LoopFacts:
                 or self._fetches_batches(loop)
             )
         }
+        if candidates:  # a library module's `__main__` demo trains nothing per batch
+            demo = self.ctx.fact(LibraryDemo)
+            candidates = {loop for loop in candidates if not demo.runs_only_in_demo(loop)}
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.

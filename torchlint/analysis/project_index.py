@@ -743,6 +743,27 @@ class ProjectIndex:
                     found.append(source.absolute())
         return found
 
+    def imported_by_others(self, file: Path) -> bool:
+        """Whether another file of the project imports `file` (`from .nets import Net`, `from
+        models import nets`, `from .nets import *`): then it is a library module, whatever its
+        `if __name__ == "__main__":` block runs. Only files whose import lines name the
+        module's file name are summarised (`_import_words`)."""
+        file = file.absolute()
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        for other in self._import_words.get(stem, ()):
+            if other != file and file in self._imported_files(other):
+                return True
+        return False
+
+    @cached_property
+    def _import_words(self) -> dict[str, list[Path]]:
+        """Word -> the project files whose import lines hold it, read once per process."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            for word in _import_line_words(path):
+                index.setdefault(word, []).append(path)
+        return index
+
     def always_called_without_grad(self, file: Path, function: str) -> bool:
         """Whether the project's other files call `function` of `file`, and only with grad off.
 
@@ -1080,6 +1101,18 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
         return (frozenset(), frozenset(), frozenset())
     _LOOP_NAMES[path] = (info.st_mtime_ns, info.st_size, found)
     return found
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def _import_line_words(path: Path) -> frozenset[str]:
+    """The words of a file's import lines (a superset of the modules it imports: a gate)."""
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return frozenset()
+    return frozenset(w for line in _IMPORT_LINE.findall(text) for w in re.findall(r"\w+", line))
 
 
 def _mentions(path: Path, name: str) -> bool:
