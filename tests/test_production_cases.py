@@ -150,6 +150,86 @@ for question in questions:
 """,
         },
     ),
+    Case(
+        "method-called-without-grad-through-a-base-class",
+        files={
+            "datasets/__init__.py": "",
+            "datasets/base.py": """\
+import torch.nn.functional as F
+from torch.utils.data import Dataset
+
+
+class BaseDataset(Dataset):
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale_inference(self, model, image, scales):
+        preds = []
+        for scale in scales:
+            preds.append(self.inference(model, F.interpolate(image, scale_factor=scale)))
+        return preds
+""",
+            "datasets/lip.py": """\
+import torch
+
+from .base import BaseDataset
+
+
+class LIP(BaseDataset):
+    def inference(self, model, image):
+        pred = model(image)
+        return pred.softmax(1)
+""",
+            "evaluate.py": """\
+import torch
+
+
+def testval(dataset, loader, model):
+    model.eval()
+    with torch.no_grad():
+        for image in loader:
+            pred = dataset.multi_scale_inference(model, image, [0.5, 1.0])
+""",
+        },
+    ),
+    Case(
+        "method-called-with-grad-somewhere-is-still-flagged",
+        files={
+            "datasets/__init__.py": "",
+            "datasets/base.py": """\
+import torch.nn.functional as F
+from torch.utils.data import Dataset
+
+
+class BaseDataset(Dataset):
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale_inference(self, model, image, scales):
+        preds = []
+        for scale in scales:
+            preds.append(self.inference(model, F.interpolate(image, scale_factor=scale)))
+        return preds
+""",
+            "datasets/lip.py": """\
+import torch
+
+from .base import BaseDataset
+
+
+class LIP(BaseDataset):
+    def inference(self, model, image):
+        pred = model(image)  # TL001: model(image)
+        return pred.softmax(1)
+""",
+            "evaluate.py": """\
+def testval(dataset, loader, model):
+    model.eval()
+    for image in loader:
+        pred = dataset.multi_scale_inference(model, image, [0.5, 1.0])
+""",
+        },
+    ),
     # --- Calls that are not forward passes (TL001) ---
     Case(
         "calls-that-are-not-forwards",

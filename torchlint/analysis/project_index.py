@@ -48,9 +48,13 @@ class _Summary:
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
         default_factory=dict
     )  # name -> (defines forward, bases)
-    calls: list[tuple[str, bool]] = field(
-        default_factory=list
-    )  # callee as written, whether grad is off there
+    # callee as written (`?.m` for a method of a computed receiver: `super().m()`), whether grad
+    # is off there, and the function that makes the call (`f`, `Class.method`; None at module
+    # level, "" in a nested function or lambda, whose callers are not followed)
+    calls: list[tuple[str, bool, str | None]] = field(default_factory=list)
+    # attribute names read other than as a called method (`fn = self.inference`): a method
+    # handed over may be called anywhere, so its callers are not all known
+    attribute_reads: frozenset[str] = frozenset()
     devices: dict[str, bool] = field(
         default_factory=dict
     )  # module-level name -> whether the device can be a GPU
@@ -79,6 +83,11 @@ class _Summary:
     # False for a header: imports, classes, star imports and `torch` only, which is all the class
     # questions read; the other fields take walks of the whole tree, read for a few files only
     full: bool = True
+
+
+# A call of a project function: the file making it, whether grad is off there, and the
+# function making it (`_Summary.calls`)
+_Site = tuple[Path, bool, str | None]
 
 
 @dataclass(frozen=True)
@@ -132,11 +141,13 @@ def _summarise(text: str, full: bool = True) -> _Summary:
         _collect_devices(tree, summary.devices)
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
-        _collect_calls(tree, False, summary.calls)
+        reads: set[str] = set()
+        _collect_calls(tree, summary.calls, reads)
         stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
         summary = replace(
             summary,
             stepping=stepping,
+            attribute_reads=frozenset(reads),
             grad_off=_decorated_grad_off(tree),
             syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
         )
@@ -363,24 +374,53 @@ def _block_end(indent: int) -> re.Pattern[str]:
     return re.compile(r"\n(?=[ \t]{0," + str(indent) + r"}[^ \t\n#\r])")
 
 
-def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
-    """Every call's callee and whether a `with` or decorator around it turns autograd off.
+def _collect_calls(
+    tree: ast.Module, calls: list[tuple[str, bool, str | None]], reads: set[str]
+) -> None:
+    """Every call's callee, whether a `with` or decorator around it turns autograd off, and the
+    function that makes it; and the attribute names read other than as a call's callee.
 
     Iterative: a deeply nested file must not exhaust the stack."""
-    stack = [(node, grad_off)]
+    stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
+    called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
-        node, off = stack.pop()
-        if isinstance(node, ast.Call) and (callee := _dotted(node.func)):
-            calls.append((callee, off))
+        node, off, owner = stack.pop()
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+            callee = _dotted(node.func)
+            if callee is None and isinstance(node.func, ast.Attribute):
+                callee = "?." + node.func.attr
+            if callee:
+                calls.append((callee, off, owner))
+        elif isinstance(node, ast.Attribute) and id(node) not in called:
+            reads.add(node.attr)
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
-            stack.extend((child, True) for child in node.body)
-            stack.extend((item, off) for item in node.items)
+            stack.extend((child, True, owner) for child in node.body)
+            stack.extend((item, off, owner) for item in node.items)
             continue
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            off = off or any(_turns_grad_off(d) for d in node.decorator_list)
-        stack += [(child, off) for child in _children(node)]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            owner = _member_key(tree, node, owner)
+            if not isinstance(node, ast.Lambda):
+                off = off or any(_turns_grad_off(d) for d in node.decorator_list)
+        elif isinstance(node, ast.ClassDef):
+            owner = "" if owner is not None else owner  # a class nested in a function
+        stack += [(child, off, owner) for child in _children(node)]
+
+
+def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
+    """`f` for a module-level function, `Class.method` for a method of a module-level class,
+    "" for anything nested deeper (a closure, a lambda: who calls it is not followed)."""
+    if owner is not None or isinstance(node, ast.Lambda):
+        return ""
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    if node in tree.body:
+        return node.name
+    for klass in tree.body:
+        if isinstance(klass, ast.ClassDef) and node in klass.body:
+            return f"{klass.name}.{node.name}"
+    return ""
 
 
 def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
@@ -589,8 +629,9 @@ class ProjectIndex:
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
-        # path -> (its summary, its calls' grad modes by the project function they reach)
-        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[bool]]]] = {}
+        # path -> (its summary, its calls by the project function they reach: (grad off there,
+        # the function making the call))
+        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
@@ -765,20 +806,70 @@ class ProjectIndex:
         return index
 
     def always_called_without_grad(self, file: Path, function: str) -> bool:
-        """Whether the project's other files call `function` of `file`, and only with grad off.
+        """Whether the project calls `function` of `file` (`f`, or `Class.method`), and only with
+        grad off: under `no_grad`/`inference_mode` at the call, or from functions that are
+        themselves only called with grad off, any number of calls up (`LIP.inference`, called
+        as `self.inference(...)` by a base class's `multi_scale_inference`, which the test loop
+        of another module calls under `no_grad`). A method's calls are found by its name, on
+        any receiver: more calls than the true ones, so a yes stays a yes.
 
-        False when unknown: no call found, a call with grad on, or too many files to read."""
-        file = file.absolute()
-        modes = []
+        False when unknown: no call found, a call with grad on at module level or from a
+        closure, a method read other than as a call, or too many files to read."""
+        return self._off_everywhere(file.absolute(), function, 0, frozenset())
+
+    def _off_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+            return False  # "": a closure or lambda, whose callers are not followed
+        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        if not sites:
+            return False
+        busy = busy | {(file, key)}
+        return all(
+            off or (owner is not None and self._off_everywhere(where, owner, depth + 1, busy))
+            for where, off, owner in sites
+        )
+
+    def _function_sites(self, file: Path, function: str) -> list[_Site]:
+        """The project's calls of the module-level `function` of `file`: through imports in the
+        other files, by its bare name in `file` itself."""
+        sites: list[_Site] = []
         for other in self._project_files():
-            if other == file or not _mentions(other, function):
+            if not _mentions(other, function):
                 continue
             summary = self._summary(other, consult=False, full=True)
-            found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
+            if summary is None:
+                continue
+            if other == file:
+                found = [(other, off, owner) for c, off, owner in summary.calls if c == function]
+            else:
+                found = self._call_targets(other, summary).get((file, function), [])
             if found:
                 self.consulted[other] = self._digests[other][2]
-                modes += found
-        return bool(modes) and all(modes)
+                sites += found
+        return sites
+
+    def _method_sites(self, key: str) -> list[_Site] | None:
+        """Every call in the project of a method named like `key`'s (`x.name(...)`), or None
+        when some file reads the name other than as a call (a bound method handed over)."""
+        name = key.rpartition(".")[2]
+        sites: list[_Site] = []
+        for other in self._project_files():
+            if not _mentions(other, name):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            if summary is None:
+                continue
+            self.consulted[other] = self._digests[other][2]
+            if name in summary.attribute_reads:
+                return None
+            sites += [
+                (other, off, owner)
+                for callee, off, owner in summary.calls
+                if "." in callee and callee.rpartition(".")[2] == name
+            ]
+        return sites
 
     def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
         """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
@@ -963,16 +1054,16 @@ class ProjectIndex:
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
 
-    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
-        """The grad modes of `file`'s calls by the project function they reach, resolved once per
-        file content: each question would otherwise resolve every call of every file again."""
+    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[_Site]]:
+        """`file`'s calls by the project function they reach, resolved once per file content:
+        each question would otherwise resolve every call of every file again."""
         known = self._targets.get(file)
         if known is not None and known[0] is summary:
             return known[1]
-        targets: dict[tuple[Path, str], list[bool]] = {}
-        for callee, off in summary.calls:
+        targets: dict[tuple[Path, str], list[_Site]] = {}
+        for callee, off, owner in summary.calls:
             if (target := self._target(file, summary, callee)) is not None:
-                targets.setdefault(target, []).append(off)
+                targets.setdefault(target, []).append((file, off, owner))
         self._targets[file] = (summary, targets)
         return targets
 
