@@ -230,6 +230,73 @@ def testval(dataset, loader, model):
 """,
         },
     ),
+    Case(
+        "summary-forward-run-once-from-a-tool-main",
+        files={
+            "utils/__init__.py": "",
+            "utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/test.py": """\
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
+        "summary-forward-run-every-epoch-is-flagged",
+        files={
+            "utils/__init__.py": "",
+            "utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)  # TL001: model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/train.py": """\
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    for epoch in range(10):
+        print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
     # --- Calls that are not forward passes (TL001) ---
     Case(
         "calls-that-are-not-forwards",

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -38,6 +39,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     NOT_CALLABLE_MODULES,
+    RUN_ONCE_NAMES,
     is_eval_data_name,
     is_eval_input_name,
     is_eval_name,
@@ -65,7 +67,6 @@ _NO_GRAD_WRAPPERS = (
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Entry points a script runs once.
-_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
 _EXPORTS = frozenset(
     {
         "torch.onnx.export",
@@ -534,9 +535,19 @@ class Evaluation(Shared):
         sites = self.call_sites(function)
         if sites is None:
             return True  # handed over or stored: whoever holds it may call it again
-        if not sites:
-            return function.name.value not in _RUN_ONCE_NAMES  # library API: called from elsewhere
+        if not sites:  # library API: its callers in other modules decide
+            return function.name.value not in RUN_ONCE_NAMES and not self._runs_once_elsewhere(
+                function
+            )
         return any(self.repeats(site) for site in sites)
+
+    def _runs_once_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether the project's other modules call `function` only from code that runs once
+        (`get_model_summary(model, x)` in a tool's `main()`)."""
+        owner = self.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
+        project = self.ctx.project
+        return project is not None and project.runs_once(Path(self.ctx.path), key)
 
     def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its

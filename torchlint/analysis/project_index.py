@@ -23,7 +23,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from torchlint.analysis.names import LOADER_NAME, NOT_CALLABLE_MODULES, is_optimizer_name
+from torchlint.analysis.names import (
+    LOADER_NAME,
+    NOT_CALLABLE_MODULES,
+    RUN_ONCE_NAMES,
+    is_optimizer_name,
+)
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -49,9 +54,10 @@ class _Summary:
         default_factory=dict
     )  # name -> (defines forward, bases)
     # callee as written (`?.m` for a method of a computed receiver: `super().m()`), whether grad
-    # is off there, and the function that makes the call (`f`, `Class.method`; None at module
-    # level, "" in a nested function or lambda, whose callers are not followed)
-    calls: list[tuple[str, bool, str | None]] = field(default_factory=list)
+    # is off there, the function that makes the call (`f`, `Class.method`; None at module
+    # level, "" in a nested function or lambda, whose callers are not followed), and whether
+    # a loop or comprehension of that function repeats it
+    calls: list[tuple[str, bool, str | None, bool]] = field(default_factory=list)
     # attribute names read other than as a called method (`fn = self.inference`): a method
     # handed over may be called anywhere, so its callers are not all known
     attribute_reads: frozenset[str] = frozenset()
@@ -85,9 +91,9 @@ class _Summary:
     full: bool = True
 
 
-# A call of a project function: the file making it, whether grad is off there, and the
-# function making it (`_Summary.calls`)
-_Site = tuple[Path, bool, str | None]
+# A call of a project function: the file making it, whether grad is off there, the function
+# making it and whether a loop there repeats it (`_Summary.calls`)
+_Site = tuple[Path, bool, str | None, bool]
 
 
 @dataclass(frozen=True)
@@ -375,38 +381,46 @@ def _block_end(indent: int) -> re.Pattern[str]:
 
 
 def _collect_calls(
-    tree: ast.Module, calls: list[tuple[str, bool, str | None]], reads: set[str]
+    tree: ast.Module, calls: list[tuple[str, bool, str | None, bool]], reads: set[str]
 ) -> None:
-    """Every call's callee, whether a `with` or decorator around it turns autograd off, and the
-    function that makes it; and the attribute names read other than as a call's callee.
+    """Every call's callee, whether a `with` or decorator around it turns autograd off, the
+    function that makes it and whether a loop of that function repeats it; and the attribute
+    names read other than as a call's callee.
 
     Iterative: a deeply nested file must not exhaust the stack."""
-    stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
+    stack: list[tuple[ast.AST, bool, str | None, bool]] = [(tree, False, None, False)]
     called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
-        node, off, owner = stack.pop()
+        node, off, owner, looped = stack.pop()
         if isinstance(node, ast.Call):
             called.add(id(node.func))
             callee = _dotted(node.func)
             if callee is None and isinstance(node.func, ast.Attribute):
                 callee = "?." + node.func.attr
             if callee:
-                calls.append((callee, off, owner))
+                calls.append((callee, off, owner, looped))
         elif isinstance(node, ast.Attribute) and id(node) not in called:
             reads.add(node.attr)
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
-            stack.extend((child, True, owner) for child in node.body)
-            stack.extend((item, off, owner) for item in node.items)
+            stack.extend((child, True, owner, looped) for child in node.body)
+            stack.extend((item, off, owner, looped) for item in node.items)
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
+            stack += [(c, off, owner, looped) for c in heads]
+            stack += [(c, off, owner, True) for c in [*node.body, *node.orelse]]
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            owner = _member_key(tree, node, owner)
+            owner, looped = _member_key(tree, node, owner), False
             if not isinstance(node, ast.Lambda):
                 off = off or any(_turns_grad_off(d) for d in node.decorator_list)
         elif isinstance(node, ast.ClassDef):
             owner = "" if owner is not None else owner  # a class nested in a function
-        stack += [(child, off, owner) for child in _children(node)]
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            looped = True
+        stack += [(child, off, owner, looped) for child in _children(node)]
 
 
 def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
@@ -828,7 +842,30 @@ class ProjectIndex:
         busy = busy | {(file, key)}
         return all(
             off or (owner is not None and self._off_everywhere(where, owner, depth + 1, busy))
-            for where, off, owner in sites
+            for where, off, owner, _ in sites
+        )
+
+    def runs_once(self, file: Path, function: str) -> bool:
+        """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
+        as for grad modes) only from code that runs once per run: outside any loop, at module
+        level, in a `main` or in functions themselves only called so, any number of calls up
+        (`get_model_summary(model, x)` in a tool's `main()`). False when unknown."""
+        return self._once_everywhere(file.absolute(), function, 0, frozenset())
+
+    def _once_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+            return False
+        if key.rpartition(".")[2] in RUN_ONCE_NAMES:
+            return True
+        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        if not sites:
+            return False
+        busy = busy | {(file, key)}
+        return all(
+            not looped and (owner is None or self._once_everywhere(where, owner, depth + 1, busy))
+            for where, _, owner, looped in sites
         )
 
     def _function_sites(self, file: Path, function: str) -> list[_Site]:
@@ -842,7 +879,11 @@ class ProjectIndex:
             if summary is None:
                 continue
             if other == file:
-                found = [(other, off, owner) for c, off, owner in summary.calls if c == function]
+                found = [
+                    (other, off, owner, looped)
+                    for c, off, owner, looped in summary.calls
+                    if c == function
+                ]
             else:
                 found = self._call_targets(other, summary).get((file, function), [])
             if found:
@@ -865,8 +906,8 @@ class ProjectIndex:
             if name in summary.attribute_reads:
                 return None
             sites += [
-                (other, off, owner)
-                for callee, off, owner in summary.calls
+                (other, off, owner, looped)
+                for callee, off, owner, looped in summary.calls
                 if "." in callee and callee.rpartition(".")[2] == name
             ]
         return sites
@@ -1061,9 +1102,9 @@ class ProjectIndex:
         if known is not None and known[0] is summary:
             return known[1]
         targets: dict[tuple[Path, str], list[_Site]] = {}
-        for callee, off, owner in summary.calls:
+        for callee, off, owner, looped in summary.calls:
             if (target := self._target(file, summary, callee)) is not None:
-                targets.setdefault(target, []).append((file, off, owner))
+                targets.setdefault(target, []).append((file, off, owner, looped))
         self._targets[file] = (summary, targets)
         return targets
 
