@@ -264,6 +264,42 @@ if __name__ == "__main__":
         },
     ),
     Case(
+        "summary-forward-run-once-from-a-folder-put-on-sys-path",
+        files={
+            "lib/utils/__init__.py": "",
+            "lib/utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/test.py": """\
+import sys
+
+sys.path.insert(0, "lib")
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
         "summary-forward-run-every-epoch-is-flagged",
         files={
             "utils/__init__.py": "",

@@ -1191,7 +1191,30 @@ class ProjectIndex:
             ):
                 if path is not None and path.is_file() and _inside(path, self.root):
                     return path
-        return None
+        return self._on_added_path(parts) if not level and len(parts) > 1 else None
+
+    def _on_added_path(self, parts: list[str]) -> Path | None:
+        """The one project file that `utils.summary` names from a folder the project puts on
+        `sys.path` itself (`lib/utils/summary.py`, for tools that insert `lib/`): a dotted name
+        of two parts or more whose file ends the same way, where exactly one does."""
+        found = [
+            path
+            for path in self._files_by_name.get(parts[-1], [])
+            if path.with_suffix("").parts[-len(parts) :] == tuple(parts)
+        ] + [
+            path
+            for path in self._files_by_name.get("__init__", [])
+            if path.parent.parts[-len(parts) :] == tuple(parts)
+        ]
+        return found[0] if len(found) == 1 else None
+
+    @cached_property
+    def _files_by_name(self) -> dict[str, list[Path]]:
+        """The project's files by their name without `.py`."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            index.setdefault(path.stem, []).append(path)
+        return index
 
     def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
         """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
