@@ -1305,6 +1305,54 @@ print(model(torch.randn(1, 4, device="cuda")))
 """,
         },
     ),
+    # --- Loops over batch numbers (TL002) ---
+    Case(
+        "range-loops-over-batch-numbers",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/score.py": """\
+import torch
+
+
+class Score:
+    def __init__(self, classifier):
+        self.classifier = classifier.eval()
+        self.total = 0.0
+
+    def update_with_batch(self, images):
+        y = self.classifier(images).detach().to(images.device)
+        self.total += y.softmax(1).sum().item()  # TL002: y.softmax(1).sum().item()
+""",
+            "evaluate.py": """\
+import torch
+from torch import nn
+from metrics.score import Score
+
+
+def inception(generator, classifier, n_batch=100):
+    score = Score(classifier)
+    for index in range(n_batch):
+        with torch.no_grad():
+            fake = generator(torch.randn(16, 8, device="cuda"))
+        score.update_with_batch(fake)
+    return score.total
+
+
+def sliced(model, data, bs=32):
+    total = 0.0
+    for i in range(0, len(data), bs):
+        xb = data[i : i + bs].cuda()
+        with torch.no_grad():
+            loss = model(xb).mean()
+        total += loss.item()  # TL002: loss.item()
+    for i in range(len(data)):
+        total += data[i].sum().item()
+    for j in range(bs):
+        total += model.weight[j].sum().item()
+    return total
+""",
+        },
+    ),
     # --- Rare paths are not per step (TL002) ---
     Case(
         "rare-paths",

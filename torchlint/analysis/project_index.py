@@ -24,6 +24,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from torchlint.analysis.names import (
+    BATCH_COUNT_NAME,
     LOADER_NAME,
     NOT_CALLABLE_MODULES,
     RUN_ONCE_NAMES,
@@ -311,6 +312,14 @@ def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
         iterable = iterable.args[0]
     if isinstance(iterable, ast.Subscript):  # `loaders[0]`
         iterable = iterable.value
+    if (
+        isinstance(iterable, ast.Call)
+        and _dotted(iterable.func) in ("range", "trange")
+        and iterable.args
+    ):  # `range(nBatch)`: batch numbers
+        stop = iterable.args[0] if len(iterable.args) == 1 else iterable.args[1]
+        name = (_dotted(stop) or "").rsplit(".", 1)[-1].lower()
+        return "batch" if BATCH_COUNT_NAME.search(name) else "loop"
     if isinstance(iterable, ast.Call):
         return "batch" if (_dotted(iterable.func) or "").endswith("DataLoader") else "loop"
     name = (_dotted(iterable) or "").rsplit(".", 1)[-1].lower()
@@ -364,7 +373,7 @@ def _loop_block(text: str, header: re.Match[str], batch: set[str], any_loop: set
     block = text[line_end:stop]
     any_loop.update(_CALLED.findall(block))
     words = re.findall(r"\w+", text[header.start() : line_end].lower())
-    if any(LOADER_NAME.search(w) or "loader" in w for w in words):
+    if any(LOADER_NAME.search(w) or "loader" in w or BATCH_COUNT_NAME.search(w) for w in words):
         batch.update(_CALLED.findall(block))
     else:
         inner_done = line_end
