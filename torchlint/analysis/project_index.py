@@ -1112,13 +1112,20 @@ class ProjectIndex:
             return known[1]
         targets: dict[tuple[Path, str], list[_Site]] = {}
         for callee, off, owner, looped in summary.calls:
-            if (target := self._target(file, summary, callee)) is not None:
+            if (target := self._target(file, summary, callee, added_paths=True)) is not None:
                 targets.setdefault(target, []).append((file, off, owner, looped))
         self._targets[file] = (summary, targets)
         return targets
 
-    def _target(self, file: Path, summary: _Summary, callee: str) -> tuple[Path, str] | None:
-        """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`."""
+    def _target(
+        self, file: Path, summary: _Summary, callee: str, added_paths: bool = False
+    ) -> tuple[Path, str] | None:
+        """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`.
+        With `added_paths`, also from a folder the project puts on `sys.path` (see
+        `_on_added_path`): asked only to find a function's callers (their grad mode, whether
+        they run it once), where a caller missed hides how the project uses it. The facts read
+        from an imported module's contents (devices, host reads, per-step calls) keep to the
+        root and `src/`: cross-module host reads do not yet know values bound for files."""
         head, _, rest = callee.partition(".")
         if head not in summary.imports:
             return None
@@ -1126,7 +1133,7 @@ class ProjectIndex:
         module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
         if not leaf or "." in rest:
             return None
-        source = self._module_file(file, level, module)
+        source = self._module_file(file, level, module, added_paths)
         return (source.absolute(), leaf) if source is not None else None
 
     def _project_files(self) -> list[Path]:
@@ -1175,13 +1182,18 @@ class ProjectIndex:
             return None
         return self._resolve(source, leaf, depth + 1, seen, question)
 
-    def _module_file(self, file: Path, level: int, module: str) -> Path | None:
+    def _module_file(
+        self, file: Path, level: int, module: str, added_paths: bool = False
+    ) -> Path | None:
         """The project file a module name refers to, remembered per folder: asked for every
         call of an imported name, most of them modules outside the project."""
         key = (file.parent if level else self.root, level, module)
         if key not in self._modules:
             self._modules[key] = self._find_module_file(file, level, module)
-        return self._modules[key]
+        found = self._modules[key]
+        if found is None and added_paths and not level and "." in module:
+            return self._on_added_path([p for p in module.split(".") if p])
+        return found
 
     def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
@@ -1200,7 +1212,7 @@ class ProjectIndex:
             ):
                 if path is not None and path.is_file() and _inside(path, self.root):
                     return path
-        return self._on_added_path(parts) if not level and len(parts) > 1 else None
+        return None
 
     def _on_added_path(self, parts: list[str]) -> Path | None:
         """The one project file that `utils.summary` names from a folder the project puts on
