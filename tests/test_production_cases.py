@@ -300,6 +300,35 @@ if __name__ == "__main__":
         },
     ),
     Case(
+        "summary-forward-imported-and-run-inside-main",
+        files={
+            "utils/__init__.py": "",
+            "utils/flops.py": """\
+import torch
+
+
+def count_flops(model, shape):
+    model.eval()
+    return model(torch.zeros(1, *shape))
+""",
+            "run.py": """\
+from torch import nn
+
+
+def main(show_summary=True):
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    if show_summary:
+        from utils.flops import count_flops
+
+        print(count_flops(model, (4,)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
         "summary-forward-run-every-epoch-is-flagged",
         files={
             "utils/__init__.py": "",

@@ -62,6 +62,9 @@ class _Summary:
     # attribute names read other than as a called method (`fn = self.inference`): a method
     # handed over may be called anywhere, so its callers are not all known
     attribute_reads: frozenset[str] = frozenset()
+    # names imported inside functions (`from utils.summary import flops` in `main()`), for
+    # resolving the calls they make
+    local_imports: dict[str, tuple[int, str]] = field(default_factory=dict)
     devices: dict[str, bool] = field(
         default_factory=dict
     )  # module-level name -> whether the device can be a GPU
@@ -149,7 +152,7 @@ def _summarise(text: str, full: bool = True) -> _Summary:
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
         reads: set[str] = set()
-        _collect_calls(tree, summary.calls, reads)
+        _collect_calls(tree, summary.calls, reads, summary.local_imports)
         stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
         summary = replace(
             summary,
@@ -390,7 +393,10 @@ def _block_end(indent: int) -> re.Pattern[str]:
 
 
 def _collect_calls(
-    tree: ast.Module, calls: list[tuple[str, bool, str | None, bool]], reads: set[str]
+    tree: ast.Module,
+    calls: list[tuple[str, bool, str | None, bool]],
+    reads: set[str],
+    local_imports: dict[str, tuple[int, str]],
 ) -> None:
     """Every call's callee, whether a `with` or decorator around it turns autograd off, the
     function that makes it and whether a loop of that function repeats it; and the attribute
@@ -410,6 +416,12 @@ def _collect_calls(
                 calls.append((callee, off, owner, looped))
         elif isinstance(node, ast.Attribute) and id(node) not in called:
             reads.add(node.attr)
+        elif isinstance(node, ast.ImportFrom) and owner is not None and node.module:
+            for alias in node.names:
+                local_imports[alias.asname or alias.name] = (
+                    node.level,
+                    f"{node.module}.{alias.name}",
+                )
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
@@ -1111,8 +1123,9 @@ class ProjectIndex:
         if known is not None and known[0] is summary:
             return known[1]
         targets: dict[tuple[Path, str], list[_Site]] = {}
+        scope = replace(summary, imports={**summary.local_imports, **summary.imports})
         for callee, off, owner, looped in summary.calls:
-            if (target := self._target(file, summary, callee, added_paths=True)) is not None:
+            if (target := self._target(file, scope, callee, added_paths=True)) is not None:
                 targets.setdefault(target, []).append((file, off, owner, looped))
         self._targets[file] = (summary, targets)
         return targets
