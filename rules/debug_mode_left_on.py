@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_train
@@ -324,6 +325,8 @@ behind a command-line switch that defaults to off.
         training = self.ctx.fact(Training)
         if not training.trains or self._behind_switch():
             return
+        if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
+            return  # a library module's `__main__` self-check, not its training
         fix = self.make_fix(
             "Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY
         )

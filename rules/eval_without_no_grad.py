@@ -1461,16 +1461,19 @@ on over several cells gets one `with torch.no_grad():` per cell.
         return members[0]
 
     def _called_only_without_grad_elsewhere(self, function: cst.FunctionDef) -> bool:
-        """A module-level function this file never calls, which the project's other files call
-        only under `no_grad`/`inference_mode`: its callers chose the grad mode already."""
+        """A module-level function or method this file never calls, which the project calls
+        only under `no_grad`/`inference_mode` (at the call or further up): its callers chose
+        the grad mode already."""
         grad = self.ctx.fact(Grad)
+        owner = grad.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
         if (
             self.ctx.project is None
-            or not isinstance(grad.parent(function), cst.Module)
+            or not isinstance(grad.parent(owner or function), cst.Module)
             or grad.call_sites(function) != []
         ):
             return False
-        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), function.name.value)
+        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), key)
 
     # -- fixes ----------------------------------------------------------------------------
     def _in_cell_of(self, first: cst.Call, region: list[cst.CSTNode]) -> list[cst.CSTNode]:

@@ -63,7 +63,7 @@ def test_line_magics_around_python_are_no_syntax_errors(tmp_path: Path) -> None:
 
 
 def test_a_fix_in_a_timed_cell_keeps_the_magic_line(tmp_path: Path) -> None:
-    cell = "%%time\nimport numpy as np\ngrid = np.load(\"grid.npy\")\nx = torch.tensor(grid)\n"
+    cell = '%%time\nimport numpy as np\ngrid = np.load("grid.npy")\nx = torch.tensor(grid)\n'
     (tmp_path / "nb.ipynb").write_text(
         nbformat_text(notebook(code("import torch\n", "imports"), code(cell, "timed"))),
         encoding="utf-8",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 from conftest import run_torchlint
 
-RULES = ("TL001", "TL002", "TL103", "TL109", "TL110")  # every rule some case pins
+RULES = ("TL001", "TL002", "TL103", "TL107", "TL108", "TL109", "TL110")  # every rule some case pins
 _MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
 
 
@@ -147,6 +147,218 @@ hf_model.eval()
 for question in questions:
     inputs = tok(question, return_tensors="pt").to("cuda")
     text = hf_model.generate(**inputs, max_new_tokens=20)
+""",
+        },
+    ),
+    Case(
+        "method-called-without-grad-through-a-base-class",
+        files={
+            "datasets/__init__.py": "",
+            "datasets/base.py": """\
+import torch.nn.functional as F
+from torch.utils.data import Dataset
+
+
+class BaseDataset(Dataset):
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale_inference(self, model, image, scales):
+        preds = []
+        for scale in scales:
+            preds.append(self.inference(model, F.interpolate(image, scale_factor=scale)))
+        return preds
+""",
+            "datasets/lip.py": """\
+import torch
+
+from .base import BaseDataset
+
+
+class LIP(BaseDataset):
+    def inference(self, model, image):
+        pred = model(image)
+        return pred.softmax(1)
+""",
+            "evaluate.py": """\
+import torch
+
+
+def testval(dataset, loader, model):
+    model.eval()
+    with torch.no_grad():
+        for image in loader:
+            pred = dataset.multi_scale_inference(model, image, [0.5, 1.0])
+""",
+        },
+    ),
+    Case(
+        "method-called-with-grad-somewhere-is-still-flagged",
+        files={
+            "datasets/__init__.py": "",
+            "datasets/base.py": """\
+import torch.nn.functional as F
+from torch.utils.data import Dataset
+
+
+class BaseDataset(Dataset):
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale_inference(self, model, image, scales):
+        preds = []
+        for scale in scales:
+            preds.append(self.inference(model, F.interpolate(image, scale_factor=scale)))
+        return preds
+""",
+            "datasets/lip.py": """\
+import torch
+
+from .base import BaseDataset
+
+
+class LIP(BaseDataset):
+    def inference(self, model, image):
+        pred = model(image)  # TL001: model(image)
+        return pred.softmax(1)
+""",
+            "evaluate.py": """\
+def testval(dataset, loader, model):
+    model.eval()
+    for image in loader:
+        pred = dataset.multi_scale_inference(model, image, [0.5, 1.0])
+""",
+        },
+    ),
+    Case(
+        "summary-forward-run-once-from-a-tool-main",
+        files={
+            "utils/__init__.py": "",
+            "utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/test.py": """\
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
+        "summary-forward-run-once-from-a-folder-put-on-sys-path",
+        files={
+            "lib/utils/__init__.py": "",
+            "lib/utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/test.py": """\
+import sys
+
+sys.path.insert(0, "lib")
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
+        "summary-forward-imported-and-run-inside-main",
+        files={
+            "utils/__init__.py": "",
+            "utils/flops.py": """\
+import torch
+
+
+def count_flops(model, shape):
+    model.eval()
+    return model(torch.zeros(1, *shape))
+""",
+            "run.py": """\
+from torch import nn
+
+
+def main(show_summary=True):
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    if show_summary:
+        from utils.flops import count_flops
+
+        print(count_flops(model, (4,)))
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
+        "summary-forward-run-every-epoch-is-flagged",
+        files={
+            "utils/__init__.py": "",
+            "utils/summary.py": """\
+import torch
+
+
+def model_summary(model, *inputs):
+    rows = []
+    hooks = [m.register_forward_hook(lambda m, i, o: rows.append(o.shape)) for m in model.children()]
+    model.eval()
+    model(*inputs)  # TL001: model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return rows
+""",
+            "tools/train.py": """\
+import torch
+from torch import nn
+from utils.summary import model_summary
+
+
+def main():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    for epoch in range(10):
+        print(model_summary(model, torch.randn(1, 4)))
+
+
+if __name__ == "__main__":
+    main()
 """,
         },
     ),
@@ -996,6 +1208,177 @@ def fit(model, loader, opt):
 if __name__ == "__main__":
     block = Block().cuda()
     print(block(torch.randn(1, 3, 8, 8, device="cuda")).shape)
+""",
+        },
+    ),
+    # --- Library `__main__` demos are not training or evaluation (TL001, TL002, TL107) ---
+    Case(
+        "library-main-demo-is-no-evaluation-and-no-step",
+        rules=("TL001", "TL002", "TL107", "TL108"),
+        files={
+            "nets/__init__.py": "from .backbone import Backbone, build\nfrom .head import *\n",
+            "nets/head.py": """\
+import torch
+from torch import nn
+
+
+class Head(nn.Linear):
+    pass
+
+
+def head(pretrained=False):
+    model = Head(8, 2)
+    if pretrained:
+        model.load_state_dict(torch.load("head.pt"))
+    return model
+
+
+if __name__ == "__main__":
+    model = head(pretrained=True)
+    print(model(torch.randn(1, 8)).shape)
+""",
+            "nets/backbone.py": """\
+import torch
+from torch import nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def build(path=None):
+    model = Backbone()
+    if path:
+        model.load_state_dict(torch.load(path))
+    return model
+
+
+def compare(model, x):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        print(loss.item())
+
+
+if __name__ == "__main__":
+    model = build("weights.pt").cuda()
+    x = torch.randn(2, 3, 32, 32, device="cuda")
+    out = model(x)
+    print(out.shape)
+    torch.autograd.set_detect_anomaly(True)
+    compare(model, x)
+""",
+            "train.py": """\
+import torch
+from nets import build
+
+
+def main(loader):
+    model = build().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+    model.eval()
+    for x, y in loader:
+        print(model(x.cuda()).shape)  # TL001: model(x.cuda())
+
+
+if __name__ == "__main__":
+    main(torch.utils.data.DataLoader(range(8)))
+""",
+        },
+    ),
+    Case(
+        "imported-training-script-keeps-its-findings",
+        files={
+            "train.py": """\
+import torch
+from torch import nn
+
+
+def build_model():
+    return nn.Linear(4, 2).cuda()
+
+
+def main():
+    model = build_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=8)
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        print(loss.item())  # TL002: loss.item()
+
+
+if __name__ == "__main__":
+    main()
+""",
+            "predict.py": """\
+import torch
+from train import build_model
+
+model = build_model()
+print(model(torch.randn(1, 4, device="cuda")))
+""",
+        },
+    ),
+    # --- Loops over batch numbers (TL002) ---
+    Case(
+        "range-loops-over-batch-numbers",
+        files={
+            "metrics/__init__.py": "",
+            "metrics/score.py": """\
+import torch
+
+
+class Score:
+    def __init__(self, classifier):
+        self.classifier = classifier.eval()
+        self.total = 0.0
+
+    def update_with_batch(self, images):
+        y = self.classifier(images).detach().to(images.device)  # TL001: self.classifier(images)
+        self.total += y.softmax(1).sum().item()  # TL002: y.softmax(1).sum().item()
+""",
+            "evaluate.py": """\
+import torch
+from torch import nn
+from metrics.score import Score
+
+
+def inception(generator, classifier, n_batch=100):
+    score = Score(classifier)
+    for index in range(n_batch):
+        with torch.no_grad():
+            fake = generator(torch.randn(16, 8, device="cuda"))
+        score.update_with_batch(fake)
+    return score.total
+
+
+def sliced(model, data, bs=32):
+    total = 0.0
+    for i in range(0, len(data), bs):
+        xb = data[i : i + bs].cuda()
+        with torch.no_grad():
+            loss = model(xb).mean()
+        total += loss.item()  # TL002: loss.item()
+    for i in range(len(data)):
+        total += data[i].sum().item()
+    for j in range(bs):
+        total += model.weight[j].sum().item()
+    return total
 """,
         },
     ),

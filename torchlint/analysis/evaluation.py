@@ -24,6 +24,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import (
     Block,
@@ -38,6 +39,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     NOT_CALLABLE_MODULES,
+    RUN_ONCE_NAMES,
     is_eval_data_name,
     is_eval_input_name,
     is_eval_name,
@@ -65,7 +67,6 @@ _NO_GRAD_WRAPPERS = (
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Entry points a script runs once.
-_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
 _EXPORTS = frozenset(
     {
         "torch.onnx.export",
@@ -567,6 +568,8 @@ class Evaluation(Shared):
     # -- evaluation scopes --------------------------------------------------------------
     def scope(self, call: cst.Call) -> EvalScope | None:
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
+        if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
+            return None  # a library module's `__main__` demo or self-check evaluates nothing
         function = self.enclosing_function(call)
         if function is not None and (
             self._is_framework_hook(function) or is_dunder(function.name.value)
@@ -692,9 +695,19 @@ class Evaluation(Shared):
         sites = self.call_sites(function)
         if sites is None:
             return True  # handed over or stored: whoever holds it may call it again
-        if not sites:
-            return function.name.value not in _RUN_ONCE_NAMES  # library API: called from elsewhere
+        if not sites:  # library API: its callers in other modules decide
+            return function.name.value not in RUN_ONCE_NAMES and not self._runs_once_elsewhere(
+                function
+            )
         return any(self.repeats(site) for site in sites)
+
+    def _runs_once_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether the project's other modules call `function` only from code that runs once
+        (`get_model_summary(model, x)` in a tool's `main()`)."""
+        owner = self.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
+        project = self.ctx.project
+        return project is not None and project.runs_once(Path(self.ctx.path), key)
 
     def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its

@@ -16,12 +16,18 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import (
+    BATCH_COUNT_NAME,
+    SETTINGS_NAMES,
+    is_module_name,
+    is_optimizer_name,
+)
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
-from torchlint.analysis.names import SETTINGS_NAMES, is_optimizer_name
-from torchlint.analysis.nodes import children
+from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
@@ -171,8 +177,12 @@ class LoopFacts:
                 loop in self._stepping
                 or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
                 or self._fetches_batches(loop)
+                or self._over_batch_numbers(loop)
             )
         }
+        if candidates:  # a library module's `__main__` demo trains nothing per batch
+            demo = self.ctx.fact(LibraryDemo)
+            candidates = {loop for loop in candidates if not demo.runs_only_in_demo(loop)}
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
@@ -203,6 +213,41 @@ class LoopFacts:
                 ):
                     return True
         return False
+
+    def _over_batch_numbers(self, loop: Loop) -> bool:
+        """A `range` loop over batches: bounded by a count of batches (`for index in
+        range(nBatch):`), or whose body slices data by the loop variable to feed a module
+        (`model(x[i * bs:(i + 1) * bs])`, or through a name bound to the slice)."""
+        if not isinstance(loop, cst.For):
+            return False
+        iterable = unwrap_iterable(loop.iter)
+        call = iterable[0] if len(iterable) == 1 else None
+        if not isinstance(call, cst.Call) or _last(call.func) not in ("range", "trange"):
+            return False
+        bounds = [a.value for a in call.args if a.keyword is None and not a.star]
+        if not bounds:
+            return False
+        stop = bounds[0] if len(bounds) == 1 else bounds[1]
+        if BATCH_COUNT_NAME.search((_last(stop) or "").lower()):
+            return True
+        return self._feeds_slices(loop)
+
+    def _feeds_slices(self, loop: cst.For) -> bool:
+        """Whether a call of a module-named callee in the loop's body takes a slice of data by
+        the loop variable, directly or through a name bound to one."""
+        targets = {n.value for n in _names_in(loop.target)}
+        sliced: set[str] = set()
+        calls: list[cst.Call] = []
+        for node in walk(loop.body):
+            if isinstance(node, cst.Assign) and _slices_by(node.value, targets):
+                sliced |= {n.value for t in node.targets for n in _names_in(t.target)}
+            elif isinstance(node, cst.Call) and is_module_name(_last(node.func) or ""):
+                calls.append(node)
+        return any(
+            _slices_by(arg.value, targets) or any(n.value in sliced for n in _names_in(arg.value))
+            for call in calls
+            for arg in call.args
+        )
 
     def _bound_by(self, loop: Loop, node: cst.BaseExpression) -> bool:
         """Whether `node` is a name the loop's own target binds."""
@@ -1011,6 +1056,21 @@ def _runs_once(loop: Loop) -> bool:
 def _moves_batches(call: cst.Call) -> bool:
     name = _last(call.func) or ""
     return "Device" in name or name in ("prepare", "prepare_data_loader")
+
+
+def _slices_by(node: cst.BaseExpression, targets: set[str]) -> bool:
+    """A subscript in `node` with a slice whose bounds read one of `targets` (`x[i:i + bs]`)."""
+    for current in walk(node):
+        if not isinstance(current, cst.Subscript):
+            continue
+        for element in current.slice:
+            part = element.slice
+            if isinstance(part, cst.Slice) and any(
+                bound is not None and {n.value for n in _names_in(bound)} & targets
+                for bound in (part.lower, part.upper)
+            ):
+                return True
+    return False
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:

@@ -102,6 +102,17 @@ def is_eval_data_name(name: str) -> bool:
     )
 
 
+# A count of batches (lower-cased), the bound of a loop over batch numbers: `range(nBatch)`,
+# `range(num_batches)`; not `batch_size`, whose loops run over the samples of one batch.
+BATCH_COUNT_NAME = re.compile(
+    r"^(n|num|number|total)_?(train_|val_|test_|eval_)?batch(es)?$|^batch(es)?_?(count|num|number|total)$"
+)
+
+
+# Functions named as a program's entry: they run once per run (`main()` under `__main__`).
+RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
+
+
 # What a loader of batches is called (lower-cased): `train_loader`, `dl`, `batches`, `data_iter`.
 LOADER_NAME = re.compile(
     r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from torchlint.analysis.names import LOADER_NAME, NOT_CALLABLE_MODULES, is_optimizer_name
+from torchlint.analysis.names import (
+    BATCH_COUNT_NAME,
+    LOADER_NAME,
+    NOT_CALLABLE_MODULES,
+    RUN_ONCE_NAMES,
+    is_optimizer_name,
+)
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -48,9 +54,17 @@ class _Summary:
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
         default_factory=dict
     )  # name -> (defines forward, bases)
-    calls: list[tuple[str, bool]] = field(
-        default_factory=list
-    )  # callee as written, whether grad is off there
+    # callee as written (`?.m` for a method of a computed receiver: `super().m()`), whether grad
+    # is off there, the function that makes the call (`f`, `Class.method`; None at module
+    # level, "" in a nested function or lambda, whose callers are not followed), and whether
+    # a loop or comprehension of that function repeats it
+    calls: list[tuple[str, bool, str | None, bool]] = field(default_factory=list)
+    # attribute names read other than as a called method (`fn = self.inference`): a method
+    # handed over may be called anywhere, so its callers are not all known
+    attribute_reads: frozenset[str] = frozenset()
+    # names imported inside functions (`from utils.summary import flops` in `main()`), for
+    # resolving the calls they make
+    local_imports: dict[str, tuple[int, str]] = field(default_factory=dict)
     devices: dict[str, bool] = field(
         default_factory=dict
     )  # module-level name -> whether the device can be a GPU
@@ -81,6 +95,11 @@ class _Summary:
     # False for a header: imports, classes, star imports and `torch` only, which is all the class
     # questions read; the other fields take walks of the whole tree, read for a few files only
     full: bool = True
+
+
+# A call of a project function: the file making it, whether grad is off there, the function
+# making it and whether a loop there repeats it (`_Summary.calls`)
+_Site = tuple[Path, bool, str | None, bool]
 
 
 @dataclass(frozen=True)
@@ -134,11 +153,13 @@ def _summarise(text: str, full: bool = True) -> _Summary:
         _collect_devices(tree, summary.devices)
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
-        _collect_calls(tree, False, summary.calls)
+        reads: set[str] = set()
+        _collect_calls(tree, summary.calls, reads, summary.local_imports)
         stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
         summary = replace(
             summary,
             stepping=stepping,
+            attribute_reads=frozenset(reads),
             grad_off=_decorated_grad_off(tree),
             syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
             eval_loaders=_eval_loaders(tree) if ".eval()" in text else frozenset(),
@@ -297,6 +318,14 @@ def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
         iterable = iterable.args[0]
     if isinstance(iterable, ast.Subscript):  # `loaders[0]`
         iterable = iterable.value
+    if (
+        isinstance(iterable, ast.Call)
+        and _dotted(iterable.func) in ("range", "trange")
+        and iterable.args
+    ):  # `range(nBatch)`: batch numbers
+        stop = iterable.args[0] if len(iterable.args) == 1 else iterable.args[1]
+        name = (_dotted(stop) or "").rsplit(".", 1)[-1].lower()
+        return "batch" if BATCH_COUNT_NAME.search(name) else "loop"
     if isinstance(iterable, ast.Call):
         return "batch" if (_dotted(iterable.func) or "").endswith("DataLoader") else "loop"
     name = (_dotted(iterable) or "").rsplit(".", 1)[-1].lower()
@@ -350,7 +379,7 @@ def _loop_block(text: str, header: re.Match[str], batch: set[str], any_loop: set
     block = text[line_end:stop]
     any_loop.update(_CALLED.findall(block))
     words = re.findall(r"\w+", text[header.start() : line_end].lower())
-    if any(LOADER_NAME.search(w) or "loader" in w for w in words):
+    if any(LOADER_NAME.search(w) or "loader" in w or BATCH_COUNT_NAME.search(w) for w in words):
         batch.update(_CALLED.findall(block))
     else:
         inner_done = line_end
@@ -366,24 +395,70 @@ def _block_end(indent: int) -> re.Pattern[str]:
     return re.compile(r"\n(?=[ \t]{0," + str(indent) + r"}[^ \t\n#\r])")
 
 
-def _collect_calls(node: ast.AST, grad_off: bool, calls: list[tuple[str, bool]]) -> None:
-    """Every call's callee and whether a `with` or decorator around it turns autograd off.
+def _collect_calls(
+    tree: ast.Module,
+    calls: list[tuple[str, bool, str | None, bool]],
+    reads: set[str],
+    local_imports: dict[str, tuple[int, str]],
+) -> None:
+    """Every call's callee, whether a `with` or decorator around it turns autograd off, the
+    function that makes it and whether a loop of that function repeats it; and the attribute
+    names read other than as a call's callee.
 
     Iterative: a deeply nested file must not exhaust the stack."""
-    stack = [(node, grad_off)]
+    stack: list[tuple[ast.AST, bool, str | None, bool]] = [(tree, False, None, False)]
+    called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
-        node, off = stack.pop()
-        if isinstance(node, ast.Call) and (callee := _dotted(node.func)):
-            calls.append((callee, off))
+        node, off, owner, looped = stack.pop()
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+            callee = _dotted(node.func)
+            if callee is None and isinstance(node.func, ast.Attribute):
+                callee = "?." + node.func.attr
+            if callee:
+                calls.append((callee, off, owner, looped))
+        elif isinstance(node, ast.Attribute) and id(node) not in called:
+            reads.add(node.attr)
+        elif isinstance(node, ast.ImportFrom) and owner is not None and node.module:
+            for alias in node.names:
+                local_imports[alias.asname or alias.name] = (
+                    node.level,
+                    f"{node.module}.{alias.name}",
+                )
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
-            stack.extend((child, True) for child in node.body)
-            stack.extend((item, off) for item in node.items)
+            stack.extend((child, True, owner, looped) for child in node.body)
+            stack.extend((item, off, owner, looped) for item in node.items)
             continue
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            off = off or any(_turns_grad_off(d) for d in node.decorator_list)
-        stack += [(child, off) for child in _children(node)]
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
+            stack += [(c, off, owner, looped) for c in heads]
+            stack += [(c, off, owner, True) for c in [*node.body, *node.orelse]]
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            owner, looped = _member_key(tree, node, owner), False
+            if not isinstance(node, ast.Lambda):
+                off = off or any(_turns_grad_off(d) for d in node.decorator_list)
+        elif isinstance(node, ast.ClassDef):
+            owner = "" if owner is not None else owner  # a class nested in a function
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            looped = True
+        stack += [(child, off, owner, looped) for child in _children(node)]
+
+
+def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
+    """`f` for a module-level function, `Class.method` for a method of a module-level class,
+    "" for anything nested deeper (a closure, a lambda: who calls it is not followed)."""
+    if owner is not None or isinstance(node, ast.Lambda):
+        return ""
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    if node in tree.body:
+        return node.name
+    for klass in tree.body:
+        if isinstance(klass, ast.ClassDef) and node in klass.body:
+            return f"{klass.name}.{node.name}"
+    return ""
 
 
 def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
@@ -658,8 +733,9 @@ class ProjectIndex:
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
-        # path -> (its summary, its calls' grad modes by the project function they reach)
-        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[bool]]]] = {}
+        # path -> (its summary, its calls by the project function they reach: (grad off there,
+        # the function making the call))
+        self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
@@ -825,21 +901,119 @@ class ProjectIndex:
                     found.append(source.absolute())
         return found
 
-    def always_called_without_grad(self, file: Path, function: str) -> bool:
-        """Whether the project's other files call `function` of `file`, and only with grad off.
-
-        False when unknown: no call found, a call with grad on, or too many files to read."""
+    def imported_by_others(self, file: Path) -> bool:
+        """Whether another file of the project imports `file` (`from .nets import Net`, `from
+        models import nets`, `from .nets import *`): then it is a library module, whatever its
+        `if __name__ == "__main__":` block runs. Only files whose import lines name the
+        module's file name are summarised (`_import_words`)."""
         file = file.absolute()
-        modes = []
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        for other in self._import_words.get(stem, ()):
+            if other != file and file in self._imported_files(other):
+                return True
+        return False
+
+    @cached_property
+    def _import_words(self) -> dict[str, list[Path]]:
+        """Word -> the project files whose import lines hold it, read once per process."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            for word in _import_line_words(path):
+                index.setdefault(word, []).append(path)
+        return index
+
+    def always_called_without_grad(self, file: Path, function: str) -> bool:
+        """Whether the project calls `function` of `file` (`f`, or `Class.method`), and only with
+        grad off: under `no_grad`/`inference_mode` at the call, or from functions that are
+        themselves only called with grad off, any number of calls up (`LIP.inference`, called
+        as `self.inference(...)` by a base class's `multi_scale_inference`, which the test loop
+        of another module calls under `no_grad`). A method's calls are found by its name, on
+        any receiver: more calls than the true ones, so a yes stays a yes.
+
+        False when unknown: no call found, a call with grad on at module level or from a
+        closure, a method read other than as a call, or too many files to read."""
+        return self._off_everywhere(file.absolute(), function, 0, frozenset())
+
+    def _off_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+            return False  # "": a closure or lambda, whose callers are not followed
+        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        if not sites:
+            return False
+        busy = busy | {(file, key)}
+        return all(
+            off or (owner is not None and self._off_everywhere(where, owner, depth + 1, busy))
+            for where, off, owner, _ in sites
+        )
+
+    def runs_once(self, file: Path, function: str) -> bool:
+        """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
+        as for grad modes) only from code that runs once per run: outside any loop, at module
+        level, in a `main` or in functions themselves only called so, any number of calls up
+        (`get_model_summary(model, x)` in a tool's `main()`). False when unknown."""
+        return self._once_everywhere(file.absolute(), function, 0, frozenset())
+
+    def _once_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+            return False
+        if key.rpartition(".")[2] in RUN_ONCE_NAMES:
+            return True
+        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        if not sites:
+            return False
+        busy = busy | {(file, key)}
+        return all(
+            not looped and (owner is None or self._once_everywhere(where, owner, depth + 1, busy))
+            for where, _, owner, looped in sites
+        )
+
+    def _function_sites(self, file: Path, function: str) -> list[_Site]:
+        """The project's calls of the module-level `function` of `file`: through imports in the
+        other files, by its bare name in `file` itself."""
+        sites: list[_Site] = []
         for other in self._project_files():
-            if other == file or not _mentions(other, function):
+            if not _mentions(other, function):
                 continue
             summary = self._summary(other, consult=False, full=True)
-            found = self._call_targets(other, summary).get((file, function), ()) if summary else ()
+            if summary is None:
+                continue
+            if other == file:
+                found = [
+                    (other, off, owner, looped)
+                    for c, off, owner, looped in summary.calls
+                    if c == function
+                ]
+            else:
+                found = self._call_targets(other, summary).get((file, function), [])
             if found:
                 self.consulted[other] = self._digests[other][2]
-                modes += found
-        return bool(modes) and all(modes)
+                sites += found
+        return sites
+
+    def _method_sites(self, key: str) -> list[_Site] | None:
+        """Every call in the project of a method named like `key`'s (`x.name(...)`), or None
+        when some file reads the name other than as a call (a bound method handed over)."""
+        name = key.rpartition(".")[2]
+        sites: list[_Site] = []
+        for other in self._project_files():
+            if not _mentions(other, name):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            if summary is None:
+                continue
+            self.consulted[other] = self._digests[other][2]
+            if name in summary.attribute_reads:
+                return None
+            sites += [
+                (other, off, owner, looped)
+                for callee, off, owner, looped in summary.calls
+                if "." in callee and callee.rpartition(".")[2] == name
+            ]
+        return sites
 
     def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
         """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
@@ -1037,25 +1211,33 @@ class ProjectIndex:
             if summary is None:
                 continue
             self.consulted[other] = self._digests[other][2]
-            if any(off and callee.endswith(suffix) for callee, off in summary.calls):
+            if any(off and callee.endswith(suffix) for callee, off, *_ in summary.calls):
                 return True
         return False
 
-    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[bool]]:
-        """The grad modes of `file`'s calls by the project function they reach, resolved once per
-        file content: each question would otherwise resolve every call of every file again."""
+    def _call_targets(self, file: Path, summary: _Summary) -> dict[tuple[Path, str], list[_Site]]:
+        """`file`'s calls by the project function they reach, resolved once per file content:
+        each question would otherwise resolve every call of every file again."""
         known = self._targets.get(file)
         if known is not None and known[0] is summary:
             return known[1]
-        targets: dict[tuple[Path, str], list[bool]] = {}
-        for callee, off in summary.calls:
-            if (target := self._target(file, summary, callee)) is not None:
-                targets.setdefault(target, []).append(off)
+        targets: dict[tuple[Path, str], list[_Site]] = {}
+        scope = replace(summary, imports={**summary.local_imports, **summary.imports})
+        for callee, off, owner, looped in summary.calls:
+            if (target := self._target(file, scope, callee, added_paths=True)) is not None:
+                targets.setdefault(target, []).append((file, off, owner, looped))
         self._targets[file] = (summary, targets)
         return targets
 
-    def _target(self, file: Path, summary: _Summary, callee: str) -> tuple[Path, str] | None:
-        """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`."""
+    def _target(
+        self, file: Path, summary: _Summary, callee: str, added_paths: bool = False
+    ) -> tuple[Path, str] | None:
+        """The file and name an imported callee resolves to: `evaluate` or `utils.evaluate`.
+        With `added_paths`, also from a folder the project puts on `sys.path` (see
+        `_on_added_path`): asked only to find a function's callers (their grad mode, whether
+        they run it once), where a caller missed hides how the project uses it. The facts read
+        from an imported module's contents (devices, host reads, per-step calls) keep to the
+        root and `src/`: cross-module host reads do not yet know values bound for files."""
         head, _, rest = callee.partition(".")
         if head not in summary.imports:
             return None
@@ -1063,7 +1245,7 @@ class ProjectIndex:
         module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
         if not leaf or "." in rest:
             return None
-        source = self._module_file(file, level, module)
+        source = self._module_file(file, level, module, added_paths)
         return (source.absolute(), leaf) if source is not None else None
 
     def _project_files(self) -> list[Path]:
@@ -1112,13 +1294,18 @@ class ProjectIndex:
             return None
         return self._resolve(source, leaf, depth + 1, seen, question)
 
-    def _module_file(self, file: Path, level: int, module: str) -> Path | None:
+    def _module_file(
+        self, file: Path, level: int, module: str, added_paths: bool = False
+    ) -> Path | None:
         """The project file a module name refers to, remembered per folder: asked for every
         call of an imported name, most of them modules outside the project."""
         key = (file.parent if level else self.root, level, module)
         if key not in self._modules:
             self._modules[key] = self._find_module_file(file, level, module)
-        return self._modules[key]
+        found = self._modules[key]
+        if found is None and added_paths and not level and "." in module:
+            return self._on_added_path([p for p in module.split(".") if p])
+        return found
 
     def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
@@ -1138,6 +1325,29 @@ class ProjectIndex:
                 if path is not None and path.is_file() and _inside(path, self.root):
                     return path
         return None
+
+    def _on_added_path(self, parts: list[str]) -> Path | None:
+        """The one project file that `utils.summary` names from a folder the project puts on
+        `sys.path` itself (`lib/utils/summary.py`, for tools that insert `lib/`): a dotted name
+        of two parts or more whose file ends the same way, where exactly one does."""
+        found = [
+            path
+            for path in self._files_by_name.get(parts[-1], [])
+            if path.with_suffix("").parts[-len(parts) :] == tuple(parts)
+        ] + [
+            path
+            for path in self._files_by_name.get("__init__", [])
+            if path.parent.parts[-len(parts) :] == tuple(parts)
+        ]
+        return found[0] if len(found) == 1 else None
+
+    @cached_property
+    def _files_by_name(self) -> dict[str, list[Path]]:
+        """The project's files by their name without `.py`."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            index.setdefault(path.stem, []).append(path)
+        return index
 
     def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
         """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
@@ -1179,6 +1389,18 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
         return (frozenset(), frozenset(), frozenset())
     _LOOP_NAMES[path] = (info.st_mtime_ns, info.st_size, found)
     return found
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def _import_line_words(path: Path) -> frozenset[str]:
+    """The words of a file's import lines (a superset of the modules it imports: a gate)."""
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return frozenset()
+    return frozenset(w for line in _IMPORT_LINE.findall(text) for w in re.findall(r"\w+", line))
 
 
 def _mentions(path: Path, name: str) -> bool:

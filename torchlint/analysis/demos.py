@@ -1,0 +1,127 @@
+"""Code that runs only in a library module's `if __name__ == "__main__":` demo.
+
+A module that other modules of the project import (models, losses, layers) often ends with a
+`__main__` block that builds a model and runs one forward on a random tensor, checks a shape,
+or times two implementations against each other. That block is a demo or a self-check, not the
+project's training or evaluation: per-step and evaluation costs there are not worth a finding.
+A training entry point stays one even when others import it (`from train import build`): a
+block that loops over a loader, itself or through the file's functions (`main()`), is no demo.
+Whether others import the module is the project index's answer, so a run on one file sees the
+same as a run on the whole project; without a project nothing is a demo.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.names import LOADER_NAME
+from torchlint.analysis.nodes import is_main_guard, walk
+from torchlint.analysis.symbols import dotted
+
+if TYPE_CHECKING:
+    from torchlint.analysis.context import FileContext
+
+
+class LibraryDemo:
+    """Where a library module's `__main__` demo runs, via `ctx.fact(LibraryDemo)`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def guards(self) -> list[cst.If]:
+        """The file's `__main__` blocks that are demos: the module is imported by another module
+        of the project, and the block reads no loader, itself or through the file's functions it
+        calls (a toy loop on random tensors, a gradient check, a timing loop are demos)."""
+        found = [s for s in self.ctx.module.body if is_main_guard(s)]
+        if not found or self.ctx.project is None:
+            return []
+        if not self.ctx.project.imported_by_others(Path(self.ctx.path)):
+            return []
+        return [g for g in found if isinstance(g, cst.If) and not self._reads_data(g)]
+
+    def _reads_data(self, guard: cst.If) -> bool:
+        """Whether the block, or a function of the file it reaches through calls, loops over a
+        loader: the project's training or evaluation run, not a demo."""
+        model = self.ctx.fact(SemanticModel)
+        todo: list[cst.CSTNode] = [guard]
+        seen: set[cst.CSTNode] = {guard}
+        while todo:
+            node = todo.pop()
+            if _reads_loader(node):
+                return True
+            for call in (c for c in model.calls if model.is_ancestor(node, c)):
+                for callee in model.callees.get(call, ()):
+                    if callee not in seen:
+                        seen.add(callee)
+                        todo.append(callee)
+        return False
+
+    def runs_only_in_demo(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only in a demo block: inside one, or in a function of the module
+        that only demo code calls."""
+        if not self.guards:
+            return False
+        for parent in self.ctx.fact(SemanticModel).ancestors(node):
+            if parent in self.guards:
+                return True
+            if isinstance(parent, cst.FunctionDef):
+                return parent in self._demo_functions
+        return False
+
+    @cached_property
+    def _demo_functions(self) -> set[cst.FunctionDef]:
+        """Module-level functions whose every use is a call made only by demo code (a `test()`
+        the demo block calls), to a fixpoint."""
+        model = self.ctx.fact(SemanticModel)
+        candidates = {
+            s: model.names.get(s.name.value, [])
+            for s in self.ctx.module.body
+            if isinstance(s, cst.FunctionDef)
+        }
+        found: set[cst.FunctionDef] = set()
+        changed = True
+        while changed:
+            changed = False
+            for function, names in candidates.items():
+                if function in found:
+                    continue
+                uses = [n for n in names if n is not function.name]
+                if uses and all(self._demo_call(use, found) for use in uses):
+                    found.add(function)
+                    changed = True
+        return found
+
+    def _demo_call(self, name: cst.Name, demo: set[cst.FunctionDef]) -> bool:
+        model = self.ctx.fact(SemanticModel)
+        parent = model.parents.get(name)
+        if not isinstance(parent, cst.Call) or parent.func is not name:
+            return False
+        for outer in model.ancestors(parent):
+            if outer in self.guards:
+                return True
+            if isinstance(outer, cst.FunctionDef):
+                return outer in demo
+        return False
+
+
+def _reads_loader(code: cst.CSTNode) -> bool:
+    """A loop over a loader (`for x, y in train_loader:`, `DataLoader(...)`) in `code`."""
+    for node in walk(code):
+        if not isinstance(node, cst.For):
+            continue
+        iterable = node.iter
+        if isinstance(iterable, cst.Call):
+            name = dotted(iterable.func) or ""
+            if name.endswith("DataLoader"):
+                return True
+            iterable = iterable.args[0].value if iterable.args else iterable
+        name = (dotted(iterable) or "").rsplit(".", 1)[-1].lower()
+        if name and LOADER_NAME.search(name):
+            return True
+    return False
