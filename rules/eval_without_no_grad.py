@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.evaluation import EvalScope, Evaluation
 from torchlint.analysis.grad import Block, Grad, GradMode
+from torchlint.analysis.nodes import find_all
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
@@ -1532,7 +1532,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
 
     def _suspends(self, statement: cst.CSTNode) -> bool:
         """A yield or await outside nested functions: a with-block would leak the grad mode."""
-        found = m.findall(statement, m.Yield() | m.Await())
+        found = find_all(statement, (cst.Yield, cst.Await))
         grad = self.ctx.fact(Grad)
         owner = grad.enclosing_function(statement)
         return any(grad.enclosing_function(node) is owner for node in found)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.entry_points import EntryPoints
@@ -44,7 +43,7 @@ from torchlint.analysis.names import (
     is_module_name,
     name_tokens,
 )
-from torchlint.analysis.nodes import own_returns
+from torchlint.analysis.nodes import find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
@@ -154,6 +153,16 @@ _MODULE_CHAIN_METHODS = frozenset(
         "to_empty",
     }
 )
+
+
+def _freezes(assign: cst.CSTNode) -> bool:
+    """`x.requires_grad = False`, one target."""
+    return (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and is_attribute(assign.targets[0].target, "requires_grad")
+        and is_name(assign.value, "False")
+    )
 
 
 def _is_forward_name(name: str) -> bool:
@@ -316,22 +325,17 @@ class Evaluation(Shared):
         frozen = set()
         for call in self.model.calls:
             if (
-                m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_")))
+                is_attribute(call.func, "requires_grad_")
                 and call.args
                 and literal_bool(call.args[0].value) is False
             ):
                 frozen.add(dotted(cst.ensure_type(call.func, cst.Attribute).value) or "")
         for loop in self.model.for_loops:
             source = loop.iter
-            if m.matches(
-                source,
-                m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
-            ) and m.findall(
-                loop.body,
-                m.Assign(
-                    targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
-                    value=m.Name("False"),
-                ),
+            if (
+                isinstance(source, cst.Call)
+                and is_attribute(source.func, "parameters", "named_parameters")
+                and any(_freezes(assign) for assign in find_all(loop.body, cst.Assign))
             ):
                 func = cst.ensure_type(cst.ensure_type(source, cst.Call).func, cst.Attribute)
                 frozen.add(dotted(func.value) or "")
@@ -813,8 +817,12 @@ class Evaluation(Shared):
     def _extends_base(self, function: cst.FunctionDef) -> bool:
         """Whether `function` overrides a base method it calls (`super().generate(...)`), which owns the grad mode."""
         name = function.name.value
-        pattern = m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name(name)))
-        return any(m.matches(call, pattern) for call in self.calls_in(function))
+        return any(
+            is_attribute(call.func, name)
+            and isinstance(call.func.value, cst.Call)  # type: ignore[attr-defined]
+            and is_name(call.func.value.func, "super")  # type: ignore[attr-defined]
+            for call in self.calls_in(function)
+        )
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
         """An evaluation hook a framework calls under no_grad / inference_mode (Lightning's
@@ -867,10 +875,10 @@ class Evaluation(Shared):
 
     def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
         """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
-        for name in m.findall(iterable, m.Name()):
+        for name in find_all(iterable, cst.Name):
             if isinstance(name, cst.Name) and is_eval_data_name(name.value):
                 return True
-        for string in m.findall(iterable, m.SimpleString()):
+        for string in find_all(iterable, cst.SimpleString):
             index = self.parent(string)
             if (
                 isinstance(string, cst.SimpleString)
@@ -910,7 +918,7 @@ class Evaluation(Shared):
         """An argument named as test data and nothing else (`test_x`, `X_val[i]`)."""
         return any(
             isinstance(name, cst.Name) and is_eval_input_name(name.value)
-            for name in m.findall(expr, m.Name())
+            for name in find_all(expr, cst.Name)
         )
 
     def _is_volatile(self, expr: cst.BaseExpression) -> bool:
@@ -1017,7 +1025,7 @@ class Evaluation(Shared):
         backward = self._backward_functions
         loops: set[cst.CSTNode] = set()
         for call in self.model.calls:
-            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(
+            if is_attribute(call.func, "backward") or backward.intersection(
                 self.model.callees.get(call, ())
             ):
                 around = self._block_statements_around(call)
@@ -1040,7 +1048,7 @@ class Evaluation(Shared):
         """Functions of the file that call `backward()`, themselves or through other functions of the file."""
         direct = {
             f for call in self.model.calls
-            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) and (f := self.model.function_of(call)) is not None
+            if is_attribute(call.func, "backward") and (f := self.model.function_of(call)) is not None
         }  # fmt: skip
         return self._closure(direct)
 
@@ -1081,7 +1089,7 @@ class Evaluation(Shared):
     def _fits(self, call: cst.Call) -> bool:
         """`trainer.fit(model, ...)`, `keras_model.fit(train_data=dl_train)`: a framework's training
         loop, known by what it is handed (a module or a data loader), not by the method's name alone."""
-        if not m.matches(call.func, m.Attribute(attr=m.Name("fit"))):
+        if not is_attribute(call.func, "fit"):
             return False
         loaders = self.ctx.fact(DataLoaders)
         for arg in call.args:
