@@ -48,9 +48,20 @@ def may_have_batch_loops(text: str) -> bool:
 _DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
 _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
-# A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
+# A string standing as a subscript's element (after `[`, `,`, `(` or `*`, before `]`, `,` or
+# `)`) that names evaluation data (`loaders["val"]`), or such a string with an escape that could
+# spell one (`loaders["\\x76al"]`). Elsewhere (`padding="valid"`, a docstring's `\\u00e0`) none
+# is what `Evaluation.is_eval_data` reads.
+_ELEMENT_STRING = r"[\[,(*]" + GAP + r"[rRbBuUfF]{0,2}['\"]{1,3}"
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:""" + "|".join(sorted(EVAL_DATA_WORDS)) + r""")['"]|\\(?:[xuUN0-7])"""
+    _ELEMENT_STRING
+    + r"(?:"
+    + "|".join(sorted(EVAL_DATA_WORDS))
+    + r")['\"]{1,3}"
+    + GAP
+    + r"[\]),]|"
+    + _ELEMENT_STRING
+    + r"[^'\"\n]*\\[xuUN0-7]"
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
@@ -71,10 +82,13 @@ def may_evaluate(text: str) -> bool:
     if (
         "volatile" in text
         or "load_state_dict" in text
-        or "load(" in text
+        or "torch.load(" in text
+        or "jit.load(" in text
         or "from_pretrained(" in text
     ):
-        return True  # a volatile Variable's forward; an inference script
+        return (
+            True  # a volatile Variable's forward; an inference script (`evaluation._LOADS_WEIGHTS`)
+        )
     if ("backward" in text and _BACKWARD_CALL.search(text)) or (
         "fit" in text and _FIT_CALL.search(text)
     ):
@@ -143,9 +157,33 @@ def may_build_dataloader(text: str) -> bool:
     return "DataLoader" in text
 
 
+# `x.grad` or `x.grad.data`, then the zeroing method called on it or an assignment to it.
+_GRAD_ZEROED = re.compile(
+    r"\."
+    + GAP
+    + r"grad"
+    + GAP
+    + r"(?:\."
+    + GAP
+    + r"data"
+    + GAP
+    + r")?(\."
+    + GAP
+    + r"(?:zero_|fill_)|=)"
+)
+
+
 def may_zero_grads(text: str) -> bool:
-    """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
-    return "zero_grad" in text or "zero_" in text or "fill_" in text or "zeros_like" in text
+    """A `zero_grad` call, or a statement zeroing some `x.grad`: `x.grad.zero_()`, `.fill_(0)`, or
+    `x.grad = torch.zeros_like(x)` (also through `.data`). The zeroing method or the assignment
+    must follow the `.grad` itself: `zero_()`, `fill_` and `zeros_like` alone are everywhere in
+    initialisation and optimizer code, which zeroes no gradient."""
+    if "zero_grad" in text:
+        return True
+    for match in _GRAD_ZEROED.finditer(text):
+        if match.group(1) != "=" or "zeros_like" in text:
+            return True
+    return False
 
 
 _DEVICE_WORDS = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
