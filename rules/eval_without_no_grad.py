@@ -6,6 +6,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchlint.analysis.edits import replaced
 from torchlint.analysis.evaluation import EvalScope, Evaluation
 from torchlint.analysis.grad import Block, Grad, GradMode
 from torchlint.analysis.nodes import find_all
@@ -1497,12 +1498,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         low = next(i for i, s in enumerate(block.body) if s is first)
         body = [*block.body[:low], wrapped, *block.body[low + len(statements) :]]
         module = self.ctx.module
-        new = (
-            module.with_changes(body=body)
-            if block is module
-            else module.deep_replace(block, block.with_changes(body=body))
-        )
-        assert isinstance(new, cst.Module)  # the tree with the block replaced
+        new = replaced(module, block, block.with_changes(body=body), self.ctx.parents)
         edit = self._changed_text(new.code)
         return self.make_fix(
             f"Wrap the evaluation code in `with {alias}.no_grad():`",
