@@ -212,15 +212,25 @@ _REGEX_ALIASES = re.compile(r"\bas" + GAP + r"(?:re|regex|_re)\b")
 
 def may_compile(text: str) -> bool:
     """A call of `compile` or a decorator ending in it, other than `re.compile(...)` (unless the
-    file binds `re` or `regex` itself with `as`, which could name torch)."""
+    file binds `re` or `regex` itself with `as`, which could name torch). The word ending a line
+    is a decorator's only after `@` or a dot (`@compile`, `@torch.compile`, a backslash between):
+    elsewhere it is prose, such as a docstring's "the kernel function to compile"."""
     if "compile" not in text:
         return False
     regex_is_regex = _REGEX_ALIASES.search(text) is None
     for match in _COMPILE_TEXT.finditer(text):
+        if match.group()[-1] != "(" and not _ends_decorator_name(text, match.start()):
+            continue
         before = text[max(0, match.start() - 40) : match.start()]
         if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
             return True
     return False
+
+
+def _ends_decorator_name(text: str, at: int) -> bool:
+    """Whether the word at `at` follows `@` or a dot, across spaces and backslash-joined lines
+    (the only gap a decorator line without brackets can have)."""
+    return text[max(0, at - 200) : at].rstrip(" \t\f\\\r\n").endswith(("@", "."))
 
 
 # -- numeric precision: TF32, mixed precision, memory format ---------------------------------
