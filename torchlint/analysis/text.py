@@ -246,6 +246,28 @@ _MIXED_TEXT = re.compile(
 )
 
 
+# `_MIXED_TEXT`, one alternative at a time: its plain words found by substring search, and each
+# alternative with a lookaround or a pattern searched only where its word occurs. One regex of
+# all of them tries every alternative at every character, three times slower.
+_MIXED_WORDS = (
+    "autocast", "gradscaler", "bfloat16", "float16", "fp16", "bf16", "apex", "deepspeed",
+    "lightning", "fabric", "colossal",
+)  # fmt: skip
+_MIXED_PATTERNS = (
+    ("half", re.compile(r"(?<![a-z])half(?![a-z])")),
+    ("amp", re.compile(r"(?<![a-z])amp(?![a-z])")),
+    ("accelerate", re.compile(r"(?<![a-z])accelerate(?![a-z])")),
+    ("precision", re.compile(r"mixed.?precision|precision\s*=\s*['\"]?16")),
+)
+
+
+def _mixed(low: str) -> bool:
+    """`_MIXED_TEXT.search(low) is not None`, faster."""
+    return any(word in low for word in _MIXED_WORDS) or any(
+        word in low and pattern.search(low) is not None for word, pattern in _MIXED_PATTERNS
+    )
+
+
 # `memory_format=torch.channels_last`, a `--channels-last` option, fastai's `to_channelslast()`.
 _CHANNELS_LAST_TEXT = re.compile(r"channels.?last")
 
@@ -260,7 +282,7 @@ def precision_mentions(text: str) -> frozenset[str]:
     found = set()
     if _TF32_TEXT.search(low):
         found.add("tf32")
-    if _MIXED_TEXT.search(low):
+    if _mixed(low):
         found.add("mixed")
     if _CHANNELS_LAST_TEXT.search(low):
         found.add("channels_last")
