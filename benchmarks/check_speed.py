@@ -7,7 +7,7 @@ all cores, and a warm cache, timed in one run. Prints ratios.
 prefilter, 85 with `--preview`, with 61 % of the lines: training code, so it shows what the
 analyses cost where whole-torch figures hide it behind prefiltered files). `--preview` runs the
 preview rules too. The figures of 2026-11-26, wall clock and instructions, are in the README's
-Speed section: 1.21x the parse in instructions without preview rules, 1.31x with them.
+Speed section: 1.19x the parse in instructions without preview rules, 1.28x with them.
 
 TorchFix needs libcst<1.6, so it is installed in its own virtualenv under
 benchmarks/.torchfix-venv on first use (pip install torchfix==0.7.0).
