@@ -7,7 +7,8 @@ index reading the other modules as a run over the whole repository does) and pri
 repetition, its time as a ratio to the bare parse of the folder's Python files timed just before
 (the bar: at most 1.5x), and its peak memory against the 1 GB bar. Wall time is what the bar
 means; CPU time (user + system of the command, against the parse's own CPU time) is printed
-beside it because on a loaded machine it moves far less between runs.
+beside it because on a loaded machine it moves far less between runs. On cszn/KAIR, 2026-11-26:
+2.23x the parse in instructions before the speed work of that day, 1.93x after (README, Speed).
 """
 
 from __future__ import annotations

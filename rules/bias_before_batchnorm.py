@@ -6,10 +6,9 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.nodes import walk
+from torchlint.analysis.nodes import is_attribute, is_name, walk
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -544,8 +543,11 @@ when built.
     def _is_sequential_call(self, call: cst.Call) -> bool:
         if self.ctx.symbols.qualname(call.func) in _SEQUENTIAL:
             return True
-        if not m.matches(
-            call.func, m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))
+        func = call.func
+        if not (
+            is_attribute(func, "__init__")
+            and isinstance(func.value, cst.Call)  # type: ignore[attr-defined]
+            and is_name(func.value.func, "super")  # type: ignore[attr-defined]
         ):
             return False
         owner = next((a for a in self.ctx.ancestors(call) if isinstance(a, cst.ClassDef)), None)
@@ -558,8 +560,8 @@ when built.
     ) -> list[cst.BaseExpression | None] | None:
         if not isinstance(expr, cst.Call) or len(expr.args) != 1:
             return None
-        if self.ctx.symbols.qualname(expr.func) != "collections.OrderedDict" and not m.matches(
-            expr.func, m.Name("OrderedDict")
+        if self.ctx.symbols.qualname(expr.func) != "collections.OrderedDict" and not is_name(
+            expr.func, "OrderedDict"
         ):
             return None
         items = expr.args[0].value
@@ -615,23 +617,23 @@ when built.
             return None
         statement = line.body[0]
         grows = (
-            m.matches(
-                statement,
-                m.Assign(targets=[m.AssignTarget(target=m.Name(use.value))], value=m.List()),
+            (
+                isinstance(statement, cst.Assign)
+                and len(statement.targets) == 1
+                and is_name(statement.targets[0].target, use.value)
+                and isinstance(statement.value, cst.List)
             )
-            or m.matches(
-                statement,
-                m.AugAssign(target=m.Name(use.value), operator=m.AddAssign(), value=m.List()),
+            or (
+                isinstance(statement, cst.AugAssign)
+                and is_name(statement.target, use.value)
+                and isinstance(statement.operator, cst.AddAssign)
+                and isinstance(statement.value, cst.List)
             )
-            or m.matches(
-                statement,
-                m.Expr(
-                    m.Call(
-                        func=m.Attribute(
-                            value=m.Name(use.value), attr=m.Name("append") | m.Name("extend")
-                        )
-                    )
-                ),
+            or (
+                isinstance(statement, cst.Expr)
+                and isinstance(statement.value, cst.Call)
+                and is_attribute(statement.value.func, "append", "extend")
+                and is_name(statement.value.func.value, use.value)  # type: ignore[attr-defined]
             )
         )
         return line if grows else None
@@ -714,9 +716,7 @@ when built.
     def _held_layer(self, owner: cst.ClassDef, attr: str) -> _Layer | None:
         """The layer `self.<attr>` holds when the class assigns it one constructor (or None)."""
         values = [
-            v
-            for v in self.b.attribute_values(owner, attr)
-            if v is None or not m.matches(v, m.Name("None"))
+            v for v in self.b.attribute_values(owner, attr) if v is None or not is_name(v, "None")
         ]
         if len(values) != 1 or values[0] is None:
             return None  # `self.conv = None` in another branch is fine: the layer is then absent
@@ -759,9 +759,12 @@ when built.
             if u is not arg and not self._is_store(u)
         ]
         in_second = [u for u in uses if self.b.is_ancestor(second, u)]
-        rebinds = m.matches(
-            second.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(arg.value))])
-        ) or isinstance(second.body[0], cst.Return)
+        opening = second.body[0]
+        rebinds = (
+            isinstance(opening, cst.Assign)
+            and len(opening.targets) == 1
+            and is_name(opening.targets[0].target, arg.value)
+        ) or isinstance(opening, cst.Return)
         if in_second or (uses and not rebinds):
             return None  # the layer's output is also read elsewhere, where its bias matters
         return fed
@@ -810,9 +813,9 @@ when built.
                 continue
             if (isinstance(parent, cst.If) and parent.test is node) or (
                 parent is not None
-                and m.matches(
-                    parent, m.Comparison(comparisons=[m.ComparisonTarget(m.Is() | m.IsNot())])
-                )
+                and isinstance(parent, cst.Comparison)
+                and len(parent.comparisons) == 1
+                and isinstance(parent.comparisons[0].operator, cst.Is | cst.IsNot)
             ):
                 continue  # `if self.conv:` / `self.conv is not None`: whether the layer exists
             return False
@@ -880,10 +883,13 @@ when built.
             if not isinstance(ancestor, cst.If):
                 continue
             for call in walk(ancestor.test):
-                if m.matches(
-                    call, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])
+                if (
+                    isinstance(call, cst.Call)
+                    and is_name(call.func, "isinstance")
+                    and len(call.args) == 2
+                    and is_name(call.args[0].value, name)
                 ):
-                    classes = call.args[1].value  # type: ignore[attr-defined]
+                    classes = call.args[1].value
                     found = (found or []) + (
                         [e.value for e in classes.elements]
                         if isinstance(classes, cst.Tuple)
@@ -951,7 +957,7 @@ when built.
     def _bias_on(self, layer: _Layer) -> bool:
         arg = self._bias_arg(layer)
         if arg is not None:
-            return m.matches(arg.value, m.Name("True"))
+            return is_name(arg.value, "True")
         if any(a.star == "*" for a in layer.call.args):
             return False
         return all(self._no_bias_key(a.value) for a in layer.call.args if a.star == "**")
@@ -964,7 +970,7 @@ when built.
             return len(keys) == len(value.elements) and all(
                 isinstance(k, cst.SimpleString) and k.evaluated_value != "bias" for k in keys
             )
-        if isinstance(value, cst.Call) and m.matches(value.func, m.Name("dict")):
+        if isinstance(value, cst.Call) and is_name(value.func, "dict"):
             return all(a.keyword is not None and a.keyword.value != "bias" for a in value.args)
         return False
 
@@ -1024,16 +1030,8 @@ when built.
 
 def _walks_modules(iterable: cst.BaseExpression) -> bool:
     """`model.modules()`, `self.children()`, `net.named_modules()`: every submodule, any class."""
-    return m.matches(
-        iterable,
-        m.Call(
-            func=m.Attribute(
-                attr=m.Name("modules")
-                | m.Name("children")
-                | m.Name("named_modules")
-                | m.Name("named_children")
-            )
-        ),
+    return isinstance(iterable, cst.Call) and is_attribute(
+        iterable.func, "modules", "children", "named_modules", "named_children"
     )
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import target_names
+from torchlint.analysis.nodes import is_name
 from torchlint.analysis.numerics import VISION_CONVNET
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.training import Training
@@ -336,7 +336,7 @@ file's imports, or turns an explicit `False` into `True`.
         for target in node.targets:
             for name, path in target_names(target.target):
                 value = _element(node.value, path)
-                off = value is not None and m.matches(value, m.Name("False"))
+                off = is_name(value, "False")
                 if _flag(name, "benchmark"):
                     if value is not None and off:
                         self.turned_off.append(value)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
-import libcst.matchers as m
 
+from torchlint.analysis.edits import replaced
 from torchlint.analysis.evaluation import EvalScope, Evaluation
 from torchlint.analysis.grad import Block, Grad, GradMode
+from torchlint.analysis.nodes import find_all
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
@@ -1513,12 +1514,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         low = next(i for i, s in enumerate(block.body) if s is first)
         body = [*block.body[:low], wrapped, *block.body[low + len(statements) :]]
         module = self.ctx.module
-        new = (
-            module.with_changes(body=body)
-            if block is module
-            else module.deep_replace(block, block.with_changes(body=body))
-        )
-        assert isinstance(new, cst.Module)  # the tree with the block replaced
+        new = replaced(module, block, block.with_changes(body=body), self.ctx.parents)
         edit = self._changed_text(new.code)
         return self.make_fix(
             f"Wrap the evaluation code in `with {alias}.no_grad():`",
@@ -1548,7 +1544,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
 
     def _suspends(self, statement: cst.CSTNode) -> bool:
         """A yield or await outside nested functions: a with-block would leak the grad mode."""
-        found = m.findall(statement, m.Yield() | m.Await())
+        found = find_all(statement, (cst.Yield, cst.Await))
         grad = self.ctx.fact(Grad)
         owner = grad.enclosing_function(statement)
         return any(grad.enclosing_function(node) is owner for node in found)

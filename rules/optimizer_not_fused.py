@@ -6,11 +6,10 @@ import re
 from collections.abc import Sequence
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
-from torchlint.analysis.nodes import walk
+from torchlint.analysis.nodes import is_attribute, is_name, walk
 from torchlint.analysis.training import Training, optimizer_class
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -19,7 +18,11 @@ from torchlint.rule import Invalid, Rule, Valid
 _FUSED_SINCE = {"Adam": (2, 0), "AdamW": (2, 0), "SGD": (2, 3)}
 # Arguments that decide the implementation, or that fused=True cannot be combined with.
 _CHOSEN = frozenset({"fused", "foreach", "differentiable"})
-_PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+
+
+def _parameters(node: cst.CSTNode) -> bool:
+    """`X.parameters()` / `X.named_parameters()`."""
+    return isinstance(node, cst.Call) and is_attribute(node.func, "parameters", "named_parameters")
 
 
 def _appended(args: Sequence[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
@@ -303,7 +306,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         self.optimizers: list[tuple[cst.Call, str]] = []
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        if m.matches(node, m.Arg(keyword=m.Name("sparse"), value=m.Name("True"))):
+        if is_name(node.keyword, "sparse") and is_name(node.value, "True"):
             self.sparse = True
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -364,9 +367,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
         owners = {
             self.ctx.code(n.func.value)
             for n in walk(call)
-            if isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and m.matches(n, _PARAMETERS)
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and _parameters(n)
         }
         before = "\n".join(self.ctx.line(row) for row in range(1, self.ctx.start(call).row))
         return bool(owners) and all(
@@ -395,7 +396,7 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
             return False
         scopes = self.ctx.fact(SemanticModel)
         for current in walk(node):
-            if m.matches(current, _PARAMETERS):
+            if _parameters(current):
                 return True
             if isinstance(current, cst.Name) and scopes.all_bindings(current):
                 values = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
@@ -713,7 +712,7 @@ the import is removed once the fixes leave it unused.
         self.rewrites: list[Rewrite] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if node.args and m.matches(node.func, m.Name() | m.Attribute()):
+        if node.args and isinstance(node.func, cst.Name | cst.Attribute):
             self.calls.append(node)
 
     def finish(self) -> None:

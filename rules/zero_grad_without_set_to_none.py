@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import find_all, is_attribute, is_name
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_zero_grads
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
@@ -26,42 +26,85 @@ _SIDE_METHODS = frozenset({"detach_", "requires_grad_"})  # what Module.zero_gra
 _TOUCHING_METHODS = _ZEROING_METHODS | _SIDE_METHODS | {"zeros_like"}
 
 
-# A tensor whose gradient is zeroed: `w`, or an attribute such as `model.w` / `self.w`.
-_ANY_TENSOR = m.Name() | m.Attribute(value=m.Name())
+def _tensor(node: cst.BaseExpression, param: str | None) -> bool:
+    """`param` (`w`, `model.w`); with no `param`, any tensor whose gradient is zeroed: a name,
+    or an attribute of one (`w`, `model.w`, `self.w`)."""
+    if param:
+        return dotted(node) == param
+    return isinstance(node, cst.Name) or (
+        isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+    )
 
 
-def _named(name: str) -> m.MatchIfTrue:
-    """A matcher for the name or attribute chain `name` (`w`, `model.w`)."""
-    return m.MatchIfTrue(lambda node: dotted(node) == name)
+def _grad(node: cst.CSTNode, param: str | None) -> bool:
+    """`param.grad` (any tensor's, with no `param`)."""
+    return is_attribute(node, "grad") and _tensor(node.value, param)  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=64)
-def _zeroing_matchers(param: str | None) -> tuple[m.BaseMatcherNode, m.BaseMatcherNode]:
-    """What zeroes `param.grad` in place, and its harmless companions; built once per name, since
-    building matchers costs more than matching them."""
-    grad = m.Attribute(value=_named(param) if param else _ANY_TENSOR, attr=m.Name("grad"))
-    grad_or_data = grad | m.Attribute(value=grad, attr=m.Name("data"))
-    zeroing = (
-        m.Expr(m.Call(func=m.Attribute(value=grad_or_data, attr=m.Name("zero_")), args=[]))
-        | m.Expr(
-            m.Call(
-                func=m.Attribute(value=grad_or_data, attr=m.Name("fill_")),
-                args=[m.Arg(m.Integer("0") | m.Float("0.0"))],
+def _grad_or_data(node: cst.CSTNode, param: str | None) -> bool:
+    """`param.grad` or `param.grad.data`."""
+    return _grad(node, param) or (is_attribute(node, "data") and _grad(node.value, param))  # type: ignore[attr-defined]
+
+
+def _method_call(statement: cst.CSTNode) -> cst.Call | None:
+    """The call of an expression statement `x.method(...)`."""
+    if not isinstance(statement, cst.Expr):
+        return None
+    value = statement.value
+    return value if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) else None
+
+
+def _zeroes(statement: cst.CSTNode, param: str | None) -> bool:
+    """`param.grad.zero_()`, `param.grad.fill_(0)`, `param.grad = torch.zeros_like(...)` (also
+    through `.data`)."""
+    call = _method_call(statement)
+    if call is not None:
+        func = cst.ensure_type(call.func, cst.Attribute)
+        if not _grad_or_data(func.value, param):
+            return False
+        if func.attr.value == "zero_":
+            return not call.args
+        if func.attr.value == "fill_" and len(call.args) == 1:
+            value = call.args[0].value
+            return (isinstance(value, cst.Integer) and value.value == "0") or (
+                isinstance(value, cst.Float) and value.value == "0.0"
             )
-        )
-        | m.Assign(
-            targets=[m.AssignTarget(grad_or_data)],
-            value=m.Call(func=m.Attribute(attr=m.Name("zeros_like"))),
-        )
+        return False
+    return (
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and _grad_or_data(statement.targets[0].target, param)
+        and isinstance(statement.value, cst.Call)
+        and is_attribute(statement.value.func, "zeros_like")
     )
-    companion = m.Expr(
-        m.Call(func=m.Attribute(value=grad, attr=m.Name("detach_") | m.Name("requires_grad_")))
+
+
+def _accompanies(statement: cst.CSTNode, param: str | None) -> bool:
+    """`param.grad.detach_()` / `param.grad.requires_grad_(...)`: what Module.zero_grad did
+    before zeroing, harmless beside it."""
+    call = _method_call(statement)
+    return (
+        call is not None
+        and is_attribute(call.func, "detach_", "requires_grad_")
+        and _grad(call.func.value, param)  # type: ignore[attr-defined]
     )
-    return zeroing, companion
 
 
 def _is_false(arg: cst.Arg) -> bool:
-    return m.matches(arg.value, m.Name("False"))
+    return is_name(arg.value, "False")
+
+
+def _guards_grad(test: cst.BaseExpression, param: str) -> bool:
+    """`param.grad is not None`."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return (
+        is_attribute(test.left, "grad")
+        and is_name(test.left.value, param)  # type: ignore[attr-defined]
+        and isinstance(target.operator, cst.IsNot)
+        and is_name(target.comparator, "None")
+    )
 
 
 class ZeroGradWithoutSetToNone(Rule):
@@ -525,8 +568,11 @@ None; the behaviour follows `target-torch-version`.
 
     # -- zero_grad(...) ------------------------------------------------------------------
     def _check_call(self, call: cst.Call) -> None:
-        if m.matches(
-            call.func, m.Attribute(value=m.Call(func=m.Name("super")))
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Call)
+            and is_name(func.value.func, "super")
         ) or self._in_zeroing_function(call):
             return
         if not call.args:
@@ -678,7 +724,7 @@ None; the behaviour follows `target-torch-version`.
             for small in line.body
         ]
         for at, statement in enumerate(statements):
-            zeroed = m.findall(statement, m.Attribute(value=_ANY_TENSOR, attr=m.Name("grad")))
+            zeroed = [n for n in find_all(statement, cst.Attribute) if _grad(n, None)]
             name = dotted(zeroed[0].value) if zeroed else None  # type: ignore[attr-defined]
             if (
                 name is None
@@ -713,16 +759,24 @@ None; the behaviour follows `target-torch-version`.
 
     def _updates(self, statement: cst.BaseSmallStatement, param: str) -> bool:
         """`p -= lr * p.grad`, `p.data.add_(p.grad, alpha=-lr)` and the like."""
-        target = _named(param) | m.Attribute(value=_named(param), attr=m.Name("data"))
-        in_place = m.AugAssign(target=target) | m.Expr(
-            m.Call(
-                func=m.Attribute(value=target, attr=m.MatchIfTrue(lambda n: n.value.endswith("_")))
+
+        def target(node: cst.BaseExpression) -> bool:
+            return dotted(node) == param or (
+                is_attribute(node, "data") and dotted(node.value) == param  # type: ignore[attr-defined]
             )
+
+        call = _method_call(statement)
+        in_place = (isinstance(statement, cst.AugAssign) and target(statement.target)) or (
+            call is not None
+            and target(call.func.value)  # type: ignore[attr-defined]
+            and call.func.attr.value.endswith("_")  # type: ignore[attr-defined]
         )
-        if not m.matches(statement, in_place):
+        if not in_place:
             return False
-        grad = m.Attribute(value=_named(param), attr=m.Name("grad"))
-        return bool(m.findall(statement, grad))
+        return any(
+            is_attribute(n, "grad") and dotted(n.value) == param  # type: ignore[attr-defined]
+            for n in find_all(statement, cst.Attribute)
+        )
 
     def _param_variable(self, loop: cst.For) -> str | None:
         """The loop variable holding each tensor whose gradient the loop may zero."""
@@ -741,11 +795,7 @@ None; the behaviour follows `target-torch-version`.
     def _parameters_call(self, expr: cst.BaseExpression) -> cst.Call | None:
         """`X.parameters()` / `X.named_parameters()`, directly, in `list(...)`, or through a name."""
         value = self.b.value_of(expr) if isinstance(expr, cst.Name) else expr
-        if (
-            isinstance(value, cst.Call)
-            and m.matches(value.func, m.Name("list"))
-            and len(value.args) == 1
-        ):
+        if isinstance(value, cst.Call) and is_name(value.func, "list") and len(value.args) == 1:
             value = value.args[0].value
         if (
             isinstance(value, cst.Call)
@@ -765,13 +815,9 @@ None; the behaviour follows `target-torch-version`.
         zeroes = False
         for statement in statements:
             if isinstance(statement, cst.If):
-                guard = m.Comparison(
-                    left=m.Attribute(value=m.Name(param), attr=m.Name("grad")),
-                    comparisons=[m.ComparisonTarget(operator=m.IsNot(), comparator=m.Name("None"))],
-                )
                 if (
                     statement.orelse is not None
-                    or not m.matches(statement.test, guard)
+                    or not _guards_grad(statement.test, param)
                     or not self._only_zeroes(statement.body, param)
                 ):
                     return False
@@ -808,10 +854,9 @@ None; the behaviour follows `target-torch-version`.
             and value.func.attr.value in _TOUCHING_METHODS
         ):
             return None  # what every pattern below calls: most statements end here, unmatched
-        zeroing, companion = _zeroing_matchers(param)
-        if m.matches(statement, zeroing):
+        if _zeroes(statement, param):
             return True
-        if m.matches(statement, companion):
+        if _accompanies(statement, param):
             return False
         return None
 
@@ -867,7 +912,7 @@ None; the behaviour follows `target-torch-version`.
     def _trains(self, scope: cst.FunctionDef | cst.Module) -> bool:
         """The scope runs a backward pass or an optimizer step itself."""
         return any(
-            m.matches(n, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step"))))
+            isinstance(n, cst.Call) and is_attribute(n.func, "backward", "step")
             for n in self.b.own_nodes(scope)
         )
 
@@ -900,7 +945,9 @@ None; the behaviour follows `target-torch-version`.
                 at = next((i for i, statement in enumerate(parent.body) if statement is child), 0)
                 earlier = parent.body[:at]
                 if any(
-                    m.findall(s, m.Call(func=m.Attribute(attr=m.Name("backward")))) for s in earlier
+                    is_attribute(c.func, "backward")  # type: ignore[attr-defined]
+                    for s in earlier
+                    for c in find_all(s, cst.Call)
                 ):
                     return True
             child = parent

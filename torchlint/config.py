@@ -110,8 +110,11 @@ class Selection:
     def apply(self, rules: tuple[RuleEntry, ...], chosen: list[RuleEntry]) -> list[RuleEntry]:
         if self.select is not None:
             chosen = [r for r in rules if any(matches(r, s) for s in self.select)]
+        codes = {r.code for r in chosen}  # a set: `r not in chosen` compares whole entries
         chosen = chosen + [
-            r for r in rules if r not in chosen and any(matches(r, s) for s in self.extend_select)
+            r
+            for r in rules
+            if r.code not in codes and any(matches(r, s) for s in self.extend_select)
         ]
         return [r for r in chosen if not any(matches(r, s) for s in self.ignore)]
 

@@ -11,8 +11,10 @@ lines and closing bracket where the user put them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -32,6 +34,36 @@ def render(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
     state.indent_tokens.extend(indents)
     node._codegen(state)
     return "".join(state.tokens)
+
+
+def replaced(
+    module: cst.Module,
+    old: cst.CSTNode,
+    new: cst.CSTNode,
+    parents: Mapping[cst.CSTNode, cst.CSTNode],
+) -> cst.Module:
+    """`module` with `old` (a node of it) replaced by `new`: the tree `module.deep_replace(old,
+    new)` gives, rebuilt only along the path from `old` up, where `deep_replace` rebuilds and
+    validates every node of the file."""
+    child, replacement = old, new
+    while child is not module:
+        parent = parents[child]
+        name, value = _swapped(parent, child, replacement)
+        replacement = parent.with_changes(**{name: value})
+        child = parent
+    return cst.ensure_type(replacement, cst.Module)
+
+
+def _swapped(parent: cst.CSTNode, child: cst.CSTNode, replacement: cst.CSTNode) -> tuple[str, Any]:
+    """The field of `parent` that holds `child`, and its value with `replacement` in its place
+    (the same kind of sequence when the field holds several nodes)."""
+    for field in dataclasses.fields(parent):
+        value = getattr(parent, field.name)
+        if value is child:
+            return field.name, replacement
+        if isinstance(value, list | tuple) and any(v is child for v in value):
+            return field.name, type(value)(replacement if v is child else v for v in value)
+    raise ValueError(f"{type(child).__name__} is not a child of {type(parent).__name__}")
 
 
 def torch_import(statements: Iterable[cst.BaseStatement]) -> str | None:

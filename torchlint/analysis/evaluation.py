@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.demos import LibraryDemo
@@ -46,7 +45,7 @@ from torchlint.analysis.names import (
     is_module_name,
     name_tokens,
 )
-from torchlint.analysis.nodes import own_returns
+from torchlint.analysis.nodes import find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 
@@ -155,6 +154,16 @@ _MODULE_CHAIN_METHODS = frozenset(
         "to_empty",
     }
 )
+
+
+def _freezes(assign: cst.CSTNode) -> bool:
+    """`x.requires_grad = False`, one target."""
+    return (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and is_attribute(assign.targets[0].target, "requires_grad")
+        and is_name(assign.value, "False")
+    )
 
 
 def _is_forward_name(name: str) -> bool:
@@ -325,7 +334,7 @@ class Evaluation(Shared):
         frozen = set()
         for call in self.model.calls:
             if (
-                m.matches(call.func, m.Attribute(attr=m.Name("requires_grad_")))
+                is_attribute(call.func, "requires_grad_")
                 and call.args
                 and literal_bool(call.args[0].value) is False
             ):
@@ -333,10 +342,11 @@ class Evaluation(Shared):
                 frozen.add(self._chain_target(call))
         for loop in self.model.for_loops:
             source = loop.iter
-            if m.matches(
-                source,
-                m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))),
-            ) and self._freezes_each(loop):
+            if (
+                isinstance(source, cst.Call)
+                and is_attribute(source.func, "parameters", "named_parameters")
+                and self._freezes_each(loop)
+            ):
                 func = cst.ensure_type(cst.ensure_type(source, cst.Call).func, cst.Attribute)
                 frozen.add(dotted(func.value) or "")
         frozen.discard("")
@@ -374,21 +384,13 @@ class Evaluation(Shared):
     @staticmethod
     def _freezes_each(loop: cst.For) -> bool:
         """`for p in net.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`)."""
-        assigned = m.findall(
-            loop.body,
-            m.Assign(
-                targets=[m.AssignTarget(target=m.Attribute(attr=m.Name("requires_grad")))],
-                value=m.Name("False"),
-            ),
+        return any(_freezes(assign) for assign in find_all(loop.body, cst.Assign)) or any(
+            is_attribute(call.func, "requires_grad_")
+            and len(call.args) == 1
+            and is_name(call.args[0].value, "False")
+            for call in find_all(loop.body, cst.Call)
+            if isinstance(call, cst.Call)
         )
-        called = m.findall(
-            loop.body,
-            m.Call(
-                func=m.Attribute(attr=m.Name("requires_grad_")),
-                args=[m.Arg(value=m.Name("False"))],
-            ),
-        )
-        return bool(assigned or called)
 
     @property
     def module_classes(self) -> set[str]:
@@ -997,8 +999,12 @@ class Evaluation(Shared):
     def _extends_base(self, function: cst.FunctionDef) -> bool:
         """Whether `function` overrides a base method it calls (`super().generate(...)`), which owns the grad mode."""
         name = function.name.value
-        pattern = m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name(name)))
-        return any(m.matches(call, pattern) for call in self.calls_in(function))
+        return any(
+            is_attribute(call.func, name)
+            and isinstance(call.func.value, cst.Call)  # type: ignore[attr-defined]
+            and is_name(call.func.value.func, "super")  # type: ignore[attr-defined]
+            for call in self.calls_in(function)
+        )
 
     def _is_framework_hook(self, function: cst.FunctionDef) -> bool:
         """An evaluation hook a framework calls under no_grad / inference_mode (Lightning's
@@ -1051,10 +1057,10 @@ class Evaluation(Shared):
 
     def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
         """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
-        for name in m.findall(iterable, m.Name()):
+        for name in find_all(iterable, cst.Name):
             if isinstance(name, cst.Name) and is_eval_data_name(name.value):
                 return True
-        for string in m.findall(iterable, m.SimpleString()):
+        for string in find_all(iterable, cst.SimpleString):
             index = self.parent(string)
             if (
                 isinstance(string, cst.SimpleString)
@@ -1094,7 +1100,7 @@ class Evaluation(Shared):
         """An argument named as test data and nothing else (`test_x`, `X_val[i]`)."""
         return any(
             isinstance(name, cst.Name) and is_eval_input_name(name.value)
-            for name in m.findall(expr, m.Name())
+            for name in find_all(expr, cst.Name)
         )
 
     def _is_volatile(self, expr: cst.BaseExpression) -> bool:
@@ -1201,7 +1207,7 @@ class Evaluation(Shared):
         backward = self._backward_functions
         loops: set[cst.CSTNode] = set()
         for call in self.model.calls:
-            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or backward.intersection(
+            if is_attribute(call.func, "backward") or backward.intersection(
                 self.model.callees.get(call, ())
             ):
                 around = self._block_statements_around(call)
@@ -1224,7 +1230,7 @@ class Evaluation(Shared):
         """Functions of the file that call `backward()`, themselves or through other functions of the file."""
         direct = {
             f for call in self.model.calls
-            if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) and (f := self.model.function_of(call)) is not None
+            if is_attribute(call.func, "backward") and (f := self.model.function_of(call)) is not None
         }  # fmt: skip
         return self._closure(direct)
 
@@ -1265,7 +1271,7 @@ class Evaluation(Shared):
     def _fits(self, call: cst.Call) -> bool:
         """`trainer.fit(model, ...)`, `keras_model.fit(train_data=dl_train)`: a framework's training
         loop, known by what it is handed (a module or a data loader), not by the method's name alone."""
-        if not m.matches(call.func, m.Attribute(attr=m.Name("fit"))):
+        if not is_attribute(call.func, "fit"):
             return False
         loaders = self.ctx.fact(DataLoaders)
         for arg in call.args:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.loops import LoopFacts
@@ -31,6 +30,7 @@ from torchlint.analysis.names import (
     is_optimizer_name,
     name_tokens,
 )
+from torchlint.analysis.nodes import find_all, is_attribute
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ class Grad(Shared):
         return self._uses_grad_api[function]
 
     def _mentions_grad_api(self, expr: cst.CSTNode) -> bool:
-        return bool(m.findall(expr, m.Name(value=m.MatchIfTrue(lambda v: v in _GRAD_APIS))))
+        return any(name.value in _GRAD_APIS for name in find_all(expr, cst.Name))  # type: ignore[attr-defined]
 
     def _with_mode(self, node: cst.With) -> GradMode | None:
         if node not in self._withs:
@@ -415,9 +415,7 @@ class Grad(Shared):
     def _direct_needy(self) -> list[cst.CSTNode]:
         """Nodes that need autograd themselves: backward, autograd.grad, `x.requires_grad = True`, optimizer steps."""
         model = self.model
-        found: list[cst.CSTNode] = [
-            t for t, _ in model.assigns if m.matches(t, m.Attribute(attr=m.Name("requires_grad")))
-        ]
+        found: list[cst.CSTNode] = [t for t, _ in model.assigns if is_attribute(t, "requires_grad")]
         return found + [call for call in model.calls if self._call_needs_grad(call)]
 
     @cached_property

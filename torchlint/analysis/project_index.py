@@ -17,8 +17,9 @@ import ast
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -119,11 +120,13 @@ class _LoopCall:
     bound: tuple[str, ...]
 
 
-def _summarise(text: str, full: bool = True) -> _Summary:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _Summary()
+def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> _Summary:
+    """The summary of `text`; `tree` is its syntax tree when the caller has it already."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return _Summary()
     summary = _Summary()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -737,6 +740,23 @@ class ProjectIndex:
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
+        # While a file is linted: its text and the syntax tree CPython's check of it built.
+        self._parsed: tuple[str, ast.Module] | None = None
+
+    @contextmanager
+    def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
+        """While one file is linted, its syntax tree: the questions a file asks are mostly about
+        itself (its own classes and imports), and its summary then needs no parse of its own.
+        Used only for a file whose bytes on disk decode to this very text."""
+        self._parsed = (text, tree)
+        try:
+            yield
+        finally:
+            self._parsed = None
+
+    def _tree_of(self, text: str) -> ast.Module | None:
+        parsed = self._parsed
+        return parsed[1] if parsed is not None and parsed[0] == text else None
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -1364,7 +1384,7 @@ class ProjectIndex:
             summary = self._summaries.get(digest)
             if summary is None or (full and not summary.full):
                 text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
-                summary = self._summaries[digest] = _summarise(text, full)
+                summary = self._summaries[digest] = _summarise(text, full, self._tree_of(text))
         except OSError:
             return None
         if consult:

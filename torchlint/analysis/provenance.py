@@ -26,9 +26,9 @@ import enum
 from dataclasses import dataclass
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.nodes import is_name
 
 __all__ = ["Evidence", "NumpyProvenance"]
 
@@ -374,11 +374,14 @@ class NumpyProvenance:
     def _checks_array(self, test: cst.BaseExpression, name: str) -> bool:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._checks_array(test.left, name) or self._checks_array(test.right, name)
-        if not m.matches(
-            test, m.Call(func=m.Name("isinstance"), args=[m.Arg(m.Name(name)), m.Arg()])
+        if not (
+            isinstance(test, cst.Call)
+            and is_name(test.func, "isinstance")
+            and len(test.args) == 2
+            and is_name(test.args[0].value, name)
         ):
             return False
-        return self.symbols.qualname(test.args[1].value) == "numpy.ndarray"  # type: ignore[attr-defined]
+        return self.symbols.qualname(test.args[1].value) == "numpy.ndarray"
 
     def _binding_kind(self, binding: Binding, depth: int) -> tuple[Kind, cst.CSTNode] | None:
         if binding.exact is not None:
@@ -459,9 +462,8 @@ class NumpyProvenance:
         if kind is Kind.PENDING:
             return base
         if kind is Kind.ARCHIVE:
-            keyed = len(expr.slice) == 1 and m.matches(
-                expr.slice[0], m.SubscriptElement(m.Index(m.SimpleString()))
-            )
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            keyed = isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
             return (Kind.ARRAY, origin) if keyed else None
         if kind is not Kind.ARRAY:
             return (Kind.NUMPY, origin) if kind is Kind.NUMPY else None
@@ -475,7 +477,7 @@ class NumpyProvenance:
             if not isinstance(index, cst.Index):  # a slice
                 return True
             value = index.value
-            if isinstance(value, cst.Ellipsis | cst.List) or m.matches(value, m.Name("None")):
+            if isinstance(value, cst.Ellipsis | cst.List) or is_name(value, "None"):
                 return True
         return False
 
@@ -577,9 +579,7 @@ class NumpyProvenance:
         args = self._positional(call)
         path = args[0].value if args else None
         pickled = any(
-            a.keyword
-            and a.keyword.value == "allow_pickle"
-            and not m.matches(a.value, m.Name("False"))
+            a.keyword and a.keyword.value == "allow_pickle" and not is_name(a.value, "False")
             for a in call.args
         )
         name = path.evaluated_value if isinstance(path, cst.SimpleString) else ""
@@ -682,7 +682,7 @@ class NumpyProvenance:
 
     def _has_axis(self, call: cst.Call, position: int) -> bool:
         if any(
-            a.keyword and a.keyword.value == "axis" and not m.matches(a.value, m.Name("None"))
+            a.keyword and a.keyword.value == "axis" and not is_name(a.value, "None")
             for a in call.args
         ):
             return True

@@ -48,9 +48,20 @@ def may_have_batch_loops(text: str) -> bool:
 _DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
 _EVAL_CALL = re.compile(r"eval" + GAP + r"\(")
 _TRAIN_OFF = re.compile(r"train" + GAP + r"\(" + GAP + r"(?:\w+" + GAP + "=" + GAP + r")?False\b")
-# A subscript string naming evaluation data (`loaders["val"]`), or an escape that could spell one.
+# A string standing as a subscript's element (after `[`, `,`, `(` or `*`, before `]`, `,` or
+# `)`) that names evaluation data (`loaders["val"]`), or such a string with an escape that could
+# spell one (`loaders["\\x76al"]`). Elsewhere (`padding="valid"`, a docstring's `\\u00e0`) none
+# is what `Evaluation.is_eval_data` reads.
+_ELEMENT_STRING = r"[\[,(*]" + GAP + r"[rRbBuUfF]{0,2}['\"]{1,3}"
 _EVAL_DATA_STRING = re.compile(
-    r"""['"](?:""" + "|".join(sorted(EVAL_DATA_WORDS)) + r""")['"]|\\(?:[xuUN0-7])"""
+    _ELEMENT_STRING
+    + r"(?:"
+    + "|".join(sorted(EVAL_DATA_WORDS))
+    + r")['\"]{1,3}"
+    + GAP
+    + r"[\]),]|"
+    + _ELEMENT_STRING
+    + r"[^'\"\n]*\\[xuUN0-7]"
 )
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
@@ -71,10 +82,13 @@ def may_evaluate(text: str) -> bool:
     if (
         "volatile" in text
         or "load_state_dict" in text
-        or "load(" in text
+        or "torch.load(" in text
+        or "jit.load(" in text
         or "from_pretrained(" in text
     ):
-        return True  # a volatile Variable's forward; an inference script
+        return (
+            True  # a volatile Variable's forward; an inference script (`evaluation._LOADS_WEIGHTS`)
+        )
     if ("backward" in text and _BACKWARD_CALL.search(text)) or (
         "fit" in text and _FIT_CALL.search(text)
     ):
@@ -143,9 +157,33 @@ def may_build_dataloader(text: str) -> bool:
     return "DataLoader" in text
 
 
+# `x.grad` or `x.grad.data`, then the zeroing method called on it or an assignment to it.
+_GRAD_ZEROED = re.compile(
+    r"\."
+    + GAP
+    + r"grad"
+    + GAP
+    + r"(?:\."
+    + GAP
+    + r"data"
+    + GAP
+    + r")?(\."
+    + GAP
+    + r"(?:zero_|fill_)|=)"
+)
+
+
 def may_zero_grads(text: str) -> bool:
-    """A `zero_grad` call, or a statement zeroing some `x.grad` (`zero_()`, `fill_(0)`, `zeros_like`)."""
-    return "zero_grad" in text or "zero_" in text or "fill_" in text or "zeros_like" in text
+    """A `zero_grad` call, or a statement zeroing some `x.grad`: `x.grad.zero_()`, `.fill_(0)`, or
+    `x.grad = torch.zeros_like(x)` (also through `.data`). The zeroing method or the assignment
+    must follow the `.grad` itself: `zero_()`, `fill_` and `zeros_like` alone are everywhere in
+    initialisation and optimizer code, which zeroes no gradient."""
+    if "zero_grad" in text:
+        return True
+    for match in _GRAD_ZEROED.finditer(text):
+        if match.group(1) != "=" or "zeros_like" in text:
+            return True
+    return False
 
 
 _DEVICE_WORDS = ("cuda", "dev", "gpu", "rank", "accelerat", "mps", "xpu", "npu", "hpu", "xla")
@@ -174,15 +212,25 @@ _REGEX_ALIASES = re.compile(r"\bas" + GAP + r"(?:re|regex|_re)\b")
 
 def may_compile(text: str) -> bool:
     """A call of `compile` or a decorator ending in it, other than `re.compile(...)` (unless the
-    file binds `re` or `regex` itself with `as`, which could name torch)."""
+    file binds `re` or `regex` itself with `as`, which could name torch). The word ending a line
+    is a decorator's only after `@` or a dot (`@compile`, `@torch.compile`, a backslash between):
+    elsewhere it is prose, such as a docstring's "the kernel function to compile"."""
     if "compile" not in text:
         return False
     regex_is_regex = _REGEX_ALIASES.search(text) is None
     for match in _COMPILE_TEXT.finditer(text):
+        if match.group()[-1] != "(" and not _ends_decorator_name(text, match.start()):
+            continue
         before = text[max(0, match.start() - 40) : match.start()]
         if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
             return True
     return False
+
+
+def _ends_decorator_name(text: str, at: int) -> bool:
+    """Whether the word at `at` follows `@` or a dot, across spaces and backslash-joined lines
+    (the only gap a decorator line without brackets can have)."""
+    return text[max(0, at - 200) : at].rstrip(" \t\f\\\r\n").endswith(("@", "."))
 
 
 # -- numeric precision: TF32, mixed precision, memory format ---------------------------------
@@ -196,6 +244,28 @@ _MIXED_TEXT = re.compile(
     r"|(?<![a-z])amp(?![a-z])|apex|precision\s*=\s*['\"]?16|(?<![a-z])accelerate(?![a-z])"
     r"|deepspeed|lightning|fabric|colossal"
 )
+
+
+# `_MIXED_TEXT`, one alternative at a time: its plain words found by substring search, and each
+# alternative with a lookaround or a pattern searched only where its word occurs. One regex of
+# all of them tries every alternative at every character, three times slower.
+_MIXED_WORDS = (
+    "autocast", "gradscaler", "bfloat16", "float16", "fp16", "bf16", "apex", "deepspeed",
+    "lightning", "fabric", "colossal",
+)  # fmt: skip
+_MIXED_PATTERNS = (
+    ("half", re.compile(r"(?<![a-z])half(?![a-z])")),
+    ("amp", re.compile(r"(?<![a-z])amp(?![a-z])")),
+    ("accelerate", re.compile(r"(?<![a-z])accelerate(?![a-z])")),
+    ("precision", re.compile(r"mixed.?precision|precision\s*=\s*['\"]?16")),
+)
+
+
+def _mixed(low: str) -> bool:
+    """`_MIXED_TEXT.search(low) is not None`, faster."""
+    return any(word in low for word in _MIXED_WORDS) or any(
+        word in low and pattern.search(low) is not None for word, pattern in _MIXED_PATTERNS
+    )
 
 
 # `memory_format=torch.channels_last`, a `--channels-last` option, fastai's `to_channelslast()`.
@@ -212,7 +282,7 @@ def precision_mentions(text: str) -> frozenset[str]:
     found = set()
     if _TF32_TEXT.search(low):
         found.add("tf32")
-    if _MIXED_TEXT.search(low):
+    if _mixed(low):
         found.add("mixed")
     if _CHANNELS_LAST_TEXT.search(low):
         found.add("channels_last")

@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from torchlint.analysis.project_index import index_for
 from torchlint.catalogue import RuleEntry
@@ -94,12 +94,13 @@ def _lint(
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
     try:
-        python = _python_error(path, text)
+        parsed = _python_parse(path, text)
+        python = parsed if isinstance(parsed, Exception) else None
         if not rules and python is None:
             return []  # the prefilter: no rule can fire, and the file is valid Python
         if (refused := _refused(path, text, python)) is not None:
             return [refused]
-        found = on_big_stack(_lint_parsed, path, text, rules, settings, python)
+        found = on_big_stack(_lint_parsed, path, text, rules, settings, parsed)
     finally:
         if collecting:
             gc.enable()
@@ -137,7 +138,7 @@ def _lint_parsed(
     text: str,
     rules: Sequence[RuleEntry | type[Rule]],
     settings: Settings,
-    python: Exception | None,
+    parsed: ast.Module | Exception,
 ) -> list[Diagnostic]:
     # Imported here, not with the module: a run whose files no rule may match never needs libcst.
     import libcst as cst
@@ -148,14 +149,18 @@ def _lint_parsed(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return [_syntax_error(path, text, error, python)]
+        return [_syntax_error(path, text, error, parsed)]
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
     ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule.load()(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
-        failed = run_rules(ctx, instances)
+        if ctx.project is not None and isinstance(parsed, ast.Module):
+            with ctx.project.parsed(text, parsed):  # its own summary, asked of the index
+                failed = run_rules(ctx, instances)
+        else:
+            failed = run_rules(ctx, instances)
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to analyse")]
     finally:
@@ -169,22 +174,23 @@ def _lint_parsed(
     return found
 
 
-def _python_error(path: str, text: str) -> Exception | None:
-    """CPython's verdict, about ten times faster than libcst's parse: None when it parses the text,
-    else what it raised (a SyntaxError; ValueError, RecursionError or MemoryError when it cannot say).
+def _python_parse(path: str, text: str) -> ast.Module | Exception:
+    """CPython's verdict, about ten times faster than libcst's parse: its syntax tree when it parses
+    the text (kept for the project index's summary of this file), else what it raised (a SyntaxError;
+    ValueError, RecursionError or MemoryError when it cannot say).
     Run under Python's own recursion limit, so it refuses what `python` itself would refuse for depth.
     A plain SyntaxError is never final on its own: libcst knows newer syntax."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
-            compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return error
-    return None
+    return cast("ast.Module", tree)
 
 
 def _syntax_error(
-    path: str, text: str, error: libcst.ParserSyntaxError, python: Exception | None
+    path: str, text: str, error: libcst.ParserSyntaxError, python: ast.Module | Exception
 ) -> Diagnostic:
     """The finding for a file libcst cannot parse, with CPython's message and location when
     CPython agrees: libcst points at the token after the error, often on the next line."""

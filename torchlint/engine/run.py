@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -162,6 +161,7 @@ def check_paths(
         return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
     # Imported here: a single-process run would spend 15 ms CPU importing the pool machinery.
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     # Largest first, a few at a time: the prefilter leaves the cost in a minority of files, and a
     # big one drawn last would keep one process busy while the others idle.
