@@ -98,6 +98,8 @@ class _Summary:
     assigned: frozenset[str] = frozenset()
     # whether the text writes `.eval()` (header): without it, `eval_loaders` is empty
     evals: bool = False
+    # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
+    host_reads: bool = False
     # False for a header: imports, classes, star imports and `torch` only, which is all the class
     # questions read; the other fields take walks of the whole tree, read for a few files only
     full: bool = True
@@ -179,6 +181,7 @@ def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> 
         summary,
         assigned=frozenset(_module_level_names(tree)),
         evals=".eval()" in text,
+        host_reads=_HOST_READ_TEXT.search(text) is not None,
         torch=any(t == "torch" or t.startswith("torch.") for t in modules),
         precision=precision_mentions(text),
         full=full,
@@ -847,6 +850,9 @@ class ProjectIndex:
         summary = self._summary(file)
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
+            return False
+        source = self._summary(target[0])
+        if source is None or not source.host_reads:
             return False
         source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
