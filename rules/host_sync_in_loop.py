@@ -776,12 +776,17 @@ depends on what the value is for.
             return []
         scopes = self.ctx.fact(SemanticModel)
         found = []
+        syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
         for call in self.handed:
             outside = scopes.outside_callee(call)
-            if outside is None or loops.per_batch_loop(call, every_update=True) is None:
+            if outside is None:
+                continue
+            if outside not in syncing:  # the cheap question first: most callees read nothing
+                syncing[outside] = project.syncs_arguments(Path(self.ctx.path), *outside)
+            if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
             value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
-            if value is not None and project.syncs_arguments(Path(self.ctx.path), *outside):
+            if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
 

@@ -204,6 +204,7 @@ class Evaluation(Shared):
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
+        self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -1435,11 +1436,13 @@ class Evaluation(Shared):
         """`metric_utils.get_feature_detector(url)`: a function of another module of the project
         whose every return is a module in eval mode (the project index reads it)."""
         name = dotted(call.func)
-        return (
-            name is not None
-            and self.ctx.project is not None
-            and self.ctx.project.returns_eval_module(Path(self.ctx.path), name)
-        )
+        if name is None or self.ctx.project is None:
+            return False
+        if name not in self._project_loaders:
+            self._project_loaders[name] = self.ctx.project.returns_eval_module(
+                Path(self.ctx.path), name
+            )
+        return self._project_loaders[name]
 
     def _chained_target(self, call: cst.Call) -> str:
         """The name `enc = Encoder(dim).eval().to(device)` puts in eval mode ("" when none)."""

@@ -93,6 +93,13 @@ class _Summary:
     # `f`, `Class.method` and `factory()` (the closure `factory` returns) that run a training
     # step themselves: a `.backward()` or an optimizer's `.step()`
     stepping: frozenset[str] = frozenset()
+    # module-level names bound by an assignment (header): only these can be `devices`, so a
+    # name outside them needs no full summary to say it is none
+    assigned: frozenset[str] = frozenset()
+    # whether the text writes `.eval()` (header): without it, `eval_loaders` is empty
+    evals: bool = False
+    # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
+    host_reads: bool = False
     # False for a header: imports, classes, star imports and `torch` only, which is all the class
     # questions read; the other fields take walks of the whole tree, read for a few files only
     full: bool = True
@@ -172,6 +179,9 @@ def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> 
     ]
     return replace(
         summary,
+        assigned=frozenset(_module_level_names(tree)),
+        evals=".eval()" in text,
+        host_reads=_HOST_READ_TEXT.search(text) is not None,
         torch=any(t == "torch" or t.startswith("torch.") for t in modules),
         precision=precision_mentions(text),
         full=full,
@@ -489,17 +499,21 @@ def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, set()).add(_device_kind(node.value))
-    module_level = {
+    for name in _module_level_names(tree) & bound.keys():
+        kinds = bound[name]
+        if kinds in ({True}, {False}):
+            devices[name] = True in kinds
+
+
+def _module_level_names(tree: ast.Module) -> set[str]:
+    """The names an assignment at module level binds (`DEVICE = "cuda"`)."""
+    return {
         t.id
         for n in tree.body
         if isinstance(n, ast.Assign | ast.AnnAssign)
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
         if isinstance(t, ast.Name)
     }
-    for name in module_level & bound.keys():
-        kinds = bound[name]
-        if kinds in ({True}, {False}):
-            devices[name] = True in kinds
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -837,6 +851,9 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
+        source = self._summary(target[0])
+        if source is None or not source.host_reads:
+            return False
         source = self._summary(target[0], full=True)
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
@@ -851,7 +868,9 @@ class ProjectIndex:
         project, returns a module in eval mode (`get_feature_detector(url)` returning
         `torch.jit.load(f).eval().to(device)`)."""
         file = file.absolute()
-        summary = self._summary(file, full=depth > 0)
+        summary = self._summary(file)
+        if summary is not None and depth and summary.evals:
+            summary = self._summary(file, full=True)
         if summary is None or depth > _MAX_DEPTH:
             return False
         if depth and "." not in name and name in summary.eval_loaders:
@@ -860,10 +879,13 @@ class ProjectIndex:
         return target is not None and self.returns_eval_module(target[0], target[1], depth + 1)
 
     def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
-        summary = self._summary(file, full=True)
+        head, _, rest = name.partition(".")
+        # the devices are module-level assignments: a header says when the name is none of them
+        summary = self._summary(file)
+        if summary is not None and (functions or (not rest and head in summary.assigned)):
+            summary = self._summary(file, full=True)
         if summary is None or depth > _MAX_DEPTH:
             return None
-        head, _, rest = name.partition(".")
         known = summary.device_functions if functions else summary.devices
         if not rest and head in known:
             return known[head]
