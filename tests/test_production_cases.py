@@ -1211,6 +1211,46 @@ if __name__ == "__main__":
 """,
         },
     ),
+    # A library function that its own demo runs and that training scripts import is no demo code
+    Case(
+        "library-function-its-demo-and-importers-call",
+        rules=("TL001",),
+        files={
+            "evals/__init__.py": "",
+            "evals/q_eval.py": """\
+import torch
+
+
+def evaluate(model, env, episodes=10):
+    model.eval()
+    obs = env.reset()
+    returns = []
+    while len(returns) < episodes:
+        q = model(torch.as_tensor(obs))  # TL001: model(torch.as_tensor(obs))
+        obs, done = env.step(q.argmax().item())
+        if done:
+            returns.append(1.0)
+    return returns
+
+
+if __name__ == "__main__":
+    evaluate(torch.nn.Linear(4, 2), make_env())
+""",
+            "dqn.py": """\
+import torch
+from evals.q_eval import evaluate
+
+
+def main(env):
+    net = torch.nn.Linear(4, 2)
+    print(evaluate(net, env))
+
+
+if __name__ == "__main__":
+    main(make_env())
+""",
+        },
+    ),
     # --- Library `__main__` demos are not training or evaluation (TL001, TL002, TL107) ---
     Case(
         "library-main-demo-is-no-evaluation-and-no-step",

@@ -77,12 +77,16 @@ class LibraryDemo:
     @cached_property
     def _demo_functions(self) -> set[cst.FunctionDef]:
         """Module-level functions whose every use is a call made only by demo code (a `test()`
-        the demo block calls), to a fixpoint."""
+        the demo block calls), to a fixpoint. A function that a module importing this one
+        names may be called from there (`evaluate` of an eval helper that training scripts
+        import and its own `__main__` also runs): it is not the demo's."""
         model = self.ctx.fact(SemanticModel)
+        project, path = self.ctx.project, Path(self.ctx.path)
         candidates = {
             s: model.names.get(s.name.value, [])
             for s in self.ctx.module.body
             if isinstance(s, cst.FunctionDef)
+            and not (project is not None and project.named_by_importers(path, s.name.value))
         }
         found: set[cst.FunctionDef] = set()
         changed = True

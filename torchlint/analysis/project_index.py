@@ -955,6 +955,16 @@ class ProjectIndex:
                 return True
         return False
 
+    def named_by_importers(self, file: Path, name: str) -> bool:
+        """Whether a file of the project that imports `file` writes `name`: a function of a
+        library module that an importer may call is the library's, not its demo's."""
+        file = file.absolute()
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        return any(
+            other != file and _mentions(other, name) and file in self._imported_files(other)
+            for other in self._import_words.get(stem, ())
+        )
+
     @cached_property
     def _import_words(self) -> dict[str, list[Path]]:
         """Word -> the project files whose import lines hold it, read once per process."""
