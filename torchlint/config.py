@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
+from torchlint.analysis.ast_names import ast_dotted
 from torchlint.catalogue import RuleEntry, entries
 from torchlint.registry import matches
 from torchlint.torch_target import NEWEST_TORCH, DeclarationError, TorchTarget, infer
@@ -79,20 +80,12 @@ def _declares(path: Path) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return any(
-        isinstance(node, ast.Call) and _dotted(node.func) in _SETUP_CALLS for node in ast.walk(tree)
+        isinstance(node, ast.Call) and ast_dotted(node.func) in _SETUP_CALLS
+        for node in ast.walk(tree)
     )
 
 
 _SETUP_CALLS = frozenset({"setup", "setuptools.setup", "distutils.core.setup", "core.setup"})
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
 
 
 class ConfigError(Exception):

@@ -340,7 +340,7 @@ class Evaluation(Shared):
                 and literal_bool(call.args[0].value) is False
             ):
                 frozen.add(self._chain_root(cst.ensure_type(call.func, cst.Attribute).value))
-                frozen.add(self._chain_target(call))
+                frozen.add(self._chained_target(call))
         for loop in self.model.for_loops:
             source = loop.iter
             if (
@@ -363,24 +363,6 @@ class Evaluation(Shared):
         ):
             receiver = receiver.func.value
         return dotted(receiver) or ""
-
-    def _chain_target(self, call: cst.Call) -> str:
-        """`G` for `G = copy.deepcopy(G).eval().requires_grad_(False).to(device)`: the name the
-        chain holding `call` is assigned to ("" when none)."""
-        node: cst.CSTNode = call
-        parent = self.parent(node)
-        while (
-            isinstance(parent, cst.Attribute)
-            and parent.value is node
-            and parent.attr.value in _MODULE_CHAIN_METHODS
-        ):
-            outer = self.parent(parent)
-            if not isinstance(outer, cst.Call):
-                return ""
-            node, parent = outer, self.parent(outer)
-        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
-            return dotted(parent.targets[0].target) or ""
-        return ""
 
     @staticmethod
     def _freezes_each(loop: cst.For) -> bool:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from torchlint.analysis.ast_names import ast_dotted
 from torchlint.analysis.names import (
     BATCH_COUNT_NAME,
     LOADER_NAME,
@@ -154,7 +155,7 @@ def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> 
                 isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "forward"
                 for s in node.body
             )
-            bases = tuple(b for b in (_dotted(base) for base in node.bases) if b)
+            bases = tuple(b for b in (ast_dotted(base) for base in node.bases) if b)
             summary.classes[node.name] = (forward, bases)
             summary.methods[node.name] = frozenset(
                 s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -218,7 +219,7 @@ def _built_by(value: ast.expr) -> str | None:
         and value.func.attr in _CHAIN
     ):
         value = value.func.value
-    return _dotted(value.func) if isinstance(value, ast.Call) else None
+    return ast_dotted(value.func) if isinstance(value, ast.Call) else None
 
 
 def _collect_scopes(
@@ -292,12 +293,12 @@ class _ScopeWalk:
             stack += [(c, kind) for c in _children(node)]
 
     def _call(self, node: ast.Call, kind: str | None) -> None:
-        callee = _dotted(node.func)
+        callee = ast_dotted(node.func)
         if callee and kind in ("batch", "loop"):
             self.loop_calls.append((callee, kind))
         if isinstance(node.func, ast.Attribute) and not self.steps:
             method = node.func.attr
-            owner = (_dotted(node.func.value) or "").rsplit(".", 1)[-1]
+            owner = (ast_dotted(node.func.value) or "").rsplit(".", 1)[-1]
             self.steps = method in ("backward", "manual_backward") or (
                 method == "step" and is_optimizer_name(owner)
             )
@@ -325,7 +326,7 @@ def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
     iterable = loop.iter
     while (
         isinstance(iterable, ast.Call)
-        and (_dotted(iterable.func) or "").rsplit(".", 1)[-1] in _ITERABLE_WRAPPERS
+        and (ast_dotted(iterable.func) or "").rsplit(".", 1)[-1] in _ITERABLE_WRAPPERS
         and iterable.args
     ):
         iterable = iterable.args[0]
@@ -333,15 +334,15 @@ def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
         iterable = iterable.value
     if (
         isinstance(iterable, ast.Call)
-        and _dotted(iterable.func) in ("range", "trange")
+        and ast_dotted(iterable.func) in ("range", "trange")
         and iterable.args
     ):  # `range(nBatch)`: batch numbers
         stop = iterable.args[0] if len(iterable.args) == 1 else iterable.args[1]
-        name = (_dotted(stop) or "").rsplit(".", 1)[-1].lower()
+        name = (ast_dotted(stop) or "").rsplit(".", 1)[-1].lower()
         return "batch" if BATCH_COUNT_NAME.search(name) else "loop"
     if isinstance(iterable, ast.Call):
-        return "batch" if (_dotted(iterable.func) or "").endswith("DataLoader") else "loop"
-    name = (_dotted(iterable) or "").rsplit(".", 1)[-1].lower()
+        return "batch" if (ast_dotted(iterable.func) or "").endswith("DataLoader") else "loop"
+    name = (ast_dotted(iterable) or "").rsplit(".", 1)[-1].lower()
     return "batch" if name and (LOADER_NAME.search(name) or name.endswith("loaders")) else "loop"
 
 
@@ -425,7 +426,7 @@ def _collect_calls(
         node, off, owner, looped = stack.pop()
         if isinstance(node, ast.Call):
             called.add(id(node.func))
-            callee = _dotted(node.func)
+            callee = ast_dotted(node.func)
             if callee is None and isinstance(node.func, ast.Attribute):
                 callee = "?." + node.func.attr
             if callee:
@@ -592,7 +593,7 @@ def _device_kind(value: ast.expr) -> bool | None:
         return True if name in _ACCELERATORS else (False if name == "cpu" else None)
     if (
         isinstance(value, ast.Call)
-        and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "device"
+        and (ast_dotted(value.func) or "").rsplit(".", 1)[-1] == "device"
         and value.args
     ):
         return _device_kind(value.args[0])
@@ -666,7 +667,7 @@ def _chained_eval(value: ast.expr) -> bool:
 def _turns_grad_off(expr: ast.expr) -> bool:
     """`torch.no_grad()`, `@torch.inference_mode`, `torch.set_grad_enabled(False)` and their aliases."""
     call = expr if isinstance(expr, ast.Call) else None
-    name = (_dotted(call.func) if call else _dotted(expr)) or ""
+    name = (ast_dotted(call.func) if call else ast_dotted(expr)) or ""
     leaf = name.rsplit(".", 1)[-1]
     if leaf in _GRAD_OFF:
         return not (
@@ -707,15 +708,6 @@ def _children(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, list):
             found += [item for item in value if isinstance(item, ast.AST)]
     return found
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
 
 
 @dataclass(frozen=True)
@@ -948,22 +940,20 @@ class ProjectIndex:
         models import nets`, `from .nets import *`): then it is a library module, whatever its
         `if __name__ == "__main__":` block runs. Only files whose import lines name the
         module's file name are summarised (`_import_words`)."""
-        file = file.absolute()
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
-        for other in self._import_words.get(stem, ()):
-            if other != file and file in self._imported_files(other):
-                return True
-        return False
+        return next(self._importers(file.absolute()), None) is not None
 
     def named_by_importers(self, file: Path, name: str) -> bool:
         """Whether a file of the project that imports `file` writes `name`: a function of a
         library module that an importer may call is the library's, not its demo's."""
-        file = file.absolute()
+        return any(_mentions(other, name) for other in self._importers(file.absolute()))
+
+    def _importers(self, file: Path) -> Iterator[Path]:
+        """The project's other files that import `file`: only those whose import lines name
+        the module's file name are summarised."""
         stem = file.parent.name if file.name == "__init__.py" else file.stem
-        return any(
-            other != file and _mentions(other, name) and file in self._imported_files(other)
-            for other in self._import_words.get(stem, ())
-        )
+        for other in self._import_words.get(stem, ()):
+            if other != file and file in self._imported_files(other):
+                yield other
 
     @cached_property
     def _import_words(self) -> dict[str, list[Path]]:
