@@ -92,6 +92,8 @@ _SYNTHETIC_FACTORIES = frozenset(
         "eye",
     )
 )
+# Factories of tensors filled with one value: an input made of them holds no data to evaluate.
+_CONSTANT_FILLS = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full"))
 # nn.Module's own methods: calling them runs no forward.
 _MODULE_API = frozenset(
     {
@@ -555,6 +557,8 @@ class Evaluation(Shared):
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return None  # a library module's `__main__` demo or self-check evaluates nothing
+        if self._warms_up(call):
+            return None  # `model(torch.ones(1, 3, h, w))` once: a warm-up or a shape check
         function = self.enclosing_function(call)
         if function is not None and (
             self._is_framework_hook(function) or is_dunder(function.name.value)
@@ -589,6 +593,31 @@ class Evaluation(Shared):
                 call, function
             )
         return found if found is not None and self.repeats(call) else None
+
+    def _warms_up(self, call: cst.Call) -> bool:
+        """A forward outside any loop of its function whose every input is a tensor filled with
+        a constant on the spot (`torch.ones(1, 3, h, w)`, or a name bound once to one): a
+        warm-up or a shape check, which evaluates no data, whatever the code around it."""
+        inputs = [a.value for a in call.args if a.keyword is None and not a.star]
+        return (
+            bool(inputs)
+            and all(self._is_constant_fill(v) for v in inputs)
+            and not self._in_own_loop(call)
+        )
+
+    def _is_constant_fill(self, expr: cst.BaseExpression) -> bool:
+        """`torch.zeros(...)`, `torch.ones(...).cuda()`: a made-up tensor with no data in it."""
+        expr = self._bound_value(expr)
+        while isinstance(expr, cst.Call):
+            if (self.ctx.symbols.qualname(expr.func) or "") in _CONSTANT_FILLS:
+                return True
+            if not (
+                isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
+                return False
+            expr = expr.func.value
+        return False
 
     def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
@@ -664,7 +693,32 @@ class Evaluation(Shared):
         if self._in_own_loop(node):
             return True
         function = self.enclosing_function(node)
-        return function is not None and self._function_repeats(function)
+        if function is None:
+            return False
+        if self._before_own_training(node, function):
+            return False
+        return self._function_repeats(function)
+
+    def _before_own_training(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        """Code of a function that trains in a loop of its own, before that loop, where neither a
+        framework nor a loop of the file runs the function again (`fit` checking one batch's
+        output shape before its epochs): it runs once per training run, a debug check."""
+        at = self.model.enter(node) or 0
+        if not any(
+            (self.model.enter(loop) or 0) > at
+            for loop in self._training_loops
+            if self.model.function_of(loop) is function
+        ):
+            return False
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return False
+        sites = self.call_sites(function)
+        return sites is not None and not any(self.repeats(site) for site in sites)
+
+    @cached_property
+    def _training_loops(self) -> list[cst.CSTNode]:
+        """The loops that train: those among the training statements (`_training_statements`)."""
+        return [s for s in self._training_statements if isinstance(s, cst.For | cst.While)]
 
     def _function_repeats(self, function: cst.FunctionDef) -> bool:
         if function in self._repeating:

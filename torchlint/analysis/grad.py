@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.frameworks import framework_of
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import WITHOUT_GRAD_NAMES, framework_of
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
@@ -290,6 +291,10 @@ class Grad(Shared):
         found = self._decorated_mode(function)  # the decorator nearest `def` sets the mode last
         if found is not None:
             return found
+        if function.name.value in WITHOUT_GRAD_NAMES and self.ctx.fact(
+            EntryPoints
+        ).runs_without_grad(function):
+            return GradMode.DISABLED  # a framework's evaluation hook: its loop turned grad off
         if function in self._stray_grad_calls:
             return GradMode.MANAGED
         return self.callers_mode(function)
