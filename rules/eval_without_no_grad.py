@@ -1474,7 +1474,10 @@ on over several cells gets one `with torch.no_grad():` per cell.
             or grad.call_sites(function) != []
         ):
             return False
-        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), key)
+        path = Path(self.ctx.path)
+        return self.ctx.project.always_called_without_grad(path, key) or (
+            owner is not None and self.ctx.project.handed_over_without_grad(path, key)
+        )
 
     # -- fixes ----------------------------------------------------------------------------
     def _in_cell_of(self, first: cst.Call, region: list[cst.CSTNode]) -> list[cst.CSTNode]:

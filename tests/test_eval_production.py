@@ -136,7 +136,6 @@ class Solver:
         self.optimizer = optimizer
 
     def compute_predictions(self, batch):
-        self.model.eval()
         return self.model(batch["x"])
 
     def predict(self, x):

@@ -1413,6 +1413,58 @@ class ProjectIndex:
             self.consulted[path] = digest
         return summary
 
+    # -- how other modules use a function (TL001): asked only of evaluation scopes ---------
+    def feeds_training_elsewhere(self, file: Path, key: str) -> bool:
+        """Whether another file of the project calls `key` (`f` or `Class.method`, by its last
+        name on any receiver: more calls than the true ones, so a yes may be a stranger's) where
+        its result can feed a training step: in a loop body or function whose own code runs
+        `.backward()` or an optimizer's `.step()`, with grad on and not under a periodic guard
+        (`preds = self.compute_predictions(batch)` in a solver's `step`). A function named for
+        prediction is then the training forward, whatever its name says."""
+        name = key.rpartition(".")[2]
+        file = file.absolute()
+        for other in self._project_files():
+            if other == file or not _mentions(other, name):
+                continue
+            read = _read(other)
+            if read is None:
+                continue
+            self.consulted[other] = read[1]
+            if name in _training_callees(*read):
+                return True
+        return False
+
+    def handed_over_without_grad(self, file: Path, key: str) -> bool:
+        """Whether the project runs the method `key` (`Class.method`) only with grad off, also
+        where it hands the bound method over: every `x.<method>(...)` runs with grad off (at the
+        call or up its callers, as `always_called_without_grad` follows them), every read of
+        `x.<method>` other than a call is an argument of a call made with grad off (`with
+        torch.no_grad(): self.run_stage("valid", self.valid)`: the stage runner calls it
+        there), and there is at least one of either. False when unknown."""
+        name = key.rpartition(".")[2]
+        file = file.absolute()
+        found = False
+        for other in self._project_files():
+            if not _mentions(other, name):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            read = _read(other)
+            if summary is None or read is None:
+                continue
+            self.consulted[other] = read[1]
+            if name in summary.attribute_reads:
+                if not _handed_over_off(*read, name):
+                    return False
+                found = True
+            for callee, off, owner, _ in summary.calls:
+                if "." not in callee or callee.rpartition(".")[2] != name:
+                    continue
+                busy = frozenset({(file, key)})
+                if not (off or (owner and self._off_everywhere(other, owner, 1, busy))):
+                    return False
+                found = True
+        return found
+
 
 _LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
 
@@ -1434,6 +1486,118 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+# A file's text as the TL001 questions read it, parsed once per content and process.
+_TREES: dict[str, ast.Module | None] = {}
+_TRAINING_CALLEES: dict[str, frozenset[str]] = {}
+_HANDED_OFF: dict[tuple[str, str], bool] = {}
+
+
+def _read(path: Path) -> tuple[str, str] | None:
+    """The file's text and content digest; None when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
+
+
+def _tree(text: str, digest: str) -> ast.Module | None:
+    if digest not in _TREES:
+        try:
+            _TREES[digest] = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _TREES[digest] = None
+    return _TREES[digest]
+
+
+def _steps(node: ast.Call) -> bool:
+    """`loss.backward()`, `optimizer.step()`: a training step."""
+    if not isinstance(node.func, ast.Attribute):
+        return False
+    method = node.func.attr
+    owner = (ast_dotted(node.func.value) or "").rsplit(".", 1)[-1]
+    return method in ("backward", "manual_backward") or (
+        method == "step" and is_optimizer_name(owner)
+    )
+
+
+def _training_callees(text: str, digest: str) -> frozenset[str]:
+    """The last names of the callees whose calls may feed a training step in this file: made
+    with grad on, outside periodic guards, in a loop body or function (its innermost one) whose
+    own code also steps. Iterative, like every walk of the index."""
+    if digest in _TRAINING_CALLEES:
+        return _TRAINING_CALLEES[digest]
+    tree = _tree(text, digest) if _STEP_TEXT.search(text) else None
+    stepping: set[int] = set()
+    calls: list[tuple[int, str]] = []
+    # node, its innermost loop or function (an id), grad off there, under a periodic guard
+    stack: list[tuple[ast.AST, int, bool, bool]] = [(tree, 0, False, False)] if tree else []
+    while stack:
+        node, unit, off, rare = stack.pop()
+        if isinstance(node, ast.Call) and not off:
+            if _steps(node):
+                stepping.add(unit)
+            elif not rare and isinstance(node.func, ast.Name | ast.Attribute):
+                calls.append((unit, (ast_dotted(node.func) or "?").rsplit(".", 1)[-1]))
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            stack += [(child, unit, True, rare) for child in node.body]
+            continue
+        if isinstance(node, ast.If) and _periodic(node.test):
+            stack += [(child, unit, off, True) for child in node.body]
+            stack += [(child, unit, off, rare) for child in node.orelse]
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            off = any(_turns_grad_off(d) for d in node.decorator_list)
+            stack += [(child, id(node), off, False) for child in node.body]
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            stack += [(child, id(node), off, False) for child in node.body]
+            continue
+        stack += [(child, unit, off, rare) for child in _children(node)]
+    found = frozenset(name for unit, name in calls if unit in stepping)
+    _TRAINING_CALLEES[digest] = found
+    return found
+
+
+def _handed_over_off(text: str, digest: str, name: str) -> bool:
+    """Whether every read of `x.<name>` in the file other than a call is an argument of a call
+    made with grad off (`with torch.no_grad(): run(self.<name>)`)."""
+    if (digest, name) not in _HANDED_OFF:
+        _HANDED_OFF[digest, name] = _handed_over_off_now(_tree(text, digest), name)
+    return _HANDED_OFF[digest, name]
+
+
+def _handed_over_off_now(tree: ast.Module | None, name: str) -> bool:
+    if tree is None:
+        return False
+    allowed: set[int] = set()  # reads that are the callee of a call, or handed over with grad off
+    reads: list[int] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, off = stack.pop()
+        if isinstance(node, ast.Call):
+            allowed.add(id(node.func))
+            if off:
+                values = [*node.args, *(k.value for k in node.keywords)]
+                allowed.update(id(v) for v in values)
+        elif isinstance(node, ast.Attribute) and node.attr == name:
+            reads.append(id(node))
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            stack += [(child, True) for child in node.body]
+            stack += [(item, off) for item in node.items]
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            off = any(_turns_grad_off(d) for d in node.decorator_list)  # runs when called
+        elif isinstance(node, ast.Lambda | ast.ClassDef):
+            off = False
+        stack += [(child, off) for child in _children(node)]
+    return all(read in allowed for read in reads)
 
 
 def _import_line_words(path: Path) -> frozenset[str]:
