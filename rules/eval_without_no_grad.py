@@ -1412,7 +1412,11 @@ on over several cells gets one `with torch.no_grad():` per cell.
         """The evaluation scope of `call` when it is a forward pass recording autograd."""
         if evaluation.is_forward(call):
             scope = evaluation.scope(call)
-            if scope is None or evaluation.is_frozen(evaluation.callee(call) or ""):
+            if (
+                scope is None
+                or evaluation.is_frozen(evaluation.callee(call) or "")
+                or evaluation.holds_no_parameters(call)
+            ):
                 return None
         else:
             scope = evaluation.leaf_exit_scope(call)

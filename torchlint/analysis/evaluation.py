@@ -327,6 +327,33 @@ class Evaluation(Shared):
         """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
         return any(name == f or name.startswith(f + ".") for f in self._frozen)
 
+    def holds_no_parameters(self, call: cst.Call) -> bool:
+        """Whether the module `call` runs is built, wherever the file binds it, from one project
+        class that holds no parameters or submodules (`cache = FeatureCache(root).eval()`, a
+        reader of cached features): its forward records no graph, whatever `.eval()` says."""
+        name = self.callee(call)
+        if not name or self.ctx.project is None:
+            return False
+        built = self._built_classes.get(self._binding_key(name, call))
+        if not built:
+            return False
+        return self.ctx.project.holds_no_parameters(Path(self.ctx.path), built)
+
+    @cached_property
+    def _built_classes(self) -> dict[str, str]:
+        """The class each name is built from as written (`readers.FeatureCache`), where every
+        binding of the name builds the same one; "" where they differ or one builds nothing."""
+        found: dict[str, str] = {}
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if not name:
+                continue
+            callee = _built_callee(value)
+            written = (dotted(callee) or "") if callee is not None else ""
+            key = self._binding_key(name, target)
+            found[key] = written if found.get(key, written) == written else ""
+        return found
+
     @cached_property
     def _frozen(self) -> set[str]:
         """Names whose module's parameters are frozen: `net.requires_grad_(False)`, also chained
@@ -596,8 +623,9 @@ class Evaluation(Shared):
 
     def _warms_up(self, call: cst.Call) -> bool:
         """A forward outside any loop of its function whose every input is a tensor filled with
-        a constant on the spot (`torch.ones(1, 3, h, w)`, or a name bound once to one): a
-        warm-up or a shape check, which evaluates no data, whatever the code around it."""
+        a constant on the spot (`model(torch.ones(1, 3, h, w).cuda())`): a warm-up or a shape
+        check, which evaluates no data, whatever the code around it. Not a name bound to one:
+        `features = torch.zeros(n, k)` is often filled with data afterwards."""
         inputs = [a.value for a in call.args if a.keyword is None and not a.star]
         return (
             bool(inputs)
@@ -607,7 +635,6 @@ class Evaluation(Shared):
 
     def _is_constant_fill(self, expr: cst.BaseExpression) -> bool:
         """`torch.zeros(...)`, `torch.ones(...).cuda()`: a made-up tensor with no data in it."""
-        expr = self._bound_value(expr)
         while isinstance(expr, cst.Call):
             if (self.ctx.symbols.qualname(expr.func) or "") in _CONSTANT_FILLS:
                 return True

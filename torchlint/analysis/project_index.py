@@ -1415,16 +1415,16 @@ class ProjectIndex:
 
     # -- how other modules use a function (TL001): asked only of evaluation scopes ---------
     def feeds_training_elsewhere(self, file: Path, key: str) -> bool:
-        """Whether another file of the project calls `key` (`f` or `Class.method`, by its last
-        name on any receiver: more calls than the true ones, so a yes may be a stranger's) where
-        its result can feed a training step: in a loop body or function whose own code runs
-        `.backward()` or an optimizer's `.step()`, with grad on and not under a periodic guard
-        (`preds = self.compute_predictions(batch)` in a solver's `step`). A function named for
-        prediction is then the training forward, whatever its name says."""
+        """Whether a file of the project that imports `file` calls `key` (`f` or `Class.method`,
+        by its last name on any receiver) where its result can feed a training step: in a loop
+        body or function whose own code runs `.backward()` or an optimizer's `.step()`, with
+        grad on and not under a periodic guard (`preds = self.compute_predictions(batch)` in
+        the `step` of a subclass of the solver defining it). A function named for prediction
+        is then the training forward, whatever its name says. Files that do not import `file`
+        are not asked: a method of the same name in an unrelated script says nothing."""
         name = key.rpartition(".")[2]
-        file = file.absolute()
-        for other in self._project_files():
-            if other == file or not _mentions(other, name):
+        for other in self._importers(file.absolute()):
+            if not _mentions(other, name):
                 continue
             read = _read(other)
             if read is None:
@@ -1464,6 +1464,39 @@ class ProjectIndex:
                     return False
                 found = True
         return found
+
+    def holds_no_parameters(self, file: Path, name: str, depth: int = 0) -> bool:
+        """Whether the project class `name` (as written in `file`) holds no parameters and no
+        submodules, nor do its bases up to `nn.Module`: a reader of cached features that only
+        derives from nn.Module. Its forward records no graph of its own, so its `.eval()` says
+        nothing of evaluation. False when unknown: a base outside the project other than
+        `nn.Module`, any `torch.nn` construction or parameter API, or an attribute that may
+        hold a module (not a literal) and is called, iterated, computed with or handed to a
+        call other than a path or string helper."""
+        location = self._class_location(file.absolute(), name)
+        if location is None or depth > _MAX_DEPTH:
+            return False
+        where, klass = location
+        read = _read(where)
+        tree = _tree(*read) if read is not None else None
+        node = next(
+            (
+                n
+                for n in (tree.body if tree else ())
+                if isinstance(n, ast.ClassDef) and n.name == klass
+            ),
+            None,
+        )
+        if read is None or node is None:
+            return False
+        self.consulted[where] = read[1]
+        for base in node.bases:
+            written = ast_dotted(base) or ""
+            if written in ("nn.Module", "torch.nn.Module"):
+                continue
+            if not written or not self.holds_no_parameters(where, written, depth + 1):
+                return False
+        return _plain_class(node)
 
 
 _LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
@@ -1598,6 +1631,130 @@ def _handed_over_off_now(tree: ast.Module | None, name: str) -> bool:
             off = False
         stack += [(child, off) for child in _children(node)]
     return all(read in allowed for read in reads)
+
+
+# Calls that take paths, strings and plain containers: an attribute handed to them is no module.
+_PLAIN_ROOTS = frozenset(
+    {
+        "os",
+        "pathlib",
+        "Path",
+        "json",
+        "pickle",
+        "h5py",
+        "lmdb",
+        "str",
+        "open",
+        "len",
+        "print",
+        "int",
+        "float",
+        "bool",
+        "dict",
+        "list",
+        "set",
+        "tuple",
+        "sorted",
+        "isinstance",
+        "getattr",
+        "hasattr",
+        "format",
+        "repr",
+        "defaultdict",
+        "OrderedDict",
+        "collections",
+    }
+)
+# Calls that make a class hold parameters or submodules, or hide what it holds.
+_PARAMETER_APIS = frozenset(
+    {
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "ModuleList",
+        "ModuleDict",
+        "Sequential",
+        "register_parameter",
+        "register_module",
+        "add_module",
+        "setattr",
+        "load_state_dict",
+        "requires_grad_",
+        "__setattr__",
+    }
+)
+
+
+def _plain_value(value: ast.expr, defaults: dict[str, ast.expr]) -> bool:
+    """A literal, a display of literals, a plain helper's result, or a parameter whose default
+    is a literal: no module."""
+    if isinstance(value, ast.Constant | ast.JoinedStr):
+        return True
+    if isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return all(_plain_value(e, defaults) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(v is not None and _plain_value(v, defaults) for v in value.values)
+    if isinstance(value, ast.Call):
+        return (ast_dotted(value.func) or "").split(".")[0] in _PLAIN_ROOTS
+    if isinstance(value, ast.Name) and value.id in defaults:
+        return isinstance(defaults[value.id], ast.Constant) and defaults[value.id].value is not None  # type: ignore[attr-defined]
+    return False
+
+
+def _plain_class(node: ast.ClassDef) -> bool:
+    """The body of `holds_no_parameters`: no torch.nn construction or parameter API, and every
+    attribute that may hold a module is only read as a value by plain helpers."""
+    methods = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    opaque: set[str] = set()
+    for function in (s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)):
+        args = function.args.posonlyargs + function.args.args
+        defaults = dict(
+            zip(
+                [a.arg for a in args][len(args) - len(function.args.defaults) :],
+                function.args.defaults,
+            )
+        )
+        for child in _walk(function):
+            if isinstance(child, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    if _self_attribute(target) and not (
+                        child.value is not None and _plain_value(child.value, defaults)
+                    ):
+                        opaque.add(target.attr)  # type: ignore[attr-defined]
+    allowed: set[int] = set()
+    for child in _walk(node):
+        if isinstance(child, ast.Attribute) and child.attr == "requires_grad":
+            return False
+        if not isinstance(child, ast.Call):
+            continue
+        callee = ast_dotted(child.func) or ""
+        parts = callee.split(".")
+        if parts[-1] in _PARAMETER_APIS or (parts[0] in ("nn", "torch") and "nn" in parts[:2]):
+            return False
+        if parts[0] == "self" and len(parts) == 2 and parts[1] not in methods:
+            return False  # `self.encoder(x)`: a submodule's forward
+        if parts[0] in _PLAIN_ROOTS:
+            allowed.update(id(a) for a in [*child.args, *(k.value for k in child.keywords)])
+        if _self_attribute(child.func):
+            allowed.add(id(child.func))  # `self.method(...)`, checked above
+    for child in _walk(node):
+        if (
+            _self_attribute(child)
+            and child.attr in opaque  # type: ignore[attr-defined]
+            and id(child) not in allowed
+            and not isinstance(child.ctx, ast.Store)  # type: ignore[attr-defined]
+        ):
+            return False
+    return True
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def _import_line_words(path: Path) -> frozenset[str]:
