@@ -121,6 +121,43 @@ class Trainer:
 """,
         },
     ),
+    Case(
+        "forward-on-a-sized-dummy-counts-flops",
+        {
+            "complexity.py": """\
+import torch
+
+
+def complexity(model, shape):
+    counted = add_counters(model)
+    counted.eval()
+    batch = torch.FloatTensor(1, *shape)
+    counted(batch)
+    return counted.total()
+""",
+        },
+    ),
+    Case(
+        "forward-on-a-filled-zeros-tensor-still-found",
+        {
+            "fit.py": """\
+import torch
+
+
+def fit(net, optimizer, loader, x, n):
+    for epoch in range(10):
+        for xb, yb in loader:
+            loss = ((net(xb) - yb) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    features = torch.zeros(n, 4)
+    for i in range(4):
+        features[:, i] = x[i : n + i]
+    return net(features)  # TL001: net(features)
+""",
+        },
+    ),
     # --- 3. a prediction-named method that is the training forward of another module ---
     Case(
         "prediction-named-training-forward",
@@ -189,6 +226,56 @@ def train(model, optimizer, train_loader, val_loader, epochs):
             loss.backward()
             optimizer.step()
         print(evaluate(model, val_loader))
+""",
+        },
+    ),
+    # --- a decorated method of a class a package re-exports, inherited by the class used ---
+    Case(
+        "decorated-method-through-package-reexport-and-base",
+        {
+            "seqlib/__init__.py": "from seqlib.models import Seq2Seq\n",
+            "seqlib/base.py": """\
+import torch
+from torch import nn
+
+
+class Generator(nn.Module):
+    @torch.no_grad()
+    def generate(self, src, steps):
+        out = src
+        for _ in range(steps):
+            out = self(out)
+        return out
+""",
+            "seqlib/models.py": """\
+from torch import nn
+
+from seqlib.base import Generator
+
+
+class Seq2Seq(Generator):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.net(x)
+""",
+            "train.py": """\
+import torch
+
+from seqlib import Seq2Seq
+
+model = Seq2Seq()
+opt = torch.optim.Adam(model.parameters())
+for i, (src, tgt) in enumerate(loader):
+    loss = ((model(src) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    if i % 100 == 0:
+        model.eval()
+        print(model.generate(src[:1], 10))
+        model.train()
 """,
         },
     ),

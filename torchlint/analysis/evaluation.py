@@ -48,6 +48,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.nodes import find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
+from torchlint.analysis.writes import written_after
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -622,10 +623,11 @@ class Evaluation(Shared):
         return found if found is not None and self.repeats(call) else None
 
     def _warms_up(self, call: cst.Call) -> bool:
-        """A forward outside any loop of its function whose every input is a tensor filled with
-        a constant on the spot (`model(torch.ones(1, 3, h, w).cuda())`): a warm-up or a shape
-        check, which evaluates no data, whatever the code around it. Not a name bound to one:
-        `features = torch.zeros(n, k)` is often filled with data afterwards."""
+        """A forward outside any loop of its function whose every input is a tensor holding no
+        data (`model(torch.ones(1, 3, h, w).cuda())`, or a name bound once to one and never
+        written into: `batch = torch.FloatTensor(1, *shape)`): a warm-up, a shape check or a
+        FLOPs count, which evaluates no data, whatever the code around it.
+        `features = torch.zeros(n, k)` filled afterwards (`features[:, i] = x[i:]`) holds data."""
         inputs = [a.value for a in call.args if a.keyword is None and not a.star]
         return (
             bool(inputs)
@@ -634,9 +636,17 @@ class Evaluation(Shared):
         )
 
     def _is_constant_fill(self, expr: cst.BaseExpression) -> bool:
-        """`torch.zeros(...)`, `torch.ones(...).cuda()`: a made-up tensor with no data in it."""
+        """`torch.zeros(...)`, `torch.ones(...).cuda()`, `torch.FloatTensor(1, 3, h, w)`: a
+        made-up tensor with no data in it, also through a name never written into."""
+        if isinstance(expr, cst.Name):
+            reaching = self.model.reaching(expr)
+            value = reaching[0].value if len(reaching) == 1 else None
+            if value is None or written_after(self.model, expr, value) is not None:
+                return False
+            expr = value
         while isinstance(expr, cst.Call):
-            if (self.ctx.symbols.qualname(expr.func) or "") in _CONSTANT_FILLS:
+            name = self.ctx.symbols.qualname(expr.func) or ""
+            if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
             if not (
                 isinstance(expr.func, cst.Attribute)
@@ -1542,6 +1552,17 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
+    """`torch.FloatTensor(1, 3, h, w)`: a legacy constructor given sizes (an integer first), which
+    makes an uninitialised tensor; not `torch.FloatTensor(rows)`, which holds data."""
+    return (
+        qualname.startswith("torch.")
+        and qualname.endswith("Tensor")
+        and bool(call.args)
+        and isinstance(call.args[0].value, cst.Integer)
+    )
 
 
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:

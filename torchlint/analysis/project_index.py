@@ -887,17 +887,22 @@ class ProjectIndex:
         return self._device(target[0], target[1], depth + 1, functions)
 
     def decorated_grad_off(self, file: Path, name: str, method: str | None = None) -> bool:
-        """Whether the function `name` (or the method `method` of the class `name`), as written
-        in `file` and defined in another file of the project, carries a no_grad/inference_mode
-        decorator: whoever calls it, it runs without grad."""
+        """Whether the function `name` (or the method `method` of the class `name`, its own or
+        inherited, the class perhaps re-exported by a package), as written in `file` and defined
+        in another file of the project, carries a no_grad/inference_mode decorator: whoever
+        calls it, it runs without grad."""
         file = file.absolute()
         summary = self._summary(file)
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
+        if method:  # through a package's re-export and the class's bases
+            location = self._class_location(*target)
+            target = self._find_method(*location, method) if location else None
+            if target is None:
+                return False
         source = self._summary(target[0], full=True)
-        member = f"{target[1]}.{method}" if method else target[1]
-        return source is not None and member in source.grad_off
+        return source is not None and target[1] in source.grad_off
 
     def imported_precision(self, file: Path) -> frozenset[str]:
         """What the project modules that `file` imports, directly or through their own imports,
