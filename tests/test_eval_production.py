@@ -132,6 +132,7 @@ def complexity(model, shape):
     counted = add_counters(model)
     counted.eval()
     batch = torch.FloatTensor(1, *shape)
+    hooks[0](batch)
     counted(batch)
     return counted.total()
 """,
