@@ -24,20 +24,28 @@ CASES = [
 import os
 
 import torch
+from omegaconf import OmegaConf
 from torch import nn
 
 
-class FeatureCache(nn.Module):
+class Reader(nn.Module):
+    def __init__(self, conf):
+        super().__init__()
+        self.conf = OmegaConf.create(conf)
+
+
+class FeatureCache(Reader):
     '''Reads features computed earlier from disk: nothing to train.'''
 
     def __init__(self, root, suffix=".pt"):
-        super().__init__()
+        super().__init__({"pad": 0})
         self.root = root
         self.suffix = suffix
         self.opened = {}
 
     def forward(self, names):
-        return torch.stack([torch.load(os.path.join(self.root, n + self.suffix)) for n in names])
+        pad = self.conf.pad
+        return torch.stack([torch.load(os.path.join(self.root, n + self.suffix)) for n in names]) + pad
 """,
             "extract.py": """\
 import torch
@@ -86,6 +94,39 @@ def score_all(loader):
     for x, y in loader:
         total += (enc(x).argmax(1) == y).sum().item()  # TL001: enc(x)
     return total
+""",
+        },
+    ),
+    Case(
+        "module-with-a-factory-built-submodule-still-found",
+        {
+            "nets.py": """\
+import torch
+from torch import nn
+
+from blocks import make_layers
+
+
+class Classifier(nn.Module):
+    def __init__(self, cfg, root="ckpt/"):
+        super().__init__()
+        self.root = root
+        self.layers = make_layers(cfg)
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def score_all(loader, cfg):
+    net = Classifier(cfg).eval()
+    return [net(x).argmax(1) for x, _ in loader]  # TL001: net(x)
+""",
+            "blocks.py": """\
+from torch import nn
+
+
+def make_layers(cfg):
+    return nn.Sequential(*[nn.Linear(cfg, cfg) for _ in range(3)])
 """,
         },
     ),

@@ -1668,6 +1668,12 @@ _PLAIN_ROOTS = frozenset(
         "defaultdict",
         "OrderedDict",
         "collections",
+        "np",
+        "numpy",
+        "math",
+        "re",
+        "OmegaConf",
+        "omegaconf",
     }
 )
 # Calls that make a class hold parameters or submodules, or hide what it holds.
