@@ -94,6 +94,8 @@ It stays quiet when:
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
   function that runs `backward()` counts as feeding it, unless a periodic guard whose branch
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
+- the module's class holds no parameters or submodules, nor do its project bases up to
+  `nn.Module` (a reader of cached features with an `.eval()`): its forward records nothing;
 - the module's parameters are frozen: `net.requires_grad_(False)`, also chained on a mode switch
   or a copy (`sampler.eval().requires_grad_(False)`, `G = copy.deepcopy(G).eval()
   .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` for each
@@ -103,7 +105,9 @@ It stays quiet when:
   `return model_fn`): its holder decides the grad mode, and may differentiate through it
   (`torch.autograd.grad` of a score in a likelihood);
 - a framework or wrapper disables grad itself: Lightning's `validation_step`/`test_step`/
-  `predict_step`, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
+  `predict_step` and every hook its evaluation loops run, of modules and callbacks alike
+  (`on_validation_epoch_end`, `on_validation_batch_end`, `on_test_*`, `on_predict_*`), with
+  the functions only they call, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
   `Trainer` subclass, ultralytics `YOLO`, transformers `pipeline`;
 - the grad mode belongs to the callers: methods of a module class of the file (its API:
   `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
@@ -111,7 +115,12 @@ It stays quiet when:
   and the methods it calls; helpers called only from other evaluation functions; overrides
   that delegate to `super()`; shape-probing forwards in `__init__`; a module-level function
   the file never calls whose every call in the project's other files runs under `no_grad` or
-  `inference_mode` (found by the project index, also in a single-file run);
+  `inference_mode` (found by the project index, also in a single-file run), also where a
+  base class hands the bound method to a stage runner under `no_grad`
+  (`with torch.no_grad(): self.run_stage("valid", self.valid)`); a function named for
+  prediction that a module importing this one calls where the result feeds a training step
+  (`preds = self.compute_predictions(batch)` before `loss.backward()`): it is the training
+  forward, whatever its name says;
 - the file is a unit-test module, or does not use torch (directly or through a star import of a
   project module that imports it).
 
@@ -120,7 +129,11 @@ function a framework runs every step or epoch, or in a function that may run man
 function, unless it is a `main` or every call of it in the file runs once). A single forward
 outside any loop in code that runs once (a library's `__main__` demo, a shape check, a
 one-image `main`) is left alone, and so is a forward in code that exports or traces the module
-(`torch.onnx.export`, `torch.jit.trace`: a warm-up). A forward on evaluation data or after
+(`torch.onnx.export`, `torch.jit.trace`: a warm-up), a forward outside any loop whose every
+input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, or a name bound once to
+`torch.zeros(...)`/`torch.FloatTensor(1, *shape)` and never written into: a warm-up, a shape
+check, a FLOPs count), and code of a function that trains in a loop of its own placed before
+that loop, where nothing runs the function again (a debug check of one batch's output). A forward on evaluation data or after
 training in the same run, or in a script that only loads weights and runs them, is still
 reported when it runs once: it is the workload (a whole split, the images a script generates).
 
@@ -1412,7 +1425,11 @@ on over several cells gets one `with torch.no_grad():` per cell.
         """The evaluation scope of `call` when it is a forward pass recording autograd."""
         if evaluation.is_forward(call):
             scope = evaluation.scope(call)
-            if scope is None or evaluation.is_frozen(evaluation.callee(call) or ""):
+            if (
+                scope is None
+                or evaluation.is_frozen(evaluation.callee(call) or "")
+                or evaluation.holds_no_parameters(call)
+            ):
                 return None
         else:
             scope = evaluation.leaf_exit_scope(call)
@@ -1474,7 +1491,10 @@ on over several cells gets one `with torch.no_grad():` per cell.
             or grad.call_sites(function) != []
         ):
             return False
-        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), key)
+        path = Path(self.ctx.path)
+        return self.ctx.project.always_called_without_grad(path, key) or (
+            owner is not None and self.ctx.project.handed_over_without_grad(path, key)
+        )
 
     # -- fixes ----------------------------------------------------------------------------
     def _in_cell_of(self, first: cst.Call, region: list[cst.CSTNode]) -> list[cst.CSTNode]:

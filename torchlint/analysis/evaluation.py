@@ -48,6 +48,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.nodes import find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
+from torchlint.analysis.writes import written_after
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -92,6 +93,8 @@ _SYNTHETIC_FACTORIES = frozenset(
         "eye",
     )
 )
+# Factories of tensors filled with one value: an input made of them holds no data to evaluate.
+_CONSTANT_FILLS = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full"))
 # nn.Module's own methods: calling them runs no forward.
 _MODULE_API = frozenset(
     {
@@ -325,6 +328,33 @@ class Evaluation(Shared):
         """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
         return any(name == f or name.startswith(f + ".") for f in self._frozen)
 
+    def holds_no_parameters(self, call: cst.Call) -> bool:
+        """Whether the module `call` runs is built, wherever the file binds it, from one project
+        class that holds no parameters or submodules (`cache = FeatureCache(root).eval()`, a
+        reader of cached features): its forward records no graph, whatever `.eval()` says."""
+        name = self.callee(call)
+        if not name or self.ctx.project is None:
+            return False
+        built = self._built_classes.get(self._binding_key(name, call))
+        if not built:
+            return False
+        return self.ctx.project.holds_no_parameters(Path(self.ctx.path), built)
+
+    @cached_property
+    def _built_classes(self) -> dict[str, str]:
+        """The class each name is built from as written (`readers.FeatureCache`), where every
+        binding of the name builds the same one; "" where they differ or one builds nothing."""
+        found: dict[str, str] = {}
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if not name:
+                continue
+            callee = _built_callee(value)
+            written = (dotted(callee) or "") if callee is not None else ""
+            key = self._binding_key(name, target)
+            found[key] = written if found.get(key, written) == written else ""
+        return found
+
     @cached_property
     def _frozen(self) -> set[str]:
         """Names whose module's parameters are frozen: `net.requires_grad_(False)`, also chained
@@ -555,6 +585,8 @@ class Evaluation(Shared):
         """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return None  # a library module's `__main__` demo or self-check evaluates nothing
+        if self._warms_up(call):
+            return None  # `model(torch.ones(1, 3, h, w))` once: a warm-up or a shape check
         function = self.enclosing_function(call)
         if function is not None and (
             self._is_framework_hook(function) or is_dunder(function.name.value)
@@ -589,6 +621,40 @@ class Evaluation(Shared):
                 call, function
             )
         return found if found is not None and self.repeats(call) else None
+
+    def _warms_up(self, call: cst.Call) -> bool:
+        """A forward outside any loop of its function whose every input is a tensor holding no
+        data (`model(torch.ones(1, 3, h, w).cuda())`, or a name bound once to one and never
+        written into: `batch = torch.FloatTensor(1, *shape)`): a warm-up, a shape check or a
+        FLOPs count, which evaluates no data, whatever the code around it.
+        `features = torch.zeros(n, k)` filled afterwards (`features[:, i] = x[i:]`) holds data."""
+        inputs = [a.value for a in call.args if a.keyword is None and not a.star]
+        return (
+            bool(inputs)
+            and all(self._is_constant_fill(v) for v in inputs)
+            and not self._in_own_loop(call)
+        )
+
+    def _is_constant_fill(self, expr: cst.BaseExpression) -> bool:
+        """`torch.zeros(...)`, `torch.ones(...).cuda()`, `torch.FloatTensor(1, 3, h, w)`: a
+        made-up tensor with no data in it, also through a name never written into."""
+        if isinstance(expr, cst.Name):
+            reaching = self.model.reaching(expr)
+            value = reaching[0].value if len(reaching) == 1 else None
+            if value is None or written_after(self.model, expr, value) is not None:
+                return False
+            expr = value
+        while isinstance(expr, cst.Call):
+            name = self.ctx.symbols.qualname(expr.func) or ""
+            if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
+                return True
+            if not (
+                isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _MODULE_CHAIN_METHODS
+            ):
+                return False
+            expr = expr.func.value
+        return False
 
     def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
@@ -664,7 +730,32 @@ class Evaluation(Shared):
         if self._in_own_loop(node):
             return True
         function = self.enclosing_function(node)
-        return function is not None and self._function_repeats(function)
+        if function is None:
+            return False
+        if self._before_own_training(node, function):
+            return False
+        return self._function_repeats(function)
+
+    def _before_own_training(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        """Code of a function that trains in a loop of its own, before that loop, where neither a
+        framework nor a loop of the file runs the function again (`fit` checking one batch's
+        output shape before its epochs): it runs once per training run, a debug check."""
+        at = self.model.enter(node) or 0
+        if not any(
+            (self.model.enter(loop) or 0) > at
+            for loop in self._training_loops
+            if self.model.function_of(loop) is function
+        ):
+            return False
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return False
+        sites = self.call_sites(function)
+        return sites is not None and not any(self.repeats(site) for site in sites)
+
+    @cached_property
+    def _training_loops(self) -> list[cst.CSTNode]:
+        """The loops that train: those among the training statements (`_training_statements`)."""
+        return [s for s in self._training_statements if isinstance(s, cst.For | cst.While)]
 
     def _function_repeats(self, function: cst.FunctionDef) -> bool:
         if function in self._repeating:
@@ -1461,6 +1552,17 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
+    """`torch.FloatTensor(1, 3, h, w)`: a legacy constructor given sizes (an integer first), which
+    makes an uninitialised tensor; not `torch.FloatTensor(rows)`, which holds data."""
+    return (
+        qualname.startswith("torch.")
+        and qualname.endswith("Tensor")
+        and bool(call.args)
+        and isinstance(call.args[0].value, cst.Integer)
+    )
 
 
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:

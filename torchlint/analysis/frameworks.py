@@ -64,7 +64,23 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "training_epoch_end",
             }
         ),
-        without_grad=frozenset({"validation_step", "test_step", "predict_step", "val_step"}),
+        # The evaluation loops run every hook of theirs (module and callback alike) under
+        # their no-grad context: start, epoch and batch hooks of validation, test and predict.
+        without_grad=frozenset(
+            {"validation_step", "test_step", "predict_step", "val_step"}
+            | {
+                f"on_{stage}_{when}_{edge}"
+                for stage in ("validation", "test", "predict")
+                for when in ("epoch", "batch")
+                for edge in ("start", "end")
+            }
+            | {
+                f"on_{stage}_{edge}"
+                for stage in ("validation", "test", "predict")
+                for edge in ("start", "end")
+            }
+            | {"validation_epoch_end", "test_epoch_end"}
+        ),
         on_accelerator=True,
     ),
     Framework(
@@ -106,6 +122,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
 CALLBACK_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
 CALLBACK_REGISTRARS = frozenset({"on", "add_event_handler"})
 EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
+
+
+# Every method name some framework runs with autograd off: a cheap gate before the class is resolved.
+WITHOUT_GRAD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.without_grad)
 
 
 def framework_of(qualname: str) -> Framework | None:

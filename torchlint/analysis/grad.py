@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.frameworks import framework_of
+from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import WITHOUT_GRAD_NAMES, framework_of
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
@@ -290,6 +291,10 @@ class Grad(Shared):
         found = self._decorated_mode(function)  # the decorator nearest `def` sets the mode last
         if found is not None:
             return found
+        if function.name.value in WITHOUT_GRAD_NAMES and self.ctx.fact(
+            EntryPoints
+        ).runs_without_grad(function):
+            return GradMode.DISABLED  # a framework's evaluation hook: its loop turned grad off
         if function in self._stray_grad_calls:
             return GradMode.MANAGED
         return self.callers_mode(function)
@@ -384,7 +389,19 @@ class Grad(Shared):
             if not self._between_steps(site)
         }
         sites.discard(None)
-        return not sites.isdisjoint(self._needy_owners)
+        return not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function)
+
+    def _feeds_training_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether another module of the project calls `function` (a module-level function or a
+        method of a module-level class, by name) in a loop body or function that runs a
+        training step itself: a solver's `step` calling `self.compute_predictions(batch)`
+        defined in its base class's module."""
+        project = self.ctx.project
+        owner = self.enclosing_class(function)
+        if project is None or not isinstance(self.parent(owner or function), cst.Module):
+            return False
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
+        return project.feeds_training_elsewhere(Path(self.ctx.path), key)
 
     def _between_steps(self, site: cst.Call) -> bool:
         """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that needs no

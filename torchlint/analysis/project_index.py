@@ -887,17 +887,22 @@ class ProjectIndex:
         return self._device(target[0], target[1], depth + 1, functions)
 
     def decorated_grad_off(self, file: Path, name: str, method: str | None = None) -> bool:
-        """Whether the function `name` (or the method `method` of the class `name`), as written
-        in `file` and defined in another file of the project, carries a no_grad/inference_mode
-        decorator: whoever calls it, it runs without grad."""
+        """Whether the function `name` (or the method `method` of the class `name`, its own or
+        inherited, the class perhaps re-exported by a package), as written in `file` and defined
+        in another file of the project, carries a no_grad/inference_mode decorator: whoever
+        calls it, it runs without grad."""
         file = file.absolute()
         summary = self._summary(file)
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
+        if method:  # through a package's re-export and the class's bases
+            location = self._class_location(*target)
+            target = self._find_method(*location, method) if location else None
+            if target is None:
+                return False
         source = self._summary(target[0], full=True)
-        member = f"{target[1]}.{method}" if method else target[1]
-        return source is not None and member in source.grad_off
+        return source is not None and target[1] in source.grad_off
 
     def imported_precision(self, file: Path) -> frozenset[str]:
         """What the project modules that `file` imports, directly or through their own imports,
@@ -1413,6 +1418,91 @@ class ProjectIndex:
             self.consulted[path] = digest
         return summary
 
+    # -- how other modules use a function (TL001): asked only of evaluation scopes ---------
+    def feeds_training_elsewhere(self, file: Path, key: str) -> bool:
+        """Whether a file of the project that imports `file` calls `key` (`f` or `Class.method`,
+        by its last name on any receiver) where its result can feed a training step: in a loop
+        body or function whose own code runs `.backward()` or an optimizer's `.step()`, with
+        grad on and not under a periodic guard (`preds = self.compute_predictions(batch)` in
+        the `step` of a subclass of the solver defining it). A function named for prediction
+        is then the training forward, whatever its name says. Files that do not import `file`
+        are not asked: a method of the same name in an unrelated script says nothing."""
+        name = key.rpartition(".")[2]
+        for other in self._importers(file.absolute()):
+            if not _mentions(other, name):
+                continue
+            read = _read(other)
+            if read is None:
+                continue
+            self.consulted[other] = read[1]
+            if name in _training_callees(*read):
+                return True
+        return False
+
+    def handed_over_without_grad(self, file: Path, key: str) -> bool:
+        """Whether the project runs the method `key` (`Class.method`) only with grad off, also
+        where it hands the bound method over: every `x.<method>(...)` runs with grad off (at the
+        call or up its callers, as `always_called_without_grad` follows them), every read of
+        `x.<method>` other than a call is an argument of a call made with grad off (`with
+        torch.no_grad(): self.run_stage("valid", self.valid)`: the stage runner calls it
+        there), and there is at least one of either. False when unknown."""
+        name = key.rpartition(".")[2]
+        file = file.absolute()
+        found = False
+        for other in self._project_files():
+            if not _mentions(other, name):
+                continue
+            summary = self._summary(other, consult=False, full=True)
+            read = _read(other)
+            if summary is None or read is None:
+                continue
+            self.consulted[other] = read[1]
+            if name in summary.attribute_reads:
+                if not _handed_over_off(*read, name):
+                    return False
+                found = True
+            for callee, off, owner, _ in summary.calls:
+                if "." not in callee or callee.rpartition(".")[2] != name:
+                    continue
+                busy = frozenset({(file, key)})
+                if not (off or (owner and self._off_everywhere(other, owner, 1, busy))):
+                    return False
+                found = True
+        return found
+
+    def holds_no_parameters(self, file: Path, name: str, depth: int = 0) -> bool:
+        """Whether the project class `name` (as written in `file`) holds no parameters and no
+        submodules, nor do its bases up to `nn.Module`: a reader of cached features that only
+        derives from nn.Module. Its forward records no graph of its own, so its `.eval()` says
+        nothing of evaluation. False when unknown: a base outside the project other than
+        `nn.Module`, any `torch.nn` construction or parameter API, or an attribute that may
+        hold a module (not a literal) and is called, iterated, computed with or handed to a
+        call other than a path or string helper."""
+        location = self._class_location(file.absolute(), name)
+        if location is None or depth > _MAX_DEPTH:
+            return False
+        where, klass = location
+        read = _read(where)
+        tree = _tree(*read) if read is not None else None
+        node = next(
+            (
+                n
+                for n in (tree.body if tree else ())
+                if isinstance(n, ast.ClassDef) and n.name == klass
+            ),
+            None,
+        )
+        if read is None or node is None:
+            return False
+        self.consulted[where] = read[1]
+        for base in node.bases:
+            written = ast_dotted(base) or ""
+            if written in ("nn.Module", "torch.nn.Module"):
+                continue
+            if not written or not self.holds_no_parameters(where, written, depth + 1):
+                return False
+        return _plain_class(node)
+
 
 _LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
 
@@ -1434,6 +1524,248 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+# A file's text as the TL001 questions read it, parsed once per content and process.
+_TREES: dict[str, ast.Module | None] = {}
+_TRAINING_CALLEES: dict[str, frozenset[str]] = {}
+_HANDED_OFF: dict[tuple[str, str], bool] = {}
+
+
+def _read(path: Path) -> tuple[str, str] | None:
+    """The file's text and content digest; None when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
+
+
+def _tree(text: str, digest: str) -> ast.Module | None:
+    if digest not in _TREES:
+        try:
+            _TREES[digest] = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _TREES[digest] = None
+    return _TREES[digest]
+
+
+def _steps(node: ast.Call) -> bool:
+    """`loss.backward()`, `optimizer.step()`: a training step."""
+    if not isinstance(node.func, ast.Attribute):
+        return False
+    method = node.func.attr
+    owner = (ast_dotted(node.func.value) or "").rsplit(".", 1)[-1]
+    return method in ("backward", "manual_backward") or (
+        method == "step" and is_optimizer_name(owner)
+    )
+
+
+def _training_callees(text: str, digest: str) -> frozenset[str]:
+    """The last names of the callees whose calls may feed a training step in this file: made
+    with grad on, outside periodic guards, in a loop body or function (its innermost one) whose
+    own code also steps. Iterative, like every walk of the index."""
+    if digest in _TRAINING_CALLEES:
+        return _TRAINING_CALLEES[digest]
+    tree = _tree(text, digest) if _STEP_TEXT.search(text) else None
+    stepping: set[int] = set()
+    calls: list[tuple[int, str]] = []
+    # node, its innermost loop or function (an id), grad off there, under a periodic guard
+    stack: list[tuple[ast.AST, int, bool, bool]] = [(tree, 0, False, False)] if tree else []
+    while stack:
+        node, unit, off, rare = stack.pop()
+        if isinstance(node, ast.Call) and not off:
+            if _steps(node):
+                stepping.add(unit)
+            elif not rare and isinstance(node.func, ast.Name | ast.Attribute):
+                calls.append((unit, (ast_dotted(node.func) or "?").rsplit(".", 1)[-1]))
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            stack += [(child, unit, True, rare) for child in node.body]
+            continue
+        if isinstance(node, ast.If) and _periodic(node.test):
+            stack += [(child, unit, off, True) for child in node.body]
+            stack += [(child, unit, off, rare) for child in node.orelse]
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            off = any(_turns_grad_off(d) for d in node.decorator_list)
+            stack += [(child, id(node), off, False) for child in node.body]
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            stack += [(child, id(node), off, False) for child in node.body]
+            continue
+        stack += [(child, unit, off, rare) for child in _children(node)]
+    found = frozenset(name for unit, name in calls if unit in stepping)
+    _TRAINING_CALLEES[digest] = found
+    return found
+
+
+def _handed_over_off(text: str, digest: str, name: str) -> bool:
+    """Whether every read of `x.<name>` in the file other than a call is an argument of a call
+    made with grad off (`with torch.no_grad(): run(self.<name>)`)."""
+    if (digest, name) not in _HANDED_OFF:
+        _HANDED_OFF[digest, name] = _handed_over_off_now(_tree(text, digest), name)
+    return _HANDED_OFF[digest, name]
+
+
+def _handed_over_off_now(tree: ast.Module | None, name: str) -> bool:
+    if tree is None:
+        return False
+    allowed: set[int] = set()  # reads that are the callee of a call, or handed over with grad off
+    reads: list[int] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, off = stack.pop()
+        if isinstance(node, ast.Call):
+            allowed.add(id(node.func))
+            if off:
+                values = [*node.args, *(k.value for k in node.keywords)]
+                allowed.update(id(v) for v in values)
+        elif isinstance(node, ast.Attribute) and node.attr == name:
+            reads.append(id(node))
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            stack += [(child, True) for child in node.body]
+            stack += [(item, off) for item in node.items]
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            off = any(_turns_grad_off(d) for d in node.decorator_list)  # runs when called
+        elif isinstance(node, ast.Lambda | ast.ClassDef):
+            off = False
+        stack += [(child, off) for child in _children(node)]
+    return all(read in allowed for read in reads)
+
+
+# Calls that take paths, strings and plain containers: an attribute handed to them is no module.
+_PLAIN_ROOTS = frozenset(
+    {
+        "os",
+        "pathlib",
+        "Path",
+        "json",
+        "pickle",
+        "h5py",
+        "lmdb",
+        "str",
+        "open",
+        "len",
+        "print",
+        "int",
+        "float",
+        "bool",
+        "dict",
+        "list",
+        "set",
+        "tuple",
+        "sorted",
+        "isinstance",
+        "getattr",
+        "hasattr",
+        "format",
+        "repr",
+        "defaultdict",
+        "OrderedDict",
+        "collections",
+        "np",
+        "numpy",
+        "math",
+        "re",
+        "OmegaConf",
+        "omegaconf",
+    }
+)
+# Calls that make a class hold parameters or submodules, or hide what it holds.
+_PARAMETER_APIS = frozenset(
+    {
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "ModuleList",
+        "ModuleDict",
+        "Sequential",
+        "register_parameter",
+        "register_module",
+        "add_module",
+        "setattr",
+        "load_state_dict",
+        "requires_grad_",
+        "__setattr__",
+    }
+)
+
+
+def _plain_value(value: ast.expr, defaults: dict[str, ast.expr]) -> bool:
+    """A literal, a display of literals, a plain helper's result, or a parameter whose default
+    is a literal: no module."""
+    if isinstance(value, ast.Constant | ast.JoinedStr):
+        return True
+    if isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return all(_plain_value(e, defaults) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(v is not None and _plain_value(v, defaults) for v in value.values)
+    if isinstance(value, ast.Call):
+        return (ast_dotted(value.func) or "").split(".")[0] in _PLAIN_ROOTS
+    if isinstance(value, ast.Name) and value.id in defaults:
+        return isinstance(defaults[value.id], ast.Constant) and defaults[value.id].value is not None  # type: ignore[attr-defined]
+    return False
+
+
+def _plain_class(node: ast.ClassDef) -> bool:
+    """The body of `holds_no_parameters`: no torch.nn construction or parameter API, and every
+    attribute that may hold a module is only read as a value by plain helpers."""
+    methods = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    opaque: set[str] = set()
+    for function in (s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)):
+        args = function.args.posonlyargs + function.args.args
+        defaults = dict(
+            zip(
+                [a.arg for a in args][len(args) - len(function.args.defaults) :],
+                function.args.defaults,
+            )
+        )
+        for child in _walk(function):
+            if isinstance(child, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    if _self_attribute(target) and not (
+                        child.value is not None and _plain_value(child.value, defaults)
+                    ):
+                        opaque.add(target.attr)  # type: ignore[attr-defined]
+    allowed: set[int] = set()
+    for child in _walk(node):
+        if isinstance(child, ast.Attribute) and child.attr == "requires_grad":
+            return False
+        if not isinstance(child, ast.Call):
+            continue
+        callee = ast_dotted(child.func) or ""
+        parts = callee.split(".")
+        if parts[-1] in _PARAMETER_APIS or (parts[0] in ("nn", "torch") and "nn" in parts[:2]):
+            return False
+        if parts[0] == "self" and len(parts) == 2 and parts[1] not in methods:
+            return False  # `self.encoder(x)`: a submodule's forward
+        if parts[0] in _PLAIN_ROOTS:
+            allowed.update(id(a) for a in [*child.args, *(k.value for k in child.keywords)])
+        if _self_attribute(child.func):
+            allowed.add(id(child.func))  # `self.method(...)`, checked above
+    for child in _walk(node):
+        if (
+            _self_attribute(child)
+            and child.attr in opaque  # type: ignore[attr-defined]
+            and id(child) not in allowed
+            and not isinstance(child.ctx, ast.Store)  # type: ignore[attr-defined]
+        ):
+            return False
+    return True
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def _import_line_words(path: Path) -> frozenset[str]:

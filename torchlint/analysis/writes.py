@@ -174,7 +174,10 @@ def _writing_argument(model: SemanticModel, arg: cst.Arg) -> cst.CSTNode | None:
     if not call.args or call.args[0] is not arg:
         return None
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+    else:  # `fn(x)`; not `fns[0](x)` or `make()(x)`, whose `.value` is a node
+        name = func.value if isinstance(func, cst.Name) else ""
     return call if name in _WRITING_FUNCTIONS or _writing_method(name) else None
 
 
