@@ -682,6 +682,8 @@ depends on what the value is for.
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+            if func.attr.value == "numpy" and not _forced(node):
+                return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
             return
@@ -1221,6 +1223,11 @@ depends on what the value is for.
         )
         text = self.ctx.code(value)
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
+
+
+def _forced(call: cst.Call) -> bool:
+    """`x.numpy(force=True)`: copies a device tensor to the host (any other `.numpy()` raises on one)."""
+    return any(a.keyword is not None and a.keyword.value == "force" for a in call.args)
 
 
 def _is_text(node: cst.BaseExpression) -> bool:

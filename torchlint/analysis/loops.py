@@ -687,11 +687,36 @@ class LoopFacts:
         return None
 
     def _periodic_helper(self, call: cst.Call) -> bool:
-        """`if self.check_frequency(batch_idx):` where the file's function answers with a
-        modulo test (`return batch_idx % self.freq == 0`, or `True` under one): a periodic guard
-        written as a helper."""
+        """`if self.check_frequency(batch_idx):` where the helper answers with a modulo test
+        (`return batch_idx % self.freq == 0`, `True` under one, or a name bound to such a test):
+        a periodic guard written as a helper. The helper's body decides where it can be found,
+        in this file or another module of the project (`every_n_steps(state, freq)` imported,
+        `self._is_log_step()` inherited); a helper outside the project is told by its name
+        (`should_log(step)`)."""
         functions = self.scopes.callees.get(call, ())
-        return bool(functions) and all(self._answers_periodically(f) for f in functions)
+        if functions:
+            return all(self._answers_periodically(f) for f in functions)
+        answer = self._project_periodic(call)
+        if answer is not None:
+            return answer
+        return bool(_PERIODIC_CALL.search((_last(call.func) or "").lstrip("_").lower()))
+
+    def _project_periodic(self, call: cst.Call) -> bool | None:
+        """What the project's own helper answers (`ProjectIndex.answers_periodically`); None
+        when the helper is not the project's."""
+        project, func = self.ctx.project, call.func
+        if project is None:
+            return None
+        path = Path(self.ctx.path)
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+            owner = next(
+                (a for a in self.scopes.ancestors(call) if isinstance(a, cst.ClassDef)), None
+            )
+            if owner is None:
+                return None
+            return project.answers_periodically(path, func.attr.value, owner.name.value)
+        name = dotted(func)
+        return project.answers_periodically(path, name) if name else None
 
     def _answers_periodically(self, function: cst.FunctionDef) -> bool:
         nodes = list(self.scopes.own_nodes(function))
@@ -701,12 +726,13 @@ class LoopFacts:
         has_modulo = any(
             isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in nodes
         )
-        booleans = all(
-            isinstance(r, cst.Comparison | cst.BooleanOperation)
-            or (isinstance(r, cst.Name) and r.value in ("True", "False"))
-            for r in returns
-        )
-        return has_modulo and booleans
+        bound: dict[str, list[cst.BaseExpression]] = {}  # `test = step % k == 0; return test`
+        for node in nodes:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        bound.setdefault(target.target.value, []).append(node.value)
+        return has_modulo and all(_is_test(r, bound) for r in returns)  # type: ignore[arg-type]
 
     def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
         """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
@@ -1004,6 +1030,34 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+# A helper outside the project whose name says it answers "now and then": `should_log(step)`,
+# `is_eval_step()`, `every_n_steps(...)`, `log_due(i)`.
+_PERIODIC_CALL = re.compile(
+    r"^should_(log|eval|evaluate|save|print|report|checkpoint|validate|sample|visuali[sz]e|display)"
+    r"|^(is|do)_(log|eval|evaluate|save|print|report|checkpoint|validate|sample)_(step|iter|iteration|time|now)"
+    r"|^every_n(_|$)|(log|eval|save|print|report|checkpoint)_(now|due)$"
+)
+
+
+def _is_test(node: cst.BaseExpression, bound: dict[str, list[cst.BaseExpression]]) -> bool:
+    """A value that is a truth test: a comparison, `and`/`or`/`not` of tests, `True`/`False`, or
+    a name bound (in the same function) only to such values."""
+    if isinstance(node, cst.Comparison | cst.BooleanOperation):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    if not isinstance(node, cst.Name):
+        return False
+    if node.value in ("True", "False"):
+        return True
+    values = bound.get(node.value, [])
+    return bool(values) and all(
+        isinstance(v, cst.Comparison | cst.BooleanOperation)
+        or (isinstance(v, cst.Name) and v.value in ("True", "False"))
+        for v in values
+    )
 
 
 _EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})

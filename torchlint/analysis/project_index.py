@@ -1240,6 +1240,22 @@ class ProjectIndex:
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
 
+    def answers_periodically(self, file: Path, name: str, klass: str | None = None) -> bool | None:
+        """Whether the project's helper `name` as written in `file` (a function, or with `klass`
+        the method `name` that class of `file` has, its own or inherited from another module)
+        answers with a modulo test of a step counter (`return step % freq == 0`): then
+        `if every_n_steps(state, freq):` is a periodic guard. None when the helper is not the
+        project's; its body is read with `ast`, once per file content."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None:
+            return None
+        if klass is not None:
+            location = self._find_method(file, klass, name) if klass in summary.classes else None
+        else:
+            location = self._target(file, summary, name)
+        return _periodic_member(*location) if location is not None else None
+
     def method_called_without_grad(self, file: Path, method: str) -> bool:
         """Whether another file of the project calls some `x.<method>(...)` with grad off: a
         method reached through instances there may run under its caller's `no_grad` (the
@@ -1431,6 +1447,64 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
         return (frozenset(), frozenset(), frozenset())
     _LOOP_NAMES[path] = (info.st_mtime_ns, info.st_size, found)
     return found
+
+
+_PERIODIC_MEMBERS: dict[Path, tuple[int, int, dict[str, bool]]] = {}
+
+
+def _periodic_member(path: Path, key: str) -> bool | None:
+    """Whether the function `key` (`f`, `Class.method`) of `path` answers periodically (see
+    `_answers_periodically`); None when the file has no such function. Kept per path, size and
+    mtime for the whole process."""
+    try:
+        info = path.stat()
+        known = _PERIODIC_MEMBERS.get(path)
+        if known is None or known[:2] != (info.st_mtime_ns, info.st_size):
+            tree = ast.parse(path.read_bytes().decode("utf-8", "replace"))
+            members = {
+                prefix + member.name: _answers_periodically(member)
+                for node in tree.body
+                for member, prefix in (
+                    [(s, node.name + ".") for s in node.body]
+                    if isinstance(node, ast.ClassDef)
+                    else [(node, "")]
+                )
+                if isinstance(member, ast.FunctionDef)
+            }
+            known = _PERIODIC_MEMBERS[path] = (info.st_mtime_ns, info.st_size, members)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return known[2].get(key)
+
+
+def _answers_periodically(function: ast.FunctionDef) -> bool:
+    """A modulo somewhere in the body, and every return a truth test: a comparison, `and`/`or`/
+    `not`, a bool constant, or a name the function binds only to such tests."""
+    nodes = _walk(function)
+    returns = [n.value for n in nodes if isinstance(n, ast.Return)]
+    if not returns or not any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in nodes
+    ):
+        return False
+    bound: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+
+    def test(value: ast.expr | None, names: bool = True) -> bool:
+        if isinstance(value, ast.Compare | ast.BoolOp) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+        ):
+            return True
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, bool)
+        if names and isinstance(value, ast.Name) and value.id in bound:
+            return all(test(v, names=False) for v in bound[value.id])
+        return False
+
+    return all(test(r) for r in returns)
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
