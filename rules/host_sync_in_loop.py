@@ -16,7 +16,7 @@ from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
+from torchlint.analysis.text import may_sync_per_step, may_train
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -82,7 +82,7 @@ class HostSyncInLoop(Rule):
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing;
     # it looks only in per-batch loops.
     tokens = ()
-    text_tests = (may_name_a_device, may_have_batch_loops)
+    text_tests = (may_sync_per_step,)
     docs = """
 ## What it does
 Flags host-device synchronisations that run on every iteration of a per-batch training or
@@ -675,6 +675,7 @@ depends on what the value is for.
         self.candidates: list[_Candidate] = []
         self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
+        self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -714,6 +715,13 @@ depends on what the value is for.
 
     def visit_For(self, node: cst.For) -> None:
         self.has_loops = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and isinstance(
+                target.target.value, cst.Name
+            ):
+                self.stores.append((target.target.value, node.value))
 
     def visit_While(self, node: cst.While) -> None:
         self.has_loops = True
@@ -755,16 +763,28 @@ depends on what the value is for.
     def finish(self) -> None:
         if not (self.candidates or self.handed) or not self.ctx.uses_torch:
             return
-        if not self.has_loops and not self.ctx.fact(EntryPoints).may_run_per_step:
+        if (
+            not self.has_loops
+            and not may_train(self.ctx.source)  # a training step another module runs
+            and not self.ctx.fact(EntryPoints).may_run_per_step
+            and not self.ctx.fact(LoopFacts).may_run_elsewhere  # a forward another module calls
+        ):
             return
         loops = self.ctx.fact(LoopFacts)
-        if not loops.has_per_batch_loops or not loops.uses_accelerator:
+        if not loops.has_per_batch_loops:
+            return
+        borrowed = loops.borrows_accelerator  # the device of the modules that call this one
+        if not loops.uses_accelerator and not borrowed:
             return
         tensors = self.ctx.fact(TensorFacts)
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
+            if borrowed and not isinstance(loop, cst.FunctionDef):
+                continue  # a loop of this file's own, which puts nothing on a device
+            if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
+                continue  # the caller's line reports it: `meter.update(loss=loss)`
             if self._deliberate(candidate):
                 continue
             message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
@@ -779,20 +799,133 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         found = []
         syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
+        path = Path(self.ctx.path)
         for call in self.handed:
-            outside = scopes.outside_callee(call)
+            outside = scopes.outside_callee(call) or self._inherited(call) or self._held_in(call)
             if outside is None:
                 continue
             if outside not in syncing:  # the cheap question first: most callees read nothing
-                syncing[outside] = project.syncs_arguments(Path(self.ctx.path), *outside)
+                syncing[outside] = (
+                    project.method_syncs_arguments(path, outside[0][len("self.") :], outside[1])
+                    if outside[0].startswith("self.") and outside[1] is not None
+                    else project.syncs_arguments(path, *outside)
+                )
             if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
-            value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
+            value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
 
+    def _reads_argument(self, candidate: _Candidate) -> bool:
+        """Whether the sync reads what its function is passed (a parameter, or a loop variable
+        over one): the project index then says so to the callers (`syncs_arguments`), and a
+        caller passing a tensor is where the finding goes."""
+        value = candidate.value
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            elif isinstance(value, cst.Attribute | cst.Subscript):
+                value = value.value
+            else:
+                break
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        bindings = scopes.reaching(value)
+        return bool(bindings) and all(
+            b.kind is BindingKind.PARAM
+            or (
+                b.kind is BindingKind.LOOP
+                and b.value is not None
+                and self._reads_argument(_Candidate("method", b.node, b.value))
+            )
+            for b in bindings
+        )
+
+    def _inherited(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """`self.reduce_loss_dict(...)` that no method of the file answers: ("self.<Class>",
+        method), for the project index to find in the class's bases in other modules."""
+        scopes = self.ctx.fact(SemanticModel)
+        func = call.func
+        if call in scopes.callees or not (
+            isinstance(func, cst.Attribute) and dotted(func.value) == "self"
+        ):
+            return None
+        owner = next((a for a in scopes.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+        return ("self." + owner.name.value, func.attr.value) if owner is not None else None
+
+    def _held_in(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """`meters["loss"].update(loss)` where the container holds one class's instances
+        (`meters = defaultdict(AverageMetric)`, or `meters[k] = AverageMetric()` in the same
+        function): that class's method, for the project index to find."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Subscript)
+            and isinstance(func.value.value, cst.Name)
+        ):
+            return None
+        container = func.value.value
+        scopes = self.ctx.fact(SemanticModel)
+        scope = scopes.scope_of(container)
+        classes = {
+            dotted(stored.func) if isinstance(stored, cst.Call) else None
+            for target, stored in self.stores
+            if target.value == container.value and scopes.scope_of(target) is scope
+        }
+        for binding in scopes.reaching(container):
+            value = binding.value
+            if (
+                isinstance(value, cst.Call)
+                and dotted(value.func) in ("defaultdict", "collections.defaultdict")
+                and value.args
+            ):
+                classes.add(dotted(value.args[0].value))
+        if len(classes) != 1 or None in classes:
+            return None
+        (name,) = classes
+        return (name, func.attr.value) if name and name[:1].isupper() else None
+
+    def _holds_tensor(self, value: cst.BaseExpression, tensors: TensorFacts) -> bool:
+        """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function."""
+        if tensors.kind(value) is Kind.TENSOR:
+            return True
+        if isinstance(value, cst.Dict):
+            return any(
+                isinstance(e, cst.DictElement) and tensors.kind(e.value) is Kind.TENSOR
+                for e in value.elements
+            )
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        scope = scopes.scope_of(value)
+        return any(
+            target.value == value.value
+            and scopes.scope_of(target) is scope
+            and (tensors.kind(stored) is Kind.TENSOR or self._backpropagated(stored))
+            for target, stored in self.stores
+        )
+
+    def _backpropagated(self, value: cst.BaseExpression) -> bool:
+        """A name whose value the function calls `.backward()` on: a loss, so a tensor."""
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
+            attribute = scopes.parents.get(load)
+            if (
+                isinstance(attribute, cst.Attribute)
+                and attribute.attr.value == "backward"
+                and isinstance(scopes.parents.get(attribute), cst.Call)
+            ):
+                return True
+        return False
+
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
+        if candidate.kind == "callee":
+            return True  # `_read_elsewhere` found a tensor, or a container of them, passed
         kind = tensors.kind(candidate.value)
         if candidate.kind != "method" or kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR

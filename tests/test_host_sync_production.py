@@ -304,6 +304,49 @@ def main(opt, train_loader):
 """,
         },
     ),
+    # --- 7. a meter's update that reads what the training step passes ---
+    Case(
+        "meters-in-a-container",
+        {
+            "utils/__init__.py": "",
+            "utils/metrics.py": """\
+import torch
+
+
+class AverageMetric:
+    def __init__(self):
+        self._sum = 0.0
+        self._count = 0
+
+    def update(self, tensor):
+        tensor = tensor[~torch.isnan(tensor)]
+        self._sum += tensor.sum().item()
+        self._count += len(tensor)
+""",
+            "train.py": """\
+from collections import defaultdict
+
+import torch
+
+from utils.metrics import AverageMetric
+
+
+def train(model, loader, opt):
+    meters = defaultdict(AverageMetric)
+    named, mixed = {}, {}
+    for x, y in loader:
+        losses = model(x.cuda(), y.cuda())
+        losses.mean().backward()
+        opt.step()
+        meters["loss"].update(losses)  # TL002: meters["loss"].update(losses)
+        named["loss"] = AverageMetric()
+        named["loss"].update(losses)  # TL002: named["loss"].update(losses)
+        mixed["loss"] = AverageMetric()
+        mixed["lr"] = 0.1
+        mixed["loss"].update(losses)
+""",
+        },
+    ),
     # --- 8. a loss module's forward that a training step calls ---
     Case(
         "nan-check-in-a-loss-forward",
@@ -365,6 +408,8 @@ class AlgorithmBase:
 """,
             "algorithms/__init__.py": "",
             "algorithms/fixmatch.py": """\
+import torch
+
 from core.base import AlgorithmBase
 
 

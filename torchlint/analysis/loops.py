@@ -29,7 +29,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import may_have_batch_loops
+from torchlint.analysis.text import may_have_batch_loops, may_train
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -151,11 +151,60 @@ class LoopFacts:
 
     @property
     def has_per_batch_loops(self) -> bool:
-        return self.may_have_batch_loops and (
+        if not self.may_have_batch_loops:  # a helper module: only other modules' loops
+            return self.may_run_elsewhere
+        return (
             bool(self._per_batch)
             or bool(self._step_entries)
+            or bool(self._training_steps)
             or self.ctx.fact(EntryPoints).may_run_elsewhere  # asked per function then
         )
+
+    @cached_property
+    def may_run_elsewhere(self) -> bool:
+        """Whether other modules of the project may run code of this file every step: call one
+        of its functions in a loop (`EntryPoints.may_run_elsewhere`), or build one of its module
+        classes (whose `forward` a training step may call). A gate read from texts."""
+        if self.ctx.fact(EntryPoints).may_run_elsewhere:
+            return True
+        project = self.ctx.project
+        return project is not None and project.builds_elsewhere(
+            Path(self.ctx.path), set(self._forward_classes)
+        )
+
+    @cached_property
+    def _forward_classes(self) -> dict[str, cst.ClassDef]:
+        """The file's module-level classes that define `forward`, by name."""
+        return {
+            s.name.value: s
+            for s in self.ctx.module.body
+            if isinstance(s, cst.ClassDef)
+            and isinstance(s.body, cst.IndentedBlock)
+            and any(
+                isinstance(m, cst.FunctionDef) and m.name.value == "forward" for m in s.body.body
+            )
+        }
+
+    @cached_property
+    def _training_steps(self) -> set[cst.FunctionDef]:
+        """Functions that update the parameters in their own body (an optimizer's `.step()`,
+        not in a loop of theirs) and that nothing in the file calls: a training step that
+        another module runs (`model.optimize_parameters(step)` on a model a registry builds,
+        `algorithm.update(batch)`), once per batch, whoever its caller is. What they run is
+        per step as if they were a loop's body. Called in the file, their callers decide."""
+        if not may_train(self.ctx.source):
+            return set()
+        self._per_batch  # noqa: B018 -- indexes the stepping owners
+        return {
+            owner
+            for call in self.scopes.calls
+            if self._is_step_call(call) and _last(call.func) == "step"
+            for owner in [self._owner(call)]
+            if isinstance(owner, cst.FunctionDef)
+            and owner not in self.scopes.callers
+            and owner.name.value not in _RUN_ONCE_NAMES
+            and not self.ctx.fact(LibraryDemo).runs_only_in_demo(owner)
+        }
 
     @cached_property
     def _step_entries(self) -> set[cst.FunctionDef]:
@@ -542,7 +591,7 @@ class LoopFacts:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
         found: StepOwner | None = None
-        if function in self._step_entries:
+        if function in self._step_entries or function in self._training_steps:
             self._function_memo[key] = function
             return function
         for call in self.scopes.callers.get(function, ()):
@@ -552,11 +601,45 @@ class LoopFacts:
         if (
             found is None
             and function not in self.scopes.callers  # the file's own callers decide, if any
-            and self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+            and (
+                self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+                or self._overrides_per_step(function)
+                or self._forward_per_step(function)
+            )
         ):
             found = function  # another module of the project calls it every step
         self._function_memo[key] = found
         return found
+
+    def _forward_per_step(self, function: cst.FunctionDef) -> bool:
+        """The `forward` of a module class whose instances another module calls every step
+        (`ProjectIndex.forward_called_per_step`)."""
+        owner = self._owner_class(function)
+        project = self.ctx.project
+        if (
+            function.name.value != "forward"
+            or project is None
+            or owner is None
+            or self._forward_classes.get(owner.name.value) is not owner
+        ):
+            return False
+        return project.forward_called_per_step(Path(self.ctx.path), owner.name.value)
+
+    def _overrides_per_step(self, function: cst.FunctionDef) -> bool:
+        """A method of a derived class that overrides what a base class's loop calls every step
+        (`ProjectIndex.overrides_called_per_step`)."""
+        owner = self._owner_class(function)
+        project = self.ctx.project
+        if (
+            project is None
+            or owner is None
+            or not owner.bases
+            or not isinstance(self.scopes.parents.get(owner), cst.Module)
+            or not self.ctx.fact(EntryPoints).may_run_elsewhere
+        ):
+            return False
+        key = f"{owner.name.value}.{function.name.value}"
+        return project.overrides_called_per_step(Path(self.ctx.path), key)
 
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if isinstance(parent, cst.If | cst.IfExp):
@@ -883,6 +966,28 @@ class LoopFacts:
         if any(self.moves_to_device(call) for call in self.scopes.calls):
             return True
         return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
+
+    def run_by_other_modules(self, owner: StepOwner) -> bool:
+        """Whether `per_batch_loop` answered `owner` because other modules of the project run it
+        every step (not a loop of this file, a framework's hook or a training step)."""
+        return (
+            isinstance(owner, cst.FunctionDef)
+            and owner not in self._step_entries
+            and owner not in self._training_steps
+        )
+
+    @cached_property
+    def borrows_accelerator(self) -> bool:
+        """Whether code of a file that names no device may still run on a GPU: other modules
+        run it every step (`may_run_elsewhere`) and the project names CUDA. Then only what runs
+        in functions those modules call (`per_batch_loop` answering a function) is on it."""
+        project = self.ctx.project
+        return (
+            not self.uses_accelerator
+            and project is not None
+            and self.may_run_elsewhere
+            and project.names_accelerator
+        )
 
     @cached_property
     def uses_gpu(self) -> bool:
