@@ -785,7 +785,7 @@ depends on what the value is for.
                 continue  # a loop of this file's own, which puts nothing on a device
             if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
                 continue  # the caller's line reports it: `meter.update(loss=loss)`
-            if self._deliberate(candidate):
+            if self._deliberate(candidate) or self._stops_inner_loop(candidate.node, loop):
                 continue
             message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
             self.report(candidate.node, message, fix)
@@ -982,6 +982,28 @@ depends on what the value is for.
             if isinstance(parent, cst.If | cst.While | cst.IfExp):
                 return child is parent.test
             if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            child = parent
+        return False
+
+    def _stops_inner_loop(self, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+        """`if (out == eos).all(): break` in a sampling or decoding loop that runs inside the
+        step: the host needs the value to know when to stop generating, and no rewrite short of
+        generating to full length removes the wait. (A test that leaves the per-batch loop
+        itself, `if torch.isnan(loss): break`, is still flagged.)"""
+        scopes = self.ctx.fact(SemanticModel)
+        child = node
+        branch: cst.If | None = None
+        for parent in scopes.ancestors(node):
+            if branch is None and isinstance(parent, cst.If):
+                if child is not parent.test:
+                    return False
+                branch = parent
+            elif branch is None and isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            elif branch is not None and isinstance(parent, cst.For | cst.While):
+                return parent is not owner and _ends_in_break(branch.body)
+            elif isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return False
             child = parent
         return False
@@ -1356,6 +1378,12 @@ depends on what the value is for.
         )
         text = self.ctx.code(value)
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
+
+
+def _ends_in_break(block: cst.BaseSuite) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Break)
 
 
 def _forced(call: cst.Call) -> bool:

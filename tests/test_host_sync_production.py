@@ -174,6 +174,28 @@ def visualise(model, loader, ratio, keep_on_gpu):
 """,
         },
     ),
+    # --- an inner sampling loop's end-of-sequence test: the host needs it to stop ---
+    Case(
+        "sampling-loop-stops-on-eos",
+        {
+            "sample.py": """\
+import torch
+
+
+def sample(model, loader, eos, steps):
+    for prompt in loader:
+        out = prompt.cuda()
+        for _ in range(steps):
+            out = torch.cat((out, model(out).argmax(-1, keepdim=True)), -1)
+            if (out == eos).any(-1).all():
+                break
+        loss = model(out).mean()
+        loss.backward()
+        if torch.isnan(loss):  # TL002: torch.isnan(loss)
+            break
+""",
+        },
+    ),
     # --- 4. images converted for files through a loop ---
     Case(
         "images-saved-through-a-loop",
