@@ -112,13 +112,22 @@ method of the file's class `meter` was built from) and a closure passed to
 (`analysis/frameworks.py`: Lightning's `training_step`, a Hugging Face `Trainer`'s
 `compute_loss`, fairseq's `train_step`, mmengine's `after_train_iter`, detectron2's
 `run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and such a
-framework puts batches on the accelerator itself unless told `accelerator="cpu"`. A loop around another per-batch loop (over epochs, files or
+framework puts batches on the accelerator itself unless told `accelerator="cpu"`. So is what the
+project's other modules run every step: a helper a training loop calls (`clip_grad_value_` with
+a per-parameter `.item()`), a subclass's `train_step` that a base class's loop calls, the
+`forward` of a loss module that a training step calls, and a function that steps the optimizer
+in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
+builds): a training step, whoever runs it. A file that names no device runs such code on the
+device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
-  `if self.control.should_log:`, an earlier `if step % n: continue`; but not a guard whose
+  `if self.control.should_log:`, an earlier `if step % n: continue`, a helper of the project
+  that answers with a modulo test, `if every_n_steps(state, freq):` or an inherited
+  `if self._is_log_step():`, and a helper from outside the project named for it,
+  `if should_log(step):`; but not a guard whose
   branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
   gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
@@ -129,9 +138,12 @@ Not flagged:
   until it is full);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
+- an end-of-sequence test that breaks out of a sampling or decoding loop inside the step
+  (`if (out == eos).all(): break`): the host needs it to stop;
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
-  attributes such as `x.is_cuda` or `x.is_xpu`), tensors
-  known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
+  attributes such as `x.is_cuda` or `x.is_xpu`), `.numpy()` (which raises on a device tensor,
+  so its receiver is on the CPU already; `numpy(force=True)` copies and is flagged), tensors
+  known to be on the CPU (`.cpu()` results, kept there by in-place updates and element stores, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
@@ -927,6 +939,8 @@ depends on what the value is for.
         if candidate.kind == "callee":
             return True  # `_read_elsewhere` found a tensor, or a container of them, passed
         kind = tensors.kind(candidate.value)
+        if kind is Kind.UNKNOWN and self._backpropagated(candidate.value):
+            return True  # `loss = losses[cfg.kind](model, x)`, then `loss.backward()`
         if candidate.kind != "method" or kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR
         # Only tensors and numpy values have these methods: an unknown receiver is a tensor

@@ -174,6 +174,26 @@ def visualise(model, loader, ratio, keep_on_gpu):
 """,
         },
     ),
+    # --- a loss from a registry is a tensor: it is backpropagated ---
+    Case(
+        "loss-from-a-registry-logged",
+        {
+            "runner.py": """\
+import torch
+
+
+def train(model, loader, opt, losses, writer, cfg):
+    for step, (x, y) in enumerate(loader):
+        loss = losses[cfg.kind](model, x.cuda())
+        writer.add_scalar("loss", loss, global_step=step)  # TL002: loss, global_step
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        score = losses[cfg.kind](model, x.cuda())
+        writer.add_scalar("score", score, global_step=step)
+""",
+        },
+    ),
     # --- an inner sampling loop's end-of-sequence test: the host needs it to stop ---
     Case(
         "sampling-loop-stops-on-eos",

@@ -7,7 +7,9 @@ project's training or evaluation: per-step and evaluation costs there are not wo
 A training entry point stays one even when others import it (`from train import build`): a
 block that loops over a loader, itself or through the file's functions (`main()`), is no demo.
 Whether others import the module is the project index's answer, so a run on one file sees the
-same as a run on the whole project; without a project nothing is a demo.
+same as a run on the whole project; without a project nothing is a demo. A module nobody imports
+(a loss kept as one file) has a demo too when its block compares two or more of the module's own
+classes on random tensors and reads no file: a self-check, not a training script.
 """
 
 from __future__ import annotations

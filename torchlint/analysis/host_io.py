@@ -12,7 +12,9 @@ reads it:
 - a name it is bound to: every read that binding reaches;
 - a function of the file it is passed to (every read of the parameter), and what that
   function returns (back at the call that passed it);
-- a `return`: every call of the function in the file.
+- a `return`: every call of the function in the file;
+- a loop over it (`for seed, image in zip(seeds, images):`): every read of what the loop binds
+  from it, save looks at its form (`image.shape`, `len(image)`).
 
 Each path has to end at a writer: a call named like one (`save`, `imwrite`, `save_image`,
 `np.save`, `save_*`, `*_save`, `tofile`), `open`, or a path operation (`os.makedirs`,
