@@ -16,7 +16,7 @@ from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.text import may_have_batch_loops, may_name_a_device
+from torchlint.analysis.text import may_sync_per_step, may_train
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -82,7 +82,7 @@ class HostSyncInLoop(Rule):
     # A file that never names a device puts nothing on an accelerator, and then syncs cost nothing;
     # it looks only in per-batch loops.
     tokens = ()
-    text_tests = (may_name_a_device, may_have_batch_loops)
+    text_tests = (may_sync_per_step,)
     docs = """
 ## What it does
 Flags host-device synchronisations that run on every iteration of a per-batch training or
@@ -112,13 +112,22 @@ method of the file's class `meter` was built from) and a closure passed to
 (`analysis/frameworks.py`: Lightning's `training_step`, a Hugging Face `Trainer`'s
 `compute_loss`, fairseq's `train_step`, mmengine's `after_train_iter`, detectron2's
 `run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and such a
-framework puts batches on the accelerator itself unless told `accelerator="cpu"`. A loop around another per-batch loop (over epochs, files or
+framework puts batches on the accelerator itself unless told `accelerator="cpu"`. So is what the
+project's other modules run every step: a helper a training loop calls (`clip_grad_value_` with
+a per-parameter `.item()`), a subclass's `train_step` that a base class's loop calls, the
+`forward` of a loss module that a training step calls, and a function that steps the optimizer
+in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
+builds): a training step, whoever runs it. A file that names no device runs such code on the
+device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
-  `if self.control.should_log:`, an earlier `if step % n: continue`; but not a guard whose
+  `if self.control.should_log:`, an earlier `if step % n: continue`, a helper of the project
+  that answers with a modulo test, `if every_n_steps(state, freq):` or an inherited
+  `if self._is_log_step():`, and a helper from outside the project named for it,
+  `if should_log(step):`; but not a guard whose
   branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
   gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
@@ -129,9 +138,12 @@ Not flagged:
   until it is full);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
   always ends in `break` (a look at the first batch);
+- an end-of-sequence test that breaks out of a sampling or decoding loop inside the step
+  (`if (out == eos).all(): break`): the host needs it to stop;
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
-  attributes such as `x.is_cuda` or `x.is_xpu`), tensors
-  known to be on the CPU (`.cpu()` results, DataLoader batches never moved to a device and
+  attributes such as `x.is_cuda` or `x.is_xpu`), `.numpy()` (which raises on a device tensor,
+  so its receiver is on the CPU already; `numpy(force=True)` copies and is flagged), tensors
+  known to be on the CPU (`.cpu()` results, kept there by in-place updates and element stores, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
   (`if torch.is_tensor(lr): lr = lr.item()`);
@@ -675,6 +687,7 @@ depends on what the value is for.
         self.candidates: list[_Candidate] = []
         self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
+        self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -682,6 +695,8 @@ depends on what the value is for.
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+            if func.attr.value == "numpy" and not _forced(node):
+                return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
             return
@@ -712,6 +727,13 @@ depends on what the value is for.
 
     def visit_For(self, node: cst.For) -> None:
         self.has_loops = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and isinstance(
+                target.target.value, cst.Name
+            ):
+                self.stores.append((target.target.value, node.value))
 
     def visit_While(self, node: cst.While) -> None:
         self.has_loops = True
@@ -753,17 +775,29 @@ depends on what the value is for.
     def finish(self) -> None:
         if not (self.candidates or self.handed) or not self.ctx.uses_torch:
             return
-        if not self.has_loops and not self.ctx.fact(EntryPoints).may_run_per_step:
+        if (
+            not self.has_loops
+            and not may_train(self.ctx.source)  # a training step another module runs
+            and not self.ctx.fact(EntryPoints).may_run_per_step
+            and not self.ctx.fact(LoopFacts).may_run_elsewhere  # a forward another module calls
+        ):
             return
         loops = self.ctx.fact(LoopFacts)
-        if not loops.has_per_batch_loops or not loops.uses_accelerator:
+        if not loops.has_per_batch_loops:
+            return
+        borrowed = loops.borrows_accelerator  # the device of the modules that call this one
+        if not loops.uses_accelerator and not borrowed:
             return
         tensors = self.ctx.fact(TensorFacts)
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
-            if self._deliberate(candidate):
+            if borrowed and not isinstance(loop, cst.FunctionDef):
+                continue  # a loop of this file's own, which puts nothing on a device
+            if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
+                continue  # the caller's line reports it: `meter.update(loss=loss)`
+            if self._deliberate(candidate) or self._stops_inner_loop(candidate.node, loop):
                 continue
             message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
             self.report(candidate.node, message, fix)
@@ -777,21 +811,136 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         found = []
         syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
+        path = Path(self.ctx.path)
         for call in self.handed:
-            outside = scopes.outside_callee(call)
+            outside = scopes.outside_callee(call) or self._inherited(call) or self._held_in(call)
             if outside is None:
                 continue
             if outside not in syncing:  # the cheap question first: most callees read nothing
-                syncing[outside] = project.syncs_arguments(Path(self.ctx.path), *outside)
+                syncing[outside] = (
+                    project.method_syncs_arguments(path, outside[0][len("self.") :], outside[1])
+                    if outside[0].startswith("self.") and outside[1] is not None
+                    else project.syncs_arguments(path, *outside)
+                )
             if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
-            value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)
+            value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
 
+    def _reads_argument(self, candidate: _Candidate) -> bool:
+        """Whether the sync reads what its function is passed (a parameter, or a loop variable
+        over one): the project index then says so to the callers (`syncs_arguments`), and a
+        caller passing a tensor is where the finding goes."""
+        value = candidate.value
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            elif isinstance(value, cst.Attribute | cst.Subscript):
+                value = value.value
+            else:
+                break
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        bindings = scopes.reaching(value)
+        return bool(bindings) and all(
+            b.kind is BindingKind.PARAM
+            or (
+                b.kind is BindingKind.LOOP
+                and b.value is not None
+                and self._reads_argument(_Candidate("method", b.node, b.value))
+            )
+            for b in bindings
+        )
+
+    def _inherited(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """`self.reduce_loss_dict(...)` that no method of the file answers: ("self.<Class>",
+        method), for the project index to find in the class's bases in other modules."""
+        scopes = self.ctx.fact(SemanticModel)
+        func = call.func
+        if call in scopes.callees or not (
+            isinstance(func, cst.Attribute) and dotted(func.value) == "self"
+        ):
+            return None
+        owner = next((a for a in scopes.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+        return ("self." + owner.name.value, func.attr.value) if owner is not None else None
+
+    def _held_in(self, call: cst.Call) -> tuple[str, str | None] | None:
+        """`meters["loss"].update(loss)` where the container holds one class's instances
+        (`meters = defaultdict(AverageMetric)`, or `meters[k] = AverageMetric()` in the same
+        function): that class's method, for the project index to find."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Subscript)
+            and isinstance(func.value.value, cst.Name)
+        ):
+            return None
+        container = func.value.value
+        scopes = self.ctx.fact(SemanticModel)
+        scope = scopes.scope_of(container)
+        classes = {
+            dotted(stored.func) if isinstance(stored, cst.Call) else None
+            for target, stored in self.stores
+            if target.value == container.value and scopes.scope_of(target) is scope
+        }
+        for binding in scopes.reaching(container):
+            value = binding.value
+            if (
+                isinstance(value, cst.Call)
+                and dotted(value.func) in ("defaultdict", "collections.defaultdict")
+                and value.args
+            ):
+                classes.add(dotted(value.args[0].value))
+        if len(classes) != 1 or None in classes:
+            return None
+        (name,) = classes
+        return (name, func.attr.value) if name and name[:1].isupper() else None
+
+    def _holds_tensor(self, value: cst.BaseExpression, tensors: TensorFacts) -> bool:
+        """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function."""
+        if tensors.kind(value) is Kind.TENSOR:
+            return True
+        if isinstance(value, cst.Dict):
+            return any(
+                isinstance(e, cst.DictElement) and tensors.kind(e.value) is Kind.TENSOR
+                for e in value.elements
+            )
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        scope = scopes.scope_of(value)
+        return any(
+            target.value == value.value
+            and scopes.scope_of(target) is scope
+            and (tensors.kind(stored) is Kind.TENSOR or self._backpropagated(stored))
+            for target, stored in self.stores
+        )
+
+    def _backpropagated(self, value: cst.BaseExpression) -> bool:
+        """A name whose value the function calls `.backward()` on: a loss, so a tensor."""
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
+            attribute = scopes.parents.get(load)
+            if (
+                isinstance(attribute, cst.Attribute)
+                and attribute.attr.value == "backward"
+                and isinstance(scopes.parents.get(attribute), cst.Call)
+            ):
+                return True
+        return False
+
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
+        if candidate.kind == "callee":
+            return True  # `_read_elsewhere` found a tensor, or a container of them, passed
         kind = tensors.kind(candidate.value)
+        if kind is Kind.UNKNOWN and self._backpropagated(candidate.value):
+            return True  # `loss = losses[cfg.kind](model, x)`, then `loss.backward()`
         if candidate.kind != "method" or kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR
         # Only tensors and numpy values have these methods: an unknown receiver is a tensor
@@ -847,6 +996,28 @@ depends on what the value is for.
             if isinstance(parent, cst.If | cst.While | cst.IfExp):
                 return child is parent.test
             if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            child = parent
+        return False
+
+    def _stops_inner_loop(self, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+        """`if (out == eos).all(): break` in a sampling or decoding loop that runs inside the
+        step: the host needs the value to know when to stop generating, and no rewrite short of
+        generating to full length removes the wait. (A test that leaves the per-batch loop
+        itself, `if torch.isnan(loss): break`, is still flagged.)"""
+        scopes = self.ctx.fact(SemanticModel)
+        child = node
+        branch: cst.If | None = None
+        for parent in scopes.ancestors(node):
+            if branch is None and isinstance(parent, cst.If):
+                if child is not parent.test:
+                    return False
+                branch = parent
+            elif branch is None and isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
+                return False
+            elif branch is not None and isinstance(parent, cst.For | cst.While):
+                return parent is not owner and _ends_in_break(branch.body)
+            elif isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return False
             child = parent
         return False
@@ -1221,6 +1392,17 @@ depends on what the value is for.
         )
         text = self.ctx.code(value)
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
+
+
+def _ends_in_break(block: cst.BaseSuite) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Break)
+
+
+def _forced(call: cst.Call) -> bool:
+    """`x.numpy(force=True)`: copies a device tensor to the host (any other `.numpy()` raises on one)."""
+    return any(a.keyword is not None and a.keyword.value == "force" for a in call.args)
 
 
 def _is_text(node: cst.BaseExpression) -> bool:

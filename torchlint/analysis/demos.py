@@ -7,7 +7,9 @@ project's training or evaluation: per-step and evaluation costs there are not wo
 A training entry point stays one even when others import it (`from train import build`): a
 block that loops over a loader, itself or through the file's functions (`main()`), is no demo.
 Whether others import the module is the project index's answer, so a run on one file sees the
-same as a run on the whole project; without a project nothing is a demo.
+same as a run on the whole project; without a project nothing is a demo. A module nobody imports
+(a loss kept as one file) has a demo too when its block compares two or more of the module's own
+classes on random tensors and reads no file: a self-check, not a training script.
 """
 
 from __future__ import annotations
@@ -41,9 +43,32 @@ class LibraryDemo:
         found = [s for s in self.ctx.module.body if is_main_guard(s)]
         if not found or self.ctx.project is None:
             return []
+        blocks = [g for g in found if isinstance(g, cst.If) and not self._reads_data(g)]
         if not self.ctx.project.imported_by_others(Path(self.ctx.path)):
-            return []
-        return [g for g in found if isinstance(g, cst.If) and not self._reads_data(g)]
+            return [g for g in blocks if self._compares_implementations(g)]
+        return blocks
+
+    def _compares_implementations(self, guard: cst.If) -> bool:
+        """A self-check of a library module nobody imports yet (a loss or an op kept as one file):
+        the block builds two or more of the module's own classes (`FocalLossV1()`,
+        `FocalLossV2()`) and feeds them random tensors, reading no file. A training script
+        trains its one model; comparing implementations on a toy net is a check."""
+        classes = {
+            s.name.value for s in self.ctx.module.body if isinstance(s, cst.ClassDef) and s.bases
+        }
+        built: set[str] = set()
+        random = False
+        for node in walk(guard):
+            if not isinstance(node, cst.Call):
+                continue
+            name = dotted(node.func) or ""
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf in _READS_FILES or "load" in leaf.lower():
+                return False
+            random = random or (name.startswith("torch.") and leaf in _RANDOM)
+            if isinstance(node.func, cst.Name) and node.func.value in classes:
+                built.add(node.func.value)
+        return random and len(built) >= 2
 
     def _reads_data(self, guard: cst.If) -> bool:
         """Whether the block, or a function of the file it reaches through calls, loops over a
@@ -112,6 +137,11 @@ class LibraryDemo:
             if isinstance(outer, cst.FunctionDef):
                 return outer in demo
         return False
+
+
+# Calls that read data from files or the command line: a block that makes them runs a job.
+_READS_FILES = frozenset({"open", "imread", "read_csv", "ArgumentParser", "parse_args", "glob"})
+_RANDOM = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like"})
 
 
 def _reads_loader(code: cst.CSTNode) -> bool:

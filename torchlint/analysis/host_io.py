@@ -12,7 +12,9 @@ reads it:
 - a name it is bound to: every read that binding reaches;
 - a function of the file it is passed to (every read of the parameter), and what that
   function returns (back at the call that passed it);
-- a `return`: every call of the function in the file.
+- a `return`: every call of the function in the file;
+- a loop over it (`for seed, image in zip(seeds, images):`): every read of what the loop binds
+  from it, save looks at its form (`image.shape`, `len(image)`).
 
 Each path has to end at a writer: a call named like one (`save`, `imwrite`, `save_image`,
 `np.save`, `save_*`, `*_save`, `tofile`), `open`, or a path operation (`os.makedirs`,
@@ -40,6 +42,18 @@ _WRITER = re.compile(
 _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
 _MAX_DEPTH = 12  # steps followed from the read: methods, calls, bindings, returns
 _MAX_STEPS = 400  # steps in all, over every branch of one question: an answer costs little
+
+
+_FORM = frozenset({"shape", "dtype", "ndim", "device", "size"})  # attributes that read no data
+
+
+def _names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names a loop target binds: `image`, `(seed, image)`."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _names(e.value)]
+    return []
 
 
 def _name(func: cst.BaseExpression) -> str:
@@ -95,7 +109,41 @@ class HostWrites:
             return self._bound(parent, step, calls)
         if isinstance(parent, cst.Return):
             return self._returned(node, step, calls)
+        if isinstance(parent, cst.For) and parent.iter is node:
+            return self._iterated(parent, parent.target, step, calls)
         return False
+
+    def _iterated(
+        self,
+        loop: cst.For,
+        target: cst.BaseAssignTargetExpression,
+        depth: int,
+        calls: tuple[cst.Call, ...],
+    ) -> bool:
+        """`for image in images:`: every read of what the loop binds from the value (`target`:
+        the loop's target, or its element for the value's place in a `zip`/`enumerate`) ends
+        at a writer. Reads of its shape or type only (`image.shape[2] == 1`) are neither."""
+        names = [n for n in _names(target)]
+        if not names:
+            return False
+        scope = self.scopes.scope_of(loop)
+        reads = [
+            read
+            for name in names
+            for read in self.scopes.loads[scope].get(name.value, [])
+            if any(b.node is loop for b in self.scopes.reaching(read)) and not self._inspected(read)
+        ]
+        return bool(reads) and all(self._consumed(read, depth, calls) for read in reads)
+
+    def _inspected(self, read: cst.Name) -> bool:
+        """`x.shape`, `x.dtype`, `x.ndim`, `len(x)`: a look at the value's form, not its data."""
+        parent = self.scopes.parents.get(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            return parent.attr.value in _FORM and not isinstance(
+                self.scopes.parents.get(parent), cst.Call
+            )
+        call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
+        return isinstance(call, cst.Call) and _name(call.func) == "len"
 
     def _argument(self, arg: cst.Arg, depth: int, calls: tuple[cst.Call, ...]) -> bool:
         call = self.scopes.parents.get(arg)
@@ -104,6 +152,13 @@ class HostWrites:
         if is_writer(call):
             return True
         functions = self.scopes.callees.get(call, [])
+        loop = self.scopes.parents.get(call)
+        if (
+            _name(call.func) in ("zip", "enumerate")
+            and isinstance(loop, cst.For)
+            and loop.iter is call
+        ):
+            return self._zipped(loop, call, arg, depth, calls)
         if len(functions) != 1:
             return self._consumed(call, depth, calls)  # a conversion: follow its result
         param = self._parameter(functions[0], call, arg)
@@ -111,6 +166,24 @@ class HostWrites:
             return False
         reads = self.scopes.loads[functions[0]].get(param.name.value, [])
         return bool(reads) and all(self._consumed(read, depth, (*calls, call)) for read in reads)
+
+    def _zipped(
+        self,
+        loop: cst.For,
+        call: cst.Call,
+        arg: cst.Arg,
+        depth: int,
+        calls: tuple[cst.Call, ...],
+    ) -> bool:
+        """`for seed, image in zip(seeds, images):`: the target element in the value's place."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if arg not in positional or not isinstance(loop.target, cst.Tuple):
+            return False
+        place = positional.index(arg) + (1 if _name(call.func) == "enumerate" else 0)
+        elements = loop.target.elements
+        if place >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            return False
+        return self._iterated(loop, elements[place].value, depth, calls)  # type: ignore[arg-type]
 
     def _parameter(
         self, function: cst.FunctionDef, call: cst.Call, arg: cst.Arg

@@ -4,7 +4,11 @@ A per-batch loop is a loop over a DataLoader-like iterable, or a loop whose own 
 nested loop) runs backward() or an optimizer step, directly or through a same-file function
 that does. `for epoch in range(...)` loops are never per-batch. Code runs on every batch when
 it sits in such a loop's body, or in a function called from such a place, with no periodic
-guard (`if step % log_every == 0:`, `if i == 0:`, an except handler) in between.
+guard (`if step % log_every == 0:`, `if i == 0:`, an except handler) in between. A function
+that steps the optimizer in its own body and that nothing in the file calls is a training step
+that another module runs once per batch; functions the project's other modules run every step
+(helpers called in their loops, overrides of what a base class's loop calls, the `forward` of a
+module a training step calls) are per step too (`ProjectIndex`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.nodes import children, walk
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import may_have_batch_loops
+from torchlint.analysis.text import may_have_batch_loops, may_train
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -151,11 +155,60 @@ class LoopFacts:
 
     @property
     def has_per_batch_loops(self) -> bool:
-        return self.may_have_batch_loops and (
+        if not self.may_have_batch_loops:  # a helper module: only other modules' loops
+            return self.may_run_elsewhere
+        return (
             bool(self._per_batch)
             or bool(self._step_entries)
+            or bool(self._training_steps)
             or self.ctx.fact(EntryPoints).may_run_elsewhere  # asked per function then
         )
+
+    @cached_property
+    def may_run_elsewhere(self) -> bool:
+        """Whether other modules of the project may run code of this file every step: call one
+        of its functions in a loop (`EntryPoints.may_run_elsewhere`), or build one of its module
+        classes (whose `forward` a training step may call). A gate read from texts."""
+        if self.ctx.fact(EntryPoints).may_run_elsewhere:
+            return True
+        project = self.ctx.project
+        return project is not None and project.builds_elsewhere(
+            Path(self.ctx.path), set(self._forward_classes)
+        )
+
+    @cached_property
+    def _forward_classes(self) -> dict[str, cst.ClassDef]:
+        """The file's module-level classes that define `forward`, by name."""
+        return {
+            s.name.value: s
+            for s in self.ctx.module.body
+            if isinstance(s, cst.ClassDef)
+            and isinstance(s.body, cst.IndentedBlock)
+            and any(
+                isinstance(m, cst.FunctionDef) and m.name.value == "forward" for m in s.body.body
+            )
+        }
+
+    @cached_property
+    def _training_steps(self) -> set[cst.FunctionDef]:
+        """Functions that update the parameters in their own body (an optimizer's `.step()`,
+        not in a loop of theirs) and that nothing in the file calls: a training step that
+        another module runs (`model.optimize_parameters(step)` on a model a registry builds,
+        `algorithm.update(batch)`), once per batch, whoever its caller is. What they run is
+        per step as if they were a loop's body. Called in the file, their callers decide."""
+        if not may_train(self.ctx.source):
+            return set()
+        self._per_batch  # noqa: B018 -- indexes the stepping owners
+        return {
+            owner
+            for call in self.scopes.calls
+            if self._is_step_call(call) and _last(call.func) == "step"
+            for owner in [self._owner(call)]
+            if isinstance(owner, cst.FunctionDef)
+            and owner not in self.scopes.callers
+            and owner.name.value not in _RUN_ONCE_NAMES
+            and not self.ctx.fact(LibraryDemo).runs_only_in_demo(owner)
+        }
 
     @cached_property
     def _step_entries(self) -> set[cst.FunctionDef]:
@@ -542,7 +595,7 @@ class LoopFacts:
             return self._function_memo[key]
         self._function_memo[key] = None  # recursion answers no
         found: StepOwner | None = None
-        if function in self._step_entries:
+        if function in self._step_entries or function in self._training_steps:
             self._function_memo[key] = function
             return function
         for call in self.scopes.callers.get(function, ()):
@@ -552,11 +605,45 @@ class LoopFacts:
         if (
             found is None
             and function not in self.scopes.callers  # the file's own callers decide, if any
-            and self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+            and (
+                self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+                or self._overrides_per_step(function)
+                or self._forward_per_step(function)
+            )
         ):
             found = function  # another module of the project calls it every step
         self._function_memo[key] = found
         return found
+
+    def _forward_per_step(self, function: cst.FunctionDef) -> bool:
+        """The `forward` of a module class whose instances another module calls every step
+        (`ProjectIndex.forward_called_per_step`)."""
+        owner = self._owner_class(function)
+        project = self.ctx.project
+        if (
+            function.name.value != "forward"
+            or project is None
+            or owner is None
+            or self._forward_classes.get(owner.name.value) is not owner
+        ):
+            return False
+        return project.forward_called_per_step(Path(self.ctx.path), owner.name.value)
+
+    def _overrides_per_step(self, function: cst.FunctionDef) -> bool:
+        """A method of a derived class that overrides what a base class's loop calls every step
+        (`ProjectIndex.overrides_called_per_step`)."""
+        owner = self._owner_class(function)
+        project = self.ctx.project
+        if (
+            project is None
+            or owner is None
+            or not owner.bases
+            or not isinstance(self.scopes.parents.get(owner), cst.Module)
+            or not self.ctx.fact(EntryPoints).may_run_elsewhere
+        ):
+            return False
+        key = f"{owner.name.value}.{function.name.value}"
+        return project.overrides_called_per_step(Path(self.ctx.path), key)
 
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if isinstance(parent, cst.If | cst.IfExp):
@@ -687,11 +774,36 @@ class LoopFacts:
         return None
 
     def _periodic_helper(self, call: cst.Call) -> bool:
-        """`if self.check_frequency(batch_idx):` where the file's function answers with a
-        modulo test (`return batch_idx % self.freq == 0`, or `True` under one): a periodic guard
-        written as a helper."""
+        """`if self.check_frequency(batch_idx):` where the helper answers with a modulo test
+        (`return batch_idx % self.freq == 0`, `True` under one, or a name bound to such a test):
+        a periodic guard written as a helper. The helper's body decides where it can be found,
+        in this file or another module of the project (`every_n_steps(state, freq)` imported,
+        `self._is_log_step()` inherited); a helper outside the project is told by its name
+        (`should_log(step)`)."""
         functions = self.scopes.callees.get(call, ())
-        return bool(functions) and all(self._answers_periodically(f) for f in functions)
+        if functions:
+            return all(self._answers_periodically(f) for f in functions)
+        answer = self._project_periodic(call)
+        if answer is not None:
+            return answer
+        return bool(_PERIODIC_CALL.search((_last(call.func) or "").lstrip("_").lower()))
+
+    def _project_periodic(self, call: cst.Call) -> bool | None:
+        """What the project's own helper answers (`ProjectIndex.answers_periodically`); None
+        when the helper is not the project's."""
+        project, func = self.ctx.project, call.func
+        if project is None:
+            return None
+        path = Path(self.ctx.path)
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+            owner = next(
+                (a for a in self.scopes.ancestors(call) if isinstance(a, cst.ClassDef)), None
+            )
+            if owner is None:
+                return None
+            return project.answers_periodically(path, func.attr.value, owner.name.value)
+        name = dotted(func)
+        return project.answers_periodically(path, name) if name else None
 
     def _answers_periodically(self, function: cst.FunctionDef) -> bool:
         nodes = list(self.scopes.own_nodes(function))
@@ -701,12 +813,13 @@ class LoopFacts:
         has_modulo = any(
             isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in nodes
         )
-        booleans = all(
-            isinstance(r, cst.Comparison | cst.BooleanOperation)
-            or (isinstance(r, cst.Name) and r.value in ("True", "False"))
-            for r in returns
-        )
-        return has_modulo and booleans
+        bound: dict[str, list[cst.BaseExpression]] = {}  # `test = step % k == 0; return test`
+        for node in nodes:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        bound.setdefault(target.target.value, []).append(node.value)
+        return has_modulo and all(_is_test(r, bound) for r in returns)  # type: ignore[arg-type]
 
     def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
         """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
@@ -858,6 +971,28 @@ class LoopFacts:
             return True
         return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
 
+    def run_by_other_modules(self, owner: StepOwner) -> bool:
+        """Whether `per_batch_loop` answered `owner` because other modules of the project run it
+        every step (not a loop of this file, a framework's hook or a training step)."""
+        return (
+            isinstance(owner, cst.FunctionDef)
+            and owner not in self._step_entries
+            and owner not in self._training_steps
+        )
+
+    @cached_property
+    def borrows_accelerator(self) -> bool:
+        """Whether code of a file that names no device may still run on a GPU: other modules
+        run it every step (`may_run_elsewhere`) and the project names CUDA. Then only what runs
+        in functions those modules call (`per_batch_loop` answering a function) is on it."""
+        project = self.ctx.project
+        return (
+            not self.uses_accelerator
+            and project is not None
+            and self.may_run_elsewhere
+            and project.names_accelerator
+        )
+
     @cached_property
     def uses_gpu(self) -> bool:
         """Whether the file may run on a GPU (CUDA, ROCm, XPU, MPS), not only an accelerator: a
@@ -1004,6 +1139,34 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+# A helper outside the project whose name says it answers "now and then": `should_log(step)`,
+# `is_eval_step()`, `every_n_steps(...)`, `log_due(i)`.
+_PERIODIC_CALL = re.compile(
+    r"^should_(log|eval|evaluate|save|print|report|checkpoint|validate|sample|visuali[sz]e|display)"
+    r"|^(is|do)_(log|eval|evaluate|save|print|report|checkpoint|validate|sample)_(step|iter|iteration|time|now)"
+    r"|^every_n(_|$)|(log|eval|save|print|report|checkpoint)_(now|due)$"
+)
+
+
+def _is_test(node: cst.BaseExpression, bound: dict[str, list[cst.BaseExpression]]) -> bool:
+    """A value that is a truth test: a comparison, `and`/`or`/`not` of tests, `True`/`False`, or
+    a name bound (in the same function) only to such values."""
+    if isinstance(node, cst.Comparison | cst.BooleanOperation):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    if not isinstance(node, cst.Name):
+        return False
+    if node.value in ("True", "False"):
+        return True
+    values = bound.get(node.value, [])
+    return bool(values) and all(
+        isinstance(v, cst.Comparison | cst.BooleanOperation)
+        or (isinstance(v, cst.Name) and v.value in ("True", "False"))
+        for v in values
+    )
 
 
 _EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})

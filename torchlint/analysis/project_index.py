@@ -850,6 +850,21 @@ class ProjectIndex:
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
 
+    def method_syncs_arguments(self, file: Path, klass: str, method: str) -> bool:
+        """Whether `self.<method>(...)` in the class `klass` of `file` runs a method, the class's
+        own or inherited from a base in another module (`BaseModel.reduce_loss_dict`), that
+        reads its arguments on the host."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None or klass not in summary.classes:
+            return False
+        location = self._find_method(file, klass, method)
+        source = self._summary(location[0]) if location is not None else None
+        if location is None or source is None or not source.host_reads:
+            return False
+        source = self._summary(location[0], full=True)
+        return source is not None and location[1] in source.syncs
+
     def returns_gpu(self, file: Path, name: str) -> bool | None:
         """Whether the function `name`, as written in `file`, returns a device of the project
         that can be a GPU (True) or only the CPU (False); None when unknown."""
@@ -1084,6 +1099,69 @@ class ProjectIndex:
                 found |= {key for _, key in hits}
         return frozenset(found)
 
+    def overrides_called_per_step(self, file: Path, key: str) -> bool:
+        """Whether the method `key` (`Class.method`) of `file` overrides one that a base class's
+        loop calls every step as `self.<method>(...)` (a base's `train()` looping over its loaders
+        and calling `self.train_step(**batch)`, which each algorithm's subclass defines), in the
+        base's own module or from another: the subclass's method is what runs."""
+        klass, _, method = key.partition(".")
+        if not method or "." in method:
+            return False
+        file = file.absolute()
+        steps = self._steps_itself(file, key)
+        for base_file, base in self._lineage(file, klass)[1:]:
+            summary = self._summary(base_file, full=True)
+            if summary is not None and any(
+                c.owner == base and c.callee == "self." + method and (c.kind == "batch" or steps)
+                for c in summary.loop_calls
+            ):
+                self.consulted[base_file] = self._digests[base_file][2]
+                return True
+            if self.called_per_step(base_file, frozenset({f"{base}.{method}"})):
+                return True
+        return False
+
+    def builds_elsewhere(self, file: Path, classes: AbstractSet[str]) -> bool:
+        """Whether another file of the project binds the result of calling one of `classes` (`self.criterion =
+        RobustLoss()`): the gate, read from texts, before `forward_called_per_step`."""
+        called = self._word_index[2]
+        file = file.absolute()
+        return any(other != file for name in classes for other in called.get(name, ()))
+
+    def forward_called_per_step(self, file: Path, klass: str) -> bool:
+        """Whether another module calls an instance of the module class `klass` of `file` every
+        step, so that its `forward` runs every step: `self.criterion(out, y)` where
+        `self.criterion = RobustLoss()` in the caller's class, called in a loop over a loader or
+        in a method that steps the optimizer itself (a training step, whoever calls it)."""
+        file = file.absolute()
+        for other in self._word_index[2].get(klass, ()):
+            summary = self._summary(other, consult=False, full=True) if other != file else None
+            if summary is None:
+                continue
+            sites = [(c.callee, c.owner) for c in summary.loop_calls if c.kind == "batch"]
+            sites += [
+                (callee, owner.partition(".")[0])
+                for callee, _, owner, _ in summary.calls
+                if owner and "." in owner and owner in summary.stepping
+            ]
+            for callee, owner in sites:
+                parts = callee.split(".")
+                if (
+                    owner
+                    and len(parts) == 2
+                    and parts[0] == "self"
+                    and (file, klass) in self._attribute_classes(other, owner, parts[1])
+                ):
+                    self.consulted[other] = self._digests[other][2]
+                    return True
+        return False
+
+    @cached_property
+    def names_accelerator(self) -> bool:
+        """Whether some file of the project names CUDA: code that other modules run every step
+        then may run on a GPU although its own module names no device (read from texts)."""
+        return any(_mentions(path, "cuda") for path in self._project_files())
+
     def may_call_in_loops(self, file: Path, names: set[str], factories: set[str]) -> bool:
         """Whether another file of the project calls one of `names` (functions of `file`) on a
         line inside a loop (over a loader, unless `file` may run a training step itself), or
@@ -1244,6 +1322,22 @@ class ProjectIndex:
                 if any(self._class_location(other, base) == (file, klass) for base in bases):
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
+
+    def answers_periodically(self, file: Path, name: str, klass: str | None = None) -> bool | None:
+        """Whether the project's helper `name` as written in `file` (a function, or with `klass`
+        the method `name` that class of `file` has, its own or inherited from another module)
+        answers with a modulo test of a step counter (`return step % freq == 0`): then
+        `if every_n_steps(state, freq):` is a periodic guard. None when the helper is not the
+        project's; its body is read with `ast`, once per file content."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None:
+            return None
+        if klass is not None:
+            location = self._find_method(file, klass, name) if klass in summary.classes else None
+        else:
+            location = self._target(file, summary, name)
+        return _periodic_member(*location) if location is not None else None
 
     def method_called_without_grad(self, file: Path, method: str) -> bool:
         """Whether another file of the project calls some `x.<method>(...)` with grad off: a
@@ -1521,6 +1615,64 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
         return (frozenset(), frozenset(), frozenset())
     _LOOP_NAMES[path] = (info.st_mtime_ns, info.st_size, found)
     return found
+
+
+_PERIODIC_MEMBERS: dict[Path, tuple[int, int, dict[str, bool]]] = {}
+
+
+def _periodic_member(path: Path, key: str) -> bool | None:
+    """Whether the function `key` (`f`, `Class.method`) of `path` answers periodically (see
+    `_answers_periodically`); None when the file has no such function. Kept per path, size and
+    mtime for the whole process."""
+    try:
+        info = path.stat()
+        known = _PERIODIC_MEMBERS.get(path)
+        if known is None or known[:2] != (info.st_mtime_ns, info.st_size):
+            tree = ast.parse(path.read_bytes().decode("utf-8", "replace"))
+            members = {
+                prefix + member.name: _answers_periodically(member)
+                for node in tree.body
+                for member, prefix in (
+                    [(s, node.name + ".") for s in node.body]
+                    if isinstance(node, ast.ClassDef)
+                    else [(node, "")]
+                )
+                if isinstance(member, ast.FunctionDef)
+            }
+            known = _PERIODIC_MEMBERS[path] = (info.st_mtime_ns, info.st_size, members)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return known[2].get(key)
+
+
+def _answers_periodically(function: ast.FunctionDef) -> bool:
+    """A modulo somewhere in the body, and every return a truth test: a comparison, `and`/`or`/
+    `not`, a bool constant, or a name the function binds only to such tests."""
+    nodes = _walk(function)
+    returns = [n.value for n in nodes if isinstance(n, ast.Return)]
+    if not returns or not any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in nodes
+    ):
+        return False
+    bound: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+
+    def test(value: ast.expr | None, names: bool = True) -> bool:
+        if isinstance(value, ast.Compare | ast.BoolOp) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+        ):
+            return True
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, bool)
+        if names and isinstance(value, ast.Name) and value.id in bound:
+            return all(test(v, names=False) for v in bound[value.id])
+        return False
+
+    return all(test(r) for r in returns)
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)

@@ -315,6 +315,7 @@ class TensorFacts:
         if (
             found is Kind.HOST_TENSOR
             and node.value in self.scopes.mutated[self.scopes.scope_of(node)]
+            and not all(_copied_to_host(b) for b in bindings)
         ):
             return Kind.UNKNOWN  # `batch[k] = batch[k].to(device)` may have moved what it holds
         return found
@@ -382,6 +383,8 @@ class TensorFacts:
         kinds = [self._binding(bindings[0])] + [
             self.kind(b.value) for b in bindings[1:] if b.value is not None
         ]
+        if kinds[0] is Kind.HOST_TENSOR and Kind.TENSOR not in kinds[1:]:
+            return Kind.HOST_TENSOR  # `boxes /= ratio` works in place: a CPU tensor stays there
         return combine(kinds) if Kind.UNKNOWN not in kinds else Kind.UNKNOWN
 
     def _binding(self, binding: Binding) -> Kind:
@@ -407,6 +410,8 @@ class TensorFacts:
         """One element of what a function of the file returns: `x, offsets = unpack(batch)`
         where `unpack` returns `b[0], b[1]` (or a value that is itself a tensor, split along
         its first dimension)."""
+        if isinstance(value, cst.Tuple | cst.List) and len(path) == 1:
+            return self._element(value, path[0])  # `a, b = out.cpu(), img.cpu()`
         functions = self.scopes.callees.get(value, []) if isinstance(value, cst.Call) else []
         if len(path) != 1 or len(functions) != 1:
             return Kind.UNKNOWN
@@ -652,6 +657,18 @@ class TensorFacts:
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _copied_to_host(binding: Binding) -> bool:
+    """`x = out.detach().cpu()`: a tensor copied to the CPU, which storing into its elements
+    (`x[mask] = 0`) cannot move back (unlike a batch container whose items may be replaced)."""
+    value = binding.value
+    return (
+        binding.kind is BindingKind.ASSIGN
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "cpu"
+    )
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
