@@ -48,9 +48,14 @@ _BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
 _LOOP_LINE = re.compile(r"^([ \t]*)(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Summary:
-    """One file's imports (local name -> (level, dotted target)) and classes (name -> bases)."""
+    """One file's imports (local name -> (level, dotted target)) and classes (name -> bases),
+    and the parts (`_PARTS`) of what its code says that questions have asked for so far.
+
+    Filled in place, part by part: a question needs one part of a few files (the host reads of
+    a helper module, the eval loaders of another), and a whole summary of a large module costs
+    three times its parse. The object stays the same, so what was resolved from it holds."""
 
     imports: dict[str, tuple[int, str]] = field(default_factory=dict)
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
@@ -101,9 +106,10 @@ class _Summary:
     evals: bool = False
     # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
     host_reads: bool = False
-    # False for a header: imports, classes, star imports and `torch` only, which is all the class
-    # questions read; the other fields take walks of the whole tree, read for a few files only
-    full: bool = True
+    # The parts filled so far: the header fields (imports, classes, methods, star imports,
+    # `torch`, `assigned`, `evals`, `host_reads`, `precision`) are always there, the others take
+    # walks of the whole tree and are filled when a question asks for their part
+    parts: set[str] = field(default_factory=set)
 
 
 # A call of a project function: the file making it, whether grad is off there, the function
@@ -128,13 +134,11 @@ class _LoopCall:
     bound: tuple[str, ...]
 
 
-def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> _Summary:
-    """The summary of `text`; `tree` is its syntax tree when the caller has it already."""
+def _summarise(text: str, tree: ast.Module | None) -> _Summary:
+    """The header of the summary of `text`, whose syntax tree is `tree` (None: it does not parse,
+    and nothing is known of it)."""
     if tree is None:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _Summary()
+        return _Summary(parts=set(_PARTS))
     summary = _Summary()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -160,33 +164,50 @@ def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> 
             summary.methods[node.name] = frozenset(
                 s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             )
-    if full:
-        _collect_devices(tree, summary.devices)
-        if "device" in text:  # a function that returns a device builds or names one
-            _collect_device_functions(tree, summary.device_functions)
-        reads: set[str] = set()
-        _collect_calls(tree, summary.calls, reads, summary.local_imports)
-        stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
-        summary = replace(
-            summary,
-            stepping=stepping,
-            attribute_reads=frozenset(reads),
-            grad_off=_decorated_grad_off(tree),
-            syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
-            eval_loaders=_eval_loaders(tree) if ".eval()" in text else frozenset(),
-        )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
-    return replace(
-        summary,
-        assigned=frozenset(_module_level_names(tree)),
-        evals=".eval()" in text,
-        host_reads=_HOST_READ_TEXT.search(text) is not None,
-        torch=any(t == "torch" or t.startswith("torch.") for t in modules),
-        precision=precision_mentions(text),
-        full=full,
-    )
+    summary.assigned = frozenset(_module_level_names(tree))
+    summary.evals = ".eval()" in text
+    summary.host_reads = _HOST_READ_TEXT.search(text) is not None
+    summary.torch = any(t == "torch" or t.startswith("torch.") for t in modules)
+    summary.precision = precision_mentions(text)
+    return summary
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
+    """Fill one part (`_PARTS`) of `text`'s summary from its syntax tree."""
+    if part == "devices":
+        _collect_devices(tree, summary.devices)
+    elif part == "device_functions":
+        if "device" in text:  # a function that returns a device builds or names one
+            _collect_device_functions(tree, summary.device_functions)
+    elif part == "calls":
+        reads: set[str] = set()
+        _collect_calls(tree, summary.calls, reads, summary.local_imports)
+        summary.attribute_reads = frozenset(reads)
+    elif part == "scopes":
+        summary.stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
+    elif part == "grad_off":
+        summary.grad_off = _decorated_grad_off(tree)
+    elif part == "syncs":
+        summary.syncs = _syncing_functions(tree) if summary.host_reads else frozenset()
+    elif part == "eval_loaders":
+        summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
+    summary.parts.add(part)
+
+
+# The parts of a summary beyond its header, each filled by one walk (`_fill`): "calls" gives
+# `calls`, `attribute_reads` and `local_imports`; "scopes" gives `loop_calls`, `attr_classes`
+# and `stepping`; the others give the field of their name.
+_PARTS = ("devices", "device_functions", "calls", "scopes", "grad_off", "syncs", "eval_loaders")
 
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
@@ -846,7 +867,7 @@ class ProjectIndex:
         source = self._summary(target[0])
         if source is None or not source.host_reads:
             return False
-        source = self._summary(target[0], full=True)
+        source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
 
@@ -862,7 +883,7 @@ class ProjectIndex:
         file = file.absolute()
         summary = self._summary(file)
         if summary is not None and depth and summary.evals:
-            summary = self._summary(file, full=True)
+            summary = self._summary(file, part="eval_loaders")
         if summary is None or depth > _MAX_DEPTH:
             return False
         if depth and "." not in name and name in summary.eval_loaders:
@@ -875,7 +896,7 @@ class ProjectIndex:
         # the devices are module-level assignments: a header says when the name is none of them
         summary = self._summary(file)
         if summary is not None and (functions or (not rest and head in summary.assigned)):
-            summary = self._summary(file, full=True)
+            summary = self._summary(file, part="device_functions" if functions else "devices")
         if summary is None or depth > _MAX_DEPTH:
             return None
         known = summary.device_functions if functions else summary.devices
@@ -895,7 +916,7 @@ class ProjectIndex:
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
             return False
-        source = self._summary(target[0], full=True)
+        source = self._summary(target[0], part="grad_off")
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.grad_off
 
@@ -1020,7 +1041,7 @@ class ProjectIndex:
         for other in self._project_files():
             if not _mentions(other, function):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             if other == file:
@@ -1044,7 +1065,7 @@ class ProjectIndex:
         for other in self._project_files():
             if not _mentions(other, name):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             self.consulted[other] = self._digests[other][2]
@@ -1072,7 +1093,7 @@ class ProjectIndex:
         wanted = {(file, key) for key in keys}
         found: set[str] = set()
         for other in self._callers(file, words, self._text_steps(file), factories):
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="scopes")
             hits = self._per_step_targets(other, summary) & wanted if summary else set()
             if hits:
                 self.consulted[other] = self._digests[other][2]
@@ -1139,7 +1160,7 @@ class ProjectIndex:
         return found
 
     def _steps_itself(self, file: Path, key: str) -> bool:
-        summary = self._summary(file, full=True)
+        summary = self._summary(file, part="scopes")
         return summary is not None and key in summary.stepping
 
     def _loop_call_targets(
@@ -1206,7 +1227,7 @@ class ProjectIndex:
         family = [*self._lineage(file, klass), *self._subclasses(file, klass, 0)]
         found = []
         for member_file, member in family:
-            summary = self._summary(member_file, full=True)
+            summary = self._summary(member_file, part="scopes")
             built = summary.attr_classes.get(member, {}).get(attribute, ()) if summary else ()
             for callee in built:
                 location = self._class_location(member_file, callee)
@@ -1249,7 +1270,7 @@ class ProjectIndex:
         for other in self._project_files():
             if other == file or not _mentions(other, method):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             self.consulted[other] = self._digests[other][2]
@@ -1391,8 +1412,10 @@ class ProjectIndex:
             index.setdefault(path.stem, []).append(path)
         return index
 
-    def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
-        """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
+    def _summary(
+        self, path: Path, consult: bool = True, part: str | None = None
+    ) -> _Summary | None:
+        """The file's summary: its header, with `part` (`_PARTS`) filled when asked."""
         try:
             info = path.stat()
             known = self._digests.get(path)
@@ -1404,9 +1427,13 @@ class ProjectIndex:
                 digest = hashlib.sha256(data).hexdigest()
                 self._digests[path] = (info.st_mtime_ns, info.st_size, digest)
             summary = self._summaries.get(digest)
-            if summary is None or (full and not summary.full):
+            if summary is None or (part is not None and part not in summary.parts):
                 text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
-                summary = self._summaries[digest] = _summarise(text, full, self._tree_of(text))
+                tree = self._tree_of(text) or _parse(text)
+                if summary is None:
+                    summary = self._summaries[digest] = _summarise(text, tree)
+                if part is not None and part not in summary.parts and tree is not None:
+                    _fill(summary, part, text, tree)
         except OSError:
             return None
         if consult:
