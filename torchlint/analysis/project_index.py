@@ -42,6 +42,9 @@ _NOT_PROJECT = frozenset(
     {"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"}
 )
 _MAX_FILES = 3000
+# Source characters whose syntax trees the index holds for the engine (`ProjectIndex.tree_for`):
+# a tree takes about forty times its source, so at most about 80 MB.
+_PENDING_CHARACTERS = 2_000_000
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 # A call whose result is bound: `train = train_fns.make_train_fn(G, D)` (the callee's last name)
 _BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
@@ -769,6 +772,11 @@ class ProjectIndex:
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
         # While a file is linted: its text and the syntax tree CPython's check of it built.
         self._parsed: tuple[str, ast.Module] | None = None
+        # Syntax trees the index parsed, by text, until the engine takes one to lint its file
+        # (`tree_for`): a run over the project then parses a file asked about before its turn
+        # once, not twice. Oldest first; `_PENDING_CHARACTERS` of source at most.
+        self._pending: dict[str, ast.Module] = {}
+        self._pending_size = 0
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -783,7 +791,30 @@ class ProjectIndex:
 
     def _tree_of(self, text: str) -> ast.Module | None:
         parsed = self._parsed
-        return parsed[1] if parsed is not None and parsed[0] == text else None
+        if parsed is not None and parsed[0] == text:
+            return parsed[1]
+        return self._pending.get(text) or self._keep(text, _parse(text))
+
+    def _keep(self, text: str, tree: ast.Module | None) -> ast.Module | None:
+        """Hold `tree` for the engine's lint of its file, dropping the oldest held beyond the
+        bound (a file outside the run, or one summarised after its lint, is never taken)."""
+        if tree is None or len(text) > _PENDING_CHARACTERS:
+            return tree
+        self._pending[text] = tree
+        self._pending_size += len(text)
+        while self._pending_size > _PENDING_CHARACTERS:
+            oldest = next(iter(self._pending))
+            del self._pending[oldest]
+            self._pending_size -= len(oldest)
+        return tree
+
+    def tree_for(self, text: str) -> ast.Module | None:
+        """The syntax tree of `text` if the index parsed it while another file was linted; handed
+        over once, to the engine about to lint that text."""
+        tree = self._pending.pop(text, None)
+        if tree is not None:
+            self._pending_size -= len(text)
+        return tree
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -1429,7 +1460,7 @@ class ProjectIndex:
             summary = self._summaries.get(digest)
             if summary is None or (part is not None and part not in summary.parts):
                 text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
-                tree = self._tree_of(text) or _parse(text)
+                tree = self._tree_of(text)
                 if summary is None:
                     summary = self._summaries[digest] = _summarise(text, tree)
                 if part is not None and part not in summary.parts and tree is not None:
