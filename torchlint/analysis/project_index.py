@@ -42,15 +42,23 @@ _NOT_PROJECT = frozenset(
     {"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"}
 )
 _MAX_FILES = 3000
+# Source characters whose syntax trees the index holds for the engine (`ProjectIndex.tree_for`):
+# a tree takes about forty times its source, so at most about 80 MB.
+_PENDING_CHARACTERS = 2_000_000
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 # A call whose result is bound: `train = train_fns.make_train_fn(G, D)` (the callee's last name)
 _BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
 _LOOP_LINE = re.compile(r"^([ \t]*)(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Summary:
-    """One file's imports (local name -> (level, dotted target)) and classes (name -> bases)."""
+    """One file's imports (local name -> (level, dotted target)) and classes (name -> bases),
+    and the parts (`_PARTS`) of what its code says that questions have asked for so far.
+
+    Filled in place, part by part: a question needs one part of a few files (the host reads of
+    a helper module, the eval loaders of another), and a whole summary of a large module costs
+    three times its parse. The object stays the same, so what was resolved from it holds."""
 
     imports: dict[str, tuple[int, str]] = field(default_factory=dict)
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
@@ -101,9 +109,10 @@ class _Summary:
     evals: bool = False
     # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
     host_reads: bool = False
-    # False for a header: imports, classes, star imports and `torch` only, which is all the class
-    # questions read; the other fields take walks of the whole tree, read for a few files only
-    full: bool = True
+    # The parts filled so far: the header fields (imports, classes, methods, star imports,
+    # `torch`, `assigned`, `evals`, `host_reads`, `precision`) are always there, the others take
+    # walks of the whole tree and are filled when a question asks for their part
+    parts: set[str] = field(default_factory=set)
 
 
 # A call of a project function: the file making it, whether grad is off there, the function
@@ -128,13 +137,11 @@ class _LoopCall:
     bound: tuple[str, ...]
 
 
-def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> _Summary:
-    """The summary of `text`; `tree` is its syntax tree when the caller has it already."""
+def _summarise(text: str, tree: ast.Module | None) -> _Summary:
+    """The header of the summary of `text`, whose syntax tree is `tree` (None: it does not parse,
+    and nothing is known of it)."""
     if tree is None:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _Summary()
+        return _Summary(parts=set(_PARTS))
     summary = _Summary()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -160,33 +167,50 @@ def _summarise(text: str, full: bool = True, tree: ast.Module | None = None) -> 
             summary.methods[node.name] = frozenset(
                 s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             )
-    if full:
-        _collect_devices(tree, summary.devices)
-        if "device" in text:  # a function that returns a device builds or names one
-            _collect_device_functions(tree, summary.device_functions)
-        reads: set[str] = set()
-        _collect_calls(tree, summary.calls, reads, summary.local_imports)
-        stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
-        summary = replace(
-            summary,
-            stepping=stepping,
-            attribute_reads=frozenset(reads),
-            grad_off=_decorated_grad_off(tree),
-            syncs=_syncing_functions(tree) if _HOST_READ_TEXT.search(text) else frozenset(),
-            eval_loaders=_eval_loaders(tree) if ".eval()" in text else frozenset(),
-        )
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
-    return replace(
-        summary,
-        assigned=frozenset(_module_level_names(tree)),
-        evals=".eval()" in text,
-        host_reads=_HOST_READ_TEXT.search(text) is not None,
-        torch=any(t == "torch" or t.startswith("torch.") for t in modules),
-        precision=precision_mentions(text),
-        full=full,
-    )
+    summary.assigned = frozenset(_module_level_names(tree))
+    summary.evals = ".eval()" in text
+    summary.host_reads = _HOST_READ_TEXT.search(text) is not None
+    summary.torch = any(t == "torch" or t.startswith("torch.") for t in modules)
+    summary.precision = precision_mentions(text)
+    return summary
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
+    """Fill one part (`_PARTS`) of `text`'s summary from its syntax tree."""
+    if part == "devices":
+        _collect_devices(tree, summary.devices)
+    elif part == "device_functions":
+        if "device" in text:  # a function that returns a device builds or names one
+            _collect_device_functions(tree, summary.device_functions)
+    elif part == "calls":
+        reads: set[str] = set()
+        _collect_calls(tree, summary.calls, reads, summary.local_imports)
+        summary.attribute_reads = frozenset(reads)
+    elif part == "scopes":
+        summary.stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
+    elif part == "grad_off":
+        summary.grad_off = _decorated_grad_off(tree)
+    elif part == "syncs":
+        summary.syncs = _syncing_functions(tree) if summary.host_reads else frozenset()
+    elif part == "eval_loaders":
+        summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
+    summary.parts.add(part)
+
+
+# The parts of a summary beyond its header, each filled by one walk (`_fill`): "calls" gives
+# `calls`, `attribute_reads` and `local_imports`; "scopes" gives `loop_calls`, `attr_classes`
+# and `stepping`; the others give the field of their name.
+_PARTS = ("devices", "device_functions", "calls", "scopes", "grad_off", "syncs", "eval_loaders")
 
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
@@ -748,6 +772,11 @@ class ProjectIndex:
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
         # While a file is linted: its text and the syntax tree CPython's check of it built.
         self._parsed: tuple[str, ast.Module] | None = None
+        # Syntax trees the index parsed, by text, until the engine takes one to lint its file
+        # (`tree_for`): a run over the project then parses a file asked about before its turn
+        # once, not twice. Oldest first; `_PENDING_CHARACTERS` of source at most.
+        self._pending: dict[str, ast.Module] = {}
+        self._pending_size = 0
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -762,7 +791,30 @@ class ProjectIndex:
 
     def _tree_of(self, text: str) -> ast.Module | None:
         parsed = self._parsed
-        return parsed[1] if parsed is not None and parsed[0] == text else None
+        if parsed is not None and parsed[0] == text:
+            return parsed[1]
+        return self._pending.get(text) or self._keep(text, _parse(text))
+
+    def _keep(self, text: str, tree: ast.Module | None) -> ast.Module | None:
+        """Hold `tree` for the engine's lint of its file, dropping the oldest held beyond the
+        bound (a file outside the run, or one summarised after its lint, is never taken)."""
+        if tree is None or len(text) > _PENDING_CHARACTERS:
+            return tree
+        self._pending[text] = tree
+        self._pending_size += len(text)
+        while self._pending_size > _PENDING_CHARACTERS:
+            oldest = next(iter(self._pending))
+            del self._pending[oldest]
+            self._pending_size -= len(oldest)
+        return tree
+
+    def tree_for(self, text: str) -> ast.Module | None:
+        """The syntax tree of `text` if the index parsed it while another file was linted; handed
+        over once, to the engine about to lint that text."""
+        tree = self._pending.pop(text, None)
+        if tree is not None:
+            self._pending_size -= len(text)
+        return tree
 
     def is_module_class(self, file: Path, name: str) -> bool | None:
         """Whether `name`, as written in `file`, is an nn.Module subclass; None when unknown."""
@@ -846,7 +898,7 @@ class ProjectIndex:
         source = self._summary(target[0])
         if source is None or not source.host_reads:
             return False
-        source = self._summary(target[0], full=True)
+        source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
         return source is not None and member in source.syncs
 
@@ -862,7 +914,7 @@ class ProjectIndex:
         source = self._summary(location[0]) if location is not None else None
         if location is None or source is None or not source.host_reads:
             return False
-        source = self._summary(location[0], full=True)
+        source = self._summary(location[0], part="syncs")
         return source is not None and location[1] in source.syncs
 
     def returns_gpu(self, file: Path, name: str) -> bool | None:
@@ -877,7 +929,7 @@ class ProjectIndex:
         file = file.absolute()
         summary = self._summary(file)
         if summary is not None and depth and summary.evals:
-            summary = self._summary(file, full=True)
+            summary = self._summary(file, part="eval_loaders")
         if summary is None or depth > _MAX_DEPTH:
             return False
         if depth and "." not in name and name in summary.eval_loaders:
@@ -890,7 +942,7 @@ class ProjectIndex:
         # the devices are module-level assignments: a header says when the name is none of them
         summary = self._summary(file)
         if summary is not None and (functions or (not rest and head in summary.assigned)):
-            summary = self._summary(file, full=True)
+            summary = self._summary(file, part="device_functions" if functions else "devices")
         if summary is None or depth > _MAX_DEPTH:
             return None
         known = summary.device_functions if functions else summary.devices
@@ -916,7 +968,7 @@ class ProjectIndex:
             target = self._find_method(*location, method) if location else None
             if target is None:
                 return False
-        source = self._summary(target[0], full=True)
+        source = self._summary(target[0], part="grad_off")
         return source is not None and target[1] in source.grad_off
 
     def imported_precision(self, file: Path) -> frozenset[str]:
@@ -1040,7 +1092,7 @@ class ProjectIndex:
         for other in self._project_files():
             if not _mentions(other, function):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             if other == file:
@@ -1064,7 +1116,7 @@ class ProjectIndex:
         for other in self._project_files():
             if not _mentions(other, name):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             self.consulted[other] = self._digests[other][2]
@@ -1092,7 +1144,7 @@ class ProjectIndex:
         wanted = {(file, key) for key in keys}
         found: set[str] = set()
         for other in self._callers(file, words, self._text_steps(file), factories):
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="scopes")
             hits = self._per_step_targets(other, summary) & wanted if summary else set()
             if hits:
                 self.consulted[other] = self._digests[other][2]
@@ -1110,7 +1162,7 @@ class ProjectIndex:
         file = file.absolute()
         steps = self._steps_itself(file, key)
         for base_file, base in self._lineage(file, klass)[1:]:
-            summary = self._summary(base_file, full=True)
+            summary = self._summary(base_file, part="scopes")
             if summary is not None and any(
                 c.owner == base and c.callee == "self." + method and (c.kind == "batch" or steps)
                 for c in summary.loop_calls
@@ -1135,9 +1187,10 @@ class ProjectIndex:
         in a method that steps the optimizer itself (a training step, whoever calls it)."""
         file = file.absolute()
         for other in self._word_index[2].get(klass, ()):
-            summary = self._summary(other, consult=False, full=True) if other != file else None
+            summary = self._summary(other, consult=False, part="calls") if other != file else None
             if summary is None:
                 continue
+            self._summary(other, consult=False, part="scopes")
             sites = [(c.callee, c.owner) for c in summary.loop_calls if c.kind == "batch"]
             sites += [
                 (callee, owner.partition(".")[0])
@@ -1222,7 +1275,7 @@ class ProjectIndex:
         return found
 
     def _steps_itself(self, file: Path, key: str) -> bool:
-        summary = self._summary(file, full=True)
+        summary = self._summary(file, part="scopes")
         return summary is not None and key in summary.stepping
 
     def _loop_call_targets(
@@ -1289,7 +1342,7 @@ class ProjectIndex:
         family = [*self._lineage(file, klass), *self._subclasses(file, klass, 0)]
         found = []
         for member_file, member in family:
-            summary = self._summary(member_file, full=True)
+            summary = self._summary(member_file, part="scopes")
             built = summary.attr_classes.get(member, {}).get(attribute, ()) if summary else ()
             for callee in built:
                 location = self._class_location(member_file, callee)
@@ -1348,7 +1401,7 @@ class ProjectIndex:
         for other in self._project_files():
             if other == file or not _mentions(other, method):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             if summary is None:
                 continue
             self.consulted[other] = self._digests[other][2]
@@ -1490,8 +1543,10 @@ class ProjectIndex:
             index.setdefault(path.stem, []).append(path)
         return index
 
-    def _summary(self, path: Path, consult: bool = True, full: bool = False) -> _Summary | None:
-        """The file's summary; its header alone unless `full` (see `_Summary.full`)."""
+    def _summary(
+        self, path: Path, consult: bool = True, part: str | None = None
+    ) -> _Summary | None:
+        """The file's summary: its header, with `part` (`_PARTS`) filled when asked."""
         try:
             info = path.stat()
             known = self._digests.get(path)
@@ -1503,9 +1558,13 @@ class ProjectIndex:
                 digest = hashlib.sha256(data).hexdigest()
                 self._digests[path] = (info.st_mtime_ns, info.st_size, digest)
             summary = self._summaries.get(digest)
-            if summary is None or (full and not summary.full):
+            if summary is None or (part is not None and part not in summary.parts):
                 text = (data if data is not None else path.read_bytes()).decode("utf-8", "replace")
-                summary = self._summaries[digest] = _summarise(text, full, self._tree_of(text))
+                tree = self._tree_of(text)
+                if summary is None:
+                    summary = self._summaries[digest] = _summarise(text, tree)
+                if part is not None and part not in summary.parts and tree is not None:
+                    _fill(summary, part, text, tree)
         except OSError:
             return None
         if consult:
@@ -1546,7 +1605,7 @@ class ProjectIndex:
         for other in self._project_files():
             if not _mentions(other, name):
                 continue
-            summary = self._summary(other, consult=False, full=True)
+            summary = self._summary(other, consult=False, part="calls")
             read = _read(other)
             if summary is None or read is None:
                 continue
@@ -1680,6 +1739,7 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]
 
 # A file's text as the TL001 questions read it, parsed once per content and process.
 _TREES: dict[str, ast.Module | None] = {}
+_TREES_HELD = 64
 _TRAINING_CALLEES: dict[str, frozenset[str]] = {}
 _HANDED_OFF: dict[tuple[str, str], bool] = {}
 
@@ -1694,7 +1754,11 @@ def _read(path: Path) -> tuple[str, str] | None:
 
 
 def _tree(text: str, digest: str) -> ast.Module | None:
+    """The parse of `text`, kept for the last `_TREES_HELD` contents: an editor's server reads
+    new versions of files all day, and a syntax tree is many times its text."""
     if digest not in _TREES:
+        if len(_TREES) >= _TREES_HELD:
+            del _TREES[next(iter(_TREES))]
         try:
             _TREES[digest] = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -94,7 +94,10 @@ def _lint(
     # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
     gc.disable()
     try:
-        parsed = _python_parse(path, text)
+        project = index_for(settings.root) if settings.directory is not None else None
+        parsed = (project.tree_for(text) if project is not None else None) or _python_parse(
+            path, text
+        )
         python = parsed if isinstance(parsed, Exception) else None
         if not rules and python is None:
             return []  # the prefilter: no rule can fire, and the file is valid Python
