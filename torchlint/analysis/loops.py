@@ -641,7 +641,11 @@ class LoopFacts:
         only = body[0] if len(body) == 1 else None
         if isinstance(only, cst.SimpleStatementLine):
             only = only.body[0] if len(only.body) == 1 else None
-        return isinstance(only, cst.Continue) and self.rare_branch(statement.test) == "orelse"
+        # `if step % n: continue` in a loop, `if not self.every_n_iters(runner, n): return` in a hook
+        return (
+            isinstance(only, cst.Continue | cst.Return)
+            and self.rare_branch(statement.test) == "orelse"
+        )
 
     def rare_branch(self, test: cst.BaseExpression, depth: int = 0) -> str | None:
         """Which branch of `if test:` runs only now and then: "body", "orelse", or None."""
@@ -691,7 +695,9 @@ class LoopFacts:
         modulo test (`return batch_idx % self.freq == 0`, or `True` under one): a periodic guard
         written as a helper."""
         functions = self.scopes.callees.get(call, ())
-        return bool(functions) and all(self._answers_periodically(f) for f in functions)
+        if not functions:  # a helper of a framework's class: `if self.every_n_iters(runner, n):`
+            return self.ctx.fact(EntryPoints).periodic_helper(call)
+        return all(self._answers_periodically(f) for f in functions)
 
     def _answers_periodically(self, function: cst.FunctionDef) -> bool:
         nodes = list(self.scopes.own_nodes(function))
