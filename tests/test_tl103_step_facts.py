@@ -1,7 +1,8 @@
 """TL103 asks the project's per-step facts where an allocation runs, not the names of functions.
 
 Production classes: an allocation under a periodic guard inside a framework hook (the guard
-written as a framework helper, or as an early `return`) runs now and then, not every step; a
+written as a framework helper, or as an early `return`) runs now and then, not every step, and
+one under `if self.total is None: self.total = ...` runs once per object; a
 function named like a step (`test_step`) that only a module's own `__main__` runs is a one-off
 smoke test. Each case is an invented project checked by the installed `torchlint`.
 """
@@ -112,6 +113,40 @@ if __name__ == "__main__":
     test_step()
     for _ in range(10):
         timing_step()
+""",
+        },
+    ),
+    Case(
+        "lazy-init-of-a-running-sum-runs-once",
+        rules=("TL103",),
+        files={
+            "metric.py": """\
+import torch
+
+
+class Mean:
+    def __init__(self):
+        self.total = None
+
+    def update(self, y):
+        if self.total is None:
+            self.total = torch.zeros(y.shape[1]).to(y.device)
+        self.total += y.sum(0)
+
+    def weigh(self, y, weights=None):
+        if weights is None:
+            weights = torch.ones(y.shape[0]).to(y.device)  # TL103: torch.ones(y.shape[0]).to(y.device)
+        return (weights[:, None] * y).sum(0)
+
+
+def train(model, loader, opt):
+    meter = Mean()
+    for x, y in loader:
+        out = model(x.cuda())
+        out.mean().backward()
+        opt.step()
+        meter.update(out.detach())
+        meter.weigh(out.detach())
 """,
         },
     ),

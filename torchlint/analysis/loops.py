@@ -27,7 +27,7 @@ from torchlint.analysis.names import (
     is_optimizer_name,
 )
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
-from torchlint.analysis.nodes import children, walk
+from torchlint.analysis.nodes import children, is_name, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops
 
@@ -562,7 +562,7 @@ class LoopFacts:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                if isinstance(parent, cst.If) and _leaves(parent.body):
+                if isinstance(parent, cst.If) and (_leaves(parent.body) or _lazy_init(parent)):
                     return True
                 return rare == "body" and not (every_update and self._updates(parent.body))
             return (
@@ -1028,6 +1028,31 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
         return (dotted(last.value.func) or "") in _EXITS
     return False
+
+
+def _lazy_init(branch: cst.If) -> bool:
+    """`if self.total is None: self.total = torch.zeros(n)`: the branch sets the attribute of the
+    object it tests for None, so it runs once per object, however often the test is made. (A
+    name is no latch: `if keys is None: keys = compute(...)` fills in an argument every call.)"""
+    test = branch.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and _is_none(test.comparisons[0].comparator)
+    ):
+        return False
+    left = test.left
+    if not (isinstance(left, cst.Attribute) and is_name(left.value, "self")):
+        return False
+    name = dotted(left)
+    body = branch.body.body if isinstance(branch.body, cst.IndentedBlock) else ()
+    return name is not None and any(
+        isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets)
+        for line in body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
