@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.grad import name_tokens
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import target_names
@@ -65,7 +66,9 @@ device string), and never sets `torch.backends.cudnn.benchmark = True`, or sets 
 A script is a file with an `if __name__ == "__main__":` block that trains (a step in it, or a
 call of a function of the file that trains, or of one imported from elsewhere) or training code
 at module level; library modules are left alone, since the setting belongs to the entry point,
-and so is a library module's `__main__` demo that only runs a forward. A run on XLA devices
+and so is a library module's `__main__` demo that only runs a forward, or a self-test that
+trains a toy net on random tensors (the module is imported by others of the project, and the
+block reads neither a loader nor the command line). A run on XLA devices
 (`torch_xla`, TPUs) or pinned to the CPU (`Trainer(accelerator="cpu")`) is not a GPU run. Not
 flagged: files that ask for determinism (`cudnn.deterministic = True`,
 `torch.use_deterministic_algorithms(...)`), that call a seeding or setup helper from elsewhere
@@ -351,6 +354,8 @@ file's imports, or turns an explicit `False` into `True`.
         training = self.ctx.fact(Training)
         if not training.trains or not training.is_script or not self.ctx.fact(LoopFacts).uses_gpu:
             return
+        if self.ctx.fact(LibraryDemo).only_in_self_test(training.step_calls):
+            return  # a library module's `__main__` self-test is no training script
         if self.turned_off:
             for value in self.turned_off:
                 fix = self.make_fix(

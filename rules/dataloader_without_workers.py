@@ -49,7 +49,12 @@ class of the file that moves its samples to the device itself (CUDA cannot run i
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, or a
 `random_split`/`Subset` of one) has nothing for workers to load: for it only `pin_memory` is
-asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
+asked. Nor is `pin_memory` asked where every batch tensor the loop copies is first made anew on
+the host (`x.float().to(device)`, `(x / 255).cuda()`, `y.clone().cuda()`): the loader would pin
+the batch, but the copy reads the new tensor, in pageable memory, so pinning serves no copy.
+(A cast to the dtype the batch already has returns the batch itself; torchlint cannot see the
+dtype, so it stays silent then too.) Views and indexing (`x.view(n, -1)`, `y[:, 0]`) copy the
+pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## Why is this bad?
@@ -238,6 +243,18 @@ accelerator PyTorch warns and ignores it.
             def train(loader):
                 for x, y in loader:
                     model(x.cuda()).sum().backward()
+            """
+        ),
+        # every batch tensor is cast on the host before its copy: pinning serves no copy
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=32, num_workers=4)
+            for x, y in loader:
+                x, y = x.float().to(device), y.float().to(device)
+                model(x, y).backward()
             """
         ),
         # not torch's DataLoader
@@ -442,7 +459,8 @@ accelerator PyTorch warns and ignores it.
             )
             if self._in_memory(args.dataset):
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
-            if not workers and args.pin_memory is not None:
+            pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
+            if not workers and not pin:
                 continue
             if (
                 self._on_device(args.dataset)
@@ -450,13 +468,23 @@ accelerator PyTorch warns and ignores it.
                 or self._one_batch(args)
             ):
                 continue
-            self._report(call, workers, args.pin_memory is None)
+            self._report(call, workers, pin)
 
     def _moved_to_device(self, loaders: DataLoaders, call: cst.Call) -> bool:
         """Batches copied to a CUDA device: pinned memory and workers serve those copies (PyTorch
         ignores `pin_memory` on MPS)."""
         return any(
             loaders.to_cuda(move)
+            for loop in loaders.loops_of(call)
+            for move, _ in loaders.moves.get(loop, ())
+        )
+
+    @staticmethod
+    def _copies_loaded_memory(loaders: DataLoaders, call: cst.Call) -> bool:
+        """Some CUDA copy of the loader's batches copies the memory the loader fills, which
+        `pin_memory=True` pins: not only tensors made anew on the host first (`x.float()`)."""
+        return any(
+            loaders.to_cuda(move) and loaders.copies_loaded_memory(loop, move)
             for loop in loaders.loops_of(call)
             for move, _ in loaders.moves.get(loop, ())
         )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import is_attribute, is_name, walk
@@ -62,7 +63,10 @@ Only when the target torch version documents `fused=True` for the optimizer: 2.0
 AdamW, 2.3 for SGD. Not flagged: optimizers given `fused=`, `foreach=` (the implementation
 was chosen), `differentiable=` (which fused does not support) or `**kwargs`, optimizers over
 plain tensors rather than a module's parameters, files with sparse embeddings
-(`sparse=True`), whose gradients the fused kernels do not take, and unit tests. This rule is opt-in: enable it
+(`sparse=True`), whose gradients the fused kernels do not take, optimizers of a library
+module's `__main__` demo or self-test (the module is imported by others of the project, and the
+block trains a toy net on random tensors, reading neither a loader nor the command line),
+files whose only training is such a block, and unit tests. This rule is opt-in: enable it
 with `--extend-select TL109`.
 
 ## Why is this bad?
@@ -323,10 +327,14 @@ from the `foreach` path, so losses agree only to within floating-point tolerance
     def finish(self) -> None:
         if self.sparse or not self.optimizers:
             return
-        training = self.ctx.fact(Training)
+        training, demo = self.ctx.fact(Training), self.ctx.fact(LibraryDemo)
         if not training.trains or not self.ctx.fact(LoopFacts).uses_gpu:
             return
+        if demo.only_in_self_test(training.step_calls):
+            return  # a library module's `__main__` self-test: the project trains elsewhere
         for call, name in self.optimizers:
+            if demo.only_in_self_test([call]):
+                continue
             params = (
                 call.args[0].value
                 if call.args and call.args[0].keyword is None

@@ -8,6 +8,7 @@ from typing import Literal
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.text import moves_a_call_result
@@ -24,7 +25,7 @@ _FACTORIES = _EXACT | _RANDOM | _ROUNDED
 # Factories of given data: it starts on the host whatever the device, so `device=` copies it
 # from the host as well: nothing to save.
 _DATA = frozenset({"tensor", "as_tensor"})
-# Functions that run on every step: a module's forward, a framework's step hooks, a loss.
+# Functions that run on every step: a module's forward, a step function, a loss.
 _STEP_FUNCTION = re.compile(
     r"^(forward|__call__)$|^forward_|_forward$|(^|_)step$|(^|_)loss(es)?(_|$)"
 )
@@ -91,14 +92,19 @@ Flags a tensor factory of torch (`torch.zeros`, `ones`, `empty`, `full`, `eye`, 
 `linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) or the size form of a legacy
 constructor (`torch.LongTensor(n, 8)`) whose result is moved to a device, directly or after
 methods that only change its dtype, shape or fill (`.float()`, `.fill_(0)`, `.unsqueeze(0)`),
-where it runs on every step: `torch.zeros(n).cuda()` in a per-batch loop,
-`torch.arange(n).to(x.device)` in a `forward`, or in a `*_step` function, or in a function of the
-file those call.
+where it runs on every step: `torch.zeros(n).cuda()` in a per-batch loop or a function the
+project runs every step (a framework's step hook, a `train_step` that another module calls in its
+loop), `torch.arange(n).to(x.device)` in a `forward`, a loss or a `*_step` function, or in a
+function of the file those call.
 
 Not flagged:
-- a creation that runs once (before the loop, in `__init__`, at module level): one copy per run
-  costs nothing, and a random one drawn from the CPU generator is often deliberate (its values
-  then do not depend on the device);
+- a creation that runs once (before the loop, in `__init__`, at module level, in a function only
+  such code calls, as a `test_step()` smoke test that a module's `__main__` runs): one copy per
+  run costs nothing, and a random one drawn from the CPU generator is often deliberate (its
+  values then do not depend on the device);
+- a creation under a guard that makes it rare, at any call level between it and the step
+  (`if step % n == 0:`, `if not self.every_n_train_iters(runner, n): return` in a hook), or in a
+  library module's `__main__` demo;
 - `torch.tensor(data)` and `torch.as_tensor(data)`: the data starts on the host, so building
   with `device=` copies it from the host as well;
 - factories already given `device=` (a later `.to()` is something else), given `out=`,
@@ -262,6 +268,37 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             class Head(torch.nn.Module):
                 def forward(self, x):
                     return x * torch.tensor([0.5, 0.25]).cuda()
+            """
+        ),
+        # a smoke test named like a step that only the module's `__main__` runs, once
+        Valid(
+            """
+            import torch
+
+
+            def test_step():
+                state = torch.zeros(2, 16).cuda()
+                print(cell(state).shape)
+
+
+            if __name__ == "__main__":
+                test_step()
+            """
+        ),
+        # a hook's allocation behind an early return that skips all but every n-th step
+        Valid(
+            """
+            import torch
+
+
+            class Logger:
+                def after_train_step(self, trainer):
+                    if trainer.global_step % self.every != 0:
+                        return
+                    trainer.log_image(torch.zeros(3, 64, 64).cuda())
+
+                def on_train_step(self, trainer):
+                    self.after_train_step(trainer)
             """
         ),
     ]
@@ -499,26 +536,31 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         return len(positional) > 1 or isinstance(positional[0].value, cst.Integer)
 
     def _per_step(self, node: cst.CSTNode) -> bool:
-        """Whether `node` runs on every step: in a per-batch loop, or in a forward or step function
-        (or a function of the file that one of those calls, two calls deep at most), and not under
-        a guard that makes it rare (`if len(state) == 0:` lazy initialisation, `if step % n == 0:`;
-        a gradient-accumulation guard, whose branch steps the optimizer, runs every update)."""
+        """Whether `node` runs on every step, with no guard that makes it rare (`if len(state)
+        == 0:` lazy initialisation, `if step % n == 0:`, `if not self.every_n_iters(...):
+        return`) between it and what runs it, at any call level (a gradient-accumulation guard,
+        whose branch steps the optimizer, runs every update): in a per-batch loop or a function
+        the project runs every step (a framework's step hook included), or in a module's
+        `forward` or a loss function, or in a function of the file one of those calls, two calls
+        deep at most. A function named like a step (`test_step`) is per step only when the
+        project runs it so: a one-off smoke test is not."""
         loops = self.ctx.fact(LoopFacts)
-        if loops.periodic_guard(node, every_update=True) is not None:
-            return False
         if loops.per_batch_loop(node, every_iteration=False) is not None:
-            return True
-        scopes = self.ctx.fact(SemanticModel)
-        functions = [scopes.function_of(node)]
+            return loops.per_batch_loop(node, every_update=True) is not None
+        scopes, demo = self.ctx.fact(SemanticModel), self.ctx.fact(LibraryDemo)
+        sites = [node]
         for _ in range(3):
-            if any(f is not None and _STEP_FUNCTION.search(f.name.value) for f in functions):
-                return True
-            functions = [
-                scopes.function_of(call)
-                for f in functions
-                if f is not None
-                for call in scopes.callers.get(f, ())
+            sites = [
+                site
+                for site in sites
+                if loops.periodic_guard(site, every_update=True) is None
+                and not loops.runs_once(site)
+                and not demo.runs_only_in_demo(site)
             ]
+            functions = [f for f in map(scopes.function_of, sites) if f is not None]
+            if any(_STEP_FUNCTION.search(f.name.value) for f in functions):
+                return True
+            sites = [call for f in functions for call in scopes.callers.get(f, ())]
         return False
 
     @staticmethod

@@ -60,12 +60,17 @@ _POSITION = {
     "collate_fn": 6,
     "pin_memory": 7,
 }
-# Tensor methods that give a tensor of the same batch: the value still "is" the batch.
-_TENSOR_METHODS = frozenset(
-    "float half double bfloat16 long int short bool byte char contiguous squeeze unsqueeze view reshape permute "
-    "transpose flatten type clone detach pin_memory t".split()
-)
 _ITERATION_METHODS = frozenset({"items", "values"})
+# Tensor methods that give a view of a batch tensor's own memory (on the contiguous tensors the
+# default collation builds): what the loader pinned is what gets copied.
+_VIEW_METHODS = _ITERATION_METHODS | frozenset(
+    "contiguous squeeze unsqueeze view reshape permute transpose flatten detach pin_memory t".split()
+)
+# Tensor methods that give a tensor of the same batch: the value still "is" the batch, though a
+# cast or a clone may copy it into new (pageable) host memory.
+_TENSOR_METHODS = _VIEW_METHODS | frozenset(
+    "float half double bfloat16 long int short bool byte char type clone".split()
+)
 _MAX_DEPTH = 8
 _MAX_CALL_DEPTH = 3  # callers followed to find the loops that run a function again
 Loop = cst.For | cst.CompFor
@@ -204,7 +209,7 @@ class DataLoaders:
             call: loader_args(call) for call in self.scopes.calls if is_dataloader(ctx, call)
         }
         self._sources_memo: dict[cst.CSTNode, frozenset[cst.Call]] = {}
-        self._origins_memo: dict[tuple[cst.CSTNode, bool], frozenset[Loop]] = {}
+        self._origins_memo: dict[tuple[cst.CSTNode, frozenset[str] | None], frozenset[Loop]] = {}
 
     # -- which loops each loader feeds -------------------------------------------------
     @cached_property
@@ -477,12 +482,22 @@ class DataLoaders:
             receiver = self.moved(call)
             if receiver is None:
                 continue
-            loose = self.origins(receiver, strict=False)
-            strict = self.origins(receiver, strict=True)
+            loose = self.origins(receiver, None)
+            strict = self.origins(receiver, _TENSOR_METHODS)
             for loop in loose:
                 if loop in fed:
                     found.setdefault(loop, []).append((call, loop in strict))
         return found
+
+    def copies_loaded_memory(self, loop: Loop, move: cst.Call) -> bool:
+        """Whether a device move of `loop` copies the memory the loader put the batch in (so
+        `pin_memory=True` would have pinned it): the batch tensor itself, an element, or a view
+        of one. Not a tensor the loop made anew on the host first (`x.float()`, `x.clone()`,
+        `torch.from_numpy(...)`, `torch.stack(batch)`, `x / 255`): that is pageable whatever
+        the loader pins (a cast to the dtype the batch already has returns the batch itself,
+        but nothing here says which dtype that is)."""
+        receiver = self.moved(move)
+        return receiver is not None and loop in self.origins(receiver, _VIEW_METHODS)
 
     def moved(self, call: cst.Call) -> cst.BaseExpression | None:
         """The receiver of a `.cuda(...)` or `.to(<device>, ...)` call whose result is used, else None
@@ -520,60 +535,67 @@ class DataLoaders:
             return True  # an attribute may also be set in another module (a base class)
         return self.loops.device_strings(node) != {"cpu"}
 
-    def origins(self, node: cst.BaseExpression, strict: bool, depth: int = 0) -> frozenset[Loop]:
+    def origins(
+        self, node: cst.BaseExpression, methods: frozenset[str] | None, depth: int = 0
+    ) -> frozenset[Loop]:
         """The loader-fed loops whose targets `node`'s value derives from.
 
-        `strict` follows only steps that keep a batch tensor a batch tensor; otherwise any
+        With `methods`, only through names, indexing, unpacking and those methods (the steps
+        that keep a batch tensor a batch tensor, or a view of its memory); with None, any
         computation from batch values counts (`torch.cat(batch)`, `model(x)`).
         """
         if depth > _MAX_DEPTH:
             return frozenset()
-        key = (node, strict)
+        key = (node, methods)
         memo = self._origins_memo.get(key)
         if memo is not None:
             return memo
         self._origins_memo[key] = frozenset()
-        found = self._origins(node, strict, depth)
+        found = self._origins(node, methods, depth)
         result = self._origins_memo[key] = frozenset(found)
         return result
 
-    def _origins(self, node: cst.BaseExpression, strict: bool, depth: int) -> set[Loop]:
+    def _origins(
+        self, node: cst.BaseExpression, methods: frozenset[str] | None, depth: int
+    ) -> set[Loop]:
         if isinstance(node, cst.Name):
             found: set[Loop] = set()
             for binding in self.scopes.reaching(node):
-                found |= self._binding_origins(binding, strict, depth)
+                found |= self._binding_origins(binding, methods, depth)
             return found
         if isinstance(node, cst.Subscript):
-            return set(self.origins(node.value, strict, depth + 1))
+            return set(self.origins(node.value, methods, depth + 1))
         if isinstance(node, cst.Attribute):
             return (
-                set(self.origins(node.value, strict, depth + 1))
+                set(self.origins(node.value, methods, depth + 1))
                 if not _is_self(node.value)
                 else set()
             )
         if isinstance(node, cst.Call):
-            return self._call_origins(node, strict, depth)
-        if not strict and isinstance(node, cst.BinaryOperation):
+            return self._call_origins(node, methods, depth)
+        if methods is None and isinstance(node, cst.BinaryOperation):
             return set(
-                self.origins(node.left, strict, depth + 1)
-                | self.origins(node.right, strict, depth + 1)
+                self.origins(node.left, methods, depth + 1)
+                | self.origins(node.right, methods, depth + 1)
             )
         return set()
 
-    def _call_origins(self, call: cst.Call, strict: bool, depth: int) -> set[Loop]:
+    def _call_origins(
+        self, call: cst.Call, methods: frozenset[str] | None, depth: int
+    ) -> set[Loop]:
         func = call.func
-        if isinstance(func, cst.Attribute) and (
-            not strict or func.attr.value in _TENSOR_METHODS | _ITERATION_METHODS
-        ):
-            return set(self.origins(func.value, strict, depth + 1))
-        if strict:
+        if isinstance(func, cst.Attribute) and (methods is None or func.attr.value in methods):
+            return set(self.origins(func.value, methods, depth + 1))
+        if methods is not None:
             return set()
         found: set[Loop] = set()
         for arg in call.args:
-            found |= self.origins(arg.value, strict, depth + 1)
+            found |= self.origins(arg.value, methods, depth + 1)
         return found
 
-    def _binding_origins(self, binding: Binding, strict: bool, depth: int) -> set[Loop]:
+    def _binding_origins(
+        self, binding: Binding, methods: frozenset[str] | None, depth: int
+    ) -> set[Loop]:
         value = binding.value
         if binding.kind is BindingKind.LOOP and value is not None:
             if (
@@ -585,16 +607,16 @@ class DataLoaders:
                 return set()  # the counter of `enumerate`
             if binding.node in self.fed_loops:
                 return {binding.node}  # type: ignore[arg-type]
-            return set(self.origins(value, strict, depth + 1))  # `for k, v in batch.items()`
+            return set(self.origins(value, methods, depth + 1))  # `for k, v in batch.items()`
         if (
             binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK, BindingKind.WITH)
             and value is not None
         ):
-            return set(self.origins(value, strict, depth + 1))
+            return set(self.origins(value, methods, depth + 1))
         if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
             found: set[Loop] = set()
             for argument in self._arguments(binding.node):
-                found |= self.origins(argument, strict, depth + 1)
+                found |= self.origins(argument, methods, depth + 1)
             return found
         return set()
 

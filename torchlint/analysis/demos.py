@@ -26,7 +26,16 @@ from torchlint.analysis.nodes import is_main_guard, walk
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from torchlint.analysis.context import FileContext
+
+
+# How a program reads its command line: methods of a parser, and functions or values by name.
+_COMMAND_LINE_METHODS = frozenset({"parse_args", "parse_known_args"})
+_COMMAND_LINE = frozenset(
+    {"sys.argv", "tyro.cli", "fire.Fire", "hydra.main", "click.command", "typer.run"}
+)
 
 
 class LibraryDemo:
@@ -73,12 +82,16 @@ class LibraryDemo:
     def _reads_data(self, guard: cst.If) -> bool:
         """Whether the block, or a function of the file it reaches through calls, loops over a
         loader: the project's training or evaluation run, not a demo."""
+        return self._reaches(guard, _reads_loader)
+
+    def _reaches(self, guard: cst.If, holds: Callable[[cst.CSTNode], bool]) -> bool:
+        """Whether `holds` is true of the block or of a function of the file it reaches through calls."""
         model = self.ctx.fact(SemanticModel)
         todo: list[cst.CSTNode] = [guard]
         seen: set[cst.CSTNode] = {guard}
         while todo:
             node = todo.pop()
-            if _reads_loader(node):
+            if holds(node):
                 return True
             for call in (c for c in model.calls if model.is_ancestor(node, c)):
                 for callee in model.callees.get(call, ()):
@@ -98,6 +111,25 @@ class LibraryDemo:
             if isinstance(parent, cst.FunctionDef):
                 return parent in self._demo_functions
         return False
+
+    @cached_property
+    def self_tested(self) -> bool:
+        """Whether the file's demo blocks are self-tests, not a program's entry point either:
+        none takes its settings from the command line (`parser.parse_args()`, `tyro.cli`,
+        `fire.Fire`, `sys.argv`), itself or through the file's functions it calls. A
+        reinforcement-learning script reads no loader (it trains on an environment) and others
+        may import its classes, yet it is the project's training when it parses its arguments."""
+        return bool(self.guards) and not any(
+            self._reaches(guard, _parses_command_line) for guard in self.guards
+        )
+
+    def only_in_self_test(self, nodes: Sequence[cst.CSTNode]) -> bool:
+        """Whether `nodes` are some and every one runs only in a self-test (`self_tested`): a
+        file whose every `backward()` and optimizer step is its `__main__` self-test trains
+        nothing of the project."""
+        return (
+            self.self_tested and bool(nodes) and all(self.runs_only_in_demo(node) for node in nodes)
+        )
 
     @cached_property
     def _demo_functions(self) -> set[cst.FunctionDef]:
@@ -142,6 +174,17 @@ class LibraryDemo:
 # Calls that read data from files or the command line: a block that makes them runs a job.
 _READS_FILES = frozenset({"open", "imread", "read_csv", "ArgumentParser", "parse_args", "glob"})
 _RANDOM = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like"})
+
+
+def _parses_command_line(code: cst.CSTNode) -> bool:
+    """A read of the command line in `code`: `parser.parse_args()`, `tyro.cli(Args)`,
+    `fire.Fire(main)`, `sys.argv`, or a `@hydra.main`/`@click.command` function."""
+    for node in walk(code):
+        if not isinstance(node, cst.Attribute):
+            continue
+        if node.attr.value in _COMMAND_LINE_METHODS or dotted(node) in _COMMAND_LINE:
+            return True  # `ArgumentParser(...).parse_args()` has no dotted name: its attribute says
+    return False
 
 
 def _reads_loader(code: cst.CSTNode) -> bool:

@@ -93,6 +93,21 @@ class EntryPoints:
         return found is not None and function.name.value in found.without_grad
 
     # -- how often -------------------------------------------------------------------------
+    def periodic_helper(self, call: cst.Call) -> bool:
+        """`self.every_n_train_iters(runner, n)` in a method of a framework's subclass: a
+        helper the framework's class provides that is true only now and then (the table's
+        `periodic_methods`), so a hook's `if` on it is a periodic guard."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            return False
+        function = self.model.function_of(call)
+        framework = self._method_framework(function) if function is not None else None
+        return framework is not None and func.attr.value in framework.periodic_methods
+
     @cached_property
     def _periods(self) -> dict[cst.FunctionDef, str]:
         """Every entry point of the file -> "step" or "epoch"."""

@@ -28,6 +28,8 @@ class Framework:
     themselves (a Hugging Face model's `generate`).
     on_accelerator: whether the framework moves batches to the accelerator itself, so a
     subclass's hooks see device tensors without a `.to(device)` in the project.
+    periodic_methods: methods of the framework's own classes that a hook calls to run only now
+    and then (`if self.every_n_train_iters(runner, n):`): periodic guards written as a call.
     """
 
     name: str
@@ -37,6 +39,7 @@ class Framework:
     without_grad: frozenset[str] = frozenset()
     no_grad_methods: frozenset[str] = frozenset()
     on_accelerator: bool = False
+    periodic_methods: frozenset[str] = frozenset()
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -105,6 +108,19 @@ FRAMEWORKS: tuple[Framework, ...] = (
         per_epoch=frozenset({"before_train_epoch", "after_train_epoch", "after_val_epoch"}),
         without_grad=frozenset({"val_step", "test_step", "after_val_iter", "after_test_iter"}),
         on_accelerator=True,
+        periodic_methods=frozenset(
+            {
+                "every_n_epochs",
+                "every_n_iters",
+                "every_n_train_iters",
+                "every_n_inner_iters",
+                "end_of_epoch",
+                "is_last_epoch",
+                "is_last_iter",
+                "is_last_train_epoch",
+                "is_last_train_iter",
+            }
+        ),
     ),
     Framework(
         "detectron2",

@@ -31,7 +31,7 @@ from torchlint.analysis.names import (
     is_optimizer_name,
 )
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
-from torchlint.analysis.nodes import children, walk
+from torchlint.analysis.nodes import children, is_name, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train
 
@@ -649,7 +649,7 @@ class LoopFacts:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                if isinstance(parent, cst.If) and _leaves(parent.body):
+                if isinstance(parent, cst.If) and (_leaves(parent.body) or _lazy_init(parent)):
                     return True
                 return rare == "body" and not (every_update and self._updates(parent.body))
             return (
@@ -728,7 +728,11 @@ class LoopFacts:
         only = body[0] if len(body) == 1 else None
         if isinstance(only, cst.SimpleStatementLine):
             only = only.body[0] if len(only.body) == 1 else None
-        return isinstance(only, cst.Continue) and self.rare_branch(statement.test) == "orelse"
+        # `if step % n: continue` in a loop, `if not self.every_n_iters(runner, n): return` in a hook
+        return (
+            isinstance(only, cst.Continue | cst.Return)
+            and self.rare_branch(statement.test) == "orelse"
+        )
 
     def rare_branch(self, test: cst.BaseExpression, depth: int = 0) -> str | None:
         """Which branch of `if test:` runs only now and then: "body", "orelse", or None."""
@@ -786,6 +790,8 @@ class LoopFacts:
         answer = self._project_periodic(call)
         if answer is not None:
             return answer
+        if self.ctx.fact(EntryPoints).periodic_helper(call):
+            return True  # a helper of a framework's class: `if self.every_n_iters(runner, n):`
         return bool(_PERIODIC_CALL.search((_last(call.func) or "").lstrip("_").lower()))
 
     def _project_periodic(self, call: cst.Call) -> bool | None:
@@ -1185,6 +1191,31 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
         return (dotted(last.value.func) or "") in _EXITS
     return False
+
+
+def _lazy_init(branch: cst.If) -> bool:
+    """`if self.total is None: self.total = torch.zeros(n)`: the branch sets the attribute of the
+    object it tests for None, so it runs once per object, however often the test is made. (A
+    name is no latch: `if keys is None: keys = compute(...)` fills in an argument every call.)"""
+    test = branch.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and _is_none(test.comparisons[0].comparator)
+    ):
+        return False
+    left = test.left
+    if not (isinstance(left, cst.Attribute) and is_name(left.value, "self")):
+        return False
+    name = dotted(left)
+    body = branch.body.body if isinstance(branch.body, cst.IndentedBlock) else ()
+    return name is not None and any(
+        isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets)
+        for line in body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
