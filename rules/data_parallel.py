@@ -29,6 +29,10 @@ _MAX_DEPTH = 8
 _ALIAS_TEXT = re.compile(r"=\s*[\w.]*\b(?:DataParallel|data_parallel)\s*(?:#.*)?$", re.MULTILINE)
 
 
+# Methods of the wrapper that touch its weights or placement, never its forward.
+_WEIGHT_METHODS = frozenset({"load_state_dict", "cuda", "to", "eval", "train", "cpu"})
+
+
 class DataParallel(Rule):
     code = "TL004"
     name = "data-parallel"
@@ -45,7 +49,9 @@ form `torch.nn.parallel.data_parallel`.
 Not flagged: a construction that runs only where CUDA is unavailable (the `else` of
 `if torch.cuda.is_available():`, also through `not`, `and`/`or` and a name bound to that test),
 which scripts keep so that `model.module` works on the CPU path: without a GPU, DataParallel
-calls the module directly.
+calls the module directly. Nor a wrap bound to a name that is only unwrapped again
+(`model = model.module`) or given weights (`model.load_state_dict(...)`): the usual way to
+load a checkpoint saved from a wrapped model, whose wrapper never runs a forward.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -80,6 +86,15 @@ which a codemod cannot write for you.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn), tip 14](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        Valid(
+            """
+            import torch
+            net = torch.nn.DataParallel(Net())
+            net.load_state_dict(torch.load(path))
+            net = net.module
+            net.cuda().eval()
+            """
+        ),
         Valid(
             """
             import torch
@@ -211,6 +226,17 @@ which a codemod cannot write for you.
         Invalid(
             """
             import torch
+            net = torch.nn.DataParallel(Net())
+            net.load_state_dict(torch.load(path))
+            out = net(batch)
+            """,
+            line=2,
+            column=7,
+            message="use `DistributedDataParallel`",
+        ),
+        Invalid(
+            """
+            import torch
             Parallel = torch.nn.DataParallel
             model = Parallel(model)
             """,
@@ -264,6 +290,8 @@ which a codemod cannot write for you.
             return
         if runs_without_cuda(self.ctx, node):
             return  # no GPU there: DataParallel runs the module as it is
+        if self._only_unwrapped(node):
+            return  # the wrapper's forward, the only place it splits batches, never runs
         if name in _FUNCTIONAL:
             fix = self.make_fix(
                 "Wrap the model once in `DistributedDataParallel`, launched with `torchrun`",
@@ -284,6 +312,50 @@ which a codemod cannot write for you.
             "`nn.DataParallel` drives all GPUs from one process; use `DistributedDataParallel` with `torchrun`",
             fix,
         )
+
+    def _only_unwrapped(self, node: cst.Call) -> bool:
+        """A wrap bound to a plain name whose every read takes the wrapped module back
+        (`model = model.module`) or handles the wrapper's weights and placement
+        (`model.load_state_dict(...)`, `model.cuda()` as a statement): a checkpoint saved from a
+        wrapped model is loaded so. The wrapper is never called, returned or handed on, so
+        DataParallel never runs."""
+        model = self.ctx.fact(SemanticModel)
+        statement = model.statement_of(node)
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(assign, cst.Assign) or assign.value is not node:
+            return False
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        target = assign.targets[0].target
+        scope = model.scope_of(target)
+        if model.read_in_nested_scope(target.value, scope):
+            return False
+        reads = 0
+        for use in model.uses(scope, target.value):
+            parent = model.parents.get(use)
+            if use is target or isinstance(parent, cst.AssignTarget):
+                continue  # the wrap itself, or a later rebinding of the name
+            if isinstance(parent, cst.Attribute) and parent.attr is use:
+                continue  # `x.model`: an attribute that shares the name
+            if not any(b.value is node for b in model.reaching(use)):
+                continue
+            if not self._unwraps(model, use):
+                return False
+            reads += 1
+        return reads > 0
+
+    @staticmethod
+    def _unwraps(model: SemanticModel, use: cst.Name) -> bool:
+        """`use.module`, or a weights or placement method of the wrapper called as a statement."""
+        attribute = model.parents.get(use)
+        if not isinstance(attribute, cst.Attribute) or attribute.value is not use:
+            return False
+        if attribute.attr.value == "module":
+            return True
+        call = model.parents.get(attribute)
+        if attribute.attr.value not in _WEIGHT_METHODS or not isinstance(call, cst.Call):
+            return False
+        return isinstance(model.parents.get(call), cst.Expr)
 
     def _qualname(self, func: cst.BaseExpression) -> str | None:
         """What `func` names where it is used. The import table is file-wide, so a name it calls
