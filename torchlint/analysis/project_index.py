@@ -561,10 +561,16 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
-    loops, reads = [], []
-    for node in _walk(function):  # one walk: the loops and the host reads
+    loops, reads, assigns = [], [], []
+    for node in _walk(function):  # one walk: the loops, the assignments and the host reads
         if isinstance(node, ast.For):
             loops.append(node)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            assigns.append(node)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -583,7 +589,30 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
     for loop in loops:  # loop variables over a parameter carry its values
         if _root(loop.iter) in params:
             params |= {n.id for n in _walk(loop.target) if isinstance(n, ast.Name)}
-    return any(_root(value) in params for value in reads)
+    for assign in sorted(assigns, key=lambda a: a.lineno):  # `acc = (scores == targets).sum()`
+        if _operands(assign.value) & params:
+            params.add(assign.targets[0].id)  # type: ignore[attr-defined]
+    return any(_operands(value) & params for value in reads)
+
+
+def _operands(node: ast.expr) -> set[str]:
+    """The names a value is computed from: through method chains, comparisons, arithmetic and
+    subscripts (`(scores.argmax(1) == targets).float().sum()` gives scores and targets), not
+    through the arguments of calls (`torch.tensor(step)` is built, not read)."""
+    found, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Name):
+            found.add(current.id)
+        elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+            todo.append(current.func.value)
+        elif isinstance(current, ast.Attribute | ast.Subscript | ast.UnaryOp):
+            todo.append(current.value if not isinstance(current, ast.UnaryOp) else current.operand)
+        elif isinstance(current, ast.BinOp):
+            todo += [current.left, current.right]
+        elif isinstance(current, ast.Compare):
+            todo += [current.left, *current.comparators]
+    return found
 
 
 def _root(node: ast.expr) -> str | None:
