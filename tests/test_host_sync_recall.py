@@ -9,7 +9,8 @@ The classes: a rank guard is not a periodic guard (it runs every step on that ra
 per-sample evaluation loop over a dataset by index is a per-batch loop; a project helper in
 another module that returns a number read from its tensor arguments is a sync where it is
 called; a subclass method that a base class's loop calls every batch is per step even when its
-file names no device; `add_scalar` of a device loss every iteration copies it to the host.
+file imports no torch; `add_scalar` of a device loss every iteration copies it to the host, in
+the loop or in a logging helper of another module.
 """
 
 from __future__ import annotations
@@ -190,6 +191,49 @@ def main(loader):
         opt.step()
         writer.add_scalar("train/loss", loss, step)  # TL002: loss, step)
         step += 1
+""",
+        },
+    ),
+    # --- 5b. add_scalar inside a logging helper of another module, called every iteration ---
+    Case(
+        "add-scalar-in-a-logger-of-another-module",
+        {
+            "utils/__init__.py": "",
+            "utils/logger.py": """\
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    def __init__(self, log_dir):
+        self.writer = SummaryWriter(log_dir)
+
+    def scalar_summary(self, tag, value, step):
+        self.writer.add_scalar(tag, value, step)
+
+
+def log_scalars(writer, step, **values):
+    writer.add_scalars("train", {k: v for k, v in values.items()}, step)
+
+
+def log_text(writer, tag, text, step):
+    writer.add_text(tag, text, step)
+""",
+            "train.py": """\
+import torch
+
+from utils.logger import Logger, log_scalars, log_text
+
+
+def main(model, loader, opt, writer):
+    model.cuda()
+    logger = Logger("runs")
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        logger.scalar_summary("loss", loss, step)  # TL002: logger.scalar_summary("loss", loss, step)
+        log_text(writer, "loss", loss, step)
 """,
         },
     ),

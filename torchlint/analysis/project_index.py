@@ -542,13 +542,14 @@ def _module_level_names(tree: ast.Module) -> set[str]:
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
-_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy)\s*\(")
+_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\(")
 
 
 def _syncing_functions(tree: ast.Module) -> frozenset[str]:
     """Module-level functions and methods that read what they are passed on the host: a
-    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` of a parameter, or of a loop variable over one
-    (`for k, v in values.items(): v.item()`). A tensor passed to one syncs at the call."""
+    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
+    loop variable over one (`for k, v in values.items(): v.item()`), or of a local computed from
+    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call."""
     found = set()
     for node in tree.body:
         members = [(node, "")]
@@ -578,6 +579,8 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
             and not node.args
         ):
             reads.append(node.func.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            reads += _logged_values(node)
     if not reads:
         return False
     args = function.args
@@ -593,6 +596,21 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
         if _operands(assign.value) & params:
             params.add(assign.targets[0].id)  # type: ignore[attr-defined]
     return any(_operands(value) & params for value in reads)
+
+
+def _logged_values(call: ast.Call) -> list[ast.expr]:
+    """What `writer.add_scalar(tag, value, step)` / `add_scalars(tag, {name: value})` writes:
+    TensorBoard copies a tensor it is given to the host."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    if method not in ("add_scalar", "add_scalars"):
+        return []
+    keyword = "tag_scalar_dict" if method == "add_scalars" else "scalar_value"
+    value = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if value is None and len(call.args) > 1 and not isinstance(call.args[1], ast.Starred):
+        value = call.args[1]
+    if isinstance(value, ast.Dict):
+        return list(value.values)
+    return [] if value is None else [value]
 
 
 def _operands(node: ast.expr) -> set[str]:
