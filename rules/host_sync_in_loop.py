@@ -773,8 +773,10 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not (self.candidates or self.handed) or not self.ctx.uses_torch:
+        if not (self.candidates or self.handed):
             return
+        if not self.ctx.uses_torch and not self.ctx.fact(LoopFacts).borrows_accelerator:
+            return  # a file without torch counts only where other modules run it on a GPU
         if (
             not self.has_loops
             and not may_train(self.ctx.source)  # a training step another module runs
@@ -899,7 +901,9 @@ depends on what the value is for.
         (name,) = classes
         return (name, func.attr.value) if name and name[:1].isupper() else None
 
-    def _holds_tensor(self, value: cst.BaseExpression, tensors: TensorFacts) -> bool:
+    def _holds_tensor(
+        self, value: cst.BaseExpression, tensors: TensorFacts, depth: int = 0
+    ) -> bool:
         """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
         `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function."""
         if tensors.kind(value) is Kind.TENSOR:
@@ -912,6 +916,8 @@ depends on what the value is for.
         if not isinstance(value, cst.Name):
             return False
         scopes = self.ctx.fact(SemanticModel)
+        if self._value_of_tensors(value, tensors, depth):
+            return True
         scope = scopes.scope_of(value)
         return any(
             target.value == value.value
@@ -919,6 +925,30 @@ depends on what the value is for.
             and (tensors.kind(stored) is Kind.TENSOR or self._backpropagated(stored))
             for target, stored in self.stores
         )
+
+    def _value_of_tensors(self, name: cst.Name, tensors: TensorFacts, depth: int = 0) -> bool:
+        """`v` in `for k, v in losses.items()` (or a comprehension over it), where `losses`
+        holds tensors: each value is one of its tensors."""
+        bindings = self.ctx.fact(SemanticModel).reaching(name)
+        if depth > 2 or not bindings or any(b.kind is not BindingKind.LOOP for b in bindings):
+            return False
+        for binding in bindings:
+            iterable = binding.value
+            if not (
+                isinstance(iterable, cst.Call)
+                and isinstance(iterable.func, cst.Attribute)
+                and not iterable.args
+            ):
+                return False
+            method = iterable.func.attr.value
+            if not (
+                (method == "values" and binding.path == ())
+                or (method == "items" and binding.path == (1,))
+            ):
+                return False
+            if not self._holds_tensor(iterable.func.value, tensors, depth + 1):
+                return False  # values of values are followed two deep at most
+        return True
 
     def _backpropagated(self, value: cst.BaseExpression) -> bool:
         """A name whose value the function calls `.backward()` on: a loss, so a tensor."""

@@ -66,6 +66,8 @@ _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
+# A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
+_DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(
     r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$"
@@ -283,7 +285,7 @@ class LoopFacts:
         stop = bounds[0] if len(bounds) == 1 else bounds[1]
         if BATCH_COUNT_NAME.search((_last(stop) or "").lower()):
             return True
-        return self._feeds_slices(loop)
+        return self._feeds_slices(loop) or _over_dataset_samples(loop, stop)
 
     def _feeds_slices(self, loop: cst.For) -> bool:
         """Whether a call of a module-named callee in the loop's body takes a slice of data by
@@ -930,7 +932,13 @@ class LoopFacts:
         if not isinstance(node, cst.Name):
             return False
         bindings = self.scopes.all_bindings(node)
-        return bool(bindings) and all(self._counts(b) for b in bindings)
+        # A name only ever set to a number (`rank = 0`) is a constant: `if rank == 0:` is true
+        # on every step, so it needs a binding that moves it (a loop target, `n += 1`).
+        return (
+            bool(bindings)
+            and all(self._counts(b) for b in bindings)
+            and any(b.kind is not BindingKind.ASSIGN for b in bindings)
+        )
 
     def _counts(self, binding: Binding) -> bool:
         if binding.kind is BindingKind.LOOP:
@@ -1250,6 +1258,32 @@ def _runs_once(loop: Loop) -> bool:
 def _moves_batches(call: cst.Call) -> bool:
     name = _last(call.func) or ""
     return "Device" in name or name in ("prepare", "prepare_data_loader")
+
+
+def _over_dataset_samples(loop: cst.For, stop: cst.BaseExpression) -> bool:
+    """`for i in range(len(val_dataset)):` whose body takes `val_dataset[i]` and calls a
+    module-named callee: an evaluation one sample at a time, where each sample is a batch."""
+    if not (
+        isinstance(stop, cst.Call)
+        and _last(stop.func) == "len"
+        and len(stop.args) == 1
+        and _DATASET_NAME.search((_last(stop.args[0].value) or "").lower())
+    ):
+        return False
+    dataset = dotted(stop.args[0].value)
+    targets = {n.value for n in _names_in(loop.target)}
+    indexed = called = False
+    for node in walk(loop.body):
+        if isinstance(node, cst.Subscript) and dataset and dotted(node.value) == dataset:
+            indexed = indexed or any(
+                isinstance(e.slice, cst.Index)
+                and isinstance(e.slice.value, cst.Name)
+                and e.slice.value.value in targets
+                for e in node.slice
+            )
+        elif isinstance(node, cst.Call) and is_module_name(_last(node.func) or ""):
+            called = True
+    return indexed and called
 
 
 def _slices_by(node: cst.BaseExpression, targets: set[str]) -> bool:

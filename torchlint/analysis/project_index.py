@@ -542,13 +542,14 @@ def _module_level_names(tree: ast.Module) -> set[str]:
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
-_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy)\s*\(")
+_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\(")
 
 
 def _syncing_functions(tree: ast.Module) -> frozenset[str]:
     """Module-level functions and methods that read what they are passed on the host: a
-    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` of a parameter, or of a loop variable over one
-    (`for k, v in values.items(): v.item()`). A tensor passed to one syncs at the call."""
+    `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
+    loop variable over one (`for k, v in values.items(): v.item()`), or of a local computed from
+    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call."""
     found = set()
     for node in tree.body:
         members = [(node, "")]
@@ -561,10 +562,16 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
-    loops, reads = [], []
-    for node in _walk(function):  # one walk: the loops and the host reads
+    loops, reads, assigns = [], [], []
+    for node in _walk(function):  # one walk: the loops, the assignments and the host reads
         if isinstance(node, ast.For):
             loops.append(node)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            assigns.append(node)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -572,6 +579,8 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
             and not node.args
         ):
             reads.append(node.func.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            reads += _logged_values(node)
     if not reads:
         return False
     args = function.args
@@ -583,7 +592,45 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
     for loop in loops:  # loop variables over a parameter carry its values
         if _root(loop.iter) in params:
             params |= {n.id for n in _walk(loop.target) if isinstance(n, ast.Name)}
-    return any(_root(value) in params for value in reads)
+    for assign in sorted(assigns, key=lambda a: a.lineno):  # `acc = (scores == targets).sum()`
+        if _operands(assign.value) & params:
+            params.add(assign.targets[0].id)  # type: ignore[attr-defined]
+    return any(_operands(value) & params for value in reads)
+
+
+def _logged_values(call: ast.Call) -> list[ast.expr]:
+    """What `writer.add_scalar(tag, value, step)` / `add_scalars(tag, {name: value})` writes:
+    TensorBoard copies a tensor it is given to the host."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    if method not in ("add_scalar", "add_scalars"):
+        return []
+    keyword = "tag_scalar_dict" if method == "add_scalars" else "scalar_value"
+    value = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if value is None and len(call.args) > 1 and not isinstance(call.args[1], ast.Starred):
+        value = call.args[1]
+    if isinstance(value, ast.Dict):
+        return list(value.values)
+    return [] if value is None else [value]
+
+
+def _operands(node: ast.expr) -> set[str]:
+    """The names a value is computed from: through method chains, comparisons, arithmetic and
+    subscripts (`(scores.argmax(1) == targets).float().sum()` gives scores and targets), not
+    through the arguments of calls (`torch.tensor(step)` is built, not read)."""
+    found, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Name):
+            found.add(current.id)
+        elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+            todo.append(current.func.value)
+        elif isinstance(current, ast.Attribute | ast.Subscript | ast.UnaryOp):
+            todo.append(current.value if not isinstance(current, ast.UnaryOp) else current.operand)
+        elif isinstance(current, ast.BinOp):
+            todo += [current.left, current.right]
+        elif isinstance(current, ast.Compare):
+            todo += [current.left, *current.comparators]
+    return found
 
 
 def _root(node: ast.expr) -> str | None:

@@ -28,6 +28,8 @@ def may_train(text: str) -> bool:
 
 _DL_TEXT = re.compile(r"dl\b")
 _ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?iter(?:ator)?\b")
+# `range(len(val_dataset))`: a loop over a dataset's samples by index (`loops._over_dataset_samples`).
+_DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 
 
 @lru_cache(maxsize=1)
@@ -41,7 +43,9 @@ def may_have_batch_loops(text: str) -> bool:
     if "loader" in low or "batches" in low or "batch(" in low:
         return True  # a loader, or a batch fetched in the loop (`get_batch(split)`)
     return bool(
-        ("dl" in low and _DL_TEXT.search(low)) or ("iter" in low and _ITER_TEXT.search(low))
+        ("dl" in low and _DL_TEXT.search(low))
+        or ("iter" in low and _ITER_TEXT.search(low))
+        or ("range(len(" in low and _DATASET_RANGE_TEXT.search(low))
     )
 
 
