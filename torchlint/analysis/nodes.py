@@ -27,6 +27,22 @@ def _concrete_node_types() -> frozenset[type]:
 
 NODE_TYPES = _concrete_node_types()
 
+
+def _identity_in_c() -> None:
+    """Give every node class object's own `__hash__` and `__eq__`.
+
+    libcst nodes hash and compare by identity, but through Python methods (`CSTNode.__hash__`
+    returns `id(self)`, `__eq__` is `self is other`), so every lookup in a dict or set keyed by
+    nodes (parents, scopes, bindings, orders: about a million per package) pays a Python call.
+    object's slots mean the same identity, in C. Only the hash values change (a pointer rotated,
+    not the pointer), and with them no meaning: nodes are told apart by identity either way."""
+    for kind in NODE_TYPES:
+        kind.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]
+        kind.__eq__ = object.__eq__  # type: ignore[method-assign, assignment]
+
+
+_identity_in_c()
+
 # Fields that hold tokens and whitespace: no analysis looks at those as nodes of their own,
 # and skipping them leaves about a third of the nodes libcst's visitor goes through.
 _TOKEN_FIELDS = frozenset(
