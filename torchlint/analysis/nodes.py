@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from functools import cache
 
 import libcst as cst
 
@@ -56,20 +55,27 @@ _FIRST = frozenset(
 )  # libcst visits these before fields declared above them
 
 
-@cache
 def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of `kind` that may hold syntax nodes, in libcst's visiting order: not tokens,
+    not whitespace, not text (`Name.value`, a string's quotes and characters)."""
     names = [
         f.name
         for f in dataclasses.fields(kind)
-        if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")
+        if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace") and f.type is not str
     ]
     return tuple(sorted(names, key=lambda n: n not in _FIRST))
+
+
+_CHILD_FIELDS = {kind: _child_fields(kind) for kind in NODE_TYPES}
+# Nodes that never have syntax children (names, numbers, strings' text, `pass`): a third of all
+# nodes are names, so walks skip the `children` call for these.
+LEAF_TYPES = frozenset(kind for kind, fields in _CHILD_FIELDS.items() if not fields)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Syntax children of `node` in source order (no tokens, no whitespace)."""
     kids: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
+    for name in _CHILD_FIELDS[type(node)]:
         value = getattr(node, name)
         kind = type(value)
         if kind in NODE_TYPES:
