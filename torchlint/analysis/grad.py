@@ -107,7 +107,7 @@ class Shared:
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:  # isinstance would go through ABCMeta
                 return parent
         return None
 

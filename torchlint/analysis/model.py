@@ -49,6 +49,7 @@ _SCOPES = (
     cst.GeneratorExp,
 )
 _SCOPE_TYPES = frozenset(_SCOPES)
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
@@ -189,11 +190,11 @@ class SemanticModel:
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         """The innermost function, lambda, class, comprehension or module holding `node`."""
-        if isinstance(node, cst.Name) and node in self.name_scope:
+        if type(node) is cst.Name and node in self.name_scope:
             return self.name_scope[node]
         for parent in self.ancestors(node):
-            if isinstance(parent, _SCOPES):
-                return parent
+            if type(parent) in _SCOPE_TYPES:  # exact types: isinstance goes through ABCMeta
+                return cast(Scope, parent)
         return self.module
 
     def read_in_nested_scope(self, name: str, scope: Scope) -> bool:
@@ -285,7 +286,7 @@ class SemanticModel:
 
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for parent in self.ancestors(node):
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:
                 return parent
         return None
 
@@ -490,7 +491,7 @@ class SemanticModel:
         while todo:
             node = todo.pop()
             yield node
-            if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            if type(node) not in _NESTED_SCOPES:
                 todo.extend(children(node))
 
     def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:

@@ -114,6 +114,19 @@ def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return [r.value for r in own_returns(function) if r.value is not None]
 
 
+# What holds none of a function's own returns: statements on one line, expressions, nested
+# functions, classes and lambdas. Their concrete types, looked up as a set: isinstance against
+# libcst's abstract classes goes through ABCMeta, in Python, once per class.
+_NO_OWN_RETURNS = frozenset(
+    kind
+    for kind in NODE_TYPES
+    if issubclass(
+        kind,
+        (cst.BaseSmallStatement, cst.BaseExpression, cst.FunctionDef, cst.ClassDef, cst.Lambda),
+    )
+)
+
+
 def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     """The function's own return statements (not those of nested functions, classes or lambdas)."""
     found: list[cst.Return] = []
@@ -122,14 +135,7 @@ def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
         node = todo.pop()
         if type(node) is cst.Return:
             found.append(node)
-        elif not isinstance(
-            node,
-            cst.BaseSmallStatement
-            | cst.BaseExpression
-            | cst.FunctionDef
-            | cst.ClassDef
-            | cst.Lambda,
-        ):
+        elif type(node) not in _NO_OWN_RETURNS:
             todo.extend(children(node))  # no return hides in an expression
     return found
 
