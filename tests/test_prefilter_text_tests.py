@@ -93,3 +93,21 @@ def test_entry_words_by_parts_are_any_entry_word() -> None:
         frameworks.may_drive_steps.cache_clear()
         expected = any(word in source for word in frameworks.ENTRY_WORDS)
         assert frameworks.may_drive_steps(source) == expected, source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import re as re\n",
+        "alias re",
+        "has re",
+        "x as\\\n re",
+        "y as # note\n_re",
+        "as regex",
+        "bas re",
+    ],
+)
+def test_regex_alias_search_is_the_regexes_answer(source: str) -> None:
+    expected = text._REGEX_ALIASES.search(source) is not None
+    assert text._binds_regex_name(source) == expected
+    assert text._binds_regex_name("compile(x) " + source) == expected

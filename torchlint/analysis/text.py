@@ -211,6 +211,7 @@ _WORD_CHAR = re.compile(r"\w")
 # The regular-expression modules' `compile`, which most mentions of the word are.
 _REGEX_RECEIVER = re.compile(r"(?<![\w.])(?:re|regex|_re)" + GAP + r"\." + GAP + r"$")
 _REGEX_ALIASES = re.compile(r"\bas" + GAP + r"(?:re|regex|_re)\b")
+_AS_REGEX = re.compile(_REGEX_ALIASES.pattern.removeprefix(r"\b"))
 
 
 def may_compile(text: str) -> bool:
@@ -220,13 +221,30 @@ def may_compile(text: str) -> bool:
     elsewhere it is prose, such as a docstring's "the kernel function to compile"."""
     if "compile" not in text:
         return False
-    regex_is_regex = _REGEX_ALIASES.search(text) is None
+    aliased: bool | None = None  # whether the file binds `re` itself, read once and only if asked
     for match in _compile_mentions(text):
         if match.group()[-1] != "(" and not _ends_decorator_name(text, match.start()):
             continue
         before = text[max(0, match.start() - 40) : match.start()]
-        if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
+        if not _REGEX_RECEIVER.search(before):
             return True
+        if aliased is None:
+            aliased = _binds_regex_name(text)
+        if aliased:
+            return True
+    return False
+
+
+def _binds_regex_name(text: str) -> bool:
+    """`_REGEX_ALIASES.search(text) is not None`, faster: a pattern opening with `\b` is tried at
+    every character, one opening with `as` only where those letters stand; the word boundary
+    before them is checked for each place the rest matches, in order."""
+    at = 0
+    while (match := _AS_REGEX.search(text, at)) is not None:
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+        at = start + 1
     return False
 
 
