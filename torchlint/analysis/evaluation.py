@@ -209,7 +209,6 @@ class Evaluation(Shared):
         self._wrapper_keys: dict[str, bool] = {}
         self._module_keys: dict[str, bool] = {}
         self._non_module_keys: dict[str, bool] = {}
-        self._project_loaded: dict[str, bool] = {}  # receivers bound to another module's loader
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -248,62 +247,19 @@ class Evaluation(Shared):
         elsewhere: a module method that takes a tensor runs the module, unless it is nn.Module's own API."""
         if not isinstance(call.func, cst.Attribute):
             return False
-        if call.func.attr.value in _MODULE_API or not self._switched_to_eval(receiver):
+        if call.func.attr.value in _MODULE_API or receiver not in self._eval_receivers:
             return False
         tensors = self.ctx.fact(TensorFacts)
         return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
 
-    def _switched_to_eval(self, receiver: str) -> bool:
-        """Whether `_switches_by_statement` puts `receiver` in eval mode somewhere, reading only
-        what it must: the switches and the assignments from a loader of the file are judged for
-        every receiver at the first question (in textual order, as the whole table was: a
-        factory's verdict depends on the depth it is first reached from); an assignment from a
-        loader of another module is asked of the project index only for the receiver asked
-        about (on the torch training slice, 37 of 40 files never need the whole table)."""
-        if not receiver:
-            return False
-        if receiver in self._eval_receivers:
-            return True
-        if receiver not in self._project_loaded:
-            self._project_loaded[receiver] = any(
-                isinstance(value, cst.Call)
-                and not self.model.callees.get(value)
-                and self._project_eval_loader(value)
-                and self.model.statement_of(target) is not None
-                for target, value in self._assigned_by_name.get(receiver, ())
-            )
-        return self._project_loaded[receiver]
-
     @cached_property
     def _eval_receivers(self) -> set[str]:
-        """The receivers a switch or a loader of the file puts in eval mode."""
-        found = {
+        return {
             receiver
-            for switches in self._call_switches.values()
+            for switches in self._switches_by_statement.values()
             for kind, receiver in switches
             if kind == "eval" and receiver
         }
-        for target, value in self.model.assigns:
-            name = dotted(target)
-            if (
-                name
-                and isinstance(value, cst.Call)
-                and self.model.callees.get(value)
-                and self._loads_eval_module(value)
-                and self.model.statement_of(target) is not None
-            ):
-                found.add(name)
-        return found
-
-    @cached_property
-    def _assigned_by_name(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression]]]:
-        """The file's assignments (target, value) by the dotted name they bind, in textual order."""
-        found: dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression]]] = defaultdict(list)
-        for target, value in self.model.assigns:
-            name = dotted(target)
-            if name:
-                found[name].append((target, value))
-        return found
 
     def _is_direct_forward(self, call: cst.Call) -> bool:
         name = self.callee(call)
@@ -1463,22 +1419,7 @@ class Evaluation(Shared):
 
     @cached_property
     def _switches_by_statement(self) -> dict[cst.CSTNode, list[tuple[str, str]]]:
-        """Every statement holding a mode switch, with its switches (kind, receiver) in order:
-        `.eval()`/`.train()` calls, then names bound to a module a loader puts in eval mode."""
-        found: dict[cst.CSTNode, list[tuple[str, str]]] = defaultdict(list)
-        for statement, switches in self._call_switches.items():
-            found[statement].extend(switches)
-        for target, value in self.model.assigns:
-            name = dotted(target)
-            if name and self._loads_eval_module(value):
-                holder = self.model.statement_of(target)
-                if holder is not None:
-                    found[holder].append(("eval", name))
-        return found
-
-    @cached_property
-    def _call_switches(self) -> dict[cst.CSTNode, list[tuple[str, str]]]:
-        """Every statement holding a `.eval()`/`.train()` call, with its switches in order."""
+        """Every statement holding a mode switch, with its switches (kind, receiver) in order."""
         found: dict[cst.CSTNode, list[tuple[str, str]]] = defaultdict(list)
         for call in self.model.calls:
             switch = self._switch(call)
@@ -1491,6 +1432,12 @@ class Evaluation(Shared):
                     break
                 if isinstance(parent, cst.BaseStatement):
                     found[parent].append(switch)
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if name and self._loads_eval_module(value):
+                statement = self.model.statement_of(target)
+                if statement is not None:
+                    found[statement].append(("eval", name))
         return found
 
     def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
