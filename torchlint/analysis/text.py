@@ -24,7 +24,8 @@ STEP_CALL_TEXT = re.compile(r"\." + GAP + r"(?:manual_)?(?:backward|step)\b")
 def may_train(text: str) -> bool:
     """Whether the text may call `backward()` or an optimizer's `step()`: what training code does.
     Cached for the file's several rules that ask (a str keeps its hash, so a hit costs nothing)."""
-    return STEP_CALL_TEXT.search(text) is not None
+    # The words first: the pattern opens with a dot, which code is full of.
+    return ("backward" in text or "step" in text) and STEP_CALL_TEXT.search(text) is not None
 
 
 _DL_TEXT = re.compile(r"dl\b")
@@ -135,9 +136,9 @@ _MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
 
 def may_use_cuda_amp(text: str) -> bool:
     """`torch.cuda.amp`, `from torch.cuda import amp`, or some `x.amp.y` (an alias of it)."""
-    return (
-        "cuda" in text and _CUDA_AMP_TEXT.search(text) is not None
-    ) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
+    return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or (
+        "amp" in text and _AMP_ATTRIBUTE_TEXT.search(text) is not None
+    )
 
 
 def moves_a_call_result(text: str) -> bool:
