@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 
 from torchlint.analysis.edits import replaced
@@ -1474,7 +1472,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
             or grad.call_sites(function) != []
         ):
             return False
-        return self.ctx.project.always_called_without_grad(Path(self.ctx.path), key)
+        return self.ctx.project.always_called_without_grad(self.ctx.absolute_path, key)
 
     # -- fixes ----------------------------------------------------------------------------
     def _in_cell_of(self, first: cst.Call, region: list[cst.CSTNode]) -> list[cst.CSTNode]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import libcst as cst
 
@@ -782,7 +781,7 @@ depends on what the value is for.
             if outside is None:
                 continue
             if outside not in syncing:  # the cheap question first: most callees read nothing
-                syncing[outside] = project.syncs_arguments(Path(self.ctx.path), *outside)
+                syncing[outside] = project.syncs_arguments(self.ctx.absolute_path, *outside)
             if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
             value = next((a.value for a in call.args if tensors.kind(a.value) is Kind.TENSOR), None)

@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -730,7 +729,7 @@ class Evaluation(Shared):
         owner = self.enclosing_class(function)
         key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
         project = self.ctx.project
-        return project is not None and project.runs_once(Path(self.ctx.path), key)
+        return project is not None and project.runs_once(self.ctx.absolute_path, key)
 
     def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
@@ -824,7 +823,7 @@ class Evaluation(Shared):
         ):
             return None
         if self.ctx.project is not None and self.ctx.project.method_called_without_grad(
-            Path(self.ctx.path), function.name.value
+            self.ctx.absolute_path, function.name.value
         ):
             return None  # a caller elsewhere may run it under no_grad
         return EvalScope(
@@ -1460,7 +1459,7 @@ class Evaluation(Shared):
             return False
         if name not in self._project_loaders:
             self._project_loaders[name] = self.ctx.project.returns_eval_module(
-                Path(self.ctx.path), name
+                self.ctx.absolute_path, name
             )
         return self._project_loaders[name]
 

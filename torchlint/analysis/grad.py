@@ -18,7 +18,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from enum import Enum
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -213,7 +212,7 @@ class Grad(Shared):
         outside = self.model.outside_callee(call)
         if outside is None or self.ctx.project is None:
             return None
-        grad_off = self.ctx.project.decorated_grad_off(Path(self.ctx.path), *outside)
+        grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
         return GradMode.DISABLED if grad_off else None
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -945,7 +944,7 @@ class LoopFacts:
             and (name := dotted(node))
         ):
             declared = self.ctx.project.names_gpu(
-                Path(self.ctx.path), name
+                self.ctx.absolute_path, name
             )  # `DEVICE = "cuda"` in a config module
             if declared is not None:
                 return declared
@@ -962,7 +961,7 @@ class LoopFacts:
         name = dotted(call.func)
         if self.ctx.project is None or name is None or call.args:
             return False
-        return bool(self.ctx.project.returns_gpu(Path(self.ctx.path), name))
+        return bool(self.ctx.project.returns_gpu(self.ctx.absolute_path, name))
 
     def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
         """Every string a device expression can hold, when the file writes them all out
