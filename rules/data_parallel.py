@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
 
 import libcst as cst
 
@@ -409,7 +408,7 @@ which a codemod cannot write for you.
         if name not in self._answers:
             project = self.ctx.project
             self._answers[name] = project is not None and bool(
-                project.derives_from(Path(self.ctx.path), name, _NAMES)
+                project.derives_from(self.ctx.absolute_path, name, _NAMES)
             )
         return self._answers[name]
 

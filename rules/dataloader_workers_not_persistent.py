@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.dataloaders import DataLoaders, keyword_edits
+from torchlint.analysis.dataloaders import DataLoaders, is_dataloader, keyword_edits
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -257,7 +257,20 @@ loader non-persistent or give it fewer workers.
         ),
     ]
 
+    def __init__(self, ctx, options) -> None:
+        super().__init__(ctx, options)
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
     def finish(self) -> None:
+        # The loaders are the calls the import table names DataLoader (`loaders.constructions`),
+        # read here once the table is complete: where there is none, the loader facts (the
+        # semantic model, the loops) need not be built at all. Most files naming DataLoader
+        # only import it or mention it.
+        if not any(is_dataloader(self.ctx, call) for call in self.calls):
+            return
         loaders = self.ctx.fact(DataLoaders)
         for call, args in loaders.constructions.items():
             if args.has_star or args.persistent_workers is not None:

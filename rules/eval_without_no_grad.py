@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 
 from torchlint.analysis.edits import replaced
@@ -1491,7 +1489,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
             or grad.call_sites(function) != []
         ):
             return False
-        path = Path(self.ctx.path)
+        path = self.ctx.absolute_path
         return self.ctx.project.always_called_without_grad(path, key) or (
             owner is not None and self.ctx.project.handed_over_without_grad(path, key)
         )

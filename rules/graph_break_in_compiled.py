@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from torchlint.analysis.compiled import Compiled
@@ -15,6 +17,8 @@ from torchlint.rule import Invalid, Rule, Valid
 _NUMPY_TRACED_SINCE = (2, 1)
 _TENSORS = (Kind.TENSOR, Kind.HOST_TENSOR)
 _CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+_Tested = cst.If | cst.While | cst.IfExp | cst.Assert
+_TESTED = frozenset({cst.If, cst.While, cst.IfExp, cst.Assert})
 
 
 class GraphBreakInCompiled(Rule):
@@ -241,8 +245,8 @@ author can judge.
         found = []
         for function in traced:
             for node in scopes.own_nodes(function):
-                if isinstance(node, cst.If | cst.While | cst.IfExp | cst.Assert):
-                    found.append(node.test)
+                if type(node) in _TESTED:  # exact types: isinstance goes through ABCMeta
+                    found.append(cast(_Tested, node).test)
         return found
 
     def _check_call(self, call: cst.Call, compiled: Compiled) -> None:

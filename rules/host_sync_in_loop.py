@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import libcst as cst
 
@@ -813,7 +812,7 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         found = []
         syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
-        path = Path(self.ctx.path)
+        path = self.ctx.absolute_path
         for call in self.handed:
             outside = scopes.outside_callee(call) or self._inherited(call) or self._held_in(call)
             if outside is None:

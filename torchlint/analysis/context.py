@@ -47,6 +47,12 @@ class FileContext:
         # The other files of the project, for facts that cross files; None for text not on disk.
         self.project: ProjectIndex | None = None
 
+    @cached_property
+    def absolute_path(self) -> Path:
+        """The file's path made absolute once: project index questions made absolute the path
+        they were given each time (a `cwd` call and a parse of the path per question)."""
+        return Path(self.path).absolute()
+
     @property
     def uses_torch(self) -> bool:
         """Whether the file imports torch, itself or through `from module import *` of a project

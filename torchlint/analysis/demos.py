@@ -15,7 +15,6 @@ classes on random tensors and reads no file: a self-check, not a training script
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -53,7 +52,7 @@ class LibraryDemo:
         if not found or self.ctx.project is None:
             return []
         blocks = [g for g in found if isinstance(g, cst.If) and not self._reads_data(g)]
-        if not self.ctx.project.imported_by_others(Path(self.ctx.path)):
+        if not self.ctx.project.imported_by_others(self.ctx.absolute_path):
             return [g for g in blocks if self._compares_implementations(g)]
         return blocks
 
@@ -138,7 +137,7 @@ class LibraryDemo:
         names may be called from there (`evaluate` of an eval helper that training scripts
         import and its own `__main__` also runs): it is not the demo's."""
         model = self.ctx.fact(SemanticModel)
-        project, path = self.ctx.project, Path(self.ctx.path)
+        project, path = self.ctx.project, self.ctx.absolute_path
         candidates = {
             s: model.names.get(s.name.value, [])
             for s in self.ctx.module.body

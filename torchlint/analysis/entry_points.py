@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -73,7 +72,7 @@ class EntryPoints:
         project index once per name."""
         if name not in self._project_answers:
             project = self.ctx.project
-            bases = project.outside_bases(Path(self.ctx.path), name) if project else frozenset()
+            bases = project.outside_bases(self.ctx.absolute_path, name) if project else frozenset()
             frameworks = [f for f in map(framework_of, sorted(bases)) if f is not None]
             self._project_answers[name] = frameworks[0] if frameworks else None
         return self._project_answers[name]
@@ -155,7 +154,7 @@ class EntryPoints:
             return False
         names = {n for n in _DEF_NAME.findall(self.ctx.source) if not n.startswith("__")}
         factories = set(_FACTORY.findall(self.ctx.source))
-        return bool(names) and project.may_call_in_loops(Path(self.ctx.path), names, factories)
+        return bool(names) and project.may_call_in_loops(self.ctx.absolute_path, names, factories)
 
     def runs_per_step_elsewhere(self, function: cst.FunctionDef) -> bool:
         """Whether other modules of the project call `function` every step (a trainer's loop
@@ -168,7 +167,7 @@ class EntryPoints:
         if function not in self._elsewhere:
             key = self._project_keys.get(function)
             self._elsewhere[function] = key is not None and bool(
-                project.called_per_step(Path(self.ctx.path), frozenset({key}))
+                project.called_per_step(self.ctx.absolute_path, frozenset({key}))
             )
         return self._elsewhere[function]
 

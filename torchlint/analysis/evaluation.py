@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -208,6 +207,10 @@ class Evaluation(Shared):
         self._repeating: dict[cst.FunctionDef, bool] = {}
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
+        # What `is_module` learnt of each name from its assignments (`_assigned`)
+        self._wrapper_keys: dict[str, bool] = {}
+        self._module_keys: dict[str, bool] = {}
+        self._non_module_keys: dict[str, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -305,11 +308,11 @@ class Evaluation(Shared):
         if not last or last[0].isupper():
             return False  # a class: this call constructs, it does not run forward
         key = self._binding_key(name, at)
-        if key in self.bound_wrappers:
+        if self._binds_wrapper(key):
             return False
-        if key in self.bound_modules:
+        if self._binds_module(key):
             return True
-        if key in self._bound_non_modules:
+        if self._binds_non_module(key):
             return False  # `encoder = Tokenizer()`: a class that is no nn.Module, whatever the name
         if "." not in name and self._is_file_function(name, at):
             return (
@@ -338,7 +341,7 @@ class Evaluation(Shared):
         built = self._built_classes.get(self._binding_key(name, call))
         if not built:
             return False
-        return self.ctx.project.holds_no_parameters(Path(self.ctx.path), built)
+        return self.ctx.project.holds_no_parameters(self.ctx.absolute_path, built)
 
     @cached_property
     def _built_classes(self) -> dict[str, str]:
@@ -411,45 +414,79 @@ class Evaluation(Shared):
         return self.model.module_classes
 
     @cached_property
-    def bound_modules(self) -> set[str]:
-        """Names assigned a module construction: `model = Net().to(device)`, `self.enc = nn.LSTM(...)`."""
+    def _assigned(self) -> dict[str, list[cst.BaseExpression]]:
+        """The values assigned to each name (keyed by `_binding_key`), in textual order.
+
+        `is_module` asks about the few names that are called (on the torch training slice, 50
+        assignments of 3,200 bind one), so each question below reads only that name's values,
+        once, instead of judging every assignment of the file."""
+        found: dict[str, list[cst.BaseExpression]] = defaultdict(list)
+        for target, value in self.model.assigns:
+            name = dotted(target)
+            if name:
+                found[self._binding_key(name, target)].append(value)
+        return found
+
+    def _binds_wrapper(self, key: str) -> bool:
+        """`key` is assigned a model wrapper that runs without grad by itself (`YOLO(...)`,
+        `pipeline(...)`)."""
+        if key not in self._wrapper_keys:
+            self._wrapper_keys[key] = any(
+                isinstance(built := _chain_base(value), cst.Call)
+                and (self.ctx.symbols.qualname(built.func) or "").startswith(_NO_GRAD_WRAPPERS)
+                for value in self._assigned.get(key, ())
+            )
+        return self._wrapper_keys[key]
+
+    def _binds_module(self, key: str) -> bool:
+        """`key` is assigned a module construction: `model = Net().to(device)`, `self.enc =
+        nn.LSTM(...)`."""
+        if key not in self._module_keys:
+            self._module_keys[key] = key in self._factory_built_modules or any(
+                self._constructs_module(value)
+                for value in self._assigned.get(key, ())
+                if not self._reaches_factory(value)
+            )
+        return self._module_keys[key]
+
+    @cached_property
+    def _factory_built_modules(self) -> set[str]:
+        """The names assigned a module by a factory of the file (`net = create_net()`), judged for
+        every such assignment in textual order when the first name is asked about: a factory's
+        verdict is remembered at the depth it is first reached from, so the order is kept."""
         return {
             self._binding_key(name, target)
             for target, value in self.model.assigns
-            if (name := dotted(target)) and self._constructs_module(value)
+            if (name := dotted(target))
+            and self._reaches_factory(value)
+            and self._constructs_module(value)
         }
 
-    @cached_property
-    def _bound_non_modules(self) -> set[str]:
-        """Names assigned an instance of a class known not to be an nn.Module (a class of the
-        file or the project that derives from nothing and defines no `forward`)."""
-        found = set()
-        for target, value in self.model.assigns:
-            callee = _built_callee(value)
-            name = dotted(target)
-            if name and callee is not None and self.model.class_is_module(callee) is False:
-                found.add(self._binding_key(name, target))
-        return found
+    def _reaches_factory(self, value: cst.BaseExpression) -> bool:
+        """Whether `_constructs_module(value)` asks a factory of the file (`_returns_module`):
+        the call itself, or the receiver of a chain of module methods, calls a function of the
+        file by name."""
+        while isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name):
+                return bool(self.model.callees.get(value))
+            if not isinstance(func, cst.Attribute) or func.attr.value not in _MODULE_CHAIN_METHODS:
+                return False
+            if func.attr.value == "eval" and not value.args and isinstance(func.value, cst.Call):
+                return False  # `Encoder(dim).eval()`: a module, asking nothing further
+            value = func.value
+        return False
 
-    @cached_property
-    def bound_wrappers(self) -> set[str]:
-        """Names assigned a model wrapper that runs without grad by itself (`YOLO(...)`, `pipeline(...)`)."""
-        found = set()
-        for target, value in self.model.assigns:
-            while (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in _MODULE_CHAIN_METHODS
-            ):
-                value = value.func.value
-            name = dotted(target)
-            if (
-                name
-                and isinstance(value, cst.Call)
-                and (self.ctx.symbols.qualname(value.func) or "").startswith(_NO_GRAD_WRAPPERS)
-            ):
-                found.add(self._binding_key(name, target))
-        return found
+    def _binds_non_module(self, key: str) -> bool:
+        """`key` is assigned an instance of a class known not to be an nn.Module (a class of the
+        file or the project that derives from nothing and defines no `forward`)."""
+        if key not in self._non_module_keys:
+            self._non_module_keys[key] = any(
+                (callee := _built_callee(value)) is not None
+                and self.model.class_is_module(callee) is False
+                for value in self._assigned.get(key, ())
+            )
+        return self._non_module_keys[key]
 
     def _binding_key(self, name: str, at: cst.CSTNode) -> str:
         """`name`, with `self.` attributes told apart by their class."""
@@ -783,7 +820,7 @@ class Evaluation(Shared):
         owner = self.enclosing_class(function)
         key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
         project = self.ctx.project
-        return project is not None and project.runs_once(Path(self.ctx.path), key)
+        return project is not None and project.runs_once(self.ctx.absolute_path, key)
 
     def _warms_up_export(self, function: cst.FunctionDef | None) -> bool:
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
@@ -877,7 +914,7 @@ class Evaluation(Shared):
         ):
             return None
         if self.ctx.project is not None and self.ctx.project.method_called_without_grad(
-            Path(self.ctx.path), function.name.value
+            self.ctx.absolute_path, function.name.value
         ):
             return None  # a caller elsewhere may run it under no_grad
         return EvalScope(
@@ -1513,7 +1550,7 @@ class Evaluation(Shared):
             return False
         if name not in self._project_loaders:
             self._project_loaders[name] = self.ctx.project.returns_eval_module(
-                Path(self.ctx.path), name
+                self.ctx.absolute_path, name
             )
         return self._project_loaders[name]
 
@@ -1567,10 +1604,16 @@ def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
 
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """The callee that builds `value`, past methods returning their receiver (`Net().cuda()`)."""
+    value = _chain_base(value)
+    return value.func if isinstance(value, cst.Call) else None
+
+
+def _chain_base(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` past the module methods that return their receiver (`Net().cuda().eval()`)."""
     while (
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN_METHODS
     ):
         value = value.func.value
-    return value.func if isinstance(value, cst.Call) else None
+    return value

@@ -13,6 +13,7 @@ file's raw text before anything is parsed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,22 @@ ENTRY_WORDS: tuple[str, ...] = tuple(
 )
 
 
+# Parts that several entry words share: one search for a part rules out all its words at once.
+_SHARED_PARTS = ("_step", "_train_", "_backward")
+_WORDS_BY_PART = tuple(
+    (
+        part,
+        tuple(w for w in ENTRY_WORDS if part in w and not any(p in w for p in _SHARED_PARTS[:i])),
+    )
+    for i, part in enumerate(_SHARED_PARTS)
+)
+_UNSHARED_WORDS = tuple(w for w in ENTRY_WORDS if not any(p in w for p in _SHARED_PARTS))
+
+
+@lru_cache(maxsize=1)
 def may_drive_steps(text: str) -> bool:
-    """Whether the text names any framework entry point: files without one need no entry facts."""
-    return any(word in text for word in ENTRY_WORDS)
+    """Whether the text names any framework entry point: files without one need no entry facts.
+    Cached for the prefilter tests of a file that ask it in turn."""
+    return any(word in text for word in _UNSHARED_WORDS) or any(
+        part in text and any(word in text for word in words) for part, words in _WORDS_BY_PART
+    )

@@ -18,7 +18,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from enum import Enum
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -108,7 +107,7 @@ class Shared:
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:  # isinstance would go through ABCMeta
                 return parent
         return None
 
@@ -214,7 +213,7 @@ class Grad(Shared):
         outside = self.model.outside_callee(call)
         if outside is None or self.ctx.project is None:
             return None
-        grad_off = self.ctx.project.decorated_grad_off(Path(self.ctx.path), *outside)
+        grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
         return GradMode.DISABLED if grad_off else None
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
@@ -401,7 +400,7 @@ class Grad(Shared):
         if project is None or not isinstance(self.parent(owner or function), cst.Module):
             return False
         key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
-        return project.feeds_training_elsewhere(Path(self.ctx.path), key)
+        return project.feeds_training_elsewhere(self.ctx.absolute_path, key)
 
     def _between_steps(self, site: cst.Call) -> bool:
         """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that needs no

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -175,7 +174,7 @@ class LoopFacts:
             return True
         project = self.ctx.project
         return project is not None and project.builds_elsewhere(
-            Path(self.ctx.path), set(self._forward_classes)
+            self.ctx.absolute_path, set(self._forward_classes)
         )
 
     @cached_property
@@ -629,7 +628,7 @@ class LoopFacts:
             or self._forward_classes.get(owner.name.value) is not owner
         ):
             return False
-        return project.forward_called_per_step(Path(self.ctx.path), owner.name.value)
+        return project.forward_called_per_step(self.ctx.absolute_path, owner.name.value)
 
     def _overrides_per_step(self, function: cst.FunctionDef) -> bool:
         """A method of a derived class that overrides what a base class's loop calls every step
@@ -645,7 +644,7 @@ class LoopFacts:
         ):
             return False
         key = f"{owner.name.value}.{function.name.value}"
-        return project.overrides_called_per_step(Path(self.ctx.path), key)
+        return project.overrides_called_per_step(self.ctx.absolute_path, key)
 
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if isinstance(parent, cst.If | cst.IfExp):
@@ -802,7 +801,7 @@ class LoopFacts:
         project, func = self.ctx.project, call.func
         if project is None:
             return None
-        path = Path(self.ctx.path)
+        path = self.ctx.absolute_path
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             owner = next(
                 (a for a in self.scopes.ancestors(call) if isinstance(a, cst.ClassDef)), None
@@ -1094,7 +1093,7 @@ class LoopFacts:
             and (name := dotted(node))
         ):
             declared = self.ctx.project.names_gpu(
-                Path(self.ctx.path), name
+                self.ctx.absolute_path, name
             )  # `DEVICE = "cuda"` in a config module
             if declared is not None:
                 return declared
@@ -1111,7 +1110,7 @@ class LoopFacts:
         name = dotted(call.func)
         if self.ctx.project is None or name is None or call.args:
             return False
-        return bool(self.ctx.project.returns_gpu(Path(self.ctx.path), name))
+        return bool(self.ctx.project.returns_gpu(self.ctx.absolute_path, name))
 
     def device_strings(self, node: cst.BaseExpression, depth: int = 0) -> set[str] | None:
         """Every string a device expression can hold, when the file writes them all out

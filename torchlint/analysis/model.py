@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.names import NOT_CALLABLE_MODULES
-from torchlint.analysis.nodes import children
+from torchlint.analysis.nodes import LEAF_TYPES, children
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ _SCOPES = (
     cst.GeneratorExp,
 )
 _SCOPE_TYPES = frozenset(_SCOPES)
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
@@ -189,11 +190,11 @@ class SemanticModel:
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         """The innermost function, lambda, class, comprehension or module holding `node`."""
-        if isinstance(node, cst.Name) and node in self.name_scope:
+        if type(node) is cst.Name and node in self.name_scope:
             return self.name_scope[node]
         for parent in self.ancestors(node):
-            if isinstance(parent, _SCOPES):
-                return parent
+            if type(parent) in _SCOPE_TYPES:  # exact types: isinstance goes through ABCMeta
+                return cast(Scope, parent)
         return self.module
 
     def read_in_nested_scope(self, name: str, scope: Scope) -> bool:
@@ -285,7 +286,7 @@ class SemanticModel:
 
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for parent in self.ancestors(node):
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:
                 return parent
         return None
 
@@ -490,7 +491,7 @@ class SemanticModel:
         while todo:
             node = todo.pop()
             yield node
-            if not isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            if type(node) not in _NESTED_SCOPES:
                 todo.extend(children(node))
 
     def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
@@ -874,34 +875,47 @@ class _Walker:
 
     # -- generic bookkeeping -------------------------------------------------------------
     def walk(self, root: cst.Module, record_parents: bool) -> None:
-        """Pre-order visits and post-order leaves in libcst's order, iteratively (no recursion limit)."""
+        """Pre-order visits and post-order leaves in libcst's order, iteratively (no recursion limit).
+
+        The loop runs once per node of the file: only nodes with a bucket, a handler or a scope
+        (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children."""
         todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
-        parents = self.s.parents
+        model = self.s
+        parents, order = model.parents, model.order
+        dispatch = _DISPATCH.get
+        counter = self.counter
         while todo:
             node, parent, leaving = todo.pop()
             if leaving:
+                self.counter = counter
                 self._leave(node)
                 continue
-            self.counter += 1
-            self.s.order[node] = self.counter
+            counter += 1
+            order[node] = counter
             kind = type(node)
-            self.parent, self.needs_leave = parent, False
-            bucket = _BUCKETS.get(kind)
-            if bucket is not None:
-                bucket(self.s, node)
-            handler = _HANDLERS.get(kind)
-            descend = handler(self, node) if handler is not None else None
-            if kind in _SCOPE_TYPES:
-                self._push(cast(Scope, node))  # its exact type is one of the scopes
-                self.needs_leave = True
-            if self.needs_leave:
-                todo.append((node, parent, True))
-            if descend is False:
+            entry = dispatch(kind)
+            descend = None
+            if entry is not None:
+                self.counter = counter
+                self.parent, self.needs_leave = parent, False
+                bucket, handler, scope = entry
+                if bucket is not None:
+                    bucket(model, node)
+                if handler is not None:
+                    descend = handler(self, node)
+                if scope:
+                    self._push(cast(Scope, node))  # its exact type is one of the scopes
+                    self.needs_leave = True
+                if self.needs_leave:
+                    todo.append((node, parent, True))
+            if descend is False or kind in LEAF_TYPES:
                 continue
-            for child in reversed(children(node)):
-                if record_parents:
+            kids = children(node)
+            if record_parents:
+                for child in kids:
                     parents[child] = node
-                todo.append((child, node, False))
+            todo.extend([(child, node, False) for child in reversed(kids)])
+        self.counter = counter
 
     def _leave(self, node: cst.CSTNode) -> None:
         if type(node) in _SCOPE_TYPES:
@@ -1120,4 +1134,9 @@ _HANDLERS = {
     getattr(cst, name[len("_on_") :]): function
     for name, function in vars(_Walker).items()
     if name.startswith("_on_")
+}
+# What the walk does at a node of each type: (bucket, handler, whether it opens a scope).
+_DISPATCH = {
+    kind: (_BUCKETS.get(kind), _HANDLERS.get(kind), kind in _SCOPE_TYPES)
+    for kind in {*_BUCKETS, *_HANDLERS, *_SCOPE_TYPES}
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from functools import cache
 
 import libcst as cst
 
@@ -27,6 +26,22 @@ def _concrete_node_types() -> frozenset[type]:
 
 NODE_TYPES = _concrete_node_types()
 
+
+def _identity_in_c() -> None:
+    """Give every node class object's own `__hash__` and `__eq__`.
+
+    libcst nodes hash and compare by identity, but through Python methods (`CSTNode.__hash__`
+    returns `id(self)`, `__eq__` is `self is other`), so every lookup in a dict or set keyed by
+    nodes (parents, scopes, bindings, orders: about a million per package) pays a Python call.
+    object's slots mean the same identity, in C. Only the hash values change (a pointer rotated,
+    not the pointer), and with them no meaning: nodes are told apart by identity either way."""
+    for kind in NODE_TYPES:
+        kind.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]
+        kind.__eq__ = object.__eq__  # type: ignore[method-assign, assignment]
+
+
+_identity_in_c()
+
 # Fields that hold tokens and whitespace: no analysis looks at those as nodes of their own,
 # and skipping them leaves about a third of the nodes libcst's visitor goes through.
 _TOKEN_FIELDS = frozenset(
@@ -40,20 +55,27 @@ _FIRST = frozenset(
 )  # libcst visits these before fields declared above them
 
 
-@cache
 def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of `kind` that may hold syntax nodes, in libcst's visiting order: not tokens,
+    not whitespace, not text (`Name.value`, a string's quotes and characters)."""
     names = [
         f.name
         for f in dataclasses.fields(kind)
-        if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")
+        if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace") and f.type is not str
     ]
     return tuple(sorted(names, key=lambda n: n not in _FIRST))
+
+
+_CHILD_FIELDS = {kind: _child_fields(kind) for kind in NODE_TYPES}
+# Nodes that never have syntax children (names, numbers, strings' text, `pass`): a third of all
+# nodes are names, so walks skip the `children` call for these.
+LEAF_TYPES = frozenset(kind for kind, fields in _CHILD_FIELDS.items() if not fields)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Syntax children of `node` in source order (no tokens, no whitespace)."""
     kids: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
+    for name in _CHILD_FIELDS[type(node)]:
         value = getattr(node, name)
         kind = type(value)
         if kind in NODE_TYPES:
@@ -92,6 +114,19 @@ def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return [r.value for r in own_returns(function) if r.value is not None]
 
 
+# What holds none of a function's own returns: statements on one line, expressions, nested
+# functions, classes and lambdas. Their concrete types, looked up as a set: isinstance against
+# libcst's abstract classes goes through ABCMeta, in Python, once per class.
+_NO_OWN_RETURNS = frozenset(
+    kind
+    for kind in NODE_TYPES
+    if issubclass(
+        kind,
+        (cst.BaseSmallStatement, cst.BaseExpression, cst.FunctionDef, cst.ClassDef, cst.Lambda),
+    )
+)
+
+
 def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     """The function's own return statements (not those of nested functions, classes or lambdas)."""
     found: list[cst.Return] = []
@@ -100,14 +135,7 @@ def own_returns(function: cst.FunctionDef) -> list[cst.Return]:
         node = todo.pop()
         if type(node) is cst.Return:
             found.append(node)
-        elif not isinstance(
-            node,
-            cst.BaseSmallStatement
-            | cst.BaseExpression
-            | cst.FunctionDef
-            | cst.ClassDef
-            | cst.Lambda,
-        ):
+        elif type(node) not in _NO_OWN_RETURNS:
             todo.extend(children(node))  # no return hides in an expression
     return found
 

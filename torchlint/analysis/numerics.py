@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -114,7 +113,7 @@ class Numerics:
         """`text.precision_mentions` of the file and of the project modules it imports."""
         if self.ctx.project is None:
             return self.own_mentions
-        return self.own_mentions | self.ctx.project.imported_precision(Path(self.ctx.path))
+        return self.own_mentions | self.ctx.project.imported_precision(self.ctx.absolute_path)
 
     def unsettled_step(
         self, words: frozenset[str], wants: Callable[[Layers], bool] | None = None

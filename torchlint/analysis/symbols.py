@@ -13,10 +13,11 @@ import libcst as cst
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of Names and Attributes, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    # Exact types: both classes have no subclasses, and isinstance would go through ABCMeta.
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

@@ -9,7 +9,7 @@ precision needs it.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -192,6 +192,9 @@ _CONTAINER_NODES = (
     cst.DictComp,
     cst.GeneratorExp,
 )
+_LITERAL_NODES = frozenset(
+    {cst.Integer, cst.Float, cst.Imaginary, *_STRING_NODES, *_CONTAINER_NODES}
+)
 
 
 def _constructs_object(node: cst.BaseExpression) -> bool:
@@ -256,16 +259,17 @@ class TensorFacts:
         return found
 
     def _kind(self, node: cst.BaseExpression) -> Kind:
-        if isinstance(
-            node, (cst.Integer, cst.Float, cst.Imaginary, *_STRING_NODES, *_CONTAINER_NODES)
-        ):
+        # Exact types: these node classes have no subclasses, and `isinstance` against libcst's
+        # classes goes through ABCMeta in Python, once per class tried.
+        kind = type(node)
+        if kind in _LITERAL_NODES:
             return Kind.NOT_TENSOR
-        if isinstance(node, cst.Name):
-            return self._name(node)
-        if isinstance(node, cst.Attribute):
-            return self._attribute(node)
-        if isinstance(node, cst.Call):
-            return self._call(node)
+        if kind is cst.Name:
+            return self._name(cast(cst.Name, node))
+        if kind is cst.Attribute:
+            return self._attribute(cast(cst.Attribute, node))
+        if kind is cst.Call:
+            return self._call(cast(cst.Call, node))
         if isinstance(node, cst.Subscript):
             base = self.kind(node.value)
             return base if base in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN

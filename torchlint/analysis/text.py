@@ -5,6 +5,7 @@ for a syntax pattern to occur in it. A file that fails a rule's test is not pars
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from torchlint.analysis.frameworks import may_drive_steps
@@ -23,7 +24,8 @@ STEP_CALL_TEXT = re.compile(r"\." + GAP + r"(?:manual_)?(?:backward|step)\b")
 def may_train(text: str) -> bool:
     """Whether the text may call `backward()` or an optimizer's `step()`: what training code does.
     Cached for the file's several rules that ask (a str keeps its hash, so a hit costs nothing)."""
-    return STEP_CALL_TEXT.search(text) is not None
+    # The words first: the pattern opens with a dot, which code is full of.
+    return ("backward" in text or "step" in text) and STEP_CALL_TEXT.search(text) is not None
 
 
 _DL_TEXT = re.compile(r"dl\b")
@@ -151,9 +153,9 @@ _MOVE_OF_CALL = re.compile(r"\)" + GAP + r"\." + GAP + r"(?:to|cuda)\b")
 
 def may_use_cuda_amp(text: str) -> bool:
     """`torch.cuda.amp`, `from torch.cuda import amp`, or some `x.amp.y` (an alias of it)."""
-    return (
-        "cuda" in text and _CUDA_AMP_TEXT.search(text) is not None
-    ) or _AMP_ATTRIBUTE_TEXT.search(text) is not None
+    return ("cuda" in text and _CUDA_AMP_TEXT.search(text) is not None) or (
+        "amp" in text and _AMP_ATTRIBUTE_TEXT.search(text) is not None
+    )
 
 
 def moves_a_call_result(text: str) -> bool:
@@ -222,9 +224,12 @@ def may_load_samples(text: str) -> bool:
 
 # `compile` called (`torch.compile(model)`, `model.compile()`) or ending a line (`@torch.compile`).
 _COMPILE_TEXT = re.compile(r"(?<![\w])compile\b(?:" + GAP + r"\(|[^\S\r\n]*(?:#[^\r\n]*)?[\r\n])")
+_COMPILE_AT = re.compile(_COMPILE_TEXT.pattern.removeprefix(r"(?<![\w])"))
+_WORD_CHAR = re.compile(r"\w")
 # The regular-expression modules' `compile`, which most mentions of the word are.
 _REGEX_RECEIVER = re.compile(r"(?<![\w.])(?:re|regex|_re)" + GAP + r"\." + GAP + r"$")
 _REGEX_ALIASES = re.compile(r"\bas" + GAP + r"(?:re|regex|_re)\b")
+_AS_REGEX = re.compile(_REGEX_ALIASES.pattern.removeprefix(r"\b"))
 
 
 def may_compile(text: str) -> bool:
@@ -234,14 +239,45 @@ def may_compile(text: str) -> bool:
     elsewhere it is prose, such as a docstring's "the kernel function to compile"."""
     if "compile" not in text:
         return False
-    regex_is_regex = _REGEX_ALIASES.search(text) is None
-    for match in _COMPILE_TEXT.finditer(text):
+    aliased: bool | None = None  # whether the file binds `re` itself, read once and only if asked
+    for match in _compile_mentions(text):
         if match.group()[-1] != "(" and not _ends_decorator_name(text, match.start()):
             continue
         before = text[max(0, match.start() - 40) : match.start()]
-        if not (regex_is_regex and _REGEX_RECEIVER.search(before)):
+        if not _REGEX_RECEIVER.search(before):
+            return True
+        if aliased is None:
+            aliased = _binds_regex_name(text)
+        if aliased:
             return True
     return False
+
+
+def _binds_regex_name(text: str) -> bool:
+    """`_REGEX_ALIASES.search(text) is not None`, faster: a pattern opening with `\b` is tried at
+    every character, one opening with `as` only where those letters stand; the word boundary
+    before them is checked for each place the rest matches, in order."""
+    at = 0
+    while (match := _AS_REGEX.search(text, at)) is not None:
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+        at = start + 1
+    return False
+
+
+def _compile_mentions(text: str) -> Iterator[re.Match[str]]:
+    """`_COMPILE_TEXT.finditer(text)`, faster: the regex opens with a lookbehind, so the engine
+    tries it at every character; here it is matched only where the word stands, and the search
+    goes on after each match, as `finditer`'s does."""
+    at = text.find("compile")
+    while at >= 0:
+        match = (
+            _COMPILE_AT.match(text, at) if at == 0 or not _WORD_CHAR.match(text, at - 1) else None
+        )
+        at = text.find("compile", match.end() if match else at + 1)
+        if match:
+            yield match
 
 
 def _ends_decorator_name(text: str, at: int) -> bool:
@@ -252,7 +288,7 @@ def _ends_decorator_name(text: str, at: int) -> bool:
 
 # -- numeric precision: TF32, mixed precision, memory format ---------------------------------
 # Any word that may set or choose TF32 for matmuls (`allow_tf32`, `--tf32`, the precision calls).
-_TF32_TEXT = re.compile(r"tf32|float32_matmul_precision|fp32_precision")
+_TF32_WORDS = ("tf32", "float32_matmul_precision", "fp32_precision")
 # Any word that may put training in half precision: autocast, a scaler, a half or bf16 model or
 # dtype, an `amp` name (`use_amp`, `torch.amp`, not `clamp`), apex, a trainer's `precision=16` or
 # `fp16=True`, or a framework (accelerate, DeepSpeed, Lightning) that picks the precision from its own config or command line.
@@ -270,19 +306,31 @@ _MIXED_WORDS = (
     "autocast", "gradscaler", "bfloat16", "float16", "fp16", "bf16", "apex", "deepspeed",
     "lightning", "fabric", "colossal",
 )  # fmt: skip
-_MIXED_PATTERNS = (
-    ("half", re.compile(r"(?<![a-z])half(?![a-z])")),
-    ("amp", re.compile(r"(?<![a-z])amp(?![a-z])")),
-    ("accelerate", re.compile(r"(?<![a-z])accelerate(?![a-z])")),
-    ("precision", re.compile(r"mixed.?precision|precision\s*=\s*['\"]?16")),
-)
+_MIXED_STANDALONE = ("half", "amp", "accelerate")  # `(?<![a-z])word(?![a-z])`
+_MIXED_PRECISION = re.compile(r"mixed.?precision|precision\s*=\s*['\"]?16")
 
 
 def _mixed(low: str) -> bool:
     """`_MIXED_TEXT.search(low) is not None`, faster."""
-    return any(word in low for word in _MIXED_WORDS) or any(
-        word in low and pattern.search(low) is not None for word, pattern in _MIXED_PATTERNS
+    return (
+        any(word in low for word in _MIXED_WORDS)
+        or any(_standalone(low, word) for word in _MIXED_STANDALONE)
+        or ("precision" in low and _MIXED_PRECISION.search(low) is not None)
     )
+
+
+def _standalone(low: str, word: str) -> bool:
+    """Whether `word` stands in `low` with no letter a-z just before or after it: a regex with a
+    lookbehind is tried at every character, and "amp" (in "example", "clamp") is common."""
+    at = low.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and "a" <= low[at - 1] <= "z") and not (
+            end < len(low) and "a" <= low[end] <= "z"
+        ):
+            return True
+        at = low.find(word, at + 1)
+    return False
 
 
 # `memory_format=torch.channels_last`, a `--channels-last` option, fastai's `to_channelslast()`.
@@ -297,7 +345,7 @@ def precision_mentions(text: str) -> frozenset[str]:
     may settle is taken as settled."""
     low = text.lower()
     found = set()
-    if _TF32_TEXT.search(low):
+    if any(word in low for word in _TF32_WORDS):
         found.add("tf32")
     if _mixed(low):
         found.add("mixed")

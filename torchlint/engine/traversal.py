@@ -13,7 +13,7 @@ from typing import cast
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import children
+from torchlint.analysis.nodes import LEAF_TYPES, children
 from torchlint.rule import Rule
 
 
@@ -89,9 +89,12 @@ class _Dispatcher:
                 self._run(visits[name], node)
             if name in leaves:
                 todo.append((node, True))
-            for child in reversed(children(node)):
+            if kind in LEAF_TYPES:
+                continue
+            kids = children(node)
+            for child in kids:
                 parents[child] = node
-                todo.append((child, False))
+            todo.extend([(child, False) for child in reversed(kids)])
         ctx.current = None
         ctx.traversed = True
 
