@@ -95,6 +95,8 @@ _SYNTHETIC_FACTORIES = frozenset(
 )
 # Factories of tensors filled with one value: an input made of them holds no data to evaluate.
 _CONSTANT_FILLS = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full"))
+# Random factories: given a leading size of 1 (one made-up sample), a probe like the fills above.
+_RANDOM_FILLS = frozenset(f"torch.{name}" for name in ("rand", "randn"))
 # nn.Module's own methods: calling them runs no forward.
 _MODULE_API = frozenset(
     {
@@ -215,6 +217,8 @@ class Evaluation(Shared):
         name = self.callee(call)
         if name is None or not call.args:
             return False  # a forward takes inputs; `solver.model()` is something else
+        if _takes_only_numbers(call):
+            return False  # `data.head(1)`, `df.tail(5)`: a forward takes tensors, not literals
         if name == "self":
             function = self.enclosing_function(call)
             owner = self.enclosing_class(function) if function is not None else None
@@ -603,8 +607,10 @@ class Evaluation(Shared):
             )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        if self._warms_up_export(function) and not self._in_own_loop(call):
-            return None
+        if self._warms_up_export(function) and (
+            not self._in_own_loop(call) or self._after_export(call, function)
+        ):
+            return None  # a warm-up, or a check of the exported graph against the module
         found = self._loop_scope(call, function) or self._region_scope(call, function)
         if found is None:
             # A forward on evaluation data, after training in the same run, or in a script that
@@ -648,6 +654,8 @@ class Evaluation(Shared):
             name = self.ctx.symbols.qualname(expr.func) or ""
             if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
+            if name in _RANDOM_FILLS and _leading_size_one(expr):
+                return True  # `torch.rand(1, 3, h, w)`: one random sample, as for a FLOPs count
             if not (
                 isinstance(expr.func, cst.Attribute)
                 and expr.func.attr.value in _MODULE_CHAIN_METHODS
@@ -789,6 +797,27 @@ class Evaluation(Shared):
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
         forward is a warm-up or a check of the exported graph, run once."""
         return function in self._exporters
+
+    def _after_export(self, call: cst.Call, function: cst.FunctionDef | None) -> bool:
+        """A forward in a statement of the exporting function's body that follows the export
+        (`torch.onnx.export(...)`, then a loop comparing `model(x)` with the exported run)."""
+        if function is None or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        index = {id(s): i for i, s in enumerate(function.body.body)}
+        own = self._body_index(call, index)
+        if own is None:
+            return False
+        return any(
+            (at := self._body_index(c, index)) is not None and at < own
+            for c in self.calls_in(function)
+            if (self.ctx.symbols.qualname(c.func) or "") in _EXPORTS
+        )
+
+    def _body_index(self, node: cst.CSTNode, index: dict[int, int]) -> int | None:
+        """The position, in its function's body, of the statement holding `node`."""
+        return next(
+            (index[id(s)] for s in self._block_statements_around(node) if id(s) in index), None
+        )
 
     @cached_property
     def _exporters(self) -> set[cst.FunctionDef | None]:
@@ -1552,6 +1581,22 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _takes_only_numbers(call: cst.Call) -> bool:
+    """`data.head(1)`: every argument a number literal, which no module's forward takes."""
+    return all(isinstance(a.value, cst.Integer | cst.Float) for a in call.args)
+
+
+def _leading_size_one(call: cst.Call) -> bool:
+    """`torch.rand(1, 3, h, w)` or `torch.randn((1, 8))`: a batch of one made-up sample. Not
+    `torch.randn(64, nz)`, the noise a generator is sampled with for viewing."""
+    if not call.args or call.args[0].keyword is not None:
+        return False
+    first = call.args[0].value
+    if isinstance(first, cst.Tuple | cst.List) and first.elements:
+        first = first.elements[0].value
+    return isinstance(first, cst.Integer) and first.value == "1"
 
 
 def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
