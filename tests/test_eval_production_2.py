@@ -26,7 +26,7 @@ def show(model, path, loader):
     model.eval()
     table = pd.read_csv(path)
     for batch in loader:
-        print(table.head(1), table.tail(2.5))
+        print(table.head(1), table.tail(2.5), table.head(len(batch)))
         out = model(batch)  # TL001: model(batch)
     return out
 """,

@@ -63,6 +63,9 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
+# Libraries of data values: what their functions return is a table or an array, never a module,
+# and neither are its attributes (`frame.head(n)` on `frame = pd.read_csv(path)`).
+_DATA_LIBRARIES = ("pandas.", "numpy.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -315,6 +318,8 @@ class Evaluation(Shared):
             return True
         if key in self._bound_non_modules:
             return False  # `encoder = Tokenizer()`: a class that is no nn.Module, whatever the name
+        if "." in name and name.split(".", 1)[0] in self._bound_data_values:
+            return False  # `frame.head(n)`: an attribute of a pandas or numpy value
         if "." not in name and self._is_file_function(name, at):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
@@ -434,6 +439,19 @@ class Evaluation(Shared):
             if name and callee is not None and self.model.class_is_module(callee) is False:
                 found.add(self._binding_key(name, target))
         return found
+
+    @cached_property
+    def _bound_data_values(self) -> set[str]:
+        """Plain names every binding of which is a call into a data library (`frame = pd.read_csv(p)`)."""
+        data: set[str] = set()
+        other: set[str] = set()
+        for target, value in self.model.assigns:
+            if not isinstance(target, cst.Name):
+                continue
+            callee = _built_callee(value)
+            qualname = (self.ctx.symbols.qualname(callee) or "") if callee is not None else ""
+            (data if qualname.startswith(_DATA_LIBRARIES) else other).add(target.value)
+        return data - other
 
     @cached_property
     def bound_wrappers(self) -> set[str]:
