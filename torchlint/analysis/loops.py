@@ -509,7 +509,8 @@ class LoopFacts:
         owner = self._owner_class(function)
         if owner is not None:
             if function.name.value != "__init__":
-                return False
+                callers = self._self_call_sites(function, owner)
+                return bool(callers) and all(self._once(site, busy) for site in callers)
             built = [c for c in self.scopes.calls if _calls_name(c, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
@@ -523,6 +524,31 @@ class LoopFacts:
         block = self.scopes.parents.get(function)
         owner = self.scopes.parents.get(block) if block is not None else None
         return owner if isinstance(owner, cst.ClassDef) else None
+
+    def _self_call_sites(self, function: cst.FunctionDef, owner: cst.ClassDef) -> list[cst.Call]:
+        """Every call of a method as `self.name(...)` from its own class (`self._index(path)`
+        in `__init__`); empty when the file reads the name otherwise (elsewhere or handed over),
+        or the method is decorated, as a caller outside the class may then run it."""
+        if function.decorators:
+            return []
+        sites = []
+        for name in self.scopes.names.get(function.name.value, ()):
+            parent = self.scopes.parents.get(name)
+            if parent is function:
+                continue
+            call = self.scopes.parents.get(parent) if isinstance(parent, cst.Attribute) else None
+            if not (
+                isinstance(parent, cst.Attribute)
+                and parent.attr is name
+                and isinstance(parent.value, cst.Name)
+                and parent.value.value == "self"
+                and isinstance(call, cst.Call)
+                and call.func is parent
+                and any(a is owner for a in self.scopes.ancestors(call))
+            ):
+                return []
+            sites.append(call)
+        return sites
 
     def _call_sites(self, function: cst.FunctionDef) -> list[cst.Call] | None:
         """Every call of a plain function by its name; None when the name is also read otherwise
