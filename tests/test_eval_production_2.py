@@ -82,6 +82,59 @@ def fit(model, loader, opt):
         },
         rules=("TL001",),
     ),
+    Case(
+        "prediction-helper-inside-a-loss",
+        {
+            "rec.py": """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Rec(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.user_embedding = nn.Embedding(n, 8)
+        self.item_encoder = nn.Linear(8, 8)
+
+    def predict_ratings(self, users, items):
+        scores = []
+        for chunk in items.split(64):
+            scores.append((self.user_embedding(users) * self.item_encoder(chunk)).sum(-1))
+        return torch.cat(scores)
+
+    def calculate_ls_loss(self, users, items, labels):
+        return F.mse_loss(self.predict_ratings(users, items), labels)
+
+    def calculate_loss(self, interaction):
+        return self.calculate_ls_loss(*interaction)
+
+    def full_sort_predict(self, users, items):
+        return self.predict_ratings(users, items)
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 1)
+
+    def predict_all(self, chunks):
+        out = []
+        for c in chunks:
+            out.append(self.head(c))
+        return torch.cat(out)
+
+
+def validate(model, loader):
+    model.eval()
+    errors = []
+    for x, y in loader:
+        errors.append(F.mse_loss(model.predict_all(x), y).item())  # TL001: model.predict_all(x)
+    return errors
+""",
+        },
+        rules=("TL001",),
+    ),
     # --- 4. one random sample run once, as for a FLOPs count ---
     Case(
         "random-probe-outside-loops",

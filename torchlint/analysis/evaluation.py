@@ -1018,6 +1018,7 @@ class Evaluation(Shared):
                     self._is_module_api(function)
                     or self._is_forward_step(function)
                     or self._extends_base(function)
+                    or self._feeds_loss(function)
                 ):
                     return None
                 return None if self._helps_evaluation(function) else function
@@ -1074,6 +1075,26 @@ class Evaluation(Shared):
             if caller is None or caller in busy:
                 continue
             if _is_forward_name(caller.name.value) or self._is_forward_step(caller, busy):
+                return True
+        return False
+
+    def _feeds_loss(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether a loss method not named for evaluation calls `function` with grad on, directly
+        or through others (`calculate_loss` -> `calculate_ls_loss` -> `predict_ratings`): its
+        forwards then build the graph the loss needs, whatever its name says. A function that
+        merely also backpropagates is no evidence: it may predict after its training loop."""
+        busy = busy | {function}
+        grad = self.ctx.fact(Grad)
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is None or caller in busy or grad.mode(site) is not GradMode.RECORDING:
+                continue
+            name = caller.name.value
+            if is_eval_name(name):
+                continue
+            if "loss" in name_tokens(name):
+                return True
+            if self._feeds_loss(caller, busy):
                 return True
         return False
 
