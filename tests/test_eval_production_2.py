@@ -135,6 +135,32 @@ def validate(model, loader):
         },
         rules=("TL001",),
     ),
+    Case(
+        "student-forward-in-loss-method",
+        {
+            "distill.py": """\
+import torch.nn.functional as F
+from torch import nn
+
+
+class Distiller(nn.Module):
+    def __init__(self, model, teacher_model):
+        super().__init__()
+        self.model = model
+        self.teacher_model = teacher_model
+
+    def calculate_loss(self, views):
+        self.teacher_model.eval()
+        loss = 0
+        for v in views:
+            s = self.model(v)
+            t = self.teacher_model(v)  # TL001: self.teacher_model(v)
+            loss = loss + F.mse_loss(s, t)
+        return loss
+""",
+        },
+        rules=("TL001",),
+    ),
     # --- 4. one random sample run once, as for a FLOPs count ---
     Case(
         "random-probe-outside-loops",

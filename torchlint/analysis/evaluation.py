@@ -1466,11 +1466,27 @@ class Evaluation(Shared):
                 index = next(i for i, s in enumerate(parent.body) if s is child)
                 switch = self._last_switch(parent.body[:index], function)
                 if switch is not None:
+                    if self._trains_beside(call, switch[1], function):
+                        return None
                     return self._switch_scope(switch, parent, index, function)
             if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
                 return None
             child = parent
         return None
+
+    def _trains_beside(
+        self, call: cst.Call, receiver: str | None, function: cst.FunctionDef | None
+    ) -> bool:
+        """Distillation: `self.teacher.eval()`, then `self.student(x)` in a loss method
+        (`calculate_loss` returning the loss to a trainer that backpropagates). Another
+        module's eval mode says nothing of this forward, and the loss needs its graph."""
+        name = self.callee(call)
+        if function is None or not receiver or not name or receiver == "self":
+            return False
+        if name == receiver or name.startswith(receiver + "."):
+            return False  # the module switched to eval mode itself
+        own = function.name.value
+        return not is_eval_name(own) and ("loss" in name_tokens(own) or self._feeds_loss(function))
 
     def _switch_scope(
         self,
