@@ -90,6 +90,43 @@ class Points(Dataset):
         rules=("TL003",),
     ),
     Case(
+        "alternative-constructor-classmethod",
+        {
+            "points.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Points(Dataset):
+    def __init__(self, keys):
+        self.keys = keys
+
+    @classmethod
+    def from_arrays(cls, a):
+        return cls(torch.tensor(np.sort(a)))
+
+    @classmethod
+    def resampled(cls, a):
+        return cls(torch.tensor(np.sort(a)))  # TL003: torch.tensor(np.sort(a))
+
+    @staticmethod
+    def keys_of(a):
+        return torch.tensor(np.sort(a))  # TL003: torch.tensor(np.sort(a))
+
+
+def main(a):
+    return Points.from_arrays(a)
+
+
+def epochs(a, n):
+    for _ in range(n):
+        yield Points.resampled(a)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
         "method-a-subclass-also-calls",
         {
             "points.py": """\
