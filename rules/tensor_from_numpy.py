@@ -89,6 +89,10 @@ Not flagged:
   keeps the two apart, and sharing memory would change what the program computes;
 - an array that may share memory with a tensor (`t.numpy()`, or a slice or reshape of it), where
   `torch.tensor`'s copy is what keeps the new tensor apart from `t` (use `t.clone()` there);
+- an array that may have a negative stride (a slice with a negative step such as `a[::-1]`,
+  `np.flip`/`np.flipud`/`np.fliplr`/`np.rot90`, or a view of one): `from_numpy` and `as_tensor`
+  raise on it, as `torch.tensor` does in recent torch; what such code needs is `.copy()`, not
+  another constructor;
 - a `dtype=` that converts, or whose match with the array's dtype the code does not show
   (`.astype(np.float32)`, `np.zeros(n)` is float64): a conversion copies either way;
 - a `device=` other than a written CPU: the copy to the device happens either way;
@@ -184,6 +188,18 @@ the import is removed once the fixes leave it unused.
             import torch
             import numpy as np
             x = torch.tensor(np.zeros(3), device=torch.device('cuda', 0))
+            """
+        ),
+        # a negative stride: `from_numpy`/`as_tensor` raise on it; it needs `.copy()`
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            def flip(loader):
+                for x in loader:
+                    a = np.asarray(x)[:, ::-1]
+                    yield torch.tensor(a), torch.tensor(np.flip(np.array(x), 0).T)
             """
         ),
         Valid(
@@ -740,6 +756,8 @@ the import is removed once the fixes leave it unused.
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
+        if self.ctx.fact(NumpyProvenance).may_reverse(data.value):
+            return  # `a[::-1]`: `from_numpy`/`as_tensor` raise on a negative stride; it needs `.copy()`
         if self.ctx.fact(LoopFacts).runs_once(call) and not self.ctx.fact(
             NumpyProvenance
         ).reads_data_set(evidence):

@@ -32,14 +32,15 @@ if TYPE_CHECKING:
 # A rule or its catalogue entry: a file's rules are of the kind it was given.
 RuleT = TypeVar("RuleT", bound="RuleEntry | type[Rule]")
 
-_TEST_DIRECTORY = re.compile(r"(^|/)tests?/")
+# A library's test harnesses live in a `testing` package too (`mylib/testing/`).
+_TEST_DIRECTORY = re.compile(r"(^|/)(tests?|testing)/")
 # pytest or unittest imported: the file is test code, whatever its path.
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
 
 
 def is_test_path(relpath: str) -> bool:
-    """Test code by its path: under tests/ or test/, or named test_*.py, *_test.py, tests.py, conftest.py."""
+    """Test code by its path: under tests/, test/ or testing/, or named test_*.py, *_test.py, tests.py, conftest.py."""
     return bool(_TEST_DIRECTORY.search(relpath)) or bool(
         _TEST_NAME.match(relpath.rsplit("/", 1)[-1])
     )

@@ -62,6 +62,9 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
+# Libraries of data values: what their functions return is a table or an array, never a module,
+# and neither are its attributes (`frame.head(n)` on `frame = pd.read_csv(path)`).
+_DATA_LIBRARIES = ("pandas.", "numpy.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -94,6 +97,8 @@ _SYNTHETIC_FACTORIES = frozenset(
 )
 # Factories of tensors filled with one value: an input made of them holds no data to evaluate.
 _CONSTANT_FILLS = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full"))
+# Random factories: given a leading size of 1 (one made-up sample), a probe like the fills above.
+_RANDOM_FILLS = frozenset(f"torch.{name}" for name in ("rand", "randn"))
 # nn.Module's own methods: calling them runs no forward.
 _MODULE_API = frozenset(
     {
@@ -218,6 +223,8 @@ class Evaluation(Shared):
         name = self.callee(call)
         if name is None or not call.args:
             return False  # a forward takes inputs; `solver.model()` is something else
+        if _takes_only_numbers(call):
+            return False  # `data.head(1)`, `df.tail(5)`: a forward takes tensors, not literals
         if name == "self":
             function = self.enclosing_function(call)
             owner = self.enclosing_class(function) if function is not None else None
@@ -314,6 +321,8 @@ class Evaluation(Shared):
             return True
         if self._binds_non_module(key):
             return False  # `encoder = Tokenizer()`: a class that is no nn.Module, whatever the name
+        if "." in name and name.split(".", 1)[0] in self._bound_data_values:
+            return False  # `frame.head(n)`: an attribute of a pandas or numpy value
         if "." not in name and self._is_file_function(name, at):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
@@ -488,6 +497,19 @@ class Evaluation(Shared):
             )
         return self._non_module_keys[key]
 
+    @cached_property
+    def _bound_data_values(self) -> set[str]:
+        """Plain names every binding of which is a call into a data library (`frame = pd.read_csv(p)`)."""
+        data: set[str] = set()
+        other: set[str] = set()
+        for target, value in self.model.assigns:
+            if not isinstance(target, cst.Name):
+                continue
+            callee = _built_callee(value)
+            qualname = (self.ctx.symbols.qualname(callee) or "") if callee is not None else ""
+            (data if qualname.startswith(_DATA_LIBRARIES) else other).add(target.value)
+        return data - other
+
     def _binding_key(self, name: str, at: cst.CSTNode) -> str:
         """`name`, with `self.` attributes told apart by their class."""
         if not name.startswith("self."):
@@ -640,8 +662,10 @@ class Evaluation(Shared):
             )
         if function is not None and _is_forward_name(function.name.value):
             return None  # a module's forward: its caller decides the grad mode
-        if self._warms_up_export(function) and not self._in_own_loop(call):
-            return None
+        if self._warms_up_export(function) and (
+            not self._in_own_loop(call) or self._after_export(call, function)
+        ):
+            return None  # a warm-up, or a check of the exported graph against the module
         found = self._loop_scope(call, function) or self._region_scope(call, function)
         if found is None:
             # A forward on evaluation data, after training in the same run, or in a script that
@@ -685,6 +709,8 @@ class Evaluation(Shared):
             name = self.ctx.symbols.qualname(expr.func) or ""
             if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
+            if name in _RANDOM_FILLS and _leading_size_one(expr):
+                return True  # `torch.rand(1, 3, h, w)`: one random sample, as for a FLOPs count
             if not (
                 isinstance(expr.func, cst.Attribute)
                 and expr.func.attr.value in _MODULE_CHAIN_METHODS
@@ -826,6 +852,27 @@ class Evaluation(Shared):
         """Code that exports or traces a module (`torch.onnx.export`, `torch.jit.trace`): its
         forward is a warm-up or a check of the exported graph, run once."""
         return function in self._exporters
+
+    def _after_export(self, call: cst.Call, function: cst.FunctionDef | None) -> bool:
+        """A forward in a statement of the exporting function's body that follows the export
+        (`torch.onnx.export(...)`, then a loop comparing `model(x)` with the exported run)."""
+        if function is None or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        index = {id(s): i for i, s in enumerate(function.body.body)}
+        own = self._body_index(call, index)
+        if own is None:
+            return False
+        return any(
+            (at := self._body_index(c, index)) is not None and at < own
+            for c in self.calls_in(function)
+            if (self.ctx.symbols.qualname(c.func) or "") in _EXPORTS
+        )
+
+    def _body_index(self, node: cst.CSTNode, index: dict[int, int]) -> int | None:
+        """The position, in its function's body, of the statement holding `node`."""
+        return next(
+            (index[id(s)] for s in self._block_statements_around(node) if id(s) in index), None
+        )
 
     @cached_property
     def _exporters(self) -> set[cst.FunctionDef | None]:
@@ -1008,6 +1055,7 @@ class Evaluation(Shared):
                     self._is_module_api(function)
                     or self._is_forward_step(function)
                     or self._extends_base(function)
+                    or self._feeds_loss(function)
                 ):
                     return None
                 return None if self._helps_evaluation(function) else function
@@ -1064,6 +1112,26 @@ class Evaluation(Shared):
             if caller is None or caller in busy:
                 continue
             if _is_forward_name(caller.name.value) or self._is_forward_step(caller, busy):
+                return True
+        return False
+
+    def _feeds_loss(self, function: cst.FunctionDef, busy: frozenset = frozenset()) -> bool:
+        """Whether a loss method not named for evaluation calls `function` with grad on, directly
+        or through others (`calculate_loss` -> `calculate_ls_loss` -> `predict_ratings`): its
+        forwards then build the graph the loss needs, whatever its name says. A function that
+        merely also backpropagates is no evidence: it may predict after its training loop."""
+        busy = busy | {function}
+        grad = self.ctx.fact(Grad)
+        for site in self.call_sites(function) or ():
+            caller = self.enclosing_function(site)
+            if caller is None or caller in busy or grad.mode(site) is not GradMode.RECORDING:
+                continue
+            name = caller.name.value
+            if is_eval_name(name):
+                continue
+            if "loss" in name_tokens(name):
+                return True
+            if self._feeds_loss(caller, busy):
                 return True
         return False
 
@@ -1435,11 +1503,27 @@ class Evaluation(Shared):
                 index = next(i for i, s in enumerate(parent.body) if s is child)
                 switch = self._last_switch(parent.body[:index], function)
                 if switch is not None:
+                    if self._trains_beside(call, switch[1], function):
+                        return None
                     return self._switch_scope(switch, parent, index, function)
             if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
                 return None
             child = parent
         return None
+
+    def _trains_beside(
+        self, call: cst.Call, receiver: str | None, function: cst.FunctionDef | None
+    ) -> bool:
+        """Distillation: `self.teacher.eval()`, then `self.student(x)` in a loss method
+        (`calculate_loss` returning the loss to a trainer that backpropagates). Another
+        module's eval mode says nothing of this forward, and the loss needs its graph."""
+        name = self.callee(call)
+        if function is None or not receiver or not name or receiver == "self":
+            return False
+        if name == receiver or name.startswith(receiver + "."):
+            return False  # the module switched to eval mode itself
+        own = function.name.value
+        return not is_eval_name(own) and ("loss" in name_tokens(own) or self._feeds_loss(function))
 
     def _switch_scope(
         self,
@@ -1589,6 +1673,22 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _takes_only_numbers(call: cst.Call) -> bool:
+    """`data.head(1)`: every argument a number literal, which no module's forward takes."""
+    return all(isinstance(a.value, cst.Integer | cst.Float) for a in call.args)
+
+
+def _leading_size_one(call: cst.Call) -> bool:
+    """`torch.rand(1, 3, h, w)` or `torch.randn((1, 8))`: a batch of one made-up sample. Not
+    `torch.randn(64, nz)`, the noise a generator is sampled with for viewing."""
+    if not call.args or call.args[0].keyword is not None:
+        return False
+    first = call.args[0].value
+    if isinstance(first, cst.Tuple | cst.List) and first.elements:
+        first = first.elements[0].value
+    return isinstance(first, cst.Integer) and first.value == "1"
 
 
 def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:

@@ -498,7 +498,7 @@ class LoopFacts:
         return True
 
     def _function_once(self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]) -> bool:
-        if function in busy or function.decorators:
+        if function in busy or (function.decorators and not _is_classmethod(function)):
             return False  # recursion; a decorator may call it anywhere
         if function not in self._once_memo:
             self._once_memo[function] = self._function_once_now(function, busy | {function})
@@ -509,8 +509,17 @@ class LoopFacts:
     ) -> bool:
         owner = self._owner_class(function)
         if owner is not None:
+            if _is_classmethod(function):
+                built = [c for c in self.scopes.calls if _calls_method(c, owner, function)]
+                read = len(self.scopes.names.get(function.name.value, ())) - 1  # less the def
+                return (
+                    bool(built)
+                    and read == len(built)  # never handed over, nor called through `cls.`
+                    and all(self._once(call, busy) for call in built)
+                )
             if function.name.value != "__init__":
-                return False
+                callers = self._self_call_sites(function, owner)
+                return bool(callers) and all(self._once(site, busy) for site in callers)
             built = [c for c in self.scopes.calls if _calls_name(c, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
@@ -524,6 +533,31 @@ class LoopFacts:
         block = self.scopes.parents.get(function)
         owner = self.scopes.parents.get(block) if block is not None else None
         return owner if isinstance(owner, cst.ClassDef) else None
+
+    def _self_call_sites(self, function: cst.FunctionDef, owner: cst.ClassDef) -> list[cst.Call]:
+        """Every call of a method as `self.name(...)` from its own class (`self._index(path)`
+        in `__init__`); empty when the file reads the name otherwise (elsewhere or handed over),
+        or the method is decorated, as a caller outside the class may then run it."""
+        if function.decorators:
+            return []
+        sites = []
+        for name in self.scopes.names.get(function.name.value, ()):
+            parent = self.scopes.parents.get(name)
+            if parent is function:
+                continue
+            call = self.scopes.parents.get(parent) if isinstance(parent, cst.Attribute) else None
+            if not (
+                isinstance(parent, cst.Attribute)
+                and parent.attr is name
+                and isinstance(parent.value, cst.Name)
+                and parent.value.value == "self"
+                and isinstance(call, cst.Call)
+                and call.func is parent
+                and any(a is owner for a in self.scopes.ancestors(call))
+            ):
+                return []
+            sites.append(call)
+        return sites
 
     def _call_sites(self, function: cst.FunctionDef) -> list[cst.Call] | None:
         """Every call of a plain function by its name; None when the name is also read otherwise
@@ -1238,6 +1272,24 @@ def _is_empty_test(left: cst.BaseExpression, target: cst.ComparisonTarget) -> bo
         and isinstance(left, cst.Call)
         and isinstance(left.func, cst.Name)
         and left.func.value == "len"
+    )
+
+
+def _is_classmethod(function: cst.FunctionDef) -> bool:
+    """`@classmethod` alone: an alternative constructor (`Points.from_arrays(a)`) is called by
+    its class's name, so its call sites are known as an `__init__`'s are."""
+    return len(function.decorators) == 1 and is_name(
+        function.decorators[0].decorator, "classmethod"
+    )
+
+
+def _calls_method(call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef) -> bool:
+    """`Owner.method(...)`: a call of a classmethod through its class's name."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == function.name.value
+        and is_name(func.value, owner.name.value)
     )
 
 

@@ -98,6 +98,8 @@ _VIEWING_FUNCTIONS = frozenset(
     """asarray asanyarray ascontiguousarray reshape transpose swapaxes moveaxis squeeze expand_dims ravel
     atleast_1d atleast_2d atleast_3d broadcast_to""".split()
 )
+# numpy functions that return a view with a negative stride (a reversed axis).
+_REVERSING_FUNCTIONS = frozenset({"flip", "flipud", "fliplr", "rot90"})
 _ORDERING = (
     cst.LessThan,
     cst.LessThanEqual,
@@ -243,6 +245,44 @@ class NumpyProvenance:
             owner = self.b.self_class(expr)
             values = self.b.attribute_values(owner, expr.attr.value) if owner is not None else []
             return any(v is not None and self._views(v, depth + 1, seen) for v in values)
+        return False
+
+    def may_reverse(self, expr: cst.BaseExpression) -> bool:
+        """Whether the array may be a view with a negative stride (`a[::-1]`, `np.flip(a)`, or a
+        view of one), which `torch.from_numpy`/`torch.as_tensor` refuse and `torch.tensor` copies."""
+        return self._reverses(expr, 0, set())
+
+    def _reverses(self, expr: cst.CSTNode, depth: int, seen: set[cst.CSTNode]) -> bool:
+        if depth > _MAX_DEPTH or expr in seen:
+            return False
+        seen.add(expr)
+        if isinstance(expr, cst.Subscript):
+            if any(isinstance(e.slice, cst.Slice) and _negative(e.slice.step) for e in expr.slice):
+                return True
+            copies = any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List)
+                for e in expr.slice
+            )
+            return not copies and self._reverses(expr.value, depth + 1, seen)
+        if isinstance(expr, cst.Call):
+            qualname = self.symbols.qualname(expr.func) or ""
+            name = qualname[len("numpy.") :] if qualname.startswith("numpy.") else ""
+            if name in _REVERSING_FUNCTIONS:
+                return True
+            args = self._positional(expr)
+            if name in _VIEWING_FUNCTIONS and args:
+                return self._reverses(args[0].value, depth + 1, seen)
+            method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
+            if method in _VIEWING_METHODS and isinstance(expr.func, cst.Attribute):
+                return self._reverses(expr.func.value, depth + 1, seen)
+            return False
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _ARRAY_ATTRS:
+            return self._reverses(expr.value, depth + 1, seen)
+        if isinstance(expr, cst.Name):
+            reaching = self.b.dominating(expr) or []
+            return any(
+                b.exact is not None and self._reverses(b.exact, depth + 1, seen) for b in reaching
+            )
         return False
 
     def _call_views(self, call: cst.Call, depth: int, seen: set[cst.CSTNode]) -> bool:
@@ -706,3 +746,8 @@ class NumpyProvenance:
         if kinds <= {Kind.ARRAY, Kind.NUMPY}:
             return Kind.NUMPY, origin
         return None
+
+
+def _negative(step: cst.BaseExpression | None) -> bool:
+    """`-1`, `-k`: a slice step written negative."""
+    return isinstance(step, cst.UnaryOperation) and isinstance(step.operator, cst.Minus)
