@@ -6,12 +6,33 @@ the column where `text` starts; every other finding of the case's rules is a fai
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import run_torchlint
-from test_production_cases import Case
 
 __all__ = ["Case", "check_projects", "case_findings"]
+
+_MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    files: dict[str, str]
+    rules: tuple[str, ...] = ("TL001", "TL002")  # the rules whose findings the case pins
+
+    def expected(self) -> list[tuple[str, str, int, int]]:
+        """(file, code, row, column) of each marked line."""
+        found = []
+        for name, text in self.files.items():
+            for row, line in enumerate(text.splitlines(), 1):
+                mark = _MARK.search(line)
+                if mark:
+                    column = line.index(mark.group(2).strip()) + 1
+                    found.append((name, mark.group(1), row, column))
+        return sorted(found)
 
 
 def check_projects(root: Path, cases: list[Case]) -> list[dict]:

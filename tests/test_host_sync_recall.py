@@ -15,11 +15,11 @@ the loop or in a logging helper of another module.
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
-from conftest import run_torchlint
-from test_production_cases import Case
+from project_cases import Case, case_findings, check_projects
 
 CASES = [
     # --- 1. a rank guard runs every step on that rank ---
@@ -240,22 +240,14 @@ def main(model, loader, opt, writer):
 ]
 
 
+# Each case pins TL002 alone.
+CASES = [replace(case, rules=("TL002",)) for case in CASES]
+
+
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     """Every case in its own project folder, all checked in one run."""
-    root = tmp_path_factory.mktemp("host_sync_recall")
-    for case in CASES:
-        folder = root / case.id
-        folder.mkdir()
-        (folder / "pyproject.toml").write_text("[tool.torchlint]\n")
-        for name, text in case.files.items():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(text)
-    result = run_torchlint(
-        "check", "--output-format", "json", "--no-cache", "--select", "TL002", ".", cwd=root
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return json.loads(result.stdout)
+    return check_projects(Path(tmp_path_factory.mktemp("host_sync_recall")), CASES)
 
 
 def test_case_ids_are_unique() -> None:
@@ -264,19 +256,8 @@ def test_case_ids_are_unique() -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_host_sync_case(case: Case, findings: list[dict]) -> None:
-    prefix = case.id + "/"
-    got = sorted(
-        (
-            d["filename"].replace("\\", "/")[len(prefix) :],
-            d["code"],
-            d["location"]["row"],
-            d["location"]["column"],
-        )
+    assert case_findings(case, findings) == case.expected(), [
+        (d["filename"], d["location"]["row"], d["message"][:100])
         for d in findings
-        if d["filename"].replace("\\", "/").startswith(prefix) and d["code"] == "TL002"
-    )
-    assert got == case.expected(), [
-        (d["filename"], d["location"]["row"], d["location"]["column"], d["message"][:100])
-        for d in findings
-        if d["filename"].startswith(prefix)
+        if d["filename"].startswith(case.id + "/")
     ]

@@ -11,33 +11,13 @@ class is a case with no marks.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from conftest import run_torchlint
+from project_cases import Case, case_findings, check_projects
 
 RULES = ("TL001", "TL002", "TL103", "TL107", "TL108", "TL109", "TL110")  # every rule some case pins
-_MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    files: dict[str, str]
-    rules: tuple[str, ...] = ("TL001", "TL002")  # the rules whose findings the case pins
-
-    def expected(self) -> list[tuple[str, str, int, int]]:
-        """(file, code, row, column) of each marked line."""
-        found = []
-        for name, text in self.files.items():
-            for row, line in enumerate(text.splitlines(), 1):
-                mark = _MARK.search(line)
-                if mark:
-                    column = line.index(mark.group(2).strip()) + 1
-                    found.append((name, mark.group(1), row, column))
-        return sorted(found)
 
 
 CASES = [
@@ -1872,19 +1852,7 @@ def run(model, classifier, n, batch):
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     """Every case in its own project folder, all checked in one run."""
-    root = tmp_path_factory.mktemp("production_cases")
-    for case in CASES:
-        folder = root / case.id
-        folder.mkdir()
-        (folder / "pyproject.toml").write_text("[tool.torchlint]\n")
-        for name, text in case.files.items():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(text)
-    result = run_torchlint(
-        "check", "--output-format", "json", "--no-cache", "--select", ",".join(RULES), ".", cwd=root
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return json.loads(result.stdout)
+    return check_projects(Path(tmp_path_factory.mktemp("production_cases")), CASES)
 
 
 def test_case_ids_are_unique() -> None:
@@ -1893,21 +1861,10 @@ def test_case_ids_are_unique() -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_production_case(case: Case, findings: list[dict]) -> None:
-    prefix = case.id + "/"
-    got = sorted(
-        (
-            d["filename"].replace("\\", "/")[len(prefix) :],
-            d["code"],
-            d["location"]["row"],
-            d["location"]["column"],
-        )
-        for d in findings
-        if d["filename"].replace("\\", "/").startswith(prefix) and d["code"] in case.rules
-    )
-    assert got == case.expected(), [
+    assert case_findings(case, findings) == case.expected(), [
         (d["filename"], d["code"], d["location"], d["message"][:100])
         for d in findings
-        if d["filename"].startswith(prefix)
+        if d["filename"].startswith(case.id + "/")
     ]
 
 
