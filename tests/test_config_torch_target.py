@@ -89,6 +89,13 @@ def test_conda_environment_file(tmp_path):
     assert _version(tmp_path) == (1, 11)
 
 
+def test_conda_pins_with_build_strings(tmp_path):
+    """`conda env export` writes the build after the version; the pin is still 1.9."""
+    for pin in ("pytorch=1.9.0=py3.7_cuda11.1_cudnn8.0.5_0", "pytorch 1.9.0 py3.7_cuda11.1_0"):
+        (tmp_path / "environment.yml").write_text(f"name: t\ndependencies:\n  - {pin}\n")
+        assert _version(tmp_path) == (1, 9), pin
+
+
 def test_upper_bound_only_and_unversioned(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch<2.0\n")
     assert _version(tmp_path) == (1, 13)

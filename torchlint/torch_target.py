@@ -211,14 +211,16 @@ def _conda(path: Path) -> list[str]:
 
 
 def _from_conda(item: str) -> str:
-    """`pytorch=1.8` (conda's "1.8.*") and `pytorch 1.8.*` as pip would write them."""
+    """`pytorch=1.8` (conda's "1.8.*") and `pytorch 1.8.*` as pip would write them; a build
+    string after the version (`pytorch=1.9.0=py3.7_cuda11.1_0`, as `conda env export` writes
+    every pin) is left out, or the whole pin would not parse and the newest torch be assumed."""
     item = item.split("::", 1)[-1]
     match = _CONDA_SPEC.match(item)
     if match is None:
         return item
     name, spec = match.group("name"), match.group("spec").strip()
     if re.match(r"^=?\d", spec) or re.match(r"^=[^=]", spec):
-        spec = "==" + spec.lstrip("=")
+        spec = "==" + re.split(r"[=\s]", spec.lstrip("="), maxsplit=1)[0]
         spec = spec if "*" in spec or spec.count(".") > 1 else spec + ".*"
     return f"{name}{spec.replace(' ', '')}"
 
