@@ -7,6 +7,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import find_all, is_attribute, is_name
 from torchlint.analysis.symbols import dotted
@@ -141,6 +142,11 @@ that reads gradients in place elsewhere in the same function (`p.grad.add_(...)`
 `p.grad.norm()` without an `is not None` guard), where zero-filled gradients are evidently
 relied upon. A read after a `backward()` earlier in its block does not count: backward has just
 filled the gradient.
+Before torch 2.0, a bare `zero_grad()` outside the per-batch loop of its function (at the top of
+an epoch, before the loop over batches) is not flagged when that loop does the per-step
+`backward()` or `zero_grad()`: it zeroes once per epoch. The per-step call, inside the loop or in a
+training-step function the loop calls, is flagged; so is the only `zero_grad()` of full-batch
+training, where each pass of the epoch loop is a step.
 
 ## Why is this bad?
 Zeroing writes every gradient tensor (a memset kernel per parameter) and the next backward pass
@@ -194,6 +200,19 @@ None; the behaviour follows `target-torch-version`.
             """
             import torch
             optimizer.zero_grad(set_to_none=True)
+            """,
+            target_torch_version="1.13",
+        ),
+        # once per epoch, beside the per-batch loop that zeroes every step: one memset per epoch
+        Valid(
+            """
+            import torch
+            for epoch in range(epochs):
+                optimizer.zero_grad()
+                for x in loader:
+                    optimizer.zero_grad(set_to_none=True)
+                    model(x).sum().backward()
+                    optimizer.step()
             """,
             target_torch_version="1.13",
         ),
@@ -582,6 +601,7 @@ None; the behaviour follows `target-torch-version`.
                 and has_set_to_none
                 and not self._custom_zero_grad
                 and not self._reads_grads(self._scope_of(call))
+                and not self._beside_batch_loop(call)
             ):
                 fix = self._set_to_none_fix(call, [])
                 self.report(
@@ -634,6 +654,34 @@ None; the behaviour follows `target-torch-version`.
             self.ctx.replace(call, call.with_changes(args=kept)),
             writes="`param.grad = None`",
         )
+
+    def _beside_batch_loop(self, call: cst.Call) -> bool:
+        """A `zero_grad()` that runs once per epoch or run, outside the per-batch loop of its
+        function that does the per-step backward or zeroing: one memset per epoch costs nothing
+        next to the per-step ones, which are reported where they are. Without such a loop (one
+        backward per epoch, full-batch training) the epoch is the step and the call stays."""
+        facts = self.ctx.fact(LoopFacts)
+        if facts.per_batch_loop(call, every_iteration=False) is not None:
+            return False
+        scope = self._scope_of(call)
+        return any(
+            self._scope_of(loop) is scope and not self.b.is_ancestor(loop, call)
+            for loop in self._gradient_batch_loops
+        )
+
+    @cached_property
+    def _gradient_batch_loops(self) -> set[cst.For | cst.While]:
+        """The per-batch loops that run a `backward()` or `zero_grad()` on every step, directly
+        or through the file's functions they call."""
+        facts = self.ctx.fact(LoopFacts)
+        found: set[cst.For | cst.While] = set()
+        for call in self.b.calls:
+            if not is_attribute(call.func, "backward", "zero_grad"):
+                continue
+            owner = facts.per_batch_loop(call, every_iteration=False)
+            if isinstance(owner, cst.For | cst.While):
+                found.add(owner)
+        return found
 
     @cached_property
     def _custom_zero_grad(self) -> bool:
