@@ -1,8 +1,14 @@
-"""TL002 on reads that do not wait each batch: lazy initialisation of a local accumulator.
+"""TL002 on reads that do not wait each batch: a second read right after one the host needs,
+and lazy initialisation of a local accumulator.
 
 Each case is a small project checked by the installed `torchlint` command and marked as in
 `test_production_cases.py`: a line ending in `# TL002: text` expects a finding there, and every
 other TL002 finding in the case is a failure.
+
+A read of a tensor right after a read of the same tensor that the host needs anyway (an RL
+action handed to `env.step`, an assertion), in the same or the next statement of the same block
+with no call between that may put work on the device, waits on nothing: the first read drained
+the queue. A first read that is itself a finding (a logged value) keeps the second a finding.
 
 `if preds is None: preds = logits.cpu().numpy()` where `preds = None` once before the loop and
 the loop only ever assigns arrays to it: the arm runs on the first batch only, so its read is no
@@ -19,6 +25,102 @@ import pytest
 from project_cases import Case, case_findings, check_projects
 
 CASES = [
+    Case(
+        "second-read-after-needed-read",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        history.append(action.tolist())
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-after-logged-read",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        print(action.item())  # TL002: action.item()
+        history.append(action.tolist())  # TL002: action.tolist()
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-after-device-work",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        action = policy(obs.cuda()).argmax(-1)
+        history.append(action.tolist())  # TL002: action.tolist()
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-of-another-tensor",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        logits = policy(obs.cuda())
+        action = logits.argmax(-1)
+        a = action.item()
+        history.append(logits.tolist())  # TL002: logits.tolist()
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-not-adjacent",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        env.step(a)
+        history.append(action.tolist())  # TL002: action.tolist()
+    return history
+""",
+        },
+    ),
     Case(
         "lazy-init-local-accumulator",
         {
