@@ -179,6 +179,25 @@ def evaluate(model, loader, preds):
         },
     ),
     Case(
+        "lazy-init-none-only-after-loop",
+        {
+            "evaluate.py": """\
+import torch
+
+
+def evaluate(model, loader, preds):
+    model.cuda()
+    for x, y in loader:
+        logits = model(x.cuda())
+        if preds is None:
+            preds = logits.max().item()  # TL002: logits.max().item()
+        print(preds)
+    preds = None
+    return preds
+""",
+        },
+    ),
+    Case(
         "lazy-init-reset-in-batch-loop-around-inner-loop",
         {
             "evaluate.py": """\

@@ -718,7 +718,12 @@ class LoopFacts:
         inner = loops[0]
         watched = [inner, *(loop for loop in loops[1:] if loop in self._per_batch)]
         bindings = self.scopes.all_bindings(name)
-        before = [b for b in bindings if not self.scopes.is_ancestor(inner, b.node)]
+        start = self.scopes.enter(inner)
+        before = [
+            b
+            for b in bindings
+            if start is not None and (at := self.scopes.enter(b.node)) is not None and at < start
+        ]
         inside = [
             b for b in bindings if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
         ]
