@@ -131,7 +131,9 @@ Not flagged:
   gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
-  == 0:` (lazy initialisation), branches that end the program or raise (`print(loss.item());
+  == 0:` and `if preds is None: preds = ...` on a name bound to None once before the loop
+  and never set back to None inside it (lazy initialisation: the arm runs on the first batch,
+  its `else` arm every batch and is flagged), branches that end the program or raise (`print(loss.item());
   sys.exit(1)`; the test itself still runs every batch), and a test behind a flag the loop
   latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
   until it is full);
@@ -154,6 +156,10 @@ Not flagged:
   (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
   copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
+- a second read of a tensor in the statement right after such a read of it, with no call
+  between that may queue device work (`a = action.item()` for `env.step(a)`, then
+  `history.append(action.tolist())`): the first read drained the queue. After a read that is
+  itself flagged (a logged value), the second is flagged too;
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
@@ -790,6 +796,8 @@ depends on what the value is for.
         if not loops.uses_accelerator and not borrowed:
             return
         tensors = self.ctx.fact(TensorFacts)
+        needed: list[_Candidate] = []  # syncs the host needs, left unreported
+        reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
@@ -799,9 +807,44 @@ depends on what the value is for.
             if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
                 continue  # the caller's line reports it: `meter.update(loss=loss)`
             if self._deliberate(candidate) or self._stops_inner_loop(candidate.node, loop):
+                needed.append(candidate)
                 continue
-            message, fix = self._advice(candidate, self._element_wise(candidate.node, loop))
+            reported.append((candidate, loop))
+        for candidate, owner in reported:
+            if any(self._repeats(candidate, earlier) for earlier in needed):
+                continue  # the read the host needs drained the queue: this one waits on nothing
+            message, fix = self._advice(candidate, self._element_wise(candidate.node, owner))
             self.report(candidate.node, message, fix)
+
+    def _repeats(self, later: _Candidate, earlier: _Candidate) -> bool:
+        """`a = action.item()` (handed to `env.step`), then `history.append(action.tolist())` in
+        the next statement of the same block: the first read, which the host needs, waited for
+        every queued kernel, so a second read of the same tensor, with no call between that may
+        queue more, copies a finished value and waits on nothing. Only for an unconditional
+        first read in a simple statement, with nothing but builtins, list methods and these
+        reads called in the two statements; a first read that is itself reported is no excuse
+        (a run of logged reads stays a run of findings)."""
+        if later.kind != "method" or earlier.kind == "callee":
+            return False
+        name = _read_tensor(later.value)
+        if name is None or _root(earlier.value) != name:
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        first = _statement(earlier.node, scopes)
+        second = _statement(later.node, scopes)
+        block = scopes.parents.get(first) if first is not None else None
+        if not (
+            isinstance(first, cst.SimpleStatementLine)
+            and isinstance(second, cst.SimpleStatementLine)
+            and isinstance(block, cst.IndentedBlock)
+            and _follows(block, first, second)
+            and not _conditional(earlier.node, first, scopes)
+            and not _rebinds(first, name)
+        ):
+            return False
+        return _quiet_calls(first, earlier.node, scopes, after=True) and _quiet_calls(
+            second, later.node, scopes, after=False
+        )
 
     def _read_elsewhere(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
         """`meter.update(loss=loss)` every batch, where `Meter.update` (another module of the
@@ -1493,3 +1536,132 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
             node.func.value, scopes, depth + 1
         )
     return False
+
+
+# Calls that put no work on a device: builtins, list and set methods, and the reads themselves.
+_QUIET_CALLS = frozenset(
+    {"int", "float", "bool", "len", "str", "list", "tuple", "print", "range", "enumerate", "zip"}
+    | {"isinstance", "min", "max", "sum", "abs", "round", "sorted", "append", "extend", "add"}
+    | {"detach", *_METHODS}
+)
+
+
+def _root(value: cst.BaseExpression) -> str | None:
+    """The name a read's receiver starts from: `tokens` in `tokens[i].detach()`."""
+    while isinstance(value, cst.Call | cst.Attribute | cst.Subscript):
+        value = value.func if isinstance(value, cst.Call) else value.value
+    return value.value if isinstance(value, cst.Name) else None
+
+
+def _read_tensor(value: cst.BaseExpression) -> str | None:
+    """The name of a tensor read as it is (`x`, `x[i]`, `x.detach()`, `x.cpu()`), with nothing
+    computed on the way that could queue device work; else None."""
+    while not isinstance(value, cst.Name):
+        if isinstance(value, cst.Subscript):
+            if not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name | cst.Integer)
+                for e in value.slice
+            ):
+                return None
+            value = value.value
+        elif (
+            isinstance(value, cst.Call)
+            and not value.args
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("detach", "cpu")
+        ):
+            value = value.func.value
+        else:
+            return None
+    return value.value
+
+
+def _statement(node: cst.CSTNode, scopes: SemanticModel) -> cst.BaseStatement | None:
+    """The statement `node` is part of."""
+    for parent in scopes.ancestors(node):
+        if isinstance(parent, cst.BaseStatement):
+            return parent
+    return None
+
+
+def _follows(block: cst.IndentedBlock, first: cst.BaseStatement, second: cst.BaseStatement) -> bool:
+    """Whether `second` is the statement right after `first` in `block`."""
+    body = list(block.body)
+    return any(a is first and b is second for a, b in zip(body, body[1:], strict=False))
+
+
+def _conditional(node: cst.CSTNode, statement: cst.CSTNode, scopes: SemanticModel) -> bool:
+    """Whether `node` may not run when `statement` does: under `x if c else y`, the right of
+    `and`/`or`, a comprehension or a lambda."""
+    for parent in scopes.ancestors(node):
+        if parent is statement:
+            return False
+        if isinstance(
+            parent,
+            cst.IfExp
+            | cst.BooleanOperation
+            | cst.Lambda
+            | cst.ListComp
+            | cst.SetComp
+            | cst.DictComp
+            | cst.GeneratorExp,
+        ):
+            return True
+    return True
+
+
+def _rebinds(statement: cst.SimpleStatementLine, name: str) -> bool:
+    """Whether the statement assigns `name`: a later read of it reads another value."""
+    return any(
+        isinstance(small, cst.Assign | cst.AugAssign | cst.AnnAssign)
+        and name in {n.value for n in _target_names(small)}
+        for small in statement.body
+    )
+
+
+def _target_names(small: cst.Assign | cst.AugAssign | cst.AnnAssign) -> list[cst.Name]:
+    """The names an assignment binds, through tuple and list targets."""
+    targets: list[cst.BaseExpression] = (
+        [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+    )
+    found: list[cst.Name] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            found.append(target)
+        elif isinstance(target, cst.Tuple | cst.List):
+            targets.extend(e.value for e in target.elements)
+    return found
+
+
+def _quiet_calls(
+    statement: cst.CSTNode, read: cst.CSTNode, scopes: SemanticModel, after: bool
+) -> bool:
+    """Whether every call of `statement` that may run between the two reads puts no work on a
+    device: in the first statement (`after`), every call outside the read; in the second, every
+    call outside the read that does not enclose it (those run after it)."""
+    enclosing = set(scopes.ancestors(read))
+    for call in _calls(statement):
+        if call is read or scopes.is_ancestor(read, call):
+            continue
+        if not after and call in enclosing:
+            continue
+        func = call.func
+        name = func.value if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+        if name not in _QUIET_CALLS:
+            return False
+    return True
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call under `node`."""
+    found = []
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        todo.extend(current.children)
+    return found

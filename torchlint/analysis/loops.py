@@ -684,7 +684,9 @@ class LoopFacts:
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:
-                if isinstance(parent, cst.If) and (_leaves(parent.body) or _lazy_init(parent)):
+                if isinstance(parent, cst.If) and (
+                    _leaves(parent.body) or _lazy_init(parent) or self._lazy_local(parent)
+                ):
                     return True
                 return rare == "body" and not (every_update and self._updates(parent.body))
             return (
@@ -699,6 +701,41 @@ class LoopFacts:
         if isinstance(parent, cst.BooleanOperation):
             return child is parent.right and self._latched(parent.left, parent.operator)
         return False
+
+    def _lazy_local(self, branch: cst.If) -> bool:
+        """`preds = None` once before the loop, then `if preds is None: preds = ...` inside it,
+        where no binding of `preds` in the loop sets it to None again (nor is anything but a
+        plain assignment or `+=`): the arm runs on the loop's first iteration only. A name the
+        loop resets to None, or one bound to None nowhere before the loop (an argument), is no
+        latch. Checked against every per-batch loop around the branch, so a reset in an outer
+        batch loop around an inner one still counts as per batch."""
+        name = _none_tested(branch)
+        if not isinstance(name, cst.Name) or not _assigns(branch, name.value):
+            return False
+        loops = self._enclosing_loops(branch)
+        if not loops:
+            return False
+        inner = loops[0]
+        watched = [inner, *(loop for loop in loops[1:] if loop in self._per_batch)]
+        bindings = self.scopes.all_bindings(name)
+        start = self.scopes.enter(inner)
+        before = [
+            b
+            for b in bindings
+            if start is not None and (at := self.scopes.enter(b.node)) is not None and at < start
+        ]
+        inside = [
+            b for b in bindings if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
+        ]
+        return any(
+            b.kind is BindingKind.ASSIGN and b.value is not None and _is_none(b.value)
+            for b in before
+        ) and all(
+            b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT)
+            and b.value is not None
+            and not _is_none(b.value)
+            for b in inside
+        )
 
     def _latched(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> bool:
         """Whether `left` short-circuits its `or`/`and` for good once the loop has set a flag:
@@ -1238,6 +1275,15 @@ def _lazy_init(branch: cst.If) -> bool:
     """`if self.total is None: self.total = torch.zeros(n)`: the branch sets the attribute of the
     object it tests for None, so it runs once per object, however often the test is made. (A
     name is no latch: `if keys is None: keys = compute(...)` fills in an argument every call.)"""
+    left = _none_tested(branch)
+    if not (isinstance(left, cst.Attribute) and is_name(left.value, "self")):
+        return False
+    name = dotted(left)
+    return name is not None and _assigns(branch, name)
+
+
+def _none_tested(branch: cst.If) -> cst.BaseExpression | None:
+    """`x` in `if x is None:`."""
     test = branch.test
     if not (
         isinstance(test, cst.Comparison)
@@ -1245,13 +1291,14 @@ def _lazy_init(branch: cst.If) -> bool:
         and isinstance(test.comparisons[0].operator, cst.Is)
         and _is_none(test.comparisons[0].comparator)
     ):
-        return False
-    left = test.left
-    if not (isinstance(left, cst.Attribute) and is_name(left.value, "self")):
-        return False
-    name = dotted(left)
+        return None
+    return test.left
+
+
+def _assigns(branch: cst.If, name: str) -> bool:
+    """Whether a top-level statement of the branch's body assigns `name` (dotted)."""
     body = branch.body.body if isinstance(branch.body, cst.IndentedBlock) else ()
-    return name is not None and any(
+    return any(
         isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets)
         for line in body
         if isinstance(line, cst.SimpleStatementLine)

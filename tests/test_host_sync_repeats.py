@@ -1,0 +1,242 @@
+"""TL002 on reads that do not wait each batch: a second read right after one the host needs,
+and lazy initialisation of a local accumulator.
+
+Each case is a small project checked by the installed `torchlint` command and marked as in
+`test_production_cases.py`: a line ending in `# TL002: text` expects a finding there, and every
+other TL002 finding in the case is a failure.
+
+A read of a tensor right after a read of the same tensor that the host needs anyway (an RL
+action handed to `env.step`, an assertion), in the same or the next statement of the same block
+with no call between that may put work on the device, waits on nothing: the first read drained
+the queue. A first read that is itself a finding (a logged value) keeps the second a finding.
+
+`if preds is None: preds = logits.cpu().numpy()` where `preds = None` once before the loop and
+the loop only ever assigns arrays to it: the arm runs on the first batch only, so its read is no
+per-batch cost; the `else` arm is, and stays a finding. A name the loop sets back to None each
+iteration is no latch: its `is None` arm runs every batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects
+
+CASES = [
+    Case(
+        "second-read-after-needed-read",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        history.append(action.tolist())
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-after-logged-read",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        print(action.item())  # TL002: action.item()
+        history.append(action.tolist())  # TL002: action.tolist()
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-after-device-work",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        action = policy(obs.cuda()).argmax(-1)
+        history.append(action.tolist())  # TL002: action.tolist()
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-of-another-tensor",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        logits = policy(obs.cuda())
+        action = logits.argmax(-1)
+        a = action.item()
+        history.append(logits.tolist())  # TL002: logits.tolist()
+        env.step(a)
+    return history
+""",
+        },
+    ),
+    Case(
+        "second-read-not-adjacent",
+        {
+            "play.py": """\
+import torch
+
+
+def play(policy, env, loader):
+    policy.cuda()
+    history = []
+    for obs in loader:
+        action = policy(obs.cuda()).argmax(-1)
+        a = action.item()
+        env.step(a)
+        history.append(action.tolist())  # TL002: action.tolist()
+    return history
+""",
+        },
+    ),
+    Case(
+        "lazy-init-local-accumulator",
+        {
+            "evaluate.py": """\
+import numpy as np
+import torch
+
+
+def evaluate(model, loader):
+    model.cuda()
+    preds = None
+    for x, y in loader:
+        logits = model(x.cuda())
+        if preds is None:
+            preds = logits.detach().cpu().numpy()
+        else:
+            preds = np.append(preds, logits.detach().cpu().numpy(), axis=0)  # TL002: logits.detach().cpu()
+    return preds
+""",
+        },
+    ),
+    Case(
+        "lazy-init-set-none-later-in-loop",
+        {
+            "evaluate.py": """\
+import torch
+
+
+def evaluate(model, loader):
+    model.cuda()
+    best = None
+    for x, y in loader:
+        logits = model(x.cuda())
+        if best is None:
+            best = logits.max().item()  # TL002: logits.max().item()
+        print(best)
+        best = None
+""",
+        },
+    ),
+    Case(
+        "lazy-init-no-none-before-loop",
+        {
+            "evaluate.py": """\
+import torch
+
+
+def evaluate(model, loader, preds):
+    model.cuda()
+    for x, y in loader:
+        logits = model(x.cuda())
+        if preds is None:
+            preds = logits.cpu()  # TL002: logits.cpu()
+        print(preds)
+""",
+        },
+    ),
+    Case(
+        "lazy-init-none-only-after-loop",
+        {
+            "evaluate.py": """\
+import torch
+
+
+def evaluate(model, loader, preds):
+    model.cuda()
+    for x, y in loader:
+        logits = model(x.cuda())
+        if preds is None:
+            preds = logits.max().item()  # TL002: logits.max().item()
+        print(preds)
+    preds = None
+    return preds
+""",
+        },
+    ),
+    Case(
+        "lazy-init-reset-in-batch-loop-around-inner-loop",
+        {
+            "evaluate.py": """\
+import torch
+
+
+def evaluate(model, loader):
+    model.cuda()
+    for x, y in loader:
+        first = None
+        for chunk in x.cuda().split(4):
+            logits = model(chunk)
+            if first is None:
+                first = logits.cpu()  # TL002: logits.cpu()
+        print(first)
+""",
+        },
+    ),
+]
+
+
+# Each case pins TL002 alone.
+CASES = [replace(case, rules=("TL002",)) for case in CASES]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Every case in its own project folder, all checked in one run."""
+    return check_projects(Path(tmp_path_factory.mktemp("host_sync_repeats")), CASES)
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_host_sync_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), [
+        (d["filename"], d["location"]["row"], d["message"][:100])
+        for d in findings
+        if d["filename"].startswith(case.id + "/")
+    ]
