@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.host_io import HostWrites
-from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
-from torchlint.analysis.text import may_sync_per_step, may_train
+from torchlint.analysis.text import may_have_batch_loops, may_sync_per_step, may_train
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from torchlint.analysis.project_index import ProjectIndex
 
 _METHODS = ("item", "cpu", "numpy", "tolist")
 _CONVERSIONS = ("float", "int", "bool")
@@ -686,6 +692,12 @@ depends on what the value is for.
             message="`float((out.argmax(1) == y).sum())` waits for the device on every batch, a host-device sync",
         ),
     ]
+
+    @classmethod
+    def may_match_project(cls, text: str, project: ProjectIndex, file: Path) -> bool:
+        # A text without per-batch loops has them only where other modules run its code
+        # (`LoopFacts.has_per_batch_loops`): a helper module nobody runs every step is not parsed.
+        return may_have_batch_loops(text) or may_run_elsewhere_text(text, project, file)
 
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)

@@ -47,7 +47,14 @@ def run_torchlint(
 
 def unfiltered(rule: type) -> type:
     """The same rule without its prefilter: run whatever the file's text, to see what it would hide."""
-    return type(rule.__name__, (rule,), {"may_match": classmethod(lambda cls, text: True)})
+    return type(
+        rule.__name__,
+        (rule,),
+        {
+            "may_match": classmethod(lambda cls, text: True),
+            "may_match_project": classmethod(lambda cls, text, project, file: True),
+        },
+    )
 
 
 def lint_source(

@@ -28,7 +28,10 @@ from torchlint.diagnostics import (
 from torchlint.notebook import keeps_cells, masks_magics
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project_index import ProjectIndex
     from torchlint.suppressions import Suppressions
 
 
@@ -140,6 +143,12 @@ class Rule:
         return (not cls.tokens or any(token in text for token in cls.tokens)) and all(
             test(text) for test in cls.text_tests
         )
+
+    @classmethod
+    def may_match_project(cls, text: str, project: ProjectIndex, file: Path) -> bool:
+        """`may_match` for a file of `project` (at the absolute path `file`), asked after it: False
+        only when what the other files' texts say means the rule cannot fire on `text`."""
+        return True
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         """Record a finding at `node`. The checks every rule would otherwise repeat happen here: a

@@ -28,12 +28,23 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project_index import ProjectIndex
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
 _DEF_NAME = re.compile(r"\bdef\s+(\w+)")
 # A module-level function that defines a function: a factory whose closure may be returned.
 _FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", re.MULTILINE)
+
+
+def called_in_loops_elsewhere(source: str, project: ProjectIndex, file: Path) -> bool:
+    """`EntryPoints.may_run_elsewhere` from the text of `file` alone: the engine asks it before
+    parsing (`Rule.may_match_project`), the fact after."""
+    names = {n for n in _DEF_NAME.findall(source) if not n.startswith("__")}
+    factories = set(_FACTORY.findall(source))
+    return bool(names) and project.may_call_in_loops(file, names, factories)
 
 
 class EntryPoints:
@@ -150,11 +161,9 @@ class EntryPoints:
         """Whether another module of the project calls one of this file's functions on a line
         inside a loop (`ProjectIndex.may_call_in_loops`: a gate read from texts)."""
         project = self.ctx.project
-        if project is None:
-            return False
-        names = {n for n in _DEF_NAME.findall(self.ctx.source) if not n.startswith("__")}
-        factories = set(_FACTORY.findall(self.ctx.source))
-        return bool(names) and project.may_call_in_loops(self.ctx.absolute_path, names, factories)
+        return project is not None and called_in_loops_elsewhere(
+            self.ctx.source, project, self.ctx.absolute_path
+        )
 
     def runs_per_step_elsewhere(self, function: cst.FunctionDef) -> bool:
         """Whether other modules of the project call `function` every step (a trainer's loop

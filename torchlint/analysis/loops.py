@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.demos import LibraryDemo
-from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.entry_points import EntryPoints, called_in_loops_elsewhere
 from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import (
@@ -35,7 +35,10 @@ from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project_index import ProjectIndex
 
 Loop = cst.For | cst.While
 # What runs a node every step: a per-batch loop, or a function a framework runs every step.
@@ -130,6 +133,19 @@ def _has_modulo(node: cst.BaseExpression) -> bool:
 
 def _flip(branch: str | None) -> str | None:
     return {"body": "orelse", "orelse": "body"}.get(branch or "")
+
+
+# A class statement's name: a superset of the module-level classes that define `forward`.
+_CLASS_NAME = re.compile(r"\bclass[\s\\]+(\w+)")
+
+
+def may_run_elsewhere_text(source: str, project: ProjectIndex, file: Path) -> bool:
+    """`LoopFacts.may_run_elsewhere` asked before any parse, from texts alone: every class the
+    text names stands for those that define `forward`, so True wherever the fact is."""
+    if called_in_loops_elsewhere(source, project, file):
+        return True
+    classes = set(_CLASS_NAME.findall(source)) if "forward" in source else set()
+    return project.builds_elsewhere(file, classes)
 
 
 class LoopFacts:

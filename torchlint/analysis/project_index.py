@@ -1207,13 +1207,18 @@ class ProjectIndex:
         if not method or "." in method:
             return False
         file = file.absolute()
-        steps = self._steps_itself(file, key)
+        steps: bool | None = None  # asked of the file's own scopes only when a base's loop calls it
         for base_file, base in self._lineage(file, klass)[1:]:
             summary = self._summary(base_file, part="scopes")
-            if summary is not None and any(
-                c.owner == base and c.callee == "self." + method and (c.kind == "batch" or steps)
-                for c in summary.loop_calls
-            ):
+            calls = (
+                [c for c in summary.loop_calls if c.owner == base and c.callee == "self." + method]
+                if summary is not None
+                else []
+            )
+            batch = any(c.kind == "batch" for c in calls)
+            if calls and not batch and steps is None:
+                steps = self._steps_itself(file, key)
+            if calls and (batch or steps):
                 self.consulted[base_file] = self._digests[base_file][2]
                 return True
             if self.called_per_step(base_file, frozenset({f"{base}.{method}"})):

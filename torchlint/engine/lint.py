@@ -11,6 +11,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from torchlint.analysis.project_index import index_for
@@ -95,6 +96,9 @@ def _lint(
     gc.disable()
     try:
         project = index_for(settings.root) if settings.directory is not None else None
+        if project is not None and rules:
+            file = Path(path).absolute()
+            rules = [rule for rule in rules if rule.load().may_match_project(text, project, file)]
         parsed = (project.tree_for(text) if project is not None else None) or _python_parse(
             path, text
         )
