@@ -828,7 +828,9 @@ on over several cells gets one `with torch.no_grad():` per cell.
             import torch
 
             class Net(torch.nn.Module):
-                pass
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 2)
 
             clf = Net()
             for xb, yb in test_dl:
@@ -839,7 +841,9 @@ on over several cells gets one `with torch.no_grad():` per cell.
             import torch
 
             class Net(torch.nn.Module):
-                pass
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 2)
 
             clf = Net()
             with torch.no_grad():
@@ -847,7 +851,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
                     preds = clf(xb)
                     total += (preds.argmax(1) == yb).sum()
             """,
-            line=8,
+            line=10,
             column=13,
             message="`clf(...)` evaluates (in the loop over `test_dl`) with autograd recording",
         ),
