@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import run_torchlint
 
-__all__ = ["Case", "check_projects", "case_findings"]
+__all__ = ["Case", "check_projects", "case_findings", "shown"]
 
 _MARK = re.compile(r"#\s*(TL\d{3}): (.+)$")
 
@@ -65,3 +65,12 @@ def case_findings(case: Case, findings: list[dict]) -> list[tuple[str, str, int,
         for d in findings
         if d["filename"].replace("\\", "/").startswith(prefix) and d["code"] in case.rules
     )
+
+
+def shown(case: Case, findings: list[dict]) -> list[tuple[str, str, dict, str]]:
+    """Every finding in the case's folder, as a failed case shows them."""
+    return [
+        (d["filename"], d["code"], d["location"], d["message"][:100])
+        for d in findings
+        if d["filename"].startswith(case.id + "/")
+    ]

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from project_cases import Case, case_findings, check_projects
+from project_cases import Case, case_findings, check_projects, shown
 
 CASES = [
     # --- 1. periodic guards written as a helper call ---
@@ -484,8 +484,4 @@ def test_case_ids_are_unique() -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_host_sync_case(case: Case, findings: list[dict]) -> None:
-    assert case_findings(case, findings) == case.expected(), [
-        (d["filename"], d["location"]["row"], d["message"][:100])
-        for d in findings
-        if d["filename"].startswith(case.id + "/")
-    ]
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)

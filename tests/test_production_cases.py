@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from project_cases import Case, case_findings, check_projects
+from project_cases import Case, case_findings, check_projects, shown
 
 RULES = ("TL001", "TL002", "TL103", "TL107", "TL108", "TL109", "TL110")  # every rule some case pins
 
@@ -1861,11 +1861,7 @@ def test_case_ids_are_unique() -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_production_case(case: Case, findings: list[dict]) -> None:
-    assert case_findings(case, findings) == case.expected(), [
-        (d["filename"], d["code"], d["location"], d["message"][:100])
-        for d in findings
-        if d["filename"].startswith(case.id + "/")
-    ]
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
 
 
 def test_every_framework_of_the_table_has_a_case() -> None:
