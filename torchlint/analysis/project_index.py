@@ -1789,6 +1789,7 @@ def _answers_periodically(function: ast.FunctionDef) -> bool:
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
 
 
+# TL001's answers about a file's text, kept per content digest for the whole process.
 _TRAINING_CALLEES: dict[str, frozenset[str]] = {}
 _HANDED_OFF: dict[tuple[str, str], bool] = {}
 
