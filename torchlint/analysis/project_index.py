@@ -1640,7 +1640,7 @@ class ProjectIndex:
             if read is None:
                 continue
             self.consulted[other] = read[1]
-            if name in _training_callees(*read):
+            if name in _training_callees(*read, self._tree_of):
                 return True
         return False
 
@@ -1663,7 +1663,7 @@ class ProjectIndex:
                 continue
             self.consulted[other] = read[1]
             if name in summary.attribute_reads:
-                if not _handed_over_off(*read, name):
+                if not _handed_over_off(*read, name, self._tree_of):
                     return False
                 found = True
             for callee, off, owner, _ in summary.calls:
@@ -1688,7 +1688,7 @@ class ProjectIndex:
             return False
         where, klass = location
         read = _read(where)
-        tree = _tree(*read) if read is not None else None
+        tree = self._tree_of(read[0]) if read is not None else None
         node = next(
             (
                 n
@@ -1789,9 +1789,7 @@ def _answers_periodically(function: ast.FunctionDef) -> bool:
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t](?:[^\n(]*\([^)]*\)|[^\n]*)", re.MULTILINE)
 
 
-# A file's text as the TL001 questions read it, parsed once per content and process.
-_TREES: dict[str, ast.Module | None] = {}
-_TREES_HELD = 64
+# TL001's answers about a file's text, kept per content digest for the whole process.
 _TRAINING_CALLEES: dict[str, frozenset[str]] = {}
 _HANDED_OFF: dict[tuple[str, str], bool] = {}
 
@@ -1805,19 +1803,6 @@ def _read(path: Path) -> tuple[str, str] | None:
     return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
 
 
-def _tree(text: str, digest: str) -> ast.Module | None:
-    """The parse of `text`, kept for the last `_TREES_HELD` contents: an editor's server reads
-    new versions of files all day, and a syntax tree is many times its text."""
-    if digest not in _TREES:
-        if len(_TREES) >= _TREES_HELD:
-            del _TREES[next(iter(_TREES))]
-        try:
-            _TREES[digest] = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _TREES[digest] = None
-    return _TREES[digest]
-
-
 def _steps(node: ast.Call) -> bool:
     """`loss.backward()`, `optimizer.step()`: a training step."""
     if not isinstance(node.func, ast.Attribute):
@@ -1829,13 +1814,15 @@ def _steps(node: ast.Call) -> bool:
     )
 
 
-def _training_callees(text: str, digest: str) -> frozenset[str]:
+def _training_callees(
+    text: str, digest: str, parse: Callable[[str], ast.Module | None]
+) -> frozenset[str]:
     """The last names of the callees whose calls may feed a training step in this file: made
     with grad on, outside periodic guards, in a loop body or function (its innermost one) whose
     own code also steps. Iterative, like every walk of the index."""
     if digest in _TRAINING_CALLEES:
         return _TRAINING_CALLEES[digest]
-    tree = _tree(text, digest) if _STEP_TEXT.search(text) else None
+    tree = parse(text) if _STEP_TEXT.search(text) else None
     stepping: set[int] = set()
     calls: list[tuple[int, str]] = []
     # node, its innermost loop or function (an id), grad off there, under a periodic guard
@@ -1869,11 +1856,13 @@ def _training_callees(text: str, digest: str) -> frozenset[str]:
     return found
 
 
-def _handed_over_off(text: str, digest: str, name: str) -> bool:
+def _handed_over_off(
+    text: str, digest: str, name: str, parse: Callable[[str], ast.Module | None]
+) -> bool:
     """Whether every read of `x.<name>` in the file other than a call is an argument of a call
     made with grad off (`with torch.no_grad(): run(self.<name>)`)."""
     if (digest, name) not in _HANDED_OFF:
-        _HANDED_OFF[digest, name] = _handed_over_off_now(_tree(text, digest), name)
+        _HANDED_OFF[digest, name] = _handed_over_off_now(parse(text), name)
     return _HANDED_OFF[digest, name]
 
 
