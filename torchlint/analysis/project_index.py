@@ -90,6 +90,8 @@ class _Summary:
     syncs: frozenset[str] = frozenset()
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
+    # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
+    periodic: dict[str, bool] = field(default_factory=dict)
     # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
     # "mixed", "channels_last".
     precision: frozenset[str] = frozenset()
@@ -204,13 +206,24 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         summary.syncs = _syncing_functions(tree) if summary.host_reads else frozenset()
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
+    elif part == "periodic":
+        summary.periodic = _periodic_members(tree)
     summary.parts.add(part)
 
 
 # The parts of a summary beyond its header, each filled by one walk (`_fill`): "calls" gives
 # `calls`, `attribute_reads` and `local_imports`; "scopes" gives `loop_calls`, `attr_classes`
 # and `stepping`; the others give the field of their name.
-_PARTS = ("devices", "device_functions", "calls", "scopes", "grad_off", "syncs", "eval_loaders")
+_PARTS = (
+    "devices",
+    "device_functions",
+    "calls",
+    "scopes",
+    "grad_off",
+    "syncs",
+    "eval_loaders",
+    "periodic",
+)
 
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
@@ -1442,7 +1455,10 @@ class ProjectIndex:
             location = self._find_method(file, klass, name) if klass in summary.classes else None
         else:
             location = self._target(file, summary, name)
-        return _periodic_member(*location) if location is not None else None
+        if location is None:
+            return None
+        source = self._summary(location[0], part="periodic")
+        return source.periodic.get(location[1]) if source is not None else None
 
     def method_called_without_grad(self, file: Path, method: str) -> bool:
         """Whether another file of the project calls some `x.<method>(...)` with grad off: a
@@ -1728,32 +1744,19 @@ def _loop_names(path: Path) -> tuple[frozenset[str], ...]:
     return found
 
 
-_PERIODIC_MEMBERS: dict[Path, tuple[int, int, dict[str, bool]]] = {}
-
-
-def _periodic_member(path: Path, key: str) -> bool | None:
-    """Whether the function `key` (`f`, `Class.method`) of `path` answers periodically (see
-    `_answers_periodically`); None when the file has no such function. Kept per path, size and
-    mtime for the whole process."""
-    try:
-        info = path.stat()
-        known = _PERIODIC_MEMBERS.get(path)
-        if known is None or known[:2] != (info.st_mtime_ns, info.st_size):
-            tree = ast.parse(path.read_bytes().decode("utf-8", "replace"))
-            members = {
-                prefix + member.name: _answers_periodically(member)
-                for node in tree.body
-                for member, prefix in (
-                    [(s, node.name + ".") for s in node.body]
-                    if isinstance(node, ast.ClassDef)
-                    else [(node, "")]
-                )
-                if isinstance(member, ast.FunctionDef)
-            }
-            known = _PERIODIC_MEMBERS[path] = (info.st_mtime_ns, info.st_size, members)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return known[2].get(key)
+def _periodic_members(tree: ast.Module) -> dict[str, bool]:
+    """Whether each module-level function and method (`f`, `Class.method`) answers
+    periodically (see `_answers_periodically`)."""
+    return {
+        prefix + member.name: _answers_periodically(member)
+        for node in tree.body
+        for member, prefix in (
+            [(s, node.name + ".") for s in node.body]
+            if isinstance(node, ast.ClassDef)
+            else [(node, "")]
+        )
+        if isinstance(member, ast.FunctionDef)
+    }
 
 
 def _answers_periodically(function: ast.FunctionDef) -> bool:
