@@ -842,8 +842,8 @@ depends on what the value is for.
         if name is None or _root(earlier.value) != name:
             return False
         scopes = self.ctx.fact(SemanticModel)
-        first = _statement(earlier.node, scopes)
-        second = _statement(later.node, scopes)
+        first = scopes.statement_of(earlier.node)
+        second = scopes.statement_of(later.node)
         block = scopes.parents.get(first) if first is not None else None
         if not (
             isinstance(first, cst.SimpleStatementLine)
@@ -1586,14 +1586,6 @@ def _read_tensor(value: cst.BaseExpression) -> str | None:
         else:
             return None
     return value.value
-
-
-def _statement(node: cst.CSTNode, scopes: SemanticModel) -> cst.BaseStatement | None:
-    """The statement `node` is part of."""
-    for parent in scopes.ancestors(node):
-        if isinstance(parent, cst.BaseStatement):
-            return parent
-    return None
 
 
 def _follows(block: cst.IndentedBlock, first: cst.BaseStatement, second: cst.BaseStatement) -> bool:
