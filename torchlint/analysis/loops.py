@@ -536,7 +536,7 @@ class LoopFacts:
             if function.name.value != "__init__":
                 callers = self._self_call_sites(function, owner)
                 return bool(callers) and all(self._once(site, busy) for site in callers)
-            built = [c for c in self.scopes.calls if _calls_name(c, owner.name.value)]
+            built = [c for c in self.scopes.calls if is_name(c.func, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
         if sites is None:
@@ -565,8 +565,7 @@ class LoopFacts:
             if not (
                 isinstance(parent, cst.Attribute)
                 and parent.attr is name
-                and isinstance(parent.value, cst.Name)
-                and parent.value.value == "self"
+                and is_name(parent.value, "self")
                 and isinstance(call, cst.Call)
                 and call.func is parent
                 and any(a is owner for a in self.scopes.ancestors(call))
@@ -1354,10 +1353,6 @@ def _calls_method(call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef
         and func.attr.value == function.name.value
         and is_name(func.value, owner.name.value)
     )
-
-
-def _calls_name(call: cst.Call, name: str) -> bool:
-    return isinstance(call.func, cst.Name) and call.func.value == name
 
 
 def _runs_once(loop: Loop) -> bool:
