@@ -889,7 +889,10 @@ depends on what the value is for.
         """Whether the sync reads what its function is passed (a parameter, or a loop variable
         over one): the project index then says so to the callers (`syncs_arguments`), and a
         caller passing a tensor is where the finding goes."""
-        value = candidate.value
+        return self._from_argument(candidate.value)
+
+    def _from_argument(self, value: cst.BaseExpression) -> bool:
+        """Whether `value`'s receiver chain starts at a parameter, or a loop variable over one."""
         while True:
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 value = value.func.value
@@ -903,11 +906,7 @@ depends on what the value is for.
         bindings = scopes.reaching(value)
         return bool(bindings) and all(
             b.kind is BindingKind.PARAM
-            or (
-                b.kind is BindingKind.LOOP
-                and b.value is not None
-                and self._reads_argument(_Candidate("method", b.node, b.value))
-            )
+            or (b.kind is BindingKind.LOOP and b.value is not None and self._from_argument(b.value))
             for b in bindings
         )
 
