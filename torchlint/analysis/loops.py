@@ -730,26 +730,26 @@ class LoopFacts:
         loops = self._enclosing_loops(branch)
         if not loops:
             return False
-        inner = loops[0]
-        watched = [inner, *(loop for loop in loops[1:] if loop in self._per_batch)]
+        start = self.scopes.enter(loops[0])
+        if start is None:
+            return False
         bindings = self.scopes.all_bindings(name)
-        start = self.scopes.enter(inner)
-        before = [
-            b
+        if not any(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and _is_none(b.value)
+            and (at := self.scopes.enter(b.node)) is not None
+            and at < start
             for b in bindings
-            if start is not None and (at := self.scopes.enter(b.node)) is not None and at < start
-        ]
-        inside = [
-            b for b in bindings if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
-        ]
-        return any(
-            b.kind is BindingKind.ASSIGN and b.value is not None and _is_none(b.value)
-            for b in before
-        ) and all(
+        ):
+            return False  # never None before the loop
+        watched = [loops[0], *(loop for loop in loops[1:] if loop in self._per_batch)]
+        return all(
             b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT)
             and b.value is not None
             and not _is_none(b.value)
-            for b in inside
+            for b in bindings
+            if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
         )
 
     def _latched(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> bool:
