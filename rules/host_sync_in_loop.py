@@ -842,8 +842,8 @@ depends on what the value is for.
         if name is None or _root(earlier.value) != name:
             return False
         scopes = self.ctx.fact(SemanticModel)
-        first = _statement(earlier.node, scopes)
-        second = _statement(later.node, scopes)
+        first = scopes.statement_of(earlier.node)
+        second = scopes.statement_of(later.node)
         block = scopes.parents.get(first) if first is not None else None
         if not (
             isinstance(first, cst.SimpleStatementLine)
@@ -889,7 +889,10 @@ depends on what the value is for.
         """Whether the sync reads what its function is passed (a parameter, or a loop variable
         over one): the project index then says so to the callers (`syncs_arguments`), and a
         caller passing a tensor is where the finding goes."""
-        value = candidate.value
+        return self._from_argument(candidate.value)
+
+    def _from_argument(self, value: cst.BaseExpression) -> bool:
+        """Whether `value`'s receiver chain starts at a parameter, or a loop variable over one."""
         while True:
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 value = value.func.value
@@ -903,11 +906,7 @@ depends on what the value is for.
         bindings = scopes.reaching(value)
         return bool(bindings) and all(
             b.kind is BindingKind.PARAM
-            or (
-                b.kind is BindingKind.LOOP
-                and b.value is not None
-                and self._reads_argument(_Candidate("method", b.node, b.value))
-            )
+            or (b.kind is BindingKind.LOOP and b.value is not None and self._from_argument(b.value))
             for b in bindings
         )
 
@@ -1586,14 +1585,6 @@ def _read_tensor(value: cst.BaseExpression) -> str | None:
         else:
             return None
     return value.value
-
-
-def _statement(node: cst.CSTNode, scopes: SemanticModel) -> cst.BaseStatement | None:
-    """The statement `node` is part of."""
-    for parent in scopes.ancestors(node):
-        if isinstance(parent, cst.BaseStatement):
-            return parent
-    return None
 
 
 def _follows(block: cst.IndentedBlock, first: cst.BaseStatement, second: cst.BaseStatement) -> bool:

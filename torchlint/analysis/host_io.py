@@ -123,7 +123,7 @@ class HostWrites:
         """`for image in images:`: every read of what the loop binds from the value (`target`:
         the loop's target, or its element for the value's place in a `zip`/`enumerate`) ends
         at a writer. Reads of its shape or type only (`image.shape[2] == 1`) are neither."""
-        names = [n for n in _names(target)]
+        names = _names(target)
         if not names:
             return False
         scope = self.scopes.scope_of(loop)

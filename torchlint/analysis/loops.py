@@ -536,7 +536,7 @@ class LoopFacts:
             if function.name.value != "__init__":
                 callers = self._self_call_sites(function, owner)
                 return bool(callers) and all(self._once(site, busy) for site in callers)
-            built = [c for c in self.scopes.calls if _calls_name(c, owner.name.value)]
+            built = [c for c in self.scopes.calls if is_name(c.func, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
         if sites is None:
@@ -565,8 +565,7 @@ class LoopFacts:
             if not (
                 isinstance(parent, cst.Attribute)
                 and parent.attr is name
-                and isinstance(parent.value, cst.Name)
-                and parent.value.value == "self"
+                and is_name(parent.value, "self")
                 and isinstance(call, cst.Call)
                 and call.func is parent
                 and any(a is owner for a in self.scopes.ancestors(call))
@@ -731,26 +730,26 @@ class LoopFacts:
         loops = self._enclosing_loops(branch)
         if not loops:
             return False
-        inner = loops[0]
-        watched = [inner, *(loop for loop in loops[1:] if loop in self._per_batch)]
+        start = self.scopes.enter(loops[0])
+        if start is None:
+            return False
         bindings = self.scopes.all_bindings(name)
-        start = self.scopes.enter(inner)
-        before = [
-            b
+        if not any(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and _is_none(b.value)
+            and (at := self.scopes.enter(b.node)) is not None
+            and at < start
             for b in bindings
-            if start is not None and (at := self.scopes.enter(b.node)) is not None and at < start
-        ]
-        inside = [
-            b for b in bindings if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
-        ]
-        return any(
-            b.kind is BindingKind.ASSIGN and b.value is not None and _is_none(b.value)
-            for b in before
-        ) and all(
+        ):
+            return False  # never None before the loop
+        watched = [loops[0], *(loop for loop in loops[1:] if loop in self._per_batch)]
+        return all(
             b.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT)
             and b.value is not None
             and not _is_none(b.value)
-            for b in inside
+            for b in bindings
+            if any(self.scopes.is_ancestor(loop, b.node) for loop in watched)
         )
 
     def _latched(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> bool:
@@ -1354,10 +1353,6 @@ def _calls_method(call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef
         and func.attr.value == function.name.value
         and is_name(func.value, owner.name.value)
     )
-
-
-def _calls_name(call: cst.Call, name: str) -> bool:
-    return isinstance(call.func, cst.Name) and call.func.value == name
 
 
 def _runs_once(loop: Loop) -> bool:
