@@ -44,7 +44,9 @@ Not flagged: `num_workers` given as a variable or expression, or `pin_memory` gi
 object); loops that never move their batches to a device (the data already lives there; a
 `x.to(device)` whose result is dropped moves nothing) or only to a device that is never CUDA
 (`torch.device("mps" if torch.backends.mps.is_available() else "cpu")`, where PyTorch ignores
-`pin_memory`); calls with `*args`/`**kwargs`; datasets built from tensors already on the device, or of a
+`pin_memory`); calls with `*args`/`**kwargs`; datasets built from tensors already on the device
+(`TensorDataset` of device tensors, a dataset given lists the file fills only with device tensors,
+`xs.append(torch.tensor(ids, device=device))`, or a split of either), or of a
 class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, or a
@@ -476,7 +478,7 @@ accelerator PyTorch warns and ignores it.
         return any(
             loaders.to_cuda(move)
             for loop in loaders.loops_of(call)
-            for move, _ in loaders.moves.get(loop, ())
+            for move in loaders.moves.get(loop, ())
         )
 
     @staticmethod
@@ -486,25 +488,84 @@ accelerator PyTorch warns and ignores it.
         return any(
             loaders.to_cuda(move) and loaders.copies_loaded_memory(loop, move)
             for loop in loaders.loops_of(call)
-            for move, _ in loaders.moves.get(loop, ())
+            for move in loaders.moves.get(loop, ())
         )
 
-    def _on_device(self, dataset: cst.BaseExpression | None) -> bool:
-        """`TensorDataset(x, y)` of tensors evidently on the device: nothing to pin, and workers cannot touch CUDA."""
+    def _on_device(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """A dataset of tensors evidently on the device: `TensorDataset(x, y)` of such tensors, a
+        dataset given lists the file fills with them (`xs.append(torch.tensor(ids,
+        device=device))`), or a split of one, through every value a name may hold there (the
+        branches of an `if`, the arguments of a parameter). Nothing to pin, and workers cannot
+        touch CUDA."""
         if isinstance(dataset, cst.Name):
-            bindings = self.ctx.fact(SemanticModel).reaching(dataset)
-            dataset = (
-                bindings[0].value
-                if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
-                else None
-            )
-        if (
-            not isinstance(dataset, cst.Call)
-            or self.ctx.symbols.qualname(dataset.func) not in _TENSOR_DATASET
-        ):
+            values = self._values(dataset) if depth < 4 else []
+            return bool(values) and all(self._on_device(v, depth + 1) for v in values)
+        if not isinstance(dataset, cst.Call):
             return False
+        qualname = self.ctx.symbols.qualname(dataset.func) or ""
+        if qualname in _SPLITS:
+            first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
+            return self._on_device(first, depth + 1)
         tensors = self.ctx.fact(TensorFacts)
-        return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+        if qualname in _TENSOR_DATASET:
+            return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
+        return any(self._device_list(a.value, tensors) for a in dataset.args)
+
+    def _values(self, name: cst.Name) -> list[cst.BaseExpression]:
+        """Every value `name` may hold where it is read: each reaching assignment's value, its
+        element of a tuple unpacked from a tuple (`xs, ys = [], []`), or the whole right-hand
+        side (`train, test = random_split(...)`), and what each call of the file passes for a
+        parameter. Empty when one of them is unknown."""
+        model = self.ctx.fact(SemanticModel)
+        values: list[cst.BaseExpression] = []
+        for binding in model.reaching(name):
+            value = binding.value
+            if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
+                passed = [v for _, v in model.arguments(binding.node)]
+                if not passed or any(v is None for v in passed):
+                    return []
+                values += [v for v in passed if v is not None]
+            elif binding.kind is BindingKind.UNPACK and value is not None:
+                index = binding.path[0] if len(binding.path) == 1 else None
+                elements = value.elements if isinstance(value, cst.Tuple | cst.List) else None
+                if elements is not None and index is not None and index < len(elements):
+                    values.append(elements[index].value)
+                else:
+                    values.append(value)
+            elif binding.kind is BindingKind.ASSIGN and value is not None:
+                values.append(value)
+            else:
+                return []
+        return values
+
+    def _device_list(self, node: cst.BaseExpression, tensors: TensorFacts) -> bool:
+        """A list whose every element is evidently a device tensor: written so, or an empty list
+        that the file fills with `append` calls of device tensors only."""
+        if not isinstance(node, cst.Name):
+            return False
+        values = self._values(node)
+        if len(values) != 1:
+            return False
+        value = values[0]
+        if isinstance(value, cst.ListComp):
+            return tensors.kind(value.elt) is Kind.TENSOR
+        if not isinstance(value, cst.List):
+            return False
+        if value.elements:
+            return all(tensors.kind(e.value) is Kind.TENSOR for e in value.elements)
+        model = self.ctx.fact(SemanticModel)
+        held = model.reaching(node)
+        appended = [
+            call.args[0].value
+            for call in model.calls
+            if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "append"
+            and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == node.value
+            and len(call.args) == 1
+            and model.reaching(call.func.value) == held
+        ]
+        return bool(appended) and all(tensors.kind(v) is Kind.TENSOR for v in appended)
 
     def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
         """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a

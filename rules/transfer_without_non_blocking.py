@@ -39,7 +39,11 @@ Flags `.to(device)` and `.cuda()` calls that copy a batch (or a tensor of it: `x
 built in the same file with `pin_memory=True` to the device, inside the loop over that loader
 or in a function of the file it passes the batch to, without `non_blocking=True`.
 
-Not flagged: loaders that do not pin memory (or are built elsewhere: their pinning is unknown);
+Not flagged: loaders that do not pin memory (or are built elsewhere: their pinning is unknown;
+`pin_memory=args.pin_memory` where the file's parser leaves `--pin_memory` off unless it is
+passed, `action="store_true"`, pins nothing in the run as written); tensors made anew on the host
+before the copy (`x.float()`, `x / 255`, `torch.Tensor(x.numpy())`), which sit in pageable memory
+whatever the loader pins;
 calls already passing `non_blocking` (either way); copies inside a `with torch.cuda.stream(...)`
 block, where the consumer on another stream relies on the copy being complete; values read
 back on the host right away (`.item()`, `.cpu()`, `.tolist()`, `float(...)`), where nothing is
@@ -56,7 +60,8 @@ With `non_blocking=True` the copy is queued like any kernel and the host moves o
 the forward pass; pinning is what makes such an asynchronous copy possible.
 
 Cast after the copy, not before: when `x.float()` changes the dtype it makes a new, unpinned
-tensor on the host, so `x.float().to(device)` copies from pageable memory whatever the flags;
+tensor on the host, so `x.float().to(device)` copies from pageable memory whatever the flags
+(this rule leaves such copies alone: `non_blocking` cannot help them);
 `x.to(device, non_blocking=True).float()` copies the pinned batch and casts on the device.
 
 ## Example
@@ -238,7 +243,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
 
             class Trainer:
                 def step(self, x, y):
-                    x = x.float().to(self.device)
+                    x = x.flatten(1).to(self.device)
                     return self.model(x)
 
                 def fit(self, ds):
@@ -252,7 +257,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
 
             class Trainer:
                 def step(self, x, y):
-                    x = x.float().to(self.device, non_blocking=True)
+                    x = x.flatten(1).to(self.device, non_blocking=True)
                     return self.model(x)
 
                 def fit(self, ds):
@@ -284,11 +289,11 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             if not pinned:
                 continue
             custom = any(self._custom_batches(loaders, c) for c in pinned)
-            for call, strict in moves:
+            for call in moves:
                 if (
                     call in reported
-                    or not strict
                     or not self._blocking(call)
+                    or not loaders.copies_loaded_memory(loop, call)
                     or not loaders.to_cuda(call)
                 ):
                     continue
@@ -312,9 +317,8 @@ away, are not flagged. On a machine without an accelerator the option does nothi
 
     @staticmethod
     def _pins(loaders: DataLoaders, call: cst.Call) -> bool:
-        args = loaders.constructions[call]
         keyword = any(a.keyword is not None and a.keyword.value == "pin_memory" for a in call.args)
-        return keyword and args.pins
+        return keyword and loaders.pins(call)
 
     @staticmethod
     def _custom_batches(loaders: DataLoaders, call: cst.Call) -> bool:

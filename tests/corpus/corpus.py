@@ -46,8 +46,12 @@ SOURCE_SUFFIXES = (".py", ".ipynb")
 DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
 # What an extraction holds; a different one is extracted again. The empty `.git` folder marks the
 # repository's root as a clone's does, so every module of it belongs to one project (without it, a
-# folder with no declaration of its own would be a project by itself).
-_LAYOUT = "sources+declarations+git-root"
+# folder with no declaration of its own would be a project by itself). Every other file of the tree
+# is there too, empty, so folders look as in a clone (a run's checkpoints and logs beside copies of
+# the model code: a directory walk leaves such a folder out) without data nobody reads; not files
+# that would say something empty (ignore files, TOML configuration).
+_LAYOUT = "sources+declarations+git-root+empty-others"
+_LAYOUT_TAG = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:8]  # layouts never share a folder
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
 # Kept for an independent evaluation: never fetched, read or labelled here.
@@ -241,7 +245,7 @@ def extract(repo: Repo) -> Path:
     """Unpack the repository's Python files, notebooks and torch declarations at its commit (once) into the cache."""
     if repo.retired:
         raise CorpusError(f"{repo.name}: reserved for independent evaluation, never extracted")
-    target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}"
+    target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}-{_LAYOUT_TAG}"
     done = target / ".complete"
     if done.exists() and done.read_text() == f"{repo.commit} {_LAYOUT}":
         return target
@@ -254,12 +258,21 @@ def extract(repo: Repo) -> Path:
             f"{repo.name}@{repo.commit}: {listing.stderr.decode(errors='replace').strip()}"
         )
     blobs = {}  # path -> object id; the snapshot lacks its largest files, so no `git archive`
+    others = []  # the rest of the tree's regular files, written empty
     for entry in listing.stdout.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         fields = meta.split()
         path = name.decode("utf-8", errors="replace")
-        if len(fields) == 3 and fields[1] == b"blob" and _wanted(path):
+        if len(fields) != 3 or fields[1] != b"blob":
+            continue
+        if _wanted(path):
             blobs[path] = fields[2].decode()
+        elif fields[0] in (b"100644", b"100755") and _placeholder(path):
+            others.append(path)
+    for path in others:
+        destination = target / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(b"")
     for path, blob in blobs.items():
         content = subprocess.run([*git, "cat-file", "blob", blob], capture_output=True, timeout=600)
         if content.returncode != 0:
@@ -270,6 +283,13 @@ def extract(repo: Repo) -> Path:
     (target / ".git").mkdir(parents=True, exist_ok=True)
     done.write_text(f"{repo.commit} {_LAYOUT}")
     return target
+
+
+def _placeholder(path: str) -> bool:
+    """A file of the tree that may stand empty: not an ignore file or TOML configuration, which
+    would then say something the repository's own does not."""
+    name = path.rsplit("/", 1)[-1]
+    return not name.startswith(".git") and not name.endswith(".toml")
 
 
 def _wanted(path: str) -> bool:

@@ -66,11 +66,6 @@ _ITERATION_METHODS = frozenset({"items", "values"})
 _VIEW_METHODS = _ITERATION_METHODS | frozenset(
     "contiguous squeeze unsqueeze view reshape permute transpose flatten detach pin_memory t".split()
 )
-# Tensor methods that give a tensor of the same batch: the value still "is" the batch, though a
-# cast or a clone may copy it into new (pageable) host memory.
-_TENSOR_METHODS = _VIEW_METHODS | frozenset(
-    "float half double bfloat16 long int short bool byte char type clone".split()
-)
 _MAX_DEPTH = 8
 _MAX_CALL_DEPTH = 3  # callers followed to find the loops that run a function again
 Loop = cst.For | cst.CompFor
@@ -469,24 +464,58 @@ class DataLoaders:
         """What the same-file callers of `param`'s function pass for it."""
         return [value for _, value in self.scopes.arguments(param) if value is not None]
 
+    def pins(self, loader: cst.Call) -> bool:
+        """Whether a loader of this file may pin memory: `pin_memory=` given something other than
+        a literal false value, or a command-line option the file's parser leaves off unless it is
+        passed (`args.pin_memory` of `add_argument("--pin_memory", action="store_true")`)."""
+        args = self.constructions[loader]
+        value = args.pin_memory
+        return args.pins and not (value is not None and self._option_off(value))
+
+    def _option_off(self, value: cst.BaseExpression) -> bool:
+        """`args.<dest>` where every `add_argument` of the file that declares `dest` defaults it to
+        a false value, and no `set_defaults` call names it."""
+        if not isinstance(value, cst.Attribute):
+            return False
+        dest = value.attr.value
+        declared = self._command_line_defaults.get(dest, [])
+        return bool(declared) and not any(declared)
+
+    @cached_property
+    def _command_line_defaults(self) -> dict[str, list[bool]]:
+        """Per option of the file's argument parsers, whether each declaration may turn it on by
+        default (`set_defaults(name=...)` counts as one that may)."""
+        found: dict[str, list[bool]] = {}
+        for call in self.scopes.calls:
+            func = call.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            if func.attr.value == "set_defaults":
+                for arg in call.args:
+                    if arg.keyword is not None:
+                        found.setdefault(arg.keyword.value, []).append(True)
+            elif func.attr.value == "add_argument":
+                dest = _dest(call)
+                if dest is not None:
+                    found.setdefault(dest, []).append(not _defaults_off(call))
+        return found
+
     # -- where batches go to the device ------------------------------------------------
     @cached_property
-    def moves(self) -> dict[Loop, list[tuple[cst.Call, bool]]]:
-        """For each fed loop, the device moves of its batches, each with whether the moved value
-        is a batch element by tensor-preserving steps only (indexing, unpacking, tensor methods)."""
+    def moves(self) -> dict[Loop, list[cst.Call]]:
+        """For each fed loop, the device moves of values computed from its batches (what each
+        copies: `copies_loaded_memory`)."""
         fed = self.fed_loops
         if not fed:
             return {}
-        found: dict[Loop, list[tuple[cst.Call, bool]]] = {}
+        found: dict[Loop, list[cst.Call]] = {}
         for call in self.scopes.calls:
             receiver = self.moved(call)
             if receiver is None:
                 continue
-            loose = self.origins(receiver, None)
-            strict = self.origins(receiver, _TENSOR_METHODS)
-            for loop in loose:
+            for loop in self.origins(receiver, None):
                 if loop in fed:
-                    found.setdefault(loop, []).append((call, loop in strict))
+                    found.setdefault(loop, []).append(call)
         return found
 
     def copies_loaded_memory(self, loop: Loop, move: cst.Call) -> bool:
@@ -642,3 +671,49 @@ def _element(node: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
     ):
         return node.elements[index].value if index < len(node.elements) else None
     return None
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
+    )
+
+
+def _dest(call: cst.Call) -> str | None:
+    """The attribute an `add_argument(...)` call fills: `dest=`, else its first long option
+    (`--pin-memory` -> `pin_memory`), else its positional name."""
+    dest = _string(_keyword(call, "dest"))
+    if dest is not None:
+        return dest
+    names = [_string(a.value) for a in call.args if a.keyword is None and not a.star]
+    if not names or any(n is None for n in names):
+        return None
+    options = [n for n in names if n is not None]
+    long = next((n for n in options if n.startswith("--")), None)
+    if long is not None:
+        return long[2:].replace("-", "_")
+    return None if options[0].startswith("-") else options[0]
+
+
+def _defaults_off(call: cst.Call) -> bool:
+    """Whether an `add_argument(...)` call leaves its option false unless it is passed."""
+    action = _keyword(call, "action")
+    default = _keyword(call, "default")
+    if action is not None:
+        if _string(action) != "store_true":
+            return False
+        return default is None or _is_false(default)
+    return default is None or _is_false(default)
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value in ("False", "None")) or (
+        isinstance(node, cst.Integer) and node.value == "0"
+    )

@@ -44,6 +44,14 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 SUFFIXES = (".py", ".ipynb")
+# What a training run writes into its output folder, beside the copies of the model code some
+# training scripts save there (`shutil.copy(model_file, log_dir)`, wandb's `files/code/`): a
+# folder of saved weights, TensorBoard event files, Hydra's record of the run, wandb's metadata.
+# Weights alone, beside code, are no such record: pretrained weights sit next to the code that
+# loads them.
+_CHECKPOINT_FOLDERS = frozenset({"checkpoint", "checkpoints", "ckpt", "ckpts"})
+_WEIGHTS = (".pth", ".pt", ".ckpt", ".tar", ".bin", ".safetensors")
+_RUN_FILES = ("events.out.tfevents.", "wandb-metadata.json")
 # Parsing takes minutes beyond this much code; such files are generated data, not training code.
 # It caps a Python file, and a notebook's code cells (the module that is parsed).
 MAX_FILE_BYTES = 2 * 2**20
@@ -222,6 +230,7 @@ def _gitignore(directory: Path, warnings: list[str]) -> pathspec.PathSpec | None
 
 def discover(paths: list[str], settings: Settings) -> Discovery:
     exclude = _spec((settings.exclude or DEFAULT_EXCLUDE) + settings.extend_exclude)
+    by_default = not settings.exclude  # run-output folders are a default exclusion, like build/
     files: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
@@ -233,7 +242,10 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             if refused is not None:
                 discovery.unreadable.append((path, refused))
                 continue
-            found = _walk(path, settings.root, exclude, discovery)
+            runs: set[Path] = set()
+            found = _walk(path, settings.root, exclude, discovery, runs if by_default else None)
+            if runs:
+                found = _without_run_copies(found, runs)
         elif path.exists() or path.is_symlink():
             found = [path]
         else:
@@ -260,7 +272,51 @@ def _relative(path: Path, root: Path, top: Path) -> str:
         return path.as_posix()
 
 
-def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discovery) -> list[Path]:
+def _without_run_copies(found: list[Path], runs: set[Path]) -> list[Path]:
+    """The walk's files less those of run-output folders: a folder that holds a training run's
+    record (`_run_record`), is no package, and whose every source file, at any depth, has a
+    namesake the walk found outside it (the file it is a copy of). Code found nowhere else is
+    the project's own, whatever lies beside it; nothing runs the copies, so their findings
+    would repeat those of the real files, or be stale."""
+    dropped: set[Path] = set()
+    for run in runs:
+        inside = [f for f in found if run in f.parents]
+        outside = {f.name for f in found if run not in f.parents}
+        if inside and all(f.name in outside for f in inside):
+            dropped.update(inside)
+    return [f for f in found if f not in dropped] if dropped else found
+
+
+def _run_record(directory: str, dirnames: list[str], filenames: list[str]) -> bool:
+    """Whether a folder holds what a training run writes: TensorBoard event files or wandb's
+    metadata, Hydra's `.hydra/`, or a checkpoint folder with saved weights in it; and is no
+    package (`__init__.py`), which the project imports."""
+    if "__init__.py" in filenames:
+        return False
+    if ".hydra" in dirnames or any(name.startswith(_RUN_FILES) for name in filenames):
+        return True
+    return any(
+        name.lower() in _CHECKPOINT_FOLDERS and _holds_weights(os.path.join(directory, name))
+        for name in dirnames
+    )
+
+
+def _holds_weights(folder: str) -> bool:
+    try:
+        return any(entry.name.endswith(_WEIGHTS) for entry in os.scandir(folder))
+    except OSError:
+        return False
+
+
+def _walk(
+    top: Path,
+    root: Path,
+    exclude: pathspec.PathSpec,
+    discovery: Discovery,
+    runs: set[Path] | None = None,
+) -> list[Path]:
+    """The source files below `top`, less excluded and ignored ones; with `runs`, also the
+    folders below `top` that hold a training run's record (`_run_record`) are added to it."""
     found: list[Path] = []
     ignores: dict[str, list[tuple[Path, pathspec.PathSpec]]] = {}
 
@@ -286,6 +342,8 @@ def _walk(top: Path, root: Path, exclude: pathspec.PathSpec, discovery: Discover
                     return True
             return False
 
+        if runs is not None and here != top and _run_record(directory, dirnames, filenames):
+            runs.add(here)
         dirnames[:] = sorted(d for d in dirnames if not skipped(here / d, True, active))
         for filename in sorted(filenames):
             path = here / filename
