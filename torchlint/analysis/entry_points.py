@@ -26,6 +26,7 @@ from torchlint.analysis.frameworks import (
 )
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import names_after
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from torchlint.analysis.project_index import ProjectIndex
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
-_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
 # A module-level function that defines a function: a factory whose closure may be returned.
 _FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", re.MULTILINE)
 
@@ -42,7 +42,7 @@ _FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", 
 def called_in_loops_elsewhere(source: str, project: ProjectIndex, file: Path) -> bool:
     """`EntryPoints.may_run_elsewhere` from the text of `file` alone: the engine asks it before
     parsing (`Rule.may_match_project`), the fact after."""
-    names = {n for n in _DEF_NAME.findall(source) if not n.startswith("__")}
+    names = {n for n in names_after("def", source) if not n.startswith("__")}
     factories = set(_FACTORY.findall(source))
     return bool(names) and project.may_call_in_loops(file, names, factories)
 

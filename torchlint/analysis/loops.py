@@ -32,7 +32,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.nodes import children, is_name, walk
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import may_have_batch_loops, may_train
+from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -135,16 +135,12 @@ def _flip(branch: str | None) -> str | None:
     return {"body": "orelse", "orelse": "body"}.get(branch or "")
 
 
-# A class statement's name: a superset of the module-level classes that define `forward`.
-_CLASS_NAME = re.compile(r"\bclass[\s\\]+(\w+)")
-
-
 def may_run_elsewhere_text(source: str, project: ProjectIndex, file: Path) -> bool:
     """`LoopFacts.may_run_elsewhere` asked before any parse, from texts alone: every class the
     text names stands for those that define `forward`, so True wherever the fact is."""
     if called_in_loops_elsewhere(source, project, file):
         return True
-    classes = set(_CLASS_NAME.findall(source)) if "forward" in source else set()
+    classes = set(names_after("class", source)) if "forward" in source else set()
     return project.builds_elsewhere(file, classes)
 
 

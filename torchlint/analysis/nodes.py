@@ -116,14 +116,17 @@ def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
 
 # What holds none of a function's own returns: statements on one line, expressions, nested
 # functions, classes and lambdas. Their concrete types, looked up as a set: isinstance against
-# libcst's abstract classes goes through ABCMeta, in Python, once per class.
+# libcst's abstract classes goes through ABCMeta, in Python, once per class. Read off each
+# class's MRO: `issubclass` against those ABCs costs 30 ms at import, a tenth of a small run.
+_NO_OWN_RETURN_BASES = (
+    cst.BaseSmallStatement,
+    cst.BaseExpression,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.Lambda,
+)
 _NO_OWN_RETURNS = frozenset(
-    kind
-    for kind in NODE_TYPES
-    if issubclass(
-        kind,
-        (cst.BaseSmallStatement, cst.BaseExpression, cst.FunctionDef, cst.ClassDef, cst.Lambda),
-    )
+    kind for kind in NODE_TYPES if any(base in kind.__mro__ for base in _NO_OWN_RETURN_BASES)
 )
 
 
