@@ -173,9 +173,11 @@ Not flagged:
   leaves the loop or the program (`if not torch.isfinite(loss): raise ...`, `if
   loss.item() < target: break`), and, in evaluation (grad off), whole predictions or targets
   copied for a metric the host computes over the set (a numpy, scikit-learn or pycocotools
-  call, or a list later handed to one or written to a file). One use is enough on its own
-  when it is a size: a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound,
-  a `range` count;
+  call, or a list later handed to one or written to a file; not when a training loop runs
+  the copy, even through a no_grad helper). One use is enough on its own when it is a size:
+  a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count.
+  One element of a tensor read per iteration of an inner loop (`int(counts[b])`) is still
+  flagged, whatever it is for: one read of the whole tensor before that loop would do;
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
   every step: the loop already waits for the device there by design;
 - a second read of a tensor in the statement right after such a read of it, with no call
@@ -855,7 +857,7 @@ depends on what the value is for.
                 needed.append(candidate)
                 paced.add(loop)
                 continue
-            if self._deliberate(candidate):
+            if self._deliberate(candidate, loop):
                 needed.append(candidate)
                 continue
             reported.append((candidate, loop))
@@ -1072,7 +1074,7 @@ depends on what the value is for.
             return False
         return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
 
-    def _deliberate(self, candidate: _Candidate) -> bool:
+    def _deliberate(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
         """Reads that are the point of the code: assertions, values agreed across ranks, backend
         workarounds, values the host needs where they go."""
         return (
@@ -1080,27 +1082,36 @@ depends on what the value is for.
             or (self._decides(candidate.node) and self._reduced_across_ranks(candidate.value))
             or self._backend_branch(candidate.node)
             or self._written_out(candidate.node)
-            or self._host_needed(candidate)
+            or self._host_needed(candidate, loop)
         )
 
-    def _host_needed(self, candidate: _Candidate) -> bool:
+    def _host_needed(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
         """The value goes where only the host can take it (`HostWrites.host_needs`): decoded,
         written into a host buffer, a shape, a test that leaves the loop; and, for an array
-        copied in evaluation (grad off), a metric the host computes over the whole set. A
-        scalar read (`.item()`, `float(t)`) for a metric is a number that could stay on the
-        device, and training metrics could too."""
+        copied in evaluation (grad off, and no loop that runs it trains), a metric the host
+        computes over the whole set. A scalar read (`.item()`, `float(t)`) for a metric is a
+        number that could stay on the device, and training metrics could too, even where a
+        no_grad helper computes them inside the training loop. One element of a tensor read
+        per iteration of an inner loop (`n = int(counts[b])`) is a finding whatever it is for:
+        one read of the whole tensor before that loop would do."""
         node = candidate.node
         if candidate.kind not in ("method", "conversion", "condition") or not isinstance(
             node, cst.BaseExpression
         ):
             return False
-        metrics = (
+        if _indexed(candidate.value) and self._element_wise(node, loop):
+            return False
+        flow = self.ctx.fact(HostWrites)
+        if flow.host_needs(node, metrics=False):
+            return True
+        return (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _ARRAY_COPIES
-            and self.ctx.fact(Grad).disabled(node)
+            and flow.host_needs(node, metrics=True)
+            and self.ctx.fact(LoopFacts).evaluates_only(node)
+            and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
         )
-        return self.ctx.fact(HostWrites).host_needs(node, metrics)
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:
         """Under `if isinstance(device, DeviceMPS):`-like tests: a workaround for one backend (MPS, XLA, CPU)."""
@@ -1512,6 +1523,19 @@ depends on what the value is for.
         )
         text = self.ctx.code(value)
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
+
+
+def _indexed(value: cst.BaseExpression) -> bool:
+    """Whether the tensor read is an element of another (`counts[b]`, `x[i].sum()`)."""
+    while True:
+        if isinstance(value, cst.Subscript):
+            return True
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, cst.Attribute):
+            value = value.value
+        else:
+            return False
 
 
 def _forced(call: cst.Call) -> bool:

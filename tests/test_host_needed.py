@@ -13,7 +13,9 @@ host can take it (`analysis/host_io.py: HostWrites.host_needs`):
 - token ids decoded to text (`tokenizer.decode`, `batch_decode`);
 - replay priorities written into a host buffer (`memory.update_priorities(idx, td.cpu().numpy())`);
 - sizes that set a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound or a
-  `range` count: any such use makes the read necessary, whatever else reads the value;
+  `range` count: any such use makes the read necessary, whatever else reads the value (but
+  one element of a tensor read per iteration of an inner loop, `int(counts[b])`, stays a
+  finding: one read of the whole tensor before the loop would do);
 - a test whose branch leaves the loop or the program (a NaN abort that raises, an early stop
   that breaks); a branch that only skips the batch (`continue`) is still a per-step truth test.
 
@@ -21,7 +23,8 @@ A loop that hands an action to an environment every step waits for the device th
 another read in the same loop waits on nothing more.
 
 Still findings: `loss.item()` into a running sum or a logger in training, per-batch training
-metrics (even when numpy computes them), and values that are also logged.
+metrics (even when numpy computes them, or a no_grad helper inside the training loop), and
+values that are also logged.
 """
 
 from __future__ import annotations
@@ -156,6 +159,37 @@ def validate(model, loader):
         },
     ),
     Case(
+        "no-grad-metric-helper-in-the-training-loop",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+@torch.no_grad()
+def accuracy(x, y, model):
+    is_correct = model(x).argmax(-1) == y
+    return is_correct.cpu().numpy().tolist()  # TL002: is_correct.cpu()
+
+
+def train_batch(x, y, model, optimizer):
+    loss = model.loss(x, y)
+    loss.backward()
+    optimizer.step()
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    accuracies = []
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        train_batch(x, y, model, optimizer)
+        accuracies.extend(accuracy(x, y, model))
+    return np.mean(accuracies)
+""",
+        },
+    ),
+    Case(
         "decoded-ids",
         {
             "generate.py": """\
@@ -228,6 +262,9 @@ def gather(loader, model, world_size):
         n = int(out.sum().item())
         buffer = torch.empty((n,), device="cuda")
         print(f"sizes {sizes} {buffer.shape}")
+        counts = (out > 0).sum(1)
+        for b in range(len(x)):
+            boxes = torch.zeros(int(counts[b]), 4)  # TL002: int(counts[b])
 """,
         },
     ),
