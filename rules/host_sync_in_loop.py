@@ -171,10 +171,12 @@ Not flagged:
   (`tokenizer.decode(ids.tolist())`, `batch_decode`), priorities written into a replay
   buffer (`memory.update_priorities(idx, td.abs().cpu().numpy())`), a test whose branch
   leaves the loop or the program (`if not torch.isfinite(loss): raise ...`, `if
-  loss.item() < target: break`), and, in evaluation (grad off), whole predictions or targets
-  copied for a metric the host computes over the set (a numpy, scikit-learn or pycocotools
-  call, or a list later handed to one or written to a file; not when a training loop runs
-  the copy, even through a no_grad helper). One use is enough on its own when it is a size:
+  loss.item() < target: break`, a `return` out of the loop; not a `continue`, not a `return`
+  that picks a step function's path, not a `while` test re-read every iteration), and, in
+  evaluation (grad off), whole predictions or targets copied for a metric the host computes
+  over the set (a numpy, scikit-learn or pycocotools call other than a plain mean or sum, or
+  a list later handed to one or written to a file; not when a training loop runs the copy,
+  even through a no_grad helper). One use is enough on its own when it is a size:
   a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count.
   One element of a tensor read per iteration of an inner loop (`int(counts[b])`) is still
   flagged, whatever it is for: one read of the whole tensor before that loop would do;
@@ -201,10 +203,10 @@ Act on reads whose value could stay on the device: a training loss added to a ru
 handed to a logger every step, per-batch training metrics (even ones computed in numpy), one
 `.item()` per element, and truth tests, f-strings and `float()` of device tensors on every
 step; a branch that only skips the batch (`if torch.isnan(loss).any(): continue`) or picks a
-value (`if loss > best:`) can be decided on the device too. Leave alone reads whose value the
-host needs at that step, which the rule does not flag where it can follow the value: evaluation
-predictions and targets collected for COCO, scikit-learn or numpy metrics over the whole set
-(keep them on the device and copy once only when the metric itself can run there), ids decoded
+value (`if loss > best:`) can be decided on the device too, and a mean or sum of per-batch
+values can be accumulated there. Leave alone reads whose value the host needs at that step,
+which the rule does not flag where it can follow the value: evaluation predictions and targets
+collected for COCO, scikit-learn or numpy metrics over the whole set, ids decoded
 to text, replay priorities written into a host buffer, sizes gathered across ranks that set a
 buffer's shape, actions sent to an environment, and control flow the loop needs now (a NaN
 abort, an early stop). Where a loop already waits on the device every step by design (an RL

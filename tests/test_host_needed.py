@@ -9,7 +9,8 @@ host can take it (`analysis/host_io.py: HostWrites.host_needs`):
 
 - in evaluation (grad off), predictions and targets copied per batch for a metric the host
   computes over the whole set: a numpy, scikit-learn or pycocotools call, or a list later handed
-  to one (or written to a file);
+  to one (or written to a file); not a plain `np.mean`/`np.sum` of per-batch values, which
+  could be kept on the device;
 - token ids decoded to text (`tokenizer.decode`, `batch_decode`);
 - replay priorities written into a host buffer (`memory.update_priorities(idx, td.cpu().numpy())`);
 - sizes that set a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound or a
@@ -17,7 +18,9 @@ host can take it (`analysis/host_io.py: HostWrites.host_needs`):
   one element of a tensor read per iteration of an inner loop, `int(counts[b])`, stays a
   finding: one read of the whole tensor before the loop would do);
 - a test whose branch leaves the loop or the program (a NaN abort that raises, an early stop
-  that breaks); a branch that only skips the batch (`continue`) is still a per-step truth test.
+  that breaks); a branch that only skips the batch (`continue`), picks this step's path
+  (`return` from a step function) or a `while` test on a device counter is still a per-step
+  truth test.
 
 A loop that hands an action to an environment every step waits for the device there by design;
 another read in the same loop waits on nothing more.
@@ -186,6 +189,58 @@ def train(model, loader, optimizer):
         train_batch(x, y, model, optimizer)
         accuracies.extend(accuracy(x, y, model))
     return np.mean(accuracies)
+""",
+        },
+    ),
+    Case(
+        "eval-correctness-averaged-with-numpy",
+        {
+            "evaluate.py": """\
+import numpy as np
+import torch
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    model.cuda()
+    correct = []
+    for x, y in loader:
+        is_correct = model(x.cuda()).argmax(-1) == y.cuda()
+        correct.extend(is_correct.cpu().numpy().tolist())  # TL002: is_correct.cpu()
+    return np.mean(correct)
+""",
+        },
+    ),
+    Case(
+        "step-schedules-and-counters",
+        {
+            "gan.py": """\
+import torch
+
+
+class GAN:
+    def update(self, x):
+        real = self.disc(x.cuda())
+        d_loss = -real.mean()
+        if (real > 0).float().mean().item() < 0.8:  # TL002: (real > 0).float().mean().item()
+            d_loss.backward()
+            self.optimizer.step()
+            return d_loss.detach()
+        g_loss = -self.disc(self.gen(x.cuda())).mean()
+        g_loss.backward()
+        self.optimizer.step()
+        return g_loss.detach()
+
+
+def train_steps(model, loader, optimizer, total):
+    model.cuda()
+    steps = torch.zeros((), device="cuda")
+    batches = iter(loader)
+    while steps < total:  # TL002: steps < total
+        loss = model(next(batches).cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        steps += 1
 """,
         },
     ),

@@ -27,12 +27,15 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
 
 - text made of token ids (`tokenizer.decode(ids)`, `batch_decode`);
 - a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`);
-- a test whose branch leaves the loop or the program (`raise`, `break`, `return`, `sys.exit`),
-  or a `while` test: control flow that needs the value now (a branch that only skips the
-  batch, or picks a value, could be a device op and is no such end);
+- a test whose branch leaves the loop or the program (`raise`, `break`, `sys.exit`, a
+  `return` out of a loop): control flow that needs the value now. A branch that only skips
+  the batch, picks a value or picks this step's path (`return` from a step function), and a
+  `while` test re-read every iteration (a step counter kept on the device), could be
+  decided on the device or the host's own numbers, and are no such end;
 - with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
-  scikit-learn or pycocotools call, or a list the value is collected into that is later
-  handed to one or written: a metric the host computes over the whole set.
+  scikit-learn or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
+  of per-batch values could be kept on the device), or a list the value is collected into
+  that is later handed to one or written: a metric the host computes over the whole set.
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -67,6 +70,8 @@ _DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
 _HOST_BUFFER = re.compile(r"priorit")
 # Libraries that compute metrics on the host, over what a loop collected.
 _HOST_METRICS = ("numpy.", "sklearn.", "pycocotools.")
+# ... save plain reductions: a mean or sum of per-batch values could be kept on the device.
+_REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
 # Calls whose first argument (or `size=`) is a shape: the host must know it to allocate.
 _SHAPED = frozenset(
     {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "empty_strided"}
@@ -306,8 +311,8 @@ class HostWrites:
             return self._consumed(parent, depth, calls)
         if isinstance(parent, cst.ComparisonTarget):
             return self._consumed(self.scopes.parents[parent], depth, calls)
-        if isinstance(parent, cst.If | cst.While) and parent.test is node:
-            return (isinstance(parent, cst.While) or _leaves(parent.body)) and self._end()
+        if isinstance(parent, cst.If) and parent.test is node:
+            return self._leaves(parent) and self._end()
         if isinstance(parent, cst.ListComp | cst.SetComp | cst.GeneratorExp) and parent.elt is node:
             return self._consumed(parent, depth, calls)
         if isinstance(parent, cst.Slice):
@@ -397,7 +402,38 @@ class HostWrites:
         return arg is first or (arg.keyword is not None and arg.keyword.value == "size")
 
     def _host_metric(self, call: cst.Call) -> bool:
-        return (self.symbols.qualname(call.func) or "").startswith(_HOST_METRICS)
+        name = self.symbols.qualname(call.func) or ""
+        return name.startswith(_HOST_METRICS) and name.rsplit(".", 1)[-1] not in _REDUCTIONS
+
+    def _leaves(self, branch: cst.If) -> bool:
+        """A branch that ends the loop or the program: `break`, `raise`, `sys.exit(1)`, or a
+        `return` out of a loop of its function (a `return` that only ends one call of a step
+        function, `if step.item() % 2: ...; return d_loss`, picks this step's path)."""
+        body = branch.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return False
+        last = body.body[-1]
+        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+            return False
+        small = last.body[-1]
+        if isinstance(small, cst.Break | cst.Raise):
+            return True
+        if isinstance(small, cst.Return):
+            return self._in_loop(branch)
+        return (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and _name(small.value.func) in _EXITS
+        )
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        """Whether a loop of `node`'s own function (or module) runs it."""
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While):
+                return True
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+        return False
 
     def _collected(self, container: cst.Name) -> bool:
         """A list the loop collects into that some read hands to a host metric or a writer
@@ -419,20 +455,3 @@ def _root(node: cst.CSTNode) -> cst.Name | None:
     while isinstance(node, cst.Subscript | cst.Attribute):
         node = node.value
     return node if isinstance(node, cst.Name) else None
-
-
-def _leaves(body: cst.BaseSuite) -> bool:
-    """A branch that ends the loop or the program: `break`, `return`, `raise`, `sys.exit(1)`."""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
-        return False
-    last = body.body[-1]
-    if not isinstance(last, cst.SimpleStatementLine) or not last.body:
-        return False
-    small = last.body[-1]
-    if isinstance(small, cst.Break | cst.Return | cst.Raise):
-        return True
-    return (
-        isinstance(small, cst.Expr)
-        and isinstance(small.value, cst.Call)
-        and _name(small.value.func) in _EXITS
-    )
