@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.project_index import ProjectIndex
 
 _METHODS = ("item", "cpu", "numpy", "tolist")
+_ARRAY_COPIES = frozenset({"cpu", "numpy", "tolist"})  # copies of whole tensors, not one number
 _CONVERSIONS = ("float", "int", "bool")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -140,7 +142,7 @@ Not flagged:
   == 0:` and `if preds is None: preds = ...` on a name bound to None once before the loop
   and never set back to None inside it (lazy initialisation: the arm runs on the first batch,
   its `else` arm every batch and is flagged), branches that end the program or raise (`print(loss.item());
-  sys.exit(1)`; the test itself still runs every batch), and a test behind a flag the loop
+  sys.exit(1)`; the test itself is a finding unless the host needs its value, below), and a test behind a flag the loop
   latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
   until it is full);
 - code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
@@ -161,7 +163,25 @@ Not flagged:
   is still a device tensor and is flagged), branches for one backend
   (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
-  copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`);
+  copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`,
+  `json.dump(results, f)`);
+- values the host needs where they go (`analysis/host_io.py`: the read's value is followed
+  through names, arithmetic, comparisons, containers, unpacking and the file's functions, and
+  every use has to end where only the host can take it): token ids decoded to text
+  (`tokenizer.decode(ids.tolist())`, `batch_decode`), priorities written into a replay
+  buffer (`memory.update_priorities(idx, td.abs().cpu().numpy())`), a test whose branch
+  leaves the loop or the program (`if not torch.isfinite(loss): raise ...`, `if
+  loss.item() < target: break`, a `return` out of the loop; not a `continue`, not a `return`
+  that picks a step function's path, not a `while` test re-read every iteration), and, in
+  evaluation (grad off), whole predictions or targets copied for a metric the host computes
+  over the set (a numpy, scikit-learn or pycocotools call other than a plain mean or sum, or
+  a list later handed to one or written to a file; not when a training loop runs the copy,
+  even through a no_grad helper). One use is enough on its own when it is a size:
+  a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count.
+  One element of a tensor read per iteration of an inner loop (`int(counts[b])`) is still
+  flagged, whatever it is for: one read of the whole tensor before that loop would do;
+- other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
+  every step: the loop already waits for the device there by design;
 - a second read of a tensor in the statement right after such a read of it, with no call
   between that may queue device work (`a = action.item()` for `env.step(a)`, then
   `history.append(action.tolist())`): the first read drained the queue. After a read that is
@@ -177,6 +197,22 @@ CPU wait until every queued kernel has finished and the value is copied back. Do
 batch, this drains the queue every step: the GPU idles while Python launches the next step's
 kernels, and the data loader's prefetching no longer hides behind computation. The cost grows
 with the number of steps and is largest for small, fast models.
+
+## When not to act
+Act on reads whose value could stay on the device: a training loss added to a running sum or
+handed to a logger every step, per-batch training metrics (even ones computed in numpy), one
+`.item()` per element, and truth tests, f-strings and `float()` of device tensors on every
+step; a branch that only skips the batch (`if torch.isnan(loss).any(): continue`) or picks a
+value (`if loss > best:`) can be decided on the device too, and a mean or sum of per-batch
+values can be accumulated there. Leave alone reads whose value the host needs at that step,
+which the rule does not flag where it can follow the value: evaluation predictions and targets
+collected for COCO, scikit-learn or numpy metrics over the whole set, ids decoded
+to text, replay priorities written into a host buffer, sizes gathered across ranks that set a
+buffer's shape, actions sent to an environment, and control flow the loop needs now (a NaN
+abort, an early stop). Where a loop already waits on the device every step by design (an RL
+collector stepping its environment), one more read there costs next to nothing. Where the rule
+cannot follow the value (it goes to another module, or to a container read in many places), it
+may still flag such a read: suppress it with `# noqa: TL002` and a word on why.
 
 ## Example
 ```python
@@ -664,7 +700,7 @@ depends on what the value is for.
                 loss.backward()
                 opt.step()
                 if T.isnan(loss):
-                    break
+                    continue
                 print(f'step {step}: {loss}')
                 history.append(loss.item())
             """,
@@ -809,6 +845,7 @@ depends on what the value is for.
             return
         tensors = self.ctx.fact(TensorFacts)
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
+        paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
@@ -818,11 +855,17 @@ depends on what the value is for.
                 continue  # a loop of this file's own, which puts nothing on a device
             if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
                 continue  # the caller's line reports it: `meter.update(loss=loss)`
-            if self._deliberate(candidate) or self._stops_inner_loop(candidate.node, loop):
+            if self._handed_to_a_step(candidate.node):
+                needed.append(candidate)
+                paced.add(loop)
+                continue
+            if self._deliberate(candidate, loop):
                 needed.append(candidate)
                 continue
             reported.append((candidate, loop))
         for candidate, owner in reported:
+            if owner in paced:
+                continue  # the loop waits on the environment's action every step anyway
             if any(self._repeats(candidate, earlier) for earlier in needed):
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, self._element_wise(candidate.node, owner))
@@ -1033,14 +1076,43 @@ depends on what the value is for.
             return False
         return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
 
-    def _deliberate(self, candidate: _Candidate) -> bool:
-        """Reads that are the point of the code: assertions, values agreed across ranks, backend workarounds."""
+    def _deliberate(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
+        """Reads that are the point of the code: assertions, values agreed across ranks, backend
+        workarounds, values the host needs where they go."""
         return (
             self._asserted(candidate.node)
             or (self._decides(candidate.node) and self._reduced_across_ranks(candidate.value))
             or self._backend_branch(candidate.node)
-            or self._handed_to_a_step(candidate.node)
             or self._written_out(candidate.node)
+            or self._host_needed(candidate, loop)
+        )
+
+    def _host_needed(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
+        """The value goes where only the host can take it (`HostWrites.host_needs`): decoded,
+        written into a host buffer, a shape, a test that leaves the loop; and, for an array
+        copied in evaluation (grad off, and no loop that runs it trains), a metric the host
+        computes over the whole set. A scalar read (`.item()`, `float(t)`) for a metric is a
+        number that could stay on the device, and training metrics could too, even where a
+        no_grad helper computes them inside the training loop. One element of a tensor read
+        per iteration of an inner loop (`n = int(counts[b])`) is a finding whatever it is for:
+        one read of the whole tensor before that loop would do."""
+        node = candidate.node
+        if candidate.kind not in ("method", "conversion", "condition") or not isinstance(
+            node, cst.BaseExpression
+        ):
+            return False
+        if _indexed(candidate.value) and self._element_wise(node, loop):
+            return False
+        flow = self.ctx.fact(HostWrites)
+        if flow.host_needs(node, metrics=False):
+            return True
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _ARRAY_COPIES
+            and flow.host_needs(node, metrics=True)
+            and self.ctx.fact(LoopFacts).evaluates_only(node)
+            and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
         )
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:
@@ -1079,28 +1151,6 @@ depends on what the value is for.
             if isinstance(parent, cst.If | cst.While | cst.IfExp):
                 return child is parent.test
             if isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
-                return False
-            child = parent
-        return False
-
-    def _stops_inner_loop(self, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
-        """`if (out == eos).all(): break` in a sampling or decoding loop that runs inside the
-        step: the host needs the value to know when to stop generating, and no rewrite short of
-        generating to full length removes the wait. (A test that leaves the per-batch loop
-        itself, `if torch.isnan(loss): break`, is still flagged.)"""
-        scopes = self.ctx.fact(SemanticModel)
-        child = node
-        branch: cst.If | None = None
-        for parent in scopes.ancestors(node):
-            if branch is None and isinstance(parent, cst.If):
-                if child is not parent.test:
-                    return False
-                branch = parent
-            elif branch is None and isinstance(parent, cst.BaseStatement | cst.BaseSmallStatement):
-                return False
-            elif branch is not None and isinstance(parent, cst.For | cst.While):
-                return parent is not owner and _ends_in_break(branch.body)
-            elif isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
                 return False
             child = parent
         return False
@@ -1477,10 +1527,17 @@ depends on what the value is for.
         return self.ctx.replace(call, f"({text}).detach()" if needs_parens else f"{text}.detach()")
 
 
-def _ends_in_break(block: cst.BaseSuite) -> bool:
-    body = block.body if isinstance(block, cst.IndentedBlock) else ()
-    last = body[-1] if body else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Break)
+def _indexed(value: cst.BaseExpression) -> bool:
+    """Whether the tensor read is an element of another (`counts[b]`, `x[i].sum()`)."""
+    while True:
+        if isinstance(value, cst.Subscript):
+            return True
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, cst.Attribute):
+            value = value.value
+        else:
+            return False
 
 
 def _forced(call: cst.Call) -> bool:

@@ -212,7 +212,7 @@ def sample(model, loader, eos, steps):
         loss = model(out).mean()
         loss.backward()
         if torch.isnan(loss):  # TL002: torch.isnan(loss)
-            break
+            continue
 """,
         },
     ),

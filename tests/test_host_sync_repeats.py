@@ -5,8 +5,8 @@ Each case is a small project checked by the installed `torchlint` command and ma
 `test_production_cases.py`: a line ending in `# TL002: text` expects a finding there, and every
 other TL002 finding in the case is a failure.
 
-A read of a tensor right after a read of the same tensor that the host needs anyway (an RL
-action handed to `env.step`, an assertion), in the same or the next statement of the same block
+A read of a tensor right after a read of the same tensor that the host needs anyway (token ids
+to decode, an assertion), in the same or the next statement of the same block
 with no call between that may put work on the device, waits on nothing: the first read drained
 the queue. A first read that is itself a finding (a logged value) keeps the second a finding.
 
@@ -69,15 +69,15 @@ def play(policy, loader):
 import torch
 
 
-def play(policy, env, loader):
+def play(policy, tokenizer, loader):
     policy.cuda()
-    history = []
+    history, texts = [], []
     for obs in loader:
         action = policy(obs.cuda()).argmax(-1)
-        a = action.item()
+        a = action.tolist()
         action = policy(obs.cuda()).argmax(-1)
         history.append(action.tolist())  # TL002: action.tolist()
-        env.step(a)
+        texts.append(tokenizer.decode(a))
     return history
 """,
         },
@@ -89,15 +89,15 @@ def play(policy, env, loader):
 import torch
 
 
-def play(policy, env, loader):
+def play(policy, tokenizer, loader):
     policy.cuda()
-    history = []
+    history, texts = [], []
     for obs in loader:
         logits = policy(obs.cuda())
         action = logits.argmax(-1)
-        a = action.item()
+        a = action.tolist()
         history.append(logits.tolist())  # TL002: logits.tolist()
-        env.step(a)
+        texts.append(tokenizer.decode(a))
     return history
 """,
         },
@@ -109,13 +109,13 @@ def play(policy, env, loader):
 import torch
 
 
-def play(policy, env, loader):
+def play(policy, tokenizer, loader):
     policy.cuda()
-    history = []
+    history, texts = [], []
     for obs in loader:
         action = policy(obs.cuda()).argmax(-1)
-        a = action.item()
-        env.step(a)
+        a = action.tolist()
+        texts.append(tokenizer.decode(a))
         history.append(action.tolist())  # TL002: action.tolist()
     return history
 """,

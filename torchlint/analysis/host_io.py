@@ -17,15 +17,39 @@ reads it:
   from it, save looks at its form (`image.shape`, `len(image)`).
 
 Each path has to end at a writer: a call named like one (`save`, `imwrite`, `save_image`,
-`np.save`, `save_*`, `*_save`, `tofile`), `open`, or a path operation (`os.makedirs`,
-`os.path.exists`). A value that is also printed, compared, kept or handed on elsewhere is not
-only written, and the answer is no. Unknown ends are no, so a rule that asks stays as it was.
+`np.save`, `save_*`, `*_save`, `tofile`, `json.dump`), `open`, or a path operation
+(`os.makedirs`, `os.path.exists`). A value that is also printed, compared, kept or handed on
+elsewhere is not only written, and the answer is no. Unknown ends are no, so a rule that asks
+stays as it was.
+
+`host_needs(node, metrics)` asks the wider question: does the host need the value where it
+goes, so that no rewrite keeps it on the device? Besides writers, its paths may end at
+
+- text made of token ids (`tokenizer.decode(ids)`, `batch_decode`);
+- a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`);
+- a test whose branch leaves the loop or the program (`raise`, `break`, `sys.exit`, a
+  `return` out of a loop): control flow that needs the value now. A branch that only skips
+  the batch, picks a value or picks this step's path (`return` from a step function), and a
+  `while` test re-read every iteration (a step counter kept on the device), could be
+  decided on the device or the host's own numbers, and are no such end;
+- with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
+  scikit-learn or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
+  of per-batch values could be kept on the device), or a list the value is collected into
+  that is later handed to one or written: a metric the host computes over the whole set.
+
+It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
+comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
+host copy, and takes looks at a value's form (`x.shape`, `len(x)`) as neutral. One end is
+enough on its own: a size the host must have, to give a buffer its shape (`torch.empty((n,))`,
+`x.new_zeros(n)`), to slice (`buf[:n]`) or to count a `range`: the read cannot be avoided, and
+every other use of the value then reads a host number.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -36,10 +60,25 @@ if TYPE_CHECKING:
 
 # Calls that save their argument to a file (images, arrays): the data has to be in host memory.
 _WRITER = re.compile(
-    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile|write_png|write_jpeg|write_video)$|^save_|_save$"
+    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile|write_png|write_jpeg|write_video|dump)$|^save_|_save$"
 )
 # Calls that open, create or test a path: a value in the path is needed on the host.
 _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
+# Calls that turn token ids into text: the ids have to be on the host.
+_DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
+# Calls that write values into a host-side buffer (a replay memory's sum tree).
+_HOST_BUFFER = re.compile(r"priorit")
+# Libraries that compute metrics on the host, over what a loop collected.
+_HOST_METRICS = ("numpy.", "sklearn.", "pycocotools.")
+# ... save plain reductions: a mean or sum of per-batch values could be kept on the device.
+_REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
+# Calls whose first argument (or `size=`) is a shape: the host must know it to allocate.
+_SHAPED = frozenset(
+    {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "empty_strided"}
+)
+_NEW = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
+_COLLECT = frozenset({"append", "extend"})
+_EXITS = frozenset({"exit", "quit", "_exit"})
 _MAX_DEPTH = 12  # steps followed from the read: methods, calls, bindings, returns
 _MAX_STEPS = 400  # steps in all, over every branch of one question: an answer costs little
 
@@ -73,12 +112,40 @@ class HostWrites:
 
     def __init__(self, ctx: FileContext) -> None:
         self.scopes = ctx.fact(SemanticModel)
+        self.symbols = ctx.symbols
         self._steps = 0
+        self._need = False  # answering `host_needs`: the wider set of ends
+        self._metrics = False  # ... including metrics the host computes
+        self._shaped = False  # an end that needs the value on its own: a shape, a bound
+        self._ends = 0  # ends reached that need the host (looks at a value's form are none)
 
     def only_written(self, node: cst.BaseExpression) -> bool:
         """Whether every use of `node`'s value ends in a file or a path."""
         self._steps = 0
         return self._consumed(node, 0, ())
+
+    def host_needs(self, node: cst.BaseExpression, metrics: bool) -> bool:
+        """Whether the host needs `node`'s value where it goes (module docstring): every use
+        ends where only the host can take it, or one use gives a buffer its shape."""
+        self._steps, self._need, self._metrics, self._shaped, self._ends = (
+            0,
+            True,
+            metrics,
+            False,
+            0,
+        )
+        try:
+            every = self._consumed(node, 0, ())
+            return (every and self._ends > 0) or self._shaped
+        finally:
+            self._need = self._metrics = False
+
+    def _every(self, items: Sequence[cst.CSTNode], check: Callable[[Any], bool]) -> bool:
+        """`all(check(i) for i in items)` that, for `host_needs`, looks at every item: one
+        may end at a shape, which settles the answer whatever the others do."""
+        if not self._need:
+            return all(check(i) for i in items)
+        return all([check(i) for i in items])
 
     def _consumed(self, node: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]) -> bool:
         """Whether `node`'s value ends at writers only. `calls`: the calls whose arguments are
@@ -89,11 +156,15 @@ class HostWrites:
             return False
         parent = self.scopes.parents.get(node)
         step = depth + 1
+        if self._need:
+            found = self._needed_at(node, parent, step, calls)
+            if found is not None:
+                return found
         if isinstance(parent, cst.Attribute) and parent.value is node:
             call = self.scopes.parents.get(parent)
             if not isinstance(call, cst.Call) or call.func is not parent:
                 return False
-            return is_writer(call) or self._consumed(call, step, calls)
+            return (is_writer(call) and self._end()) or self._consumed(call, step, calls)
         if isinstance(parent, cst.Element | cst.DictElement) and parent.value is node:
             container = self.scopes.parents.get(parent)
             return container is not None and self._consumed(container, step, calls)
@@ -133,7 +204,7 @@ class HostWrites:
             for read in self.scopes.loads[scope].get(name.value, [])
             if any(b.node is loop for b in self.scopes.reaching(read)) and not self._inspected(read)
         ]
-        return bool(reads) and all(self._consumed(read, depth, calls) for read in reads)
+        return bool(reads) and self._every(reads, lambda r: self._consumed(r, depth, calls))
 
     def _inspected(self, read: cst.Name) -> bool:
         """`x.shape`, `x.dtype`, `x.ndim`, `len(x)`: a look at the value's form, not its data."""
@@ -150,6 +221,8 @@ class HostWrites:
         if not isinstance(call, cst.Call):
             return False
         if is_writer(call):
+            return self._end()
+        if self._need and self._takes_on_host(call, arg):
             return True
         functions = self.scopes.callees.get(call, [])
         loop = self.scopes.parents.get(call)
@@ -165,7 +238,9 @@ class HostWrites:
         if param is None:
             return False
         reads = self.scopes.loads[functions[0]].get(param.name.value, [])
-        return bool(reads) and all(self._consumed(read, depth, (*calls, call)) for read in reads)
+        return bool(reads) and self._every(
+            reads, lambda r: self._consumed(r, depth, (*calls, call))
+        )
 
     def _zipped(
         self,
@@ -198,14 +273,19 @@ class HostWrites:
         """`seg = <value>`: every read that this binding reaches ends at a writer."""
         if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             return False
-        name = assign.targets[0].target
+        return self._bound_name(assign.targets[0].target, assign, depth, calls)
+
+    def _bound_name(
+        self, name: cst.Name, binding: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool:
+        """Every read of `name` that `binding` (the statement binding it) reaches."""
         scope = self.scopes.scope_of(name)
         reads = [
             read
             for read in self.scopes.loads[scope].get(name.value, [])
-            if any(b.node is assign for b in self.scopes.reaching(read))
+            if any(b.node is binding for b in self.scopes.reaching(read))
         ]
-        return bool(reads) and all(self._consumed(read, depth, calls) for read in reads)
+        return bool(reads) and self._every(reads, lambda r: self._consumed(r, depth, calls))
 
     def _returned(self, node: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]) -> bool:
         """`return <value>`: back at the call being followed, else at every call of the function."""
@@ -213,4 +293,165 @@ class HostWrites:
             return self._consumed(calls[-1], depth, calls[:-1])
         function = self.scopes.function_of(node)
         callers = self.scopes.callers.get(function, []) if function is not None else []
-        return bool(callers) and all(self._consumed(call, depth, ()) for call in callers)
+        return bool(callers) and self._every(callers, lambda c: self._consumed(c, depth, ()))
+
+    # -- the wider ends of `host_needs` ------------------------------------------------
+    def _needed_at(
+        self,
+        node: cst.CSTNode,
+        parent: cst.CSTNode | None,
+        depth: int,
+        calls: tuple[cst.Call, ...],
+    ) -> bool | None:
+        """Where `host_needs` follows further than `only_written`: an answer, or None to go on
+        as `only_written` does."""
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return True if parent.attr.value in _FORM else None  # `x.shape`, `x.size(0)`
+        if isinstance(parent, cst.Comparison | cst.BooleanOperation):
+            return self._consumed(parent, depth, calls)
+        if isinstance(parent, cst.ComparisonTarget):
+            return self._consumed(self.scopes.parents[parent], depth, calls)
+        if isinstance(parent, cst.If) and parent.test is node:
+            return self._leaves(parent) and self._end()
+        if isinstance(parent, cst.ListComp | cst.SetComp | cst.GeneratorExp) and parent.elt is node:
+            return self._consumed(parent, depth, calls)
+        if isinstance(parent, cst.Slice):
+            self._shaped = True  # a slice bound: the host must have it
+            return True
+        if isinstance(parent, cst.AssignTarget) or (
+            isinstance(parent, cst.AugAssign) and parent.target is node
+        ):
+            return True  # a store into the host copy itself; its reads are followed anyway
+        if isinstance(parent, cst.AugAssign):
+            return self._augmented(parent, node, depth, calls)
+        if isinstance(parent, cst.Element) and parent.value is node:
+            return self._unpacked(parent, depth, calls)
+        return None
+
+    def _augmented(
+        self, aug: cst.AugAssign, node: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool:
+        """`boxes[:, 2] -= boxes[:, 0]` (the value stays in its own host copy) or
+        `preds += out.cpu().tolist()` (every later read of `preds`)."""
+        target = _root(aug.target)
+        if target is not None and target.value == getattr(_root(node), "value", None):
+            return True
+        if isinstance(aug.target, cst.Name):
+            return self._bound_name(aug.target, aug, depth, calls)
+        return False
+
+    def _unpacked(
+        self, element: cst.Element, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool | None:
+        """`preds, labels = preds[0], labels[0]`: the name in the value's place."""
+        container = self.scopes.parents.get(element)
+        assign = self.scopes.parents.get(container) if container is not None else None
+        if not (
+            isinstance(container, cst.Tuple)
+            and isinstance(assign, cst.Assign)
+            and assign.value is container
+            and len(assign.targets) == 1
+        ):
+            return None
+        target = assign.targets[0].target
+        place = container.elements.index(element)
+        if not (
+            isinstance(target, cst.Tuple)
+            and len(target.elements) == len(container.elements)
+            and isinstance(target.elements[place].value, cst.Name)
+        ):
+            return False
+        return self._bound_name(target.elements[place].value, assign, depth, calls)  # type: ignore[arg-type]
+
+    def _takes_on_host(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """Calls that take the value on the host: a decoder, a host buffer, a shape, and with
+        `metrics` a host metric or a list collected for one."""
+        name = _name(call.func)
+        if name == "len":
+            return True  # a look at the value's form only
+        if name in _DECODERS or _HOST_BUFFER.search(name):
+            return self._end()
+        if self._shape_argument(call, arg, name):
+            self._shaped = True
+            return True
+        if not self._metrics:
+            return False
+        func = call.func
+        collected = (
+            name in _COLLECT
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and self._collected(func.value)
+        )
+        return (collected or self._host_metric(call)) and self._end()
+
+    def _end(self) -> bool:
+        """An end where the host needs the value, counted: a value only looked at is not needed."""
+        self._ends += 1
+        return True
+
+    def _shape_argument(self, call: cst.Call, arg: cst.Arg, name: str) -> bool:
+        """`torch.empty((n,))`, `torch.zeros(size=n)`, `x.new_zeros(n)`, `range(n)`."""
+        if name == "range" and isinstance(call.func, cst.Name):
+            return True
+        first = next((a for a in call.args if a.keyword is None and not a.star), None)
+        if name in _NEW:
+            return arg is first
+        if name not in _SHAPED or not (self.symbols.qualname(call.func) or "").startswith("torch."):
+            return False
+        return arg is first or (arg.keyword is not None and arg.keyword.value == "size")
+
+    def _host_metric(self, call: cst.Call) -> bool:
+        name = self.symbols.qualname(call.func) or ""
+        return name.startswith(_HOST_METRICS) and name.rsplit(".", 1)[-1] not in _REDUCTIONS
+
+    def _leaves(self, branch: cst.If) -> bool:
+        """A branch that ends the loop or the program: `break`, `raise`, `sys.exit(1)`, or a
+        `return` out of a loop of its function (a `return` that only ends one call of a step
+        function, `if step.item() % 2: ...; return d_loss`, picks this step's path)."""
+        body = branch.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return False
+        last = body.body[-1]
+        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+            return False
+        small = last.body[-1]
+        if isinstance(small, cst.Break | cst.Raise):
+            return True
+        if isinstance(small, cst.Return):
+            return self._in_loop(branch)
+        return (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and _name(small.value.func) in _EXITS
+        )
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        """Whether a loop of `node`'s own function (or module) runs it."""
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While):
+                return True
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+        return False
+
+    def _collected(self, container: cst.Name) -> bool:
+        """A list the loop collects into that some read hands to a host metric or a writer
+        (`np.concatenate(preds)`, `accuracy_score(labels, preds[0])`, `json.dump(results, f)`)."""
+        scope = self.scopes.scope_of(container)
+        for read in self.scopes.loads[scope].get(container.value, []):
+            node: cst.CSTNode = read
+            parent = self.scopes.parents.get(node)
+            while isinstance(parent, cst.Subscript) and parent.value is node:
+                node, parent = parent, self.scopes.parents.get(parent)
+            call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
+            if isinstance(call, cst.Call) and (is_writer(call) or self._host_metric(call)):
+                return True
+        return False
+
+
+def _root(node: cst.CSTNode) -> cst.Name | None:
+    """The name a chain of subscripts and attributes starts at: `boxes` of `boxes[:, 2]`."""
+    while isinstance(node, cst.Subscript | cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None

@@ -487,6 +487,39 @@ class LoopFacts:
     def _in_body(loop: Loop, child: cst.CSTNode) -> bool:
         return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
 
+    def evaluates_only(self, node: cst.CSTNode) -> bool:
+        """Whether every per-batch loop that runs `node` (directly or through the file's
+        functions) trains nothing: no backward() or optimizer step in it or in what it calls.
+        A function a framework or another module runs every step has callers this file cannot
+        see, so code it runs is not known to evaluate only."""
+        if not self.has_per_batch_loops:
+            return False
+        self._per_batch  # noqa: B018 -- indexes the stepping loops
+        owners = self._owners(node, set())
+        return bool(owners) and all(
+            isinstance(o, cst.For | cst.While) and o not in self._stepping for o in owners
+        )
+
+    def _owners(self, node: cst.CSTNode, seen: set[cst.FunctionDef]) -> set[cst.CSTNode]:
+        """The per-batch loops that run `node`, and the functions whose callers are unknown."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While):
+                if self._in_body(parent, child) and parent in self._per_batch:
+                    return {parent}
+            elif isinstance(parent, cst.FunctionDef):
+                if parent in seen:
+                    return set()
+                seen.add(parent)
+                callers = self.scopes.callers.get(parent, ())
+                if not callers or parent in self._step_entries or parent in self._training_steps:
+                    return {parent}
+                return {o for call in callers for o in self._owners(call, seen)}
+            elif isinstance(parent, cst.Lambda | cst.ClassDef):
+                return {parent}
+            child = parent
+        return set()
+
     # -- code that runs once -------------------------------------------------------------
     def runs_once(self, node: cst.CSTNode) -> bool:
         """Whether `node` evidently runs once per run of the program: module-level code outside
