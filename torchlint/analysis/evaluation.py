@@ -161,6 +161,11 @@ _MODULE_CHAIN_METHODS = frozenset(
         "to_empty",
     }
 )
+# Tensor methods that change only a tensor's device, dtype or layout: a fill stays a fill
+# through them (`torch.zeros(...).to(d).type_as(w)`).
+_TENSOR_CASTS = _MODULE_CHAIN_METHODS | frozenset(
+    {"type", "type_as", "long", "int", "short", "byte", "bool", "contiguous"}
+)
 
 
 def _freezes(assign: cst.CSTNode) -> bool:
@@ -705,19 +710,30 @@ class Evaluation(Shared):
             if value is None or written_after(self.model, expr, value) is not None:
                 return False
             expr = value
+        if isinstance(expr, cst.Tuple | cst.List):
+            return self._fills_only(expr)
         while isinstance(expr, cst.Call):
             name = self.ctx.symbols.qualname(expr.func) or ""
             if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
             if name in _RANDOM_FILLS and _leading_size_one(expr):
                 return True  # `torch.rand(1, 3, h, w)`: one random sample, as for a FLOPs count
-            if not (
-                isinstance(expr.func, cst.Attribute)
-                and expr.func.attr.value in _MODULE_CHAIN_METHODS
-            ):
+            if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TENSOR_CASTS):
                 return False
             expr = expr.func.value
         return False
+
+    def _fills_only(self, expr: cst.Tuple | cst.List) -> bool:
+        """`(x, None)` with `x` a made-up tensor: a batch of fills, and None for the targets a
+        forward is not given."""
+        values = [e.value for e in expr.elements if not isinstance(e, cst.StarredElement)]
+        filled = [v for v in values if not is_name(v, "None")]
+        return (
+            len(values) == len(expr.elements)
+            and bool(filled)
+            and all(not isinstance(v, cst.Tuple | cst.List) for v in filled)
+            and all(self._is_constant_fill(v) for v in filled)
+        )
 
     def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
@@ -1056,6 +1072,7 @@ class Evaluation(Shared):
                     or self._is_forward_step(function)
                     or self._extends_base(function)
                     or self._feeds_loss(function)
+                    or self._steps_enclosing_computation(function)
                 ):
                     return None
                 return None if self._helps_evaluation(function) else function
@@ -1065,6 +1082,19 @@ class Evaluation(Shared):
                 return None
             function = outer
         return None
+
+    def _steps_enclosing_computation(self, function: cst.FunctionDef) -> bool:
+        """A helper nested in a function that is not evaluation, called only there, where that
+        function returns a value (`render_rays` and its `inference(model, xyz)`): a step of the
+        enclosing computation, whose callers decide the grad mode (training backpropagates
+        through it); the helper's name says what it computes, not what for."""
+        outer = self.enclosing_function(function)
+        if outer is None or is_eval_name(outer.name.value):
+            return False
+        sites = self.call_sites(function)
+        if not sites or any(self.enclosing_function(site) is not outer for site in sites):
+            return False
+        return any(ret.value is not None for ret in own_returns(outer))
 
     def _is_module_api(self, function: cst.FunctionDef) -> bool:
         """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
