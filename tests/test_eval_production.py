@@ -614,6 +614,86 @@ def predict(paths):
 """,
         },
     ),
+    # A helper training shares with evaluation (`_process_one_batch`) runs the forward: its
+    # own forward is no evaluation, but each evaluation call of it records a graph for
+    # nothing. Under `no_grad` at the call, it records none.
+    Case(
+        "shared-batch-helper-called-by-evaluation",
+        {
+            "exp.py": """\
+import numpy as np
+import torch
+from torch import nn, optim
+
+
+class Exp:
+    def __init__(self, model):
+        self.model = model
+
+    def _process_one_batch(self, batch_x, batch_y):
+        outputs = self.model(batch_x.cuda())
+        return outputs, batch_y.cuda()
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        total = []
+        for batch_x, batch_y in loader:
+            pred, true = self._process_one_batch(batch_x, batch_y)  # TL001: self._process_one_batch(batch_x, batch_y)
+            total.append(criterion(pred.detach().cpu(), true.detach().cpu()))
+        self.model.train()
+        return np.average(total)
+
+    def train(self, train_loader, vali_loader):
+        opt = optim.Adam(self.model.parameters())
+        criterion = nn.MSELoss()
+        for epoch in range(10):
+            for batch_x, batch_y in train_loader:
+                opt.zero_grad()
+                pred, true = self._process_one_batch(batch_x, batch_y)
+                loss = criterion(pred, true)
+                loss.backward()
+                opt.step()
+            print(self.vali(vali_loader, criterion))
+
+    def predict(self, loader):
+        self.model.eval()
+        preds = []
+        for batch_x, batch_y in loader:
+            with torch.no_grad():
+                pred, _ = self._process_one_batch(batch_x, batch_y)
+            preds.append(pred.cpu().numpy())
+        return np.array(preds)
+""",
+        },
+    ),
+    # A module's own method named for prediction is its API, which training calls: a
+    # `float("nan")` fill in it takes nothing out of autograd. A method that returns a list
+    # of labels does.
+    Case(
+        "module-api-with-a-constant-float-fill",
+        {
+            "lm.py": """\
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def __init__(self, dim, vocab):
+        super().__init__()
+        self.proj = nn.Linear(dim, vocab)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    def compute_predictions(self, x, mask):
+        logits = self(x)
+        return logits.masked_fill(mask, float("nan"))
+
+    def predict_labels(self, x):
+        return self(x).argmax(-1).tolist()  # TL001: self(x)
+""",
+        },
+    ),
 ]
 
 

@@ -67,6 +67,7 @@ _NO_GRAD_WRAPPERS = (
 _DATA_LIBRARIES = ("pandas.", "numpy.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
+_LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Entry points a script runs once.
 _EXPORTS = frozenset(
@@ -215,6 +216,7 @@ class Evaluation(Shared):
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
+        self._forward_helpers: dict[cst.FunctionDef, bool] = {}  # see `runs_forward`
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
         # What `is_module` learnt of each name from its assignments (`_assigned`)
@@ -235,6 +237,34 @@ class Evaluation(Shared):
             owner = self.enclosing_class(function) if function is not None else None
             return owner is not None and owner.name.value in self.module_classes
         return self.is_module(name, call) or self._runs_module_method(call)
+
+    def runs_forward(self, call: cst.Call) -> bool:
+        """`pred, true = self._process_one_batch(x, y)`: a call of one function of the file that
+        returns a value and runs a forward of its own with grad recording, which no evaluation
+        scope of its own reports (a helper training shares with evaluation): the call is the
+        forward pass of the code that calls it."""
+        targets = [
+            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
+        ]
+        if len(targets) != 1:
+            return False
+        helper = targets[0]
+        if helper not in self._forward_helpers:
+            self._forward_helpers[helper] = self._runs_own_forward(helper)
+        return self._forward_helpers[helper]
+
+    def _runs_own_forward(self, helper: cst.FunctionDef) -> bool:
+        if _is_forward_name(helper.name.value) or not any(
+            ret.value is not None for ret in own_returns(helper)
+        ):
+            return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
+        forwards = [c for c in self.calls_in(helper) if self.is_forward(c)]
+        grad = self.ctx.fact(Grad)
+        return (
+            bool(forwards)
+            and any(grad.call_mode(c) is GradMode.RECORDING for c in forwards)
+            and all(self.scope(c) is None for c in forwards)
+        )
 
     def _runs_module_method(self, call: cst.Call) -> bool:
         """`agent.act(obs)`: a method of a module class of this file that runs a forward itself."""
@@ -1123,8 +1153,13 @@ class Evaluation(Shared):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _AUTOGRAD_EXITS:
                 return True
-            if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and call.args:
-                return True
+            if (
+                isinstance(func, cst.Name)
+                and func.value in ("int", "float", "bool")
+                and call.args
+                and not all(isinstance(a.value, _LITERALS) for a in call.args)
+            ):
+                return True  # `float(score)`; not `float("nan")`, a constant to fill with
         return False
 
     def _ancestors_within(self, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
