@@ -240,9 +240,10 @@ class Evaluation(Shared):
 
     def runs_forward(self, call: cst.Call) -> bool:
         """`pred, true = self._process_one_batch(x, y)`: a call of one function of the file that
-        returns a value and runs a forward of its own with grad recording, which no evaluation
-        scope of its own reports (a helper training shares with evaluation): the call is the
-        forward pass of the code that calls it."""
+        returns a value and runs a forward of its own with grad recording, which code that is
+        not evaluation calls with grad on too, so no evaluation scope of its own reports it (a
+        helper training shares with evaluation): the call is the forward pass of the code that
+        calls it."""
         targets = [
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
@@ -258,6 +259,8 @@ class Evaluation(Shared):
             ret.value is not None for ret in own_returns(helper)
         ):
             return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
+        if not self._called_with_grad(helper, frozenset()):
+            return False  # only evaluation calls it: its grad mode is theirs (`_helps_evaluation`)
         forwards = [c for c in self.calls_in(helper) if self.is_forward(c)]
         grad = self.ctx.fact(Grad)
         return (
