@@ -495,9 +495,10 @@ def test_step(model):
 """,
         },
     ),
-    # A nested helper named `inference` that its enclosing function (not evaluation) runs:
-    # it is a step of that function's computation, which training calls with grad on and
-    # backpropagates through; the name says nothing of the grad mode.
+    # A nested helper named `inference` that its enclosing function (neither evaluation nor
+    # training) runs: it is a step of that function's computation, which training calls with
+    # grad on and backpropagates through; the name says nothing of the grad mode. A training
+    # function's nested `eval_loss` is still its evaluation.
     Case(
         "nested-inference-helper-of-a-training-forward",
         {
@@ -520,6 +521,23 @@ def evaluate(model, loader):
     for rays, target in loader:
         out = model(rays.cuda())  # TL001: model(rays.cuda())
         print((out - target.cuda()).abs().mean())
+
+
+def fit(model, loader, features, labels):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def eval_loss():
+        return (model(features) - labels).pow(2).mean()  # TL001: model(features)
+
+    losses = [eval_loss()]
+    for i, (x, y) in enumerate(loader):
+        loss = (model(x) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if i % 10 == 0:
+            losses.append(eval_loss())
+    return losses
 """,
             "train.py": """\
 import torch

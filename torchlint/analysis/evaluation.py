@@ -1117,13 +1117,14 @@ class Evaluation(Shared):
         return None
 
     def _steps_enclosing_computation(self, function: cst.FunctionDef) -> bool:
-        """A helper nested in a function that is not evaluation, called only there, where that
-        function returns a value (`render_rays` and its `inference(model, xyz)`): a step of the
-        enclosing computation, whose callers decide the grad mode (training backpropagates
-        through it); the helper's name says what it computes, not what for."""
+        """A helper nested in a function that is neither evaluation nor training (it runs no
+        backward), called only there, where that function returns a value (`render_rays` and
+        its `inference(model, xyz)`): a step of the enclosing computation, whose callers decide
+        the grad mode (training backpropagates through it); the helper's name says what it
+        computes, not what for."""
         outer = self.enclosing_function(function)
-        if outer is None or is_eval_name(outer.name.value):
-            return False
+        if outer is None or is_eval_name(outer.name.value) or outer in self._backward_functions:
+            return False  # a training function's nested `eval_loss` is its evaluation
         sites = self.call_sites(function)
         if not sites or any(self.enclosing_function(site) is not outer for site in sites):
             return False
