@@ -70,9 +70,10 @@ built in the file (also through a function of the file that returns one, `net = 
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
 its graph hangs off the model's forward, which gets the finding), the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...; not `tf_model` or `keras_net`, another framework's model); a call of a method of a module class of the file that itself runs
-a forward (`agent.act(obs)`) counts too, and so does a call of a function of the file that
-returns what a forward of its own computes with grad on, where no evaluation of its own is
-reported there (`pred, true = self._process_one_batch(x, y)` in `vali`, a helper training shares).
+a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
+file that returns what a forward of its own computes with grad on, where no evaluation of its
+own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s loop, a helper
+training shares).
 
 Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
 differentiated in a training loop and updated after each backward) gets the same check
@@ -1480,9 +1481,12 @@ on over several cells gets one `with torch.no_grad():` per cell.
         self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:
-        """The first forward that holds no other: the model in `loss(net(x), y)`, not its criterion."""
+        """The first forward that holds no other: the model in `loss(net(x), y)`, not its
+        criterion; a module's own forward before a call of a helper that runs one."""
         calls = {call for call, _ in members}
-        for call, scope in members:
+        evaluation = self.ctx.fact(Evaluation)
+        direct = [(c, s) for c, s in members if evaluation.is_forward(c)]
+        for call, scope in direct or members:
             if not any(other is not call and call in self.ctx.ancestors(other) for other in calls):
                 return call, scope
         return members[0]

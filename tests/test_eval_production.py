@@ -634,7 +634,8 @@ def predict(paths):
     ),
     # A helper training shares with evaluation (`_process_one_batch`) runs the forward: its
     # own forward is no evaluation, but each evaluation call of it records a graph for
-    # nothing. Under `no_grad` at the call, it records none.
+    # nothing. Under `no_grad` at the call, it records none; an API method's one call of it,
+    # outside any loop, is left to that method's callers.
     Case(
         "shared-batch-helper-called-by-evaluation",
         {
@@ -681,6 +682,9 @@ class Exp:
                 pred, _ = self._process_one_batch(batch_x, batch_y)
             preds.append(pred.cpu().numpy())
         return np.array(preds)
+
+    def to_prediction(self, batch_x):
+        return self._process_one_batch(batch_x, batch_x)[0].argmax(-1)
 """,
         },
     ),

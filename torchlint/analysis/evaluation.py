@@ -239,11 +239,14 @@ class Evaluation(Shared):
         return self.is_module(name, call) or self._runs_module_method(call)
 
     def runs_forward(self, call: cst.Call) -> bool:
-        """`pred, true = self._process_one_batch(x, y)`: a call of one function of the file that
-        returns a value and runs a forward of its own with grad recording, which code that is
-        not evaluation calls with grad on too, so no evaluation scope of its own reports it (a
-        helper training shares with evaluation): the call is the forward pass of the code that
-        calls it."""
+        """`pred, true = self._process_one_batch(x, y)` in a loop: a call of one function of the
+        file that returns a value and runs a forward of its own with grad recording, which code
+        that is not evaluation calls with grad on too, so no evaluation scope of its own reports
+        it (a helper training shares with evaluation): the call is the forward pass of the
+        evaluation loop that makes it. Outside a loop of its own function (an API method's one
+        call of a helper) it is left alone."""
+        if not self._in_own_loop(call):
+            return False  # repeats itself, over data: not a helper's one call from an API method
         targets = [
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
