@@ -69,8 +69,11 @@ A call counts as a forward pass when the callee is a module
 built in the file (also through a function of the file that returns one, `net = create_net()`,
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
 its graph hangs off the model's forward, which gets the finding), the object `.eval()` is called on, or named like one (`model`, `net`,
-`encoder`, `backbone`...); a call of a method of a module class of the file that itself runs
-a forward (`agent.act(obs)`) counts too.
+`encoder`, `backbone`...; not `tf_model` or `keras_net`, another framework's model); a call of a method of a module class of the file that itself runs
+a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
+file that returns what a forward of its own computes with grad on, where no evaluation of its
+own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s loop, a helper
+training shares).
 
 Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
 differentiated in a training loop and updated after each backward) gets the same check
@@ -84,7 +87,8 @@ It stays quiet when:
   such code in the same file; or the function or method called carries such a decorator
   itself, in this file or in another module of the project (`lm.generate(x)` where `generate`
   is decorated `@torch.inference_mode()`), or is a framework method that turns grad off
-  itself (a Hugging Face model's `generate`);
+  itself (a Hugging Face model's `generate`, also through a PEFT wrapper, through every
+  binding that reaches the call and through what the file's calls pass for a parameter);
 - grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
   manager of the file's own that does);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
@@ -111,7 +115,9 @@ It stays quiet when:
   `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
   (generation) or take the result out of autograd (`.item()`, `.numpy()`); a module's `forward`
   and the methods it calls; helpers called only from other evaluation functions; overrides
-  that delegate to `super()`; shape-probing forwards in `__init__`; a module-level function
+  that delegate to `super()`; shape-probing forwards in `__init__`; a helper named for
+  evaluation nested in a function that is not, called only there, where that function returns
+  a value (`inference` inside `render_rays`, which training backpropagates through); a module-level function
   the file never calls whose every call in the project's other files runs under `no_grad` or
   `inference_mode` (found by the project index, also in a single-file run), also where a
   base class hands the bound method to a stage runner under `no_grad`
@@ -126,9 +132,10 @@ Evaluation must repeat to be worth a finding: a forward in a loop or comprehensi
 function a framework runs every step or epoch, or in a function that may run many times (any
 function, unless it is a `main` or every call of it in the file runs once). A single forward
 outside any loop in code that runs once (a library's `__main__` demo, a shape check, a
-one-image `main`) is left alone, and so is a forward in code that exports or traces the module
+one-image `main`; a `hubconf.py`, which torch.hub imports, is a library module) is left alone, and so is a forward in code that exports or traces the module
 (`torch.onnx.export`, `torch.jit.trace`: a warm-up), a forward outside any loop whose every
-input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, or a name bound once to
+input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, also through casts such as
+`.type_as(w)`, a tuple of such tensors and `None`, or a name bound once to
 `torch.zeros(...)`/`torch.FloatTensor(1, *shape)` and never written into: a warm-up, a shape
 check, a FLOPs count), and code of a function that trains in a loop of its own placed before
 that loop, where nothing runs the function again (a debug check of one batch's output). A forward on evaluation data or after
@@ -1425,7 +1432,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
 
     def _scope(self, call: cst.Call, evaluation: Evaluation) -> EvalScope | None:
         """The evaluation scope of `call` when it is a forward pass recording autograd."""
-        if evaluation.is_forward(call):
+        if evaluation.is_forward(call) or evaluation.runs_forward(call):
             scope = evaluation.scope(call)
             if (
                 scope is None
@@ -1465,7 +1472,8 @@ on over several cells gets one `with torch.no_grad():` per cell.
                 scope.function if scope.function is not None else scope.block
             )[0]
             fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
-        if self.ctx.fact(Evaluation).is_forward(first):
+        evaluation = self.ctx.fact(Evaluation)
+        if evaluation.is_forward(first) or evaluation.runs_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
         else:
             assert function is not None  # a scope without a forward is a function's
@@ -1473,9 +1481,12 @@ on over several cells gets one `with torch.no_grad():` per cell.
         self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:
-        """The first forward that holds no other: the model in `loss(net(x), y)`, not its criterion."""
+        """The first forward that holds no other: the model in `loss(net(x), y)`, not its
+        criterion; a module's own forward before a call of a helper that runs one."""
         calls = {call for call, _ in members}
-        for call, scope in members:
+        evaluation = self.ctx.fact(Evaluation)
+        direct = [(c, s) for c, s in members if evaluation.is_forward(c)]
+        for call, scope in direct or members:
             if not any(other is not call and call in self.ctx.ancestors(other) for other in calls):
                 return call, scope
         return members[0]

@@ -466,6 +466,256 @@ class Probe(L.Callback):
 """,
         },
     ),
+    # --- issue 24, batch 14 and validate classes: warm-ups on fills through casts and tuples,
+    # a nested `inference` helper of a training forward, TensorFlow models, hubconf demos ---
+    # A warm-up whose input is a constant fill through a tensor method chain
+    # (`torch.zeros(...).to(d).type_as(w)`), or a tuple of constant fills and None: it
+    # evaluates no data, whatever the code around it does.
+    Case(
+        "constant-input-through-chain-and-tuple",
+        {
+            "tools.py": """\
+import torch
+
+
+def evaluate(model, loaders, device):
+    model.eval()
+    model(torch.zeros(1, 3, 64, 64).to(device).type_as(next(model.parameters())))
+    for loader in loaders:
+        for x, y in loader:
+            out = model(x.to(device))  # TL001: model(x.to(device))
+            print((out.argmax(1) == y).float().mean())
+
+
+def test_step(model):
+    x = torch.ones(2, 64, dtype=torch.long).to("cuda")
+    batch = (x, None)
+    y, _ = model(batch)
+    print(y.shape)
+""",
+        },
+    ),
+    # A nested helper named `inference` that its enclosing function (neither evaluation nor
+    # training) runs: it is a step of that function's computation, which training calls with
+    # grad on and backpropagates through; the name says nothing of the grad mode. A training
+    # function's nested `eval_loss` is still its evaluation.
+    Case(
+        "nested-inference-helper-of-a-training-forward",
+        {
+            "rendering.py": """\
+import torch
+
+
+def render_rays(model, rays, chunk=1024):
+    def inference(xyz):
+        chunks = []
+        for i in range(0, xyz.shape[0], chunk):
+            chunks += [model(xyz[i : i + chunk])]
+        return torch.cat(chunks, 0)
+
+    return inference(rays).sum(1)
+
+
+def evaluate(model, loader):
+    model.eval()
+    for rays, target in loader:
+        out = model(rays.cuda())  # TL001: model(rays.cuda())
+        print((out - target.cuda()).abs().mean())
+
+
+def fit(model, loader, features, labels):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def eval_loss():
+        return (model(features) - labels).pow(2).mean()  # TL001: model(features)
+
+    losses = [eval_loss()]
+    for i, (x, y) in enumerate(loader):
+        loss = (model(x) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if i % 10 == 0:
+            losses.append(eval_loss())
+    return losses
+""",
+            "train.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+from rendering import evaluate, render_rays
+
+
+def main(model, dataset, val_loader):
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(10):
+        for rays, target in DataLoader(dataset, batch_size=64):
+            loss = (render_rays(model, rays.cuda()) - target.cuda()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        evaluate(model, val_loader)
+""",
+        },
+    ),
+    # A TensorFlow/Keras model (`tf_model(inputs, training=False)`) called beside the torch
+    # model it is compared with: torch autograd does not apply to it. The torch model's forward
+    # in the same loop still records.
+    Case(
+        "tensorflow-model-is-no-torch-module",
+        {
+            "convert.py": """\
+import numpy as np
+import torch
+
+
+def compare(tf_class, pt_class, config, paths):
+    for path in paths:
+        pt_model = pt_class.from_pretrained(path)
+        pt_model.eval()
+        tf_model = load_pytorch_weights_in_tf2_model(tf_class(config), path)
+        tfo = tf_model(tf_model.dummy_inputs, training=False)
+        pto = pt_model(**pt_model.dummy_inputs)  # TL001: pt_model(**pt_model.dummy_inputs)
+        print(np.amax(np.abs(pto[0].detach().numpy() - tfo[0].numpy())))
+""",
+        },
+    ),
+    # torch.hub imports a repository's `hubconf.py`: it is a library module, and its
+    # `__main__` block is a demo like any imported module's, not the project's evaluation.
+    Case(
+        "hubconf-main-block-is-a-demo",
+        {
+            "hubconf.py": """\
+import numpy as np
+import torch
+
+from models import Model
+
+
+def custom(path):
+    checkpoint = torch.load(path, map_location="cpu")
+    hub_model = Model(checkpoint["cfg"])
+    hub_model.load_state_dict(checkpoint["state"])
+    hub_model.eval()
+    return hub_model
+
+
+if __name__ == "__main__":
+    model = custom("weights.pt")
+    results = model([np.zeros((640, 480, 3))])
+    print(results)
+""",
+            "models.py": """\
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+""",
+            "detect.py": """\
+import torch
+
+from models import Model
+
+
+def predict(paths):
+    model = Model(None).cuda().eval()
+    for path in paths:
+        image = torch.load(path).cuda()
+        print(model(image))  # TL001: model(image)
+""",
+        },
+    ),
+    # A helper training shares with evaluation (`_process_one_batch`) runs the forward: its
+    # own forward is no evaluation, but each evaluation call of it records a graph for
+    # nothing. Under `no_grad` at the call, it records none; an API method's one call of it,
+    # outside any loop, is left to that method's callers.
+    Case(
+        "shared-batch-helper-called-by-evaluation",
+        {
+            "exp.py": """\
+import numpy as np
+import torch
+from torch import nn, optim
+
+
+class Exp:
+    def __init__(self, model):
+        self.model = model
+
+    def _process_one_batch(self, batch_x, batch_y):
+        outputs = self.model(batch_x.cuda())
+        return outputs, batch_y.cuda()
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        total = []
+        for batch_x, batch_y in loader:
+            pred, true = self._process_one_batch(batch_x, batch_y)  # TL001: self._process_one_batch(batch_x, batch_y)
+            total.append(criterion(pred.detach().cpu(), true.detach().cpu()))
+        self.model.train()
+        return np.average(total)
+
+    def train(self, train_loader, vali_loader):
+        opt = optim.Adam(self.model.parameters())
+        criterion = nn.MSELoss()
+        for epoch in range(10):
+            for batch_x, batch_y in train_loader:
+                opt.zero_grad()
+                pred, true = self._process_one_batch(batch_x, batch_y)
+                loss = criterion(pred, true)
+                loss.backward()
+                opt.step()
+            print(self.vali(vali_loader, criterion))
+
+    def predict(self, loader):
+        self.model.eval()
+        preds = []
+        for batch_x, batch_y in loader:
+            with torch.no_grad():
+                pred, _ = self._process_one_batch(batch_x, batch_y)
+            preds.append(pred.cpu().numpy())
+        return np.array(preds)
+
+    def to_prediction(self, batch_x):
+        return self._process_one_batch(batch_x, batch_x)[0].argmax(-1)
+""",
+        },
+    ),
+    # A module's own method named for prediction is its API, which training calls: a
+    # `float("nan")` fill in it takes nothing out of autograd. A method that returns a list
+    # of labels does.
+    Case(
+        "module-api-with-a-constant-float-fill",
+        {
+            "lm.py": """\
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def __init__(self, dim, vocab):
+        super().__init__()
+        self.proj = nn.Linear(dim, vocab)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    def compute_predictions(self, x, mask):
+        logits = self(x)
+        return logits.masked_fill(mask, float("nan"))
+
+    def predict_labels(self, x):
+        return self(x).argmax(-1).tolist()  # TL001: self(x)
+""",
+        },
+    ),
 ]
 
 

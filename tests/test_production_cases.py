@@ -1846,6 +1846,41 @@ def run(model, classifier, n, batch):
 """,
         },
     ),
+    # --- A PEFT wrapper's generate is the Hugging Face generate: no grad (TL001 false alarm) ---
+    # A Hugging Face model wrapped by PEFT, handed to a helper as a parameter: its `generate`
+    # delegates to the Hugging Face `generate`, which runs without grad itself. A plain forward
+    # of the same model in the same helper still records.
+    Case(
+        "peft-generate-through-parameter",
+        {
+            "generate.py": """\
+import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("base")
+model = AutoModelForCausalLM.from_pretrained("base")
+model = PeftModel.from_pretrained(model, "adapter")
+model.eval()
+
+
+def generate(model, question):
+    inputs = tokenizer(question, return_tensors="pt").to("cuda")
+    out = model.generate(**inputs, max_new_tokens=64)
+    return tokenizer.decode(out[0])
+
+
+def score(model, question):
+    inputs = tokenizer(question, return_tensors="pt").to("cuda")
+    return model(**inputs).logits.softmax(-1)  # TL001: model(**inputs)
+
+
+for question in ["a", "b", "c"]:
+    print(generate(model, question), score(model, question))
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

@@ -26,12 +26,15 @@ from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from pathlib import Path
 
     from torchlint.analysis.context import FileContext
 
 
 # How a program reads its command line: methods of a parser, and functions or values by name.
 _COMMAND_LINE_METHODS = frozenset({"parse_args", "parse_known_args"})
+# The module torch.hub.load imports from a repository: its entry points are library code.
+_HUB_MODULE = "hubconf.py"
 _COMMAND_LINE = frozenset(
     {"sys.argv", "tyro.cli", "fire.Fire", "hydra.main", "click.command", "typer.run"}
 )
@@ -52,9 +55,15 @@ class LibraryDemo:
         if not found or self.ctx.project is None:
             return []
         blocks = [g for g in found if isinstance(g, cst.If) and not self._reads_data(g)]
-        if not self.ctx.project.imported_by_others(self.ctx.absolute_path):
+        if not self._imported(self.ctx.absolute_path):
             return [g for g in blocks if self._compares_implementations(g)]
         return blocks
+
+    def _imported(self, path: Path) -> bool:
+        """Whether something imports the module: another module of the project, or torch.hub,
+        which loads a repository's `hubconf.py` as a library of model entry points."""
+        assert self.ctx.project is not None
+        return path.name == _HUB_MODULE or self.ctx.project.imported_by_others(path)
 
     def _compares_implementations(self, guard: cst.If) -> bool:
         """A self-check of a library module nobody imports yet (a loss or an op kept as one file):

@@ -67,6 +67,7 @@ _NO_GRAD_WRAPPERS = (
 _DATA_LIBRARIES = ("pandas.", "numpy.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
+_LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Entry points a script runs once.
 _EXPORTS = frozenset(
@@ -161,6 +162,11 @@ _MODULE_CHAIN_METHODS = frozenset(
         "to_empty",
     }
 )
+# Tensor methods that change only a tensor's device, dtype or layout: a fill stays a fill
+# through them (`torch.zeros(...).to(d).type_as(w)`).
+_TENSOR_CASTS = _MODULE_CHAIN_METHODS | frozenset(
+    {"type", "type_as", "long", "int", "short", "byte", "bool", "contiguous"}
+)
 
 
 def _freezes(assign: cst.CSTNode) -> bool:
@@ -210,6 +216,7 @@ class Evaluation(Shared):
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
+        self._forward_helpers: dict[cst.FunctionDef, bool] = {}  # see `runs_forward`
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
         # What `is_module` learnt of each name from its assignments (`_assigned`)
@@ -230,6 +237,40 @@ class Evaluation(Shared):
             owner = self.enclosing_class(function) if function is not None else None
             return owner is not None and owner.name.value in self.module_classes
         return self.is_module(name, call) or self._runs_module_method(call)
+
+    def runs_forward(self, call: cst.Call) -> bool:
+        """`pred, true = self._process_one_batch(x, y)` in a loop: a call of one function of the
+        file that returns a value and runs a forward of its own with grad recording, which code
+        that is not evaluation calls with grad on too, so no evaluation scope of its own reports
+        it (a helper training shares with evaluation): the call is the forward pass of the
+        evaluation loop that makes it. Outside a loop of its own function (an API method's one
+        call of a helper) it is left alone."""
+        if not self._in_own_loop(call):
+            return False  # repeats itself, over data: not a helper's one call from an API method
+        targets = [
+            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
+        ]
+        if len(targets) != 1:
+            return False
+        helper = targets[0]
+        if helper not in self._forward_helpers:
+            self._forward_helpers[helper] = self._runs_own_forward(helper)
+        return self._forward_helpers[helper]
+
+    def _runs_own_forward(self, helper: cst.FunctionDef) -> bool:
+        if _is_forward_name(helper.name.value) or not any(
+            ret.value is not None for ret in own_returns(helper)
+        ):
+            return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
+        if not self._called_with_grad(helper, frozenset()):
+            return False  # only evaluation calls it: its grad mode is theirs (`_helps_evaluation`)
+        forwards = [c for c in self.calls_in(helper) if self.is_forward(c)]
+        grad = self.ctx.fact(Grad)
+        return (
+            bool(forwards)
+            and any(grad.call_mode(c) is GradMode.RECORDING for c in forwards)
+            and all(self.scope(c) is None for c in forwards)
+        )
 
     def _runs_module_method(self, call: cst.Call) -> bool:
         """`agent.act(obs)`: a method of a module class of this file that runs a forward itself."""
@@ -705,19 +746,30 @@ class Evaluation(Shared):
             if value is None or written_after(self.model, expr, value) is not None:
                 return False
             expr = value
+        if isinstance(expr, cst.Tuple | cst.List):
+            return self._fills_only(expr)
         while isinstance(expr, cst.Call):
             name = self.ctx.symbols.qualname(expr.func) or ""
             if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
             if name in _RANDOM_FILLS and _leading_size_one(expr):
                 return True  # `torch.rand(1, 3, h, w)`: one random sample, as for a FLOPs count
-            if not (
-                isinstance(expr.func, cst.Attribute)
-                and expr.func.attr.value in _MODULE_CHAIN_METHODS
-            ):
+            if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TENSOR_CASTS):
                 return False
             expr = expr.func.value
         return False
+
+    def _fills_only(self, expr: cst.Tuple | cst.List) -> bool:
+        """`(x, None)` with `x` a made-up tensor: a batch of fills, and None for the targets a
+        forward is not given."""
+        values = [e.value for e in expr.elements if not isinstance(e, cst.StarredElement)]
+        filled = [v for v in values if not is_name(v, "None")]
+        return (
+            len(values) == len(expr.elements)
+            and bool(filled)
+            and all(not isinstance(v, cst.Tuple | cst.List) for v in filled)
+            and all(self._is_constant_fill(v) for v in filled)
+        )
 
     def _hands_out_result(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """`def model_fn(x): model.eval(); return model(x)`, returned by its factory
@@ -1056,6 +1108,7 @@ class Evaluation(Shared):
                     or self._is_forward_step(function)
                     or self._extends_base(function)
                     or self._feeds_loss(function)
+                    or self._steps_enclosing_computation(function)
                 ):
                     return None
                 return None if self._helps_evaluation(function) else function
@@ -1065,6 +1118,20 @@ class Evaluation(Shared):
                 return None
             function = outer
         return None
+
+    def _steps_enclosing_computation(self, function: cst.FunctionDef) -> bool:
+        """A helper nested in a function that is neither evaluation nor training (it runs no
+        backward), called only there, where that function returns a value (`render_rays` and
+        its `inference(model, xyz)`): a step of the enclosing computation, whose callers decide
+        the grad mode (training backpropagates through it); the helper's name says what it
+        computes, not what for."""
+        outer = self.enclosing_function(function)
+        if outer is None or is_eval_name(outer.name.value) or outer in self._backward_functions:
+            return False  # a training function's nested `eval_loss` is its evaluation
+        sites = self.call_sites(function)
+        if not sites or any(self.enclosing_function(site) is not outer for site in sites):
+            return False
+        return any(ret.value is not None for ret in own_returns(outer))
 
     def _is_module_api(self, function: cst.FunctionDef) -> bool:
         """A method of a module class of this file (`AdaptiveLogSoftmaxWithLoss.predict`, a policy's
@@ -1093,8 +1160,13 @@ class Evaluation(Shared):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _AUTOGRAD_EXITS:
                 return True
-            if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and call.args:
-                return True
+            if (
+                isinstance(func, cst.Name)
+                and func.value in ("int", "float", "bool")
+                and call.args
+                and not all(isinstance(a.value, _LITERALS) for a in call.args)
+            ):
+                return True  # `float(score)`; not `float("nan")`, a constant to fill with
         return False
 
     def _ancestors_within(self, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:

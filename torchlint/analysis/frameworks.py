@@ -95,6 +95,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
         no_grad_methods=frozenset({"generate"}),
         on_accelerator=True,
     ),
+    # A PEFT wrapper's `generate` hands over to the wrapped Hugging Face model's `generate`.
+    Framework("peft", ("peft",), no_grad_methods=frozenset({"generate"})),
     Framework(
         "fairseq",
         ("fairseq",),
@@ -143,6 +145,8 @@ EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
 
 # Every method name some framework runs with autograd off: a cheap gate before the class is resolved.
 WITHOUT_GRAD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.without_grad)
+# Every method of a framework's own objects that turns autograd off itself: the same gate.
+NO_GRAD_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.no_grad_methods)
 
 
 def framework_of(qualname: str) -> Framework | None:

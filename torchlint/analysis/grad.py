@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
-from torchlint.analysis.frameworks import WITHOUT_GRAD_NAMES, framework_of
+from torchlint.analysis.frameworks import NO_GRAD_METHOD_NAMES, WITHOUT_GRAD_NAMES, framework_of
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
@@ -205,16 +205,26 @@ class Grad(Shared):
             modes = {self._decorated_mode(f) for f in targets}
             return modes.pop() if len(modes) == 1 else None
         func = call.func
-        if isinstance(func, cst.Attribute):
-            built = self.model.built_from(func.value, self.model.scope_of(call))
-            framework = framework_of(self.ctx.symbols.qualname(built) or "") if built else None
-            if framework is not None and func.attr.value in framework.no_grad_methods:
-                return GradMode.DISABLED
+        if isinstance(func, cst.Attribute) and self._framework_turns_grad_off(func):
+            return GradMode.DISABLED
         outside = self.model.outside_callee(call)
         if outside is None or self.ctx.project is None:
             return None
         grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
         return GradMode.DISABLED if grad_off else None
+
+    def _framework_turns_grad_off(self, func: cst.Attribute) -> bool:
+        """`model.generate(...)` where everything `model` may hold there was built by a
+        framework whose `generate` turns grad off itself (a Hugging Face model, a PEFT wrapper
+        of one), also when `model` is a parameter the file's calls pass such a model for."""
+        if func.attr.value not in NO_GRAD_METHOD_NAMES:
+            return False
+        built = self.model.builders(func.value)
+        return bool(built) and all(
+            (framework := framework_of(self.ctx.symbols.qualname(b) or "")) is not None
+            and func.attr.value in framework.no_grad_methods
+            for b in built
+        )
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
         """The mode a function's own decorators set, if any."""

@@ -716,6 +716,41 @@ class SemanticModel:
             found[key] = callee
         return next(iter(found.values())) if len(found) == 1 else None
 
+    def builders(self, value: cst.BaseExpression, depth: int = 2) -> list[cst.BaseExpression]:
+        """The callees that built what `value` (a name used in the file, or a `self.`
+        attribute) may hold where it is used: each binding that reaches the use, and for a
+        parameter what every call of the file passes for it (`generate(model, q)` after `model
+        = PeftModel.from_pretrained(...)`), `depth` calls up. Empty when any of them is unknown."""
+        if isinstance(value, cst.Name):
+            bindings = self.reaching(value)
+        elif isinstance(value, cst.Attribute) and dotted(value.value) == "self":
+            bindings = self.attr_bindings.get(dotted(value) or "", [])
+        else:
+            return []
+        found: list[cst.BaseExpression] = []
+        for binding in bindings:
+            built = self._binding_builders(binding, depth)
+            if not built:
+                return []
+            found += built
+        return found
+
+    def _binding_builders(self, binding: Binding, depth: int) -> list[cst.BaseExpression]:
+        if binding.kind is BindingKind.ASSIGN:
+            callee = _constructor(binding.exact)
+            return [callee] if callee is not None else []
+        if binding.kind is not BindingKind.PARAM or depth == 0:
+            return []
+        assert isinstance(binding.node, cst.Param)
+        passed = self.arguments(binding.node)
+        found: list[cst.BaseExpression] = []
+        for _, argument in passed:
+            built = self.builders(argument, depth - 1) if argument is not None else []
+            if not built:
+                return []
+            found += built
+        return found
+
     def outside_callee(self, call: cst.Call) -> tuple[str, str | None] | None:
         """What a call runs when it is defined outside this file, as written here: `("evaluate",
         None)` for `evaluate(...)` or `("utils.evaluate", None)` for `utils.evaluate(...)`, and

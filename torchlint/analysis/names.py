@@ -167,6 +167,8 @@ _NOT_MODULE_WORDS = frozenset(
         "dict", "id", "ids", "size", "kind", "mode", "dtype", "device", "get", "create", "build", "load", "make",
         "init", "setup", "save", "hook", "hooks", "output", "outputs", "input", "inputs", "list", "map", "str",
         "url", "key", "keys", "info", "spec", "fx", "graph", "traced", "scripted", "jit", "exported", "compiled",
+        # another framework's model, which torch autograd never records: `tf_model`, `keras_net`
+        "tf", "keras", "flax", "jax", "tflite", "onnx",
     }
 )  # fmt: skip
 # A leading verb makes a model-ish name a function or method: `wrap_model`, `is_fsdp_managed_module`.
