@@ -9,6 +9,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_numpy
+from torchlint.analysis.weights import becomes_weight
 from torchlint.analysis.writes import holder, result_holders, written_after
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
@@ -762,6 +763,8 @@ the import is removed once the fixes leave it unused.
             NumpyProvenance
         ).reads_data_set(evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
+        if becomes_weight(self.ctx, call):
+            return  # a module's weights: built or loaded once per model, not per batch
         if self._written_later(call, data.value):
             return  # the copy keeps a later in-place write from showing in the other one
         dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)
