@@ -230,6 +230,44 @@ class Table(nn.Module):
         },
         rules=("TL003",),
     ),
+    # --- 10. set-up of a training run, however often the run repeats ---
+    Case(
+        "set-up-of-a-repeated-training-run",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def train(model, loader, optimizer, labels):
+    classes = torch.tensor(np.concatenate(labels)[:, 0])
+    for x, y in loader:
+        w = torch.tensor(np.stack(y))  # TL003: torch.tensor(np.stack(y))
+        model(x, w).mean().backward()
+        optimizer.step()
+    return classes
+
+
+def step(model, optimizer, batch):
+    scale = torch.tensor(np.asarray(batch[0]))  # TL003: torch.tensor(np.asarray(batch[0]))
+    for chunk in batch[1]:
+        model(chunk, scale).mean().backward()
+    optimizer.step()
+
+
+def fit(model, optimizer, loader):
+    for batch in loader:
+        step(model, optimizer, batch)
+
+
+def evolve(model, loader, optimizer, labels):
+    for _ in range(300):
+        train(model, loader, optimizer, labels)
+    fit(model, optimizer, loader)
+""",
+        },
+        rules=("TL003",),
+    ),
 ]
 
 
