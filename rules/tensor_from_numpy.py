@@ -76,8 +76,9 @@ origin, are never flagged.
 Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
 `__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
-whose every call in the file runs once) is flagged only when the array is a data set read whole
-from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
+whose every call in the file runs once, the set-up of a training run: code outside the per-batch
+loops of a function that runs them, even where folds or a hyperparameter search repeat the run)
+is flagged only when the array is a data set read whole from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
 `scipy.io.loadmat(...)`, pandas' `.values`/`.to_numpy()`), where even one extra copy doubles its memory.
 
 Not flagged:
