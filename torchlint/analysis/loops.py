@@ -516,14 +516,21 @@ class LoopFacts:
         return True
 
     def _runs_batches(self, function: cst.FunctionDef) -> bool:
-        """Whether `function` is a training or evaluation run: it runs per-batch loops of its
-        own and nothing runs it every step. Its code outside those loops runs once per run,
-        however often the run itself repeats (folds, seeds, hyperparameter generations)."""
+        """Whether `function` is a training or evaluation run: a per-batch loop of its own
+        iterates a loader or steps the optimizer (not a `forward` chunking its input by
+        `range(n_batches)`), and nothing runs it every step. Its code outside those loops runs
+        once per run, however often the run itself repeats (folds, seeds, hyperparameter
+        generations)."""
         if not self.may_have_batch_loops or function in self._step_entries:
             return False
-        return any(self.scopes.function_of(loop) is function for loop in self._per_batch) and (
-            self._function_loop(function, False, False) is None
-        )
+        return any(
+            self.scopes.function_of(loop) is function
+            and (
+                loop in self._stepping
+                or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
+            )
+            for loop in self._per_batch
+        ) and (self._function_loop(function, False, False) is None)
 
     def _function_once(self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]) -> bool:
         if function in busy or (function.decorators and not _is_classmethod(function)):
