@@ -9,6 +9,7 @@ from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_use_numpy
+from torchlint.analysis.weights import becomes_weight
 from torchlint.analysis.writes import holder, result_holders, written_after
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
@@ -75,13 +76,21 @@ origin, are never flagged.
 Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
 `__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
-whose every call in the file runs once) is flagged only when the array is a data set read whole
-from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
+whose every call in the file runs once, the set-up of a training run: code outside the per-batch
+loops of a function that runs them, even where folds or a hyperparameter search repeat the run)
+is flagged only when the array is a data set read whole from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
 `scipy.io.loadmat(...)`, pandas' `.values`/`.to_numpy()`), where even one extra copy doubles its memory.
 
 Not flagged:
 - a one-off copy of an array that is not a data set: a few hundred indices built in an
   `__init__`, loss weights parsed once from the command line, a demo array;
+- a copy that becomes a module's weights: the data of `nn.Parameter(...)` or the tensor of
+  `register_buffer`/`register_parameter`, directly, through views and tensor methods
+  (`torch.tensor(w).transpose(0, 1).contiguous()`), or through a function of the file that
+  makes its parameter one (`set_param(layer, torch.tensor(w))`). Building or loading a model's
+  weights, a checkpoint conversion or constants read in a module's `__init__`, runs once per
+  model however many layers it loops over, and the data set exception above does not apply:
+  the array is the model, not a data set;
 - an array or tensor written in place after the call in the same scope (an item or slice
   store, `+=`, an in-place method such as `add_`, `fill_`, `fill` or `sort`, `out=`,
   `np.copyto`, `np.add.at`, `np.random.shuffle`), also in a loop around the call (a buffer
@@ -99,6 +108,16 @@ Not flagged:
 - calls that pass `requires_grad=` or `pin_memory=`, which `as_tensor` does not take;
 - the legacy constructors (`torch.Tensor(x)`, `torch.FloatTensor(x)`, ...): on a numpy array
   they share its memory when the dtypes match and copy only to convert, as `as_tensor` would.
+
+## When not to act
+The copy is worth removing where it is sizeable and on a hot path: per sample in a `Dataset`'s
+`__getitem__` or a collate function, per step in a training or evaluation loop or a function
+such a loop calls, or a whole data set copied once. The rule cannot always see how often a
+function runs when other modules call it (a helper of a library, a data-preparation method
+reached from a constructor in another module) nor how large the array is: a copy that runs
+once per run (offline preprocessing, a conversion script, set-up reached only from
+constructors) or a per-batch copy of a few scalars (`np.array(labels)` of one label per sample)
+costs nothing measurable, and leaving it is fine.
 
 ## Why is this bad?
 `torch.tensor` always copies its input. For a numpy array on the CPU that copy is wasted work:
@@ -304,6 +323,26 @@ the import is removed once the fixes leave it unused.
             for i in range(3):
                 t = torch.tensor(x)
                 x = t.tolist()
+            """
+        ),
+        # the copy becomes a module's weights: a conversion loop over layers, a loaded constant
+        Valid(
+            """
+            import numpy as np
+            import torch
+            from torch import nn
+
+            def set_param(layer, weight):
+                layer.weight = nn.Parameter(weight)
+
+            class Codebook(nn.Module):
+                def __init__(self, path):
+                    super().__init__()
+                    self.register_buffer("used", torch.tensor(np.load(path)))
+
+            def convert(weights, model):
+                for layer, w in zip(model.layers, weights):
+                    set_param(layer, torch.tensor(np.asarray(w)).transpose(0, 1))
             """
         ),
         # a conversion copies whichever function builds the tensor: float64 into float32
@@ -762,6 +801,8 @@ the import is removed once the fixes leave it unused.
             NumpyProvenance
         ).reads_data_set(evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
+        if becomes_weight(self.ctx, call):
+            return  # a module's weights: built or loaded once per model, not per batch
         if self._written_later(call, data.value):
             return  # the copy keeps a later in-place write from showing in the other one
         dtype = next((a.value for a in keywords if a.keyword and a.keyword.value == "dtype"), None)

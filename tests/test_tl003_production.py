@@ -174,6 +174,113 @@ def batches(loader):
         },
         rules=("TL003",),
     ),
+    # --- 9. copies that become a module's weights: a checkpoint conversion, model constants ---
+    Case(
+        "copies-that-become-module-weights",
+        {
+            "convert.py": """\
+import numpy as np
+import torch
+from torch import nn
+
+
+def set_param(layer, weight, bias=None):
+    layer.weight = nn.Parameter(weight)
+    if bias is not None:
+        layer.bias = torch.nn.Parameter(bias)
+
+
+def set_block(weights, layer, hidden):
+    w = np.asarray(weights[0])
+    b = np.asarray(weights[1])
+    set_param(layer.dense, torch.tensor(w).transpose(0, 1).contiguous().view(-1, hidden), torch.tensor(b))
+
+
+def convert(weights, model, hidden):
+    for i, layer in enumerate(model.layers):
+        set_block(weights[i], layer, hidden)
+    for i, table in enumerate(weights[-1]):
+        model.tables[i] = nn.Parameter(torch.tensor(np.asarray(table)))
+
+
+def show(weights, model):
+    for table in weights:
+        print(torch.tensor(np.asarray(table)).norm())  # TL003: torch.tensor(np.asarray(table))
+""",
+            "quantize.py": """\
+import numpy as np
+import torch
+from torch import nn, tensor
+
+
+class Quantizer(nn.Module):
+    def __init__(self, remap):
+        super().__init__()
+        self.register_buffer("used", torch.tensor(np.load(remap)))
+        self.register_buffer(name="order", tensor=torch.tensor(np.load(remap + ".order")))
+        bands = np.load(remap + ".bands").astype("float32")
+        self.bands = nn.Parameter(tensor(bands), requires_grad=False)
+
+
+class Table(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.rows = torch.tensor(np.load(path))  # TL003: torch.tensor(np.load(path))
+""",
+        },
+        rules=("TL003",),
+    ),
+    # --- 10. set-up of a training run, however often the run repeats ---
+    Case(
+        "set-up-of-a-repeated-training-run",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def train(model, loader, optimizer, labels):
+    classes = torch.tensor(np.concatenate(labels)[:, 0])
+    for x, y in loader:
+        w = torch.tensor(np.stack(y))  # TL003: torch.tensor(np.stack(y))
+        model(x, w).mean().backward()
+        optimizer.step()
+    return classes
+
+
+def step(model, optimizer, batch):
+    scale = torch.tensor(np.asarray(batch[0]))  # TL003: torch.tensor(np.asarray(batch[0]))
+    for chunk in batch[1]:
+        model(chunk, scale).mean().backward()
+    optimizer.step()
+
+
+def fit(model, optimizer, loader):
+    for batch in loader:
+        step(model, optimizer, batch)
+
+
+def evolve(model, loader, optimizer, labels):
+    for _ in range(300):
+        train(model, loader, optimizer, labels)
+    fit(model, optimizer, loader)
+""",
+            "head.py": """\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def forward(self, x, knots, n_batches):
+        w = torch.tensor(np.stack(knots))  # TL003: torch.tensor(np.stack(knots))
+        for i in range(n_batches):
+            x[i] = self.proj(x[i]) * w
+        return x
+""",
+        },
+        rules=("TL003",),
+    ),
 ]
 
 

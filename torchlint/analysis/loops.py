@@ -522,10 +522,12 @@ class LoopFacts:
 
     # -- code that runs once -------------------------------------------------------------
     def runs_once(self, node: cst.CSTNode) -> bool:
-        """Whether `node` evidently runs once per run of the program: module-level code outside
-        loops, an `__init__` (set-up, once per object) whose class the file never builds in
-        repeating code, a `main` nobody in the file calls, or a function every call of which in
-        the file runs once. Loops, comprehensions, lambdas, a `__getitem__`, a `forward`, a
+        """Whether `node` evidently runs once per run of the program, or of a training run:
+        module-level code outside loops, an `__init__` (set-up, once per object) whose class the
+        file never builds in repeating code, a `main` nobody in the file calls, a function every
+        call of which in the file runs once, or the code outside the loops of a function that
+        runs per-batch loops of its own (a training run, repeated over folds or hyperparameter
+        generations at most). Loops, comprehensions, lambdas, a `__getitem__`, a `forward`, a
         collate function and any function handed over or called from elsewhere may repeat."""
         return self._once(node, frozenset())
 
@@ -538,9 +540,26 @@ class LoopFacts:
             elif isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
                 return False
             elif isinstance(parent, cst.FunctionDef):
-                return self._function_once(parent, busy)
+                return self._runs_batches(parent) or self._function_once(parent, busy)
             child = parent
         return True
+
+    def _runs_batches(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a training or evaluation run: a per-batch loop of its own
+        iterates a loader or steps the optimizer (not a `forward` chunking its input by
+        `range(n_batches)`), and nothing runs it every step. Its code outside those loops runs
+        once per run, however often the run itself repeats (folds, seeds, hyperparameter
+        generations)."""
+        if not self.may_have_batch_loops or function in self._step_entries:
+            return False
+        return any(
+            self.scopes.function_of(loop) is function
+            and (
+                loop in self._stepping
+                or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
+            )
+            for loop in self._per_batch
+        ) and (self._function_loop(function, False, False) is None)
 
     def _function_once(self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef]) -> bool:
         if function in busy or (function.decorators and not _is_classmethod(function)):
