@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -69,6 +69,8 @@ _DATA_LIBRARIES = ("pandas.", "numpy.")
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# What runs its body more than once per run of the code around it (`_in_own_loop`), by exact type.
+_REPEATING = frozenset((*_COMPREHENSIONS, cst.Lambda))
 # Entry points a script runs once.
 _EXPORTS = frozenset(
     {
@@ -826,13 +828,14 @@ class Evaluation(Shared):
         """Whether a loop or comprehension of `node`'s own function (or module) runs it."""
         child = node
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.For | cst.While) and (
-                child is parent.body or child is getattr(parent, "test", None)
-            ):
+            kind = type(parent)  # exact types: isinstance against libcst's classes is slow
+            if kind is cst.For or kind is cst.While:
+                loop = cast("cst.For | cst.While", parent)
+                if child is loop.body or child is getattr(loop, "test", None):
+                    return True
+            if kind in _REPEATING:
                 return True
-            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
-                return True
-            if isinstance(parent, cst.FunctionDef):
+            if kind is cst.FunctionDef:
                 return False
             child = parent
         return False
