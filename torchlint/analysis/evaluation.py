@@ -247,13 +247,11 @@ class Evaluation(Shared):
         it (a helper training shares with evaluation): the call is the forward pass of the
         evaluation loop that makes it. Outside a loop of its own function (an API method's one
         call of a helper) it is left alone."""
-        if not self._in_own_loop(call):
-            return False  # repeats itself, over data: not a helper's one call from an API method
         targets = [
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
-        if len(targets) != 1:
-            return False
+        if len(targets) != 1 or not self._in_own_loop(call):
+            return False  # not one function of the file; or a helper's one call from an API method
         helper = targets[0]
         if helper not in self._forward_helpers:
             self._forward_helpers[helper] = self._runs_own_forward(helper)
