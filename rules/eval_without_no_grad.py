@@ -1422,17 +1422,22 @@ on over several cells gets one `with torch.no_grad():` per cell.
         if not self.calls or not self.ctx.uses_torch:
             return
         evaluation = self.ctx.fact(Evaluation)
+        forwards = {call for call in self.calls if evaluation.is_forward(call)}
         groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
         for call in self.calls:
-            scope = self._scope(call, evaluation)
+            # A helper runs a forward only if some call of the file is one: without any, the
+            # question would build the call graph of a file that evaluates nothing.
+            runs = call in forwards or (bool(forwards) and evaluation.runs_forward(call))
+            scope = self._scope(call, evaluation, runs)
             if scope is not None:
                 groups.setdefault(scope.key, []).append((call, scope))
         for members in groups.values():
             self._check_scope(members)
 
-    def _scope(self, call: cst.Call, evaluation: Evaluation) -> EvalScope | None:
-        """The evaluation scope of `call` when it is a forward pass recording autograd."""
-        if evaluation.is_forward(call) or evaluation.runs_forward(call):
+    def _scope(self, call: cst.Call, evaluation: Evaluation, runs: bool) -> EvalScope | None:
+        """The evaluation scope of `call` when it is a forward pass recording autograd (`runs`:
+        it runs one, itself or through a helper of the file)."""
+        if runs:
             scope = evaluation.scope(call)
             if (
                 scope is None

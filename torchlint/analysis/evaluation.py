@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -69,6 +69,8 @@ _DATA_LIBRARIES = ("pandas.", "numpy.")
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# What runs its body more than once per run of the code around it (`_in_own_loop`), by exact type.
+_REPEATING = frozenset((*_COMPREHENSIONS, cst.Lambda))
 # Entry points a script runs once.
 _EXPORTS = frozenset(
     {
@@ -245,13 +247,11 @@ class Evaluation(Shared):
         it (a helper training shares with evaluation): the call is the forward pass of the
         evaluation loop that makes it. Outside a loop of its own function (an API method's one
         call of a helper) it is left alone."""
-        if not self._in_own_loop(call):
-            return False  # repeats itself, over data: not a helper's one call from an API method
         targets = [
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
-        if len(targets) != 1:
-            return False
+        if len(targets) != 1 or not self._in_own_loop(call):
+            return False  # not one function of the file; or a helper's one call from an API method
         helper = targets[0]
         if helper not in self._forward_helpers:
             self._forward_helpers[helper] = self._runs_own_forward(helper)
@@ -826,13 +826,14 @@ class Evaluation(Shared):
         """Whether a loop or comprehension of `node`'s own function (or module) runs it."""
         child = node
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.For | cst.While) and (
-                child is parent.body or child is getattr(parent, "test", None)
-            ):
+            kind = type(parent)  # exact types: isinstance against libcst's classes is slow
+            if kind is cst.For or kind is cst.While:
+                loop = cast("cst.For | cst.While", parent)
+                if child is loop.body or child is getattr(loop, "test", None):
+                    return True
+            if kind in _REPEATING:
                 return True
-            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
-                return True
-            if isinstance(parent, cst.FunctionDef):
+            if kind is cst.FunctionDef:
                 return False
             child = parent
         return False
