@@ -114,10 +114,20 @@ The copy is worth removing where it is sizeable and on a hot path: per sample in
 `__getitem__` or a collate function, per step in a training or evaluation loop or a function
 such a loop calls, or a whole data set copied once. The rule cannot always see how often a
 function runs when other modules call it (a helper of a library, a data-preparation method
-reached from a constructor in another module) nor how large the array is: a copy that runs
+reached from a constructor in another module, such as a dataparser's outputs built when a
+configuration builds the data manager) nor how large the array is: a copy that runs
 once per run (offline preprocessing, a conversion script, set-up reached only from
 constructors) or a per-batch copy of a few scalars (`np.array(labels)` of one label per sample)
 costs nothing measurable, and leaving it is fine.
+
+Code that a `DataLoader` runs per sample or per batch (`__getitem__`, a collate function, a
+transform) runs in its worker processes when the loader has workers, off the training step's
+critical path: there one extra copy of a small array (the few class ids of an image, a small
+mask) costs microseconds and never shows while the workers keep ahead of the GPU. It is worth
+removing where the loader has no workers (`num_workers` left at 0, as in most notebooks), where
+each sample is large (an image, a volume, a window of a table), or where profiling shows the
+loader is what the GPU waits on. The rule still reports these copies, because it cannot see the
+array's size nor, in general, which loader runs the code with how many workers.
 
 ## Why is this bad?
 `torch.tensor` always copies its input. For a numpy array on the CPU that copy is wasted work:
