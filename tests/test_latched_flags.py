@@ -166,12 +166,36 @@ class Player:
             print(hidden)
 """
 
+# The flag set by its own negated branch (`if not shown: ...; shown = True`) runs once; a flag
+# that some other test clears (after a warm-up) guards a branch that runs every step until then.
+_NEGATED_LOCAL_FLAG = """\
+import torch
+
+
+def train(model, loader, opt):
+    shown = False
+    warming = True
+    for step, batch in enumerate(loader):
+        opt.zero_grad()
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        opt.step()
+        if not shown:
+            print(loss.item())
+            shown = True
+        if warming:
+            print(loss.item())  # TL002: loss.item()
+        if step > 1000:
+            warming = False
+"""
+
 CASES = [
     Case("attribute_flag", {"trainer.py": _ATTRIBUTE_FLAG}, rules=("TL002",)),
     Case("aliased_flag", {"trainer.py": _ALIASED_FLAG}, rules=("TL002",)),
     Case("local_alias", {"trainer.py": _LOCAL_ALIAS}, rules=("TL002",)),
     Case("reset_every_step", {"trainer.py": _RESET_EVERY_STEP}, rules=("TL002",)),
     Case("local_flag", {"player.py": _LOCAL_FLAG}, rules=("TL103",)),
+    Case("negated_local_flag", {"train.py": _NEGATED_LOCAL_FLAG}, rules=("TL002",)),
 ]
 
 

@@ -941,7 +941,7 @@ class LoopFacts:
         return bool(inside) and all(
             b.kind is BindingKind.ASSIGN
             and is_name(b.value, value)
-            and self._sets_flag_directly(b.node, flag.value, set(loops))
+            and self._sets_flag_directly(b.node, flag.value, set(loops), value)
             for b in inside
         )
 
@@ -966,7 +966,7 @@ class LoopFacts:
             and all(
                 b.kind is BindingKind.ASSIGN
                 and is_name(b.value, "False")
-                and self._sets_flag_directly(b.node, key, {function})
+                and self._sets_flag_directly(b.node, key, {function}, "False")
                 for b in clears
             )
             and all(
@@ -977,16 +977,20 @@ class LoopFacts:
             )
         )
 
-    def _sets_flag_directly(self, node: cst.CSTNode, flag: str, stops: set[cst.CSTNode]) -> bool:
-        """Whether the binding `node` runs whenever the code up to the nearest of `stops` (its
-        loop or function) runs with the flag set: nothing but blocks, `with` statements and
-        branches on the flag itself (`if flag:`) lie between."""
+    def _sets_flag_directly(
+        self, node: cst.CSTNode, flag: str, stops: set[cst.CSTNode], value: str
+    ) -> bool:
+        """Whether the binding `node`, which sets the flag to `value`, runs whenever the code up
+        to the nearest of `stops` (its loop or function) runs while the flag is not yet
+        `value`: nothing but blocks, `with` statements and branches on the flag itself lie
+        between (`if flag: flag = False`, `if not flag: flag = True`)."""
         child = node
         for parent in self.scopes.ancestors(node):
             if parent in stops:
                 return True
             if isinstance(parent, cst.If) and (
-                self._flag_sense(parent.test, flag) is not True or child is not parent.body
+                self._flag_sense(parent.test, flag) is not (value == "False")
+                or child is not parent.body
             ):
                 return False
             if isinstance(parent, cst.BaseCompoundStatement) and not isinstance(
