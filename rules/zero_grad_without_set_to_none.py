@@ -146,7 +146,9 @@ Before torch 2.0, a bare `zero_grad()` outside the per-batch loop of its functio
 an epoch, before the loop over batches) is not flagged when that loop does the per-step
 `backward()` or `zero_grad()`: it zeroes once per epoch. The per-step call, inside the loop or in a
 training-step function the loop calls, is flagged; so is the only `zero_grad()` of full-batch
-training, where each pass of the epoch loop is a step.
+training, where each pass of the epoch loop is a step. Nor is a bare `zero_grad()` under a periodic
+guard (`if step % eval_every == 0:`, after an evaluation) in a loop that zeroes on every step
+anyway: it runs now and then, on gradients already cleared.
 
 ## Why is this bad?
 Zeroing writes every gradient tensor (a memset kernel per parameter) and the next backward pass
