@@ -146,7 +146,9 @@ Before torch 2.0, a bare `zero_grad()` outside the per-batch loop of its functio
 an epoch, before the loop over batches) is not flagged when that loop does the per-step
 `backward()` or `zero_grad()`: it zeroes once per epoch. The per-step call, inside the loop or in a
 training-step function the loop calls, is flagged; so is the only `zero_grad()` of full-batch
-training, where each pass of the epoch loop is a step.
+training, where each pass of the epoch loop is a step. Nor is a bare `zero_grad()` under a periodic
+guard (`if step % eval_every == 0:`, after an evaluation) in a loop that zeroes on every step
+anyway: it runs now and then, on gradients already cleared.
 
 ## Why is this bad?
 Zeroing writes every gradient tensor (a memset kernel per parameter) and the next backward pass
@@ -213,6 +215,21 @@ None; the behaviour follows `target-torch-version`.
                     optimizer.zero_grad(set_to_none=True)
                     model(x).sum().backward()
                     optimizer.step()
+            """,
+            target_torch_version="1.13",
+        ),
+        # a zero_grad under a periodic guard (after an evaluation) beside the per-step one:
+        # rare, and the gradients are already cleared
+        Valid(
+            """
+            import torch
+            for step, (x, y) in enumerate(loader):
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                if step % eval_every == 0:
+                    evaluate(model)
+                    model.zero_grad()
             """,
             target_torch_version="1.13",
         ),
@@ -602,6 +619,7 @@ None; the behaviour follows `target-torch-version`.
                 and not self._custom_zero_grad
                 and not self._reads_grads(self._scope_of(call))
                 and not self._beside_batch_loop(call)
+                and not self._repeats_per_step_zeroing(call)
             ):
                 fix = self._set_to_none_fix(call, [])
                 self.report(
@@ -668,6 +686,25 @@ None; the behaviour follows `target-torch-version`.
             self._scope_of(loop) is scope and not self.b.is_ancestor(loop, call)
             for loop in self._gradient_batch_loops
         )
+
+    def _repeats_per_step_zeroing(self, call: cst.Call) -> bool:
+        """A `zero_grad()` under a periodic guard (`if step % eval_every == 0:`) in a loop or
+        step whose own per-step `zero_grad()` clears the gradients anyway: it runs now and
+        then, on gradients already cleared, so its memset costs nothing worth a change."""
+        facts = self.ctx.fact(LoopFacts)
+        owner = facts.per_batch_loop(call, every_iteration=False)
+        return (
+            owner is not None
+            and owner in self._per_step_zeroing
+            and facts.per_batch_loop(call) is None
+        )
+
+    @cached_property
+    def _per_step_zeroing(self) -> set[cst.For | cst.While | cst.FunctionDef]:
+        """The per-batch loops and step functions that run a `zero_grad()` on every step."""
+        facts = self.ctx.fact(LoopFacts)
+        owners = (facts.per_batch_loop(call) for call in self.calls)
+        return {owner for owner in owners if owner is not None}
 
     @cached_property
     def _gradient_batch_loops(self) -> set[cst.For | cst.While]:

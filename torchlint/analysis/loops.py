@@ -4,7 +4,8 @@ A per-batch loop is a loop over a DataLoader-like iterable, or a loop whose own 
 nested loop) runs backward() or an optimizer step, directly or through a same-file function
 that does. `for epoch in range(...)` loops are never per-batch. Code runs on every batch when
 it sits in such a loop's body, or in a function called from such a place, with no periodic
-guard (`if step % log_every == 0:`, `if i == 0:`, an except handler) in between. A function
+guard (`if step % log_every == 0:`, `if i == 0:`, an except handler, a latched flag that the
+branch clears and only code run less often sets: `if self._need_stats:`) in between. A function
 that steps the optimizer in its own body and that nothing in the file calls is a training step
 that another module runs once per batch; functions the project's other modules run every step
 (helpers called in their loops, overrides of what a base class's loop calls, the `forward` of a
@@ -902,14 +903,121 @@ class LoopFacts:
             return None if self._run_setting(test) else "body"
         if isinstance(test, cst.Call) and self._periodic_helper(test):
             return "body"
+        if isinstance(test, cst.Attribute) and self._latched_attribute(test):
+            return "body"
         if isinstance(test, cst.Name):
+            for value in ("False", "True"):
+                if self._latched_name(test, value):
+                    return "body" if value == "False" else "orelse"
             bindings = self.scopes.reaching(test)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.PARAM:
+                return self._passed_rarely(bindings[0], depth)
             if (
                 len(bindings) == 1
                 and bindings[0].kind is BindingKind.ASSIGN
                 and bindings[0].value is not None
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
+        return None
+
+    def _passed_rarely(self, param: Binding, depth: int) -> str | None:
+        """`if not skip_stats:` on a parameter that every call of the file passes the same rare
+        test for (`skip_stats=not self._need_stats`): the branch is as rare as that test."""
+        if not isinstance(param.node, cst.Param):
+            return None
+        answers = {self.rare_branch(v, depth + 1) for v in self._passed_for(param.node)}
+        return answers.pop() if len(answers) == 1 else None
+
+    def _latched_name(self, flag: cst.Name, value: str) -> bool:
+        """`if need_init: ...; need_init = False` in a loop: every binding of the flag inside the
+        loops around the test sets it to `value` (False: the body runs until the flag is
+        cleared; True: the else branch does), where the loop's body or a branch on the flag
+        itself clears it, so the branch runs once, not every iteration."""
+        loops = self._enclosing_loops(flag)
+        inside = [
+            b
+            for b in self.scopes.all_bindings(flag)
+            if any(self.scopes.is_ancestor(loop, b.node) for loop in loops)
+        ]
+        return bool(inside) and all(
+            b.kind is BindingKind.ASSIGN
+            and is_name(b.value, value)
+            and self._sets_flag_directly(b.node, flag.value, set(loops), value)
+            for b in inside
+        )
+
+    def _latched_attribute(self, flag: cst.Attribute) -> bool:
+        """`if self._need_stats:` in a method that clears the flag (`self._need_stats = False`,
+        in its body or under a test of the flag) and sets it nowhere else, where every other
+        method of the class that sets it (`__init__`, `end_epoch`) does not run every step: the
+        branch runs once between two of their calls, once per epoch rather than per step."""
+        key, owner = dotted(flag), self.scopes.self_class(flag)
+        function = self.scopes.function_of(flag)
+        if key is None or owner is None or function is None:
+            return False
+        mine = [
+            b
+            for b in self.scopes.attr_bindings.get(key, ())
+            if (at := self.scopes.function_of(b.node)) is not None
+            and self.scopes.scope_parent.get(at) is owner
+        ]
+        clears = [b for b in mine if self.scopes.function_of(b.node) is function]
+        return (
+            bool(clears)
+            and all(
+                b.kind is BindingKind.ASSIGN
+                and is_name(b.value, "False")
+                and self._sets_flag_directly(b.node, key, {function}, "False")
+                for b in clears
+            )
+            and all(
+                b.kind is BindingKind.ASSIGN
+                and self.per_batch_loop(b.node, every_iteration=False) is None
+                for b in mine
+                if b not in clears
+            )
+        )
+
+    def _sets_flag_directly(
+        self, node: cst.CSTNode, flag: str, stops: set[cst.CSTNode], value: str
+    ) -> bool:
+        """Whether the binding `node`, which sets the flag to `value`, runs whenever the code up
+        to the nearest of `stops` (its loop or function) runs while the flag is not yet
+        `value`: nothing but blocks, `with` statements and branches on the flag itself lie
+        between (`if flag: flag = False`, `if not flag: flag = True`)."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if parent in stops:
+                return True
+            if isinstance(parent, cst.If) and (
+                self._flag_sense(parent.test, flag) is not (value == "False")
+                or child is not parent.body
+            ):
+                return False
+            if isinstance(parent, cst.BaseCompoundStatement) and not isinstance(
+                parent, cst.If | cst.With
+            ):
+                return False
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+            child = parent
+        return False
+
+    def _flag_sense(self, test: cst.BaseExpression, flag: str, depth: int = 0) -> bool | None:
+        """True when `test` holds exactly when the flag does, False when exactly when it does
+        not (`not self._need_stats`, or a name bound once from either: `skip = not flag`),
+        None when it is something else."""
+        if dotted(test) == flag:
+            return True
+        if depth > _MAX_GUARD_DEPTH:
+            return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            sense = self._flag_sense(test.expression, flag, depth + 1)
+            return None if sense is None else not sense
+        if isinstance(test, cst.Name):
+            bindings = self.scopes.reaching(test)
+            if len(bindings) == 1 and bindings[0].exact is not None:
+                return self._flag_sense(bindings[0].exact, flag, depth + 1)
         return None
 
     def _periodic_helper(self, call: cst.Call) -> bool:
