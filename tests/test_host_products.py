@@ -1,0 +1,110 @@
+"""TL002 on copies that are the code's product: inference and render scripts, numpy APIs.
+
+Each case is a small project checked by the installed `torchlint` command and marked as in
+`test_production_cases.py`: a line ending in `# TL002: text` expects a finding there, and every
+other TL002 finding in the case is a failure.
+
+- A rendered frame written with an image writer (`media.write_image(path, frame)`): the host
+  needs the frame, one copy per image.
+- A function whose product is a host array (`encode()` collects each batch's `.cpu()` copy and
+  returns the list as numpy, under `no_grad`): the copy is what it returns, made per batch on
+  purpose to keep the device free; a training loop that collects `loss.cpu()` the same way is
+  still a finding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects, shown
+
+CASES = [
+    Case(
+        "render-frames-written-as-images",
+        {
+            "render.py": """\
+import mediapy as media
+import numpy as np
+import torch
+
+
+def render(model, loader, out_dir, raw):
+    model.cuda().eval()
+    for idx, (camera, batch) in enumerate(loader):
+        with torch.no_grad():
+            outputs = model(camera.cuda())
+        image = outputs["rgb"]
+        if raw:
+            image = image.cpu().numpy()
+        else:
+            image = image.detach().cpu().numpy()
+        if raw:
+            np.save(out_dir / f"{idx:05d}.npy", image)
+        else:
+            media.write_image(out_dir / f"{idx:05d}.png", image, fmt="png")
+""",
+        },
+    ),
+    Case(
+        "encode-returns-numpy",
+        {
+            "encoder.py": """\
+import numpy as np
+import torch
+
+
+class Encoder(torch.nn.Module):
+    def encode(self, batches, convert_to_numpy=True):
+        self.cuda()
+        all_embeddings = []
+        for features in batches:
+            with torch.no_grad():
+                embeddings = self.forward(features.cuda())
+                embeddings = embeddings.detach()
+                if convert_to_numpy:
+                    embeddings = embeddings.cpu()
+            all_embeddings.extend(embeddings)
+        if convert_to_numpy:
+            all_embeddings = np.asarray([emb.numpy() for emb in all_embeddings])
+        return all_embeddings
+""",
+        },
+    ),
+    Case(
+        "training-losses-collected-still-syncs",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    losses = []
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach().cpu())  # TL002: loss.detach().cpu()
+    losses = np.asarray([l.numpy() for l in losses])
+    return losses
+""",
+        },
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Every case in its own project folder, all checked in one run."""
+    return check_projects(Path(tmp_path_factory.mktemp("host_products")), CASES)
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_host_product_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
