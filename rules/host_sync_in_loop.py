@@ -923,10 +923,23 @@ depends on what the value is for.
                 )
             if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
+            if self._output_helper(outside) and loops.evaluates_only(call):
+                continue  # inference handing each batch to a helper that writes it to files
             value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
+
+    def _output_helper(self, outside: tuple[str, str | None]) -> bool:
+        """A function of another module that reads what it is given on the host and writes
+        files (`synth_samples(batch, output, ...)` saving a plot and a wav per utterance): in a
+        loop that trains nothing, what it reads is what its files need."""
+        project = self.ctx.project
+        return (
+            project is not None
+            and not outside[0].startswith("self.")
+            and project.writes_read_arguments(self.ctx.absolute_path, *outside)
+        )
 
     def _reads_argument(self, candidate: _Candidate) -> bool:
         """Whether the sync reads what its function is passed (a parameter, or a loop variable

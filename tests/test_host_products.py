@@ -10,6 +10,10 @@ other TL002 finding in the case is a failure.
   returns the list as numpy, under `no_grad`): the copy is what it returns, made per batch on
   purpose to keep the device free; a training loop that collects `loss.cpu()` the same way is
   still a finding.
+- An inference loop (it trains nothing) handing each batch to a helper of another module that
+  reads it on the host and writes files (`synth_samples(batch, output, ...)` saving a plot per
+  utterance): the host needs what the helper writes. The same helper called from a training
+  loop is still a finding at the call.
 """
 
 from __future__ import annotations
@@ -68,6 +72,52 @@ class Encoder(torch.nn.Module):
         if convert_to_numpy:
             all_embeddings = np.asarray([emb.numpy() for emb in all_embeddings])
         return all_embeddings
+""",
+        },
+    ),
+    Case(
+        "inference-hands-batches-to-a-file-writer",
+        {
+            "tools.py": """\
+import matplotlib.pyplot as plt
+
+
+def synth_samples(targets, predictions, path):
+    names = targets[0]
+    for i in range(len(predictions[0])):
+        length = predictions[1][i].item()
+        mel = predictions[0][i, :length].cpu().numpy()
+        plt.imshow(mel)
+        plt.savefig(f"{path}/{names[i]}.png")
+""",
+            "synthesize.py": """\
+import torch
+
+from tools import synth_samples
+
+
+def synthesize(model, batches, path):
+    model.cuda().eval()
+    for batch in batches:
+        batch = [b.cuda() for b in batch]
+        with torch.no_grad():
+            output = model(*batch[2:])
+            synth_samples(batch, output, path)
+""",
+            "train.py": """\
+import torch
+
+from tools import synth_samples
+
+
+def train(model, loader, optimizer, path):
+    model.cuda()
+    for x, y in loader:
+        output = model(x.cuda())
+        loss = torch.nn.functional.mse_loss(output[0], y.cuda())
+        loss.backward()
+        optimizer.step()
+        synth_samples(y, output, path)  # TL002: synth_samples(y, output, path)
 """,
         },
     ),

@@ -17,7 +17,7 @@ reads it:
   from it, save looks at its form (`image.shape`, `len(image)`).
 
 Each path has to end at a writer: a call named like one (`save`, `imwrite`, `save_image`,
-`write_image`, `np.save`, `save_*`, `*_save`, `tofile`, `json.dump`), `open`, or a path
+`write_image`, `savefig`, `np.save`, `save_*`, `*_save`, `tofile`, `json.dump`), `open`, or a path
 operation (`os.makedirs`, `os.path.exists`). A value that is also printed, compared, kept or handed on
 elsewhere is not only written, and the answer is no. Unknown ends are no, so a rule that asks
 stays as it was.
@@ -56,14 +56,11 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import WRITER_NAME
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
-# Calls that save their argument to a file (images, arrays): the data has to be in host memory.
-_WRITER = re.compile(
-    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile|write_png|write_jpeg|write_image|write_video|dump)$|^save_|_save$"
-)
 # Calls that open, create or test a path: a value in the path is needed on the host.
 _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
 # Calls that turn token ids into text: the ids have to be on the host.
@@ -106,7 +103,7 @@ def _name(func: cst.BaseExpression) -> str:
 def is_writer(call: cst.Call) -> bool:
     """A call that writes its arguments to a file or names a path with them."""
     name = _name(call.func)
-    return bool(_WRITER.search(name)) or name in _PATH_IO
+    return bool(WRITER_NAME.search(name)) or name in _PATH_IO
 
 
 class HostWrites:
