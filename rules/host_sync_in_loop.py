@@ -828,8 +828,11 @@ depends on what the value is for.
     def finish(self) -> None:
         if not (self.candidates or self.handed):
             return
-        if not self.ctx.uses_torch and not self.ctx.fact(LoopFacts).borrows_accelerator:
-            return  # a file without torch counts only where other modules run it on a GPU
+        if not self.ctx.uses_torch and not (
+            self.ctx.fact(LoopFacts).uses_accelerator  # `imgs.cuda()` in a trainer subclass
+            or self.ctx.fact(LoopFacts).borrows_accelerator
+        ):
+            return  # a file without torch counts only where it or its callers use a GPU
         if (
             not self.has_loops
             and not may_train(self.ctx.source)  # a training step another module runs

@@ -14,6 +14,10 @@ other TL002 finding in the case is a failure.
   reads it on the host and writes files (`synth_samples(batch, output, ...)` saving a plot per
   utterance): the host needs what the helper writes. The same helper called from a training
   loop is still a finding at the call.
+
+And one recall class: a trainer subclass in a module that never imports torch (its base
+class's module does) still runs on the GPU when it moves the batch there itself (`imgs.cuda()`),
+so its per-step `loss.item()` is a finding.
 """
 
 from __future__ import annotations
@@ -118,6 +122,40 @@ def train(model, loader, optimizer, path):
         loss.backward()
         optimizer.step()
         synth_samples(y, output, path)  # TL002: synth_samples(y, output, path)
+""",
+        },
+    ),
+    Case(
+        "trainer-subclass-without-torch-import",
+        {
+            "engine.py": """\
+import torch
+
+
+class Engine:
+    def train(self):
+        for self.batch_idx, data in enumerate(self.train_loader):
+            summary = self.forward_backward(data)
+            self.meter.update(summary)
+
+    def forward_backward(self, data):
+        raise NotImplementedError
+""",
+            "softmax.py": """\
+from engine import Engine
+
+
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        imgs, pids = data
+        imgs = imgs.cuda()
+        pids = pids.cuda()
+        outputs = self.model(imgs)
+        loss = self.criterion(outputs, pids)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return {"loss": loss.item()}  # TL002: loss.item()
 """,
         },
     ),
