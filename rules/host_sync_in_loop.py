@@ -1017,8 +1017,15 @@ depends on what the value is for.
         self, value: cst.BaseExpression, tensors: TensorFacts, depth: int = 0
     ) -> bool:
         """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
-        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function."""
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function, or a module's
+        `net.parameters()` (a grad-norm helper reading each parameter's norm)."""
         if tensors.kind(value) is Kind.TENSOR:
+            return True
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "parameters"
+        ):
             return True
         if isinstance(value, cst.Dict):
             return any(

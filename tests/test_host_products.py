@@ -17,7 +17,10 @@ other TL002 finding in the case is a failure.
 
 And one recall class: a trainer subclass in a module that never imports torch (its base
 class's module does) still runs on the GPU when it moves the batch there itself (`imgs.cuda()`),
-so its per-step `loss.item()` is a finding.
+so its per-step `loss.item()` is a finding. So is a module's `net.parameters()` handed every
+step to a grad-norm helper of another module that reads each parameter's norm with `.item()`
+(the helper's own line, found before, stays: its read goes through a local, not the parameter
+itself, so the call's line does not take it over).
 """
 
 from __future__ import annotations
@@ -156,6 +159,36 @@ class SoftmaxEngine(Engine):
         loss.backward()
         self.optimizer.step()
         return {"loss": loss.item()}  # TL002: loss.item()
+""",
+        },
+    ),
+    Case(
+        "parameters-to-a-grad-norm-helper",
+        {
+            "commons.py": """\
+def clip_grad_value_(parameters, clip_value):
+    total_norm = 0
+    for p in parameters:
+        param_norm = p.grad.data.norm(2)
+        total_norm += param_norm.item() ** 2  # TL002: param_norm.item()
+        if clip_value is not None:
+            p.grad.data.clamp_(min=-clip_value, max=clip_value)
+    return total_norm**0.5
+""",
+            "train.py": """\
+import torch
+
+import commons
+
+
+def train(net, loader, optimizer):
+    net.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(net(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        grad_norm = commons.clip_grad_value_(net.parameters(), None)  # TL002: commons.clip_grad_value_(net.parameters(), None)
+        optimizer.step()
 """,
         },
     ),
