@@ -9,7 +9,8 @@ other TL002 finding in the case is a failure.
 - A function whose product is a host array (`encode()` collects each batch's `.cpu()` copy and
   returns the list as numpy, under `no_grad`): the copy is what it returns, made per batch on
   purpose to keep the device free; a training loop that collects `loss.cpu()` the same way is
-  still a finding.
+  still a finding, and so is an evaluation loop whose function returns only a numpy mean of
+  what it collected (`np.average(losses)`: the mean could be kept on the device).
 - An inference loop (it trains nothing) handing each batch to a helper of another module that
   reads it on the host and writes files (`synth_samples(batch, output, ...)` saving a plot per
   utterance): the host needs what the helper writes. The same helper called from a training
@@ -189,6 +190,28 @@ def train(net, loader, optimizer):
         loss.backward()
         grad_norm = commons.clip_grad_value_(net.parameters(), None)  # TL002: commons.clip_grad_value_(net.parameters(), None)
         optimizer.step()
+""",
+        },
+    ),
+    Case(
+        "validation-mean-of-collected-losses-still-syncs",
+        {
+            "exp.py": """\
+import numpy as np
+import torch
+
+
+def vali(model, loader, criterion):
+    model.cuda().eval()
+    total_loss = []
+    with torch.no_grad():
+        for x, y in loader:
+            outputs = model(x.cuda())
+            pred = outputs.detach().cpu()  # TL002: outputs.detach().cpu()
+            loss = criterion(pred, y)
+            total_loss.append(loss)
+    total_loss = np.average(total_loss)
+    return total_loss
 """,
         },
     ),

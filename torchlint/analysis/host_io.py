@@ -462,13 +462,13 @@ class HostWrites:
         )
 
     def _numpy_binding(self, binding: Binding) -> bool:
-        """`name = np.asarray(...)`: a binding to an array numpy makes."""
+        """`name = np.asarray(...)`: a binding to an array numpy makes (not a plain reduction,
+        `np.average(losses)`: a mean of per-batch values could be kept on the device)."""
         value = binding.value
-        return (
-            binding.kind is BindingKind.ASSIGN
-            and isinstance(value, cst.Call)
-            and (self.symbols.qualname(value.func) or "").startswith("numpy.")
-        )
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
+            return False
+        name = self.symbols.qualname(value.func) or ""
+        return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
 
 
 def _root(node: cst.CSTNode) -> cst.Name | None:
