@@ -828,8 +828,11 @@ depends on what the value is for.
     def finish(self) -> None:
         if not (self.candidates or self.handed):
             return
-        if not self.ctx.uses_torch and not self.ctx.fact(LoopFacts).borrows_accelerator:
-            return  # a file without torch counts only where other modules run it on a GPU
+        if not self.ctx.uses_torch and not (
+            self.ctx.fact(LoopFacts).uses_accelerator  # `imgs.cuda()` in a trainer subclass
+            or self.ctx.fact(LoopFacts).borrows_accelerator
+        ):
+            return  # a file without torch counts only where it or its callers use a GPU
         if (
             not self.has_loops
             and not may_train(self.ctx.source)  # a training step another module runs
@@ -923,10 +926,23 @@ depends on what the value is for.
                 )
             if not syncing[outside] or loops.per_batch_loop(call, every_update=True) is None:
                 continue
+            if self._output_helper(outside) and loops.evaluates_only(call):
+                continue  # inference handing each batch to a helper that writes it to files
             value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
+
+    def _output_helper(self, outside: tuple[str, str | None]) -> bool:
+        """A function of another module that reads what it is given on the host and writes
+        files (`synth_samples(batch, output, ...)` saving a plot and a wav per utterance): in a
+        loop that trains nothing, what it reads is what its files need."""
+        project = self.ctx.project
+        return (
+            project is not None
+            and not outside[0].startswith("self.")
+            and project.writes_read_arguments(self.ctx.absolute_path, *outside)
+        )
 
     def _reads_argument(self, candidate: _Candidate) -> bool:
         """Whether the sync reads what its function is passed (a parameter, or a loop variable
@@ -1001,8 +1017,15 @@ depends on what the value is for.
         self, value: cst.BaseExpression, tensors: TensorFacts, depth: int = 0
     ) -> bool:
         """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
-        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function."""
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function, or a module's
+        `net.parameters()` (a grad-norm helper reading each parameter's norm)."""
         if tensors.kind(value) is Kind.TENSOR:
+            return True
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "parameters"
+        ):
             return True
         if isinstance(value, cst.Dict):
             return any(

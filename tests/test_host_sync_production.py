@@ -243,7 +243,8 @@ def generate(model, loader, outdir):
 """,
         },
     ),
-    # --- 5. per-parameter .item() in a project grad helper ---
+    # --- 5. per-parameter .item() in a project grad helper: at the helper's read, and at each
+    # call that hands it a module's parameters every step (where blind labels put it too) ---
     Case(
         "grad-helper-in-another-module",
         {
@@ -277,7 +278,7 @@ def train(net, train_loader, optim):
         loss = net(x, y)
         optim.zero_grad()
         loss.backward()
-        grad_norm = commons.clip_grad_value_(net.parameters(), None)
+        grad_norm = commons.clip_grad_value_(net.parameters(), None)  # TL002: commons.clip_grad_value_(net.parameters(), None)
         optim.step()
         if batch_idx % 100 == 0:
             print(grad_norm)

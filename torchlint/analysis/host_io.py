@@ -17,8 +17,8 @@ reads it:
   from it, save looks at its form (`image.shape`, `len(image)`).
 
 Each path has to end at a writer: a call named like one (`save`, `imwrite`, `save_image`,
-`np.save`, `save_*`, `*_save`, `tofile`, `json.dump`), `open`, or a path operation
-(`os.makedirs`, `os.path.exists`). A value that is also printed, compared, kept or handed on
+`write_image`, `savefig`, `np.save`, `save_*`, `*_save`, `tofile`, `json.dump`), `open`, or a path
+operation (`os.makedirs`, `os.path.exists`). A value that is also printed, compared, kept or handed on
 elsewhere is not only written, and the answer is no. Unknown ends are no, so a rule that asks
 stays as it was.
 
@@ -35,7 +35,9 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
 - with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
   scikit-learn or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
   of per-batch values could be kept on the device), or a list the value is collected into
-  that is later handed to one or written: a metric the host computes over the whole set.
+  that is later handed to one or written: a metric the host computes over the whole set; or a
+  list the function turns into a numpy array and returns (an `encode()` whose product is the
+  host array: each batch's copy is that product, not a sync to remove).
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -53,15 +55,12 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.names import WRITER_NAME
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
-# Calls that save their argument to a file (images, arrays): the data has to be in host memory.
-_WRITER = re.compile(
-    r"^(save|savez|savez_compressed|savetxt|imsave|imwrite|save_image|tofile|write_png|write_jpeg|write_video|dump)$|^save_|_save$"
-)
 # Calls that open, create or test a path: a value in the path is needed on the host.
 _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
 # Calls that turn token ids into text: the ids have to be on the host.
@@ -104,7 +103,7 @@ def _name(func: cst.BaseExpression) -> str:
 def is_writer(call: cst.Call) -> bool:
     """A call that writes its arguments to a file or names a path with them."""
     name = _name(call.func)
-    return bool(_WRITER.search(name)) or name in _PATH_IO
+    return bool(WRITER_NAME.search(name)) or name in _PATH_IO
 
 
 class HostWrites:
@@ -447,7 +446,29 @@ class HostWrites:
             call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
             if isinstance(call, cst.Call) and (is_writer(call) or self._host_metric(call)):
                 return True
-        return False
+        return self._returned_as_array(container)
+
+    def _returned_as_array(self, container: cst.Name) -> bool:
+        """`all = np.asarray([e.numpy() for e in all])`, then `return all`: the function's
+        product is a host array of what its loop collected (an `encode()` that returns numpy),
+        so each batch's copy is that product, made per batch to keep the device free."""
+        scope = self.scopes.scope_of(container)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        return any(
+            isinstance(self.scopes.parents.get(read), cst.Return)
+            and any(self._numpy_binding(b) for b in self.scopes.reaching(read))
+            for read in self.scopes.loads[scope].get(container.value, [])
+        )
+
+    def _numpy_binding(self, binding: Binding) -> bool:
+        """`name = np.asarray(...)`: a binding to an array numpy makes (not a plain reduction,
+        `np.average(losses)`: a mean of per-batch values could be kept on the device)."""
+        value = binding.value
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
+            return False
+        name = self.symbols.qualname(value.func) or ""
+        return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
 
 
 def _root(node: cst.CSTNode) -> cst.Name | None:

@@ -262,3 +262,11 @@ def is_optimizer_name(name: str) -> bool:
     return bool(words & OPTIMIZER_WORDS) or any(
         w.startswith("optim") or w.endswith("scaler") for w in words
     )
+
+
+# Calls that write what they are given to a file (images, arrays, audio, a figure): the data has
+# to be in host memory, so reading it there is the job.
+WRITER_NAME = re.compile(
+    r"^(save|savez|savez_compressed|savetxt|savefig|imsave|imwrite|save_image|tofile|write_png"
+    r"|write_jpeg|write_image|write_video|dump)$|^save_|_save$"
+)

@@ -30,6 +30,7 @@ from torchlint.analysis.names import (
     LOADER_NAME,
     NOT_CALLABLE_MODULES,
     RUN_ONCE_NAMES,
+    WRITER_NAME,
     is_optimizer_name,
 )
 from torchlint.analysis.text import precision_mentions
@@ -88,6 +89,8 @@ class _Summary:
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
+    # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
+    writers: frozenset[str] = frozenset()
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
@@ -203,7 +206,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "grad_off":
         summary.grad_off = _decorated_grad_off(tree)
     elif part == "syncs":
-        summary.syncs = _syncing_functions(tree) if summary.host_reads else frozenset()
+        if summary.host_reads:
+            summary.syncs, summary.writers = _syncing_functions(tree)
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
     elif part == "periodic":
@@ -558,12 +562,13 @@ _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
 _HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\(")
 
 
-def _syncing_functions(tree: ast.Module) -> frozenset[str]:
+def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
     """Module-level functions and methods that read what they are passed on the host: a
     `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
     loop variable over one (`for k, v in values.items(): v.item()`), or of a local computed from
-    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call."""
-    found = set()
+    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
+    those of them that write files (`synth_samples` saving a plot and a wav per utterance)."""
+    found, writers = set(), set()
     for node in tree.body:
         members = [(node, "")]
         if isinstance(node, ast.ClassDef):
@@ -571,7 +576,23 @@ def _syncing_functions(tree: ast.Module) -> frozenset[str]:
         for member, prefix in members:
             if isinstance(member, ast.FunctionDef) and _reads_arguments(member):
                 found.add(prefix + member.name)
-    return frozenset(found)
+                if _writes_files(member):
+                    writers.add(prefix + member.name)
+    return frozenset(found), frozenset(writers)
+
+
+def _writes_files(function: ast.FunctionDef) -> bool:
+    """Whether `function` calls a writer (`WRITER_NAME`: `plt.savefig`, `save_image`)."""
+    return any(
+        isinstance(node, ast.Call) and WRITER_NAME.search(_called_name(node.func))
+        for node in _walk(function)
+    )
+
+
+def _called_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
@@ -950,17 +971,29 @@ class ProjectIndex:
     def syncs_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
         """Whether the function `name` (or the method `method` of the class `name`), as written
         in `file` and defined in another file of the project, reads its arguments on the host."""
+        found = self._syncing(file, name, method)
+        return found is not None and found[1] in found[0].syncs
+
+    def writes_read_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether that function (`syncs_arguments`) also writes files: an output helper, whose
+        host reads may be what its files need."""
+        found = self._syncing(file, name, method)
+        return found is not None and found[1] in found[0].writers
+
+    def _syncing(self, file: Path, name: str, method: str | None) -> tuple[_Summary, str] | None:
+        """The summary, with its "syncs" part, of the file defining `name` (`method`), and the
+        member's name there."""
         file = file.absolute()
         summary = self._summary(file)
         target = self._target(file, summary, name) if summary is not None else None
         if target is None:
-            return False
+            return None
         source = self._summary(target[0])
         if source is None or not source.host_reads:
-            return False
+            return None
         source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
-        return source is not None and member in source.syncs
+        return None if source is None else (source, member)
 
     def method_syncs_arguments(self, file: Path, klass: str, method: str) -> bool:
         """Whether `self.<method>(...)` in the class `klass` of `file` runs a method, the class's
