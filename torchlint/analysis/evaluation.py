@@ -280,7 +280,9 @@ class Evaluation(Shared):
         receiver = dotted(func.value) or ""
         owner = self._bound_classes.get(self._binding_key(receiver, call))
         if owner is None:
-            return self._feeds_eval_module(call, receiver)
+            return self._feeds_eval_module(call, receiver) or self._runs_project_method(
+                call, receiver
+            )
         if owner.name.value not in self.module_classes:
             return False
         body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
@@ -301,6 +303,17 @@ class Evaluation(Shared):
             return False
         tensors = self.ctx.fact(TensorFacts)
         return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
+
+    def _runs_project_method(self, call: cst.Call, receiver: str) -> bool:
+        """`model.inference(image=x)` on a model built from a module class of another file of
+        the project (`Reader(...)`, `Reader.from_pretrained(path)`) whose method runs the
+        module's forward itself: the call is that forward, run with this caller's grad mode."""
+        if self.ctx.project is None or not isinstance(call.func, cst.Attribute):
+            return False
+        klass = _class_written(self._built_classes.get(self._binding_key(receiver, call), ""))
+        return bool(klass) and self.ctx.project.method_runs_forward(
+            self.ctx.absolute_path, klass, call.func.attr.value
+        )
 
     @cached_property
     def _eval_receivers(self) -> set[str]:
@@ -1773,6 +1786,18 @@ def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
         and bool(call.args)
         and isinstance(call.args[0].value, cst.Integer)
     )
+
+
+def _class_written(built: str) -> str:
+    """The class a binding is built from as written (`_built_classes`): `Reader` for
+    `Reader(...)` and for an alternate constructor, `Reader.from_pretrained(...)`; "" for a
+    function's result."""
+    parts = built.split(".")
+    if parts[-1][:1].isupper():
+        return built
+    if len(parts) > 1 and parts[-2][:1].isupper():
+        return ".".join(parts[:-1])
+    return ""
 
 
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:
