@@ -87,6 +87,38 @@ def test(dataset, path):
         },
         rules=("TL001",),
     ),
+    # A separation helper takes the model as a parameter named for its role, not as a model;
+    # the evaluation loop passes the loaded model for it on every test track, so the helper's
+    # call there is that loop's forward pass (`len` passed for `counter` is no module).
+    Case(
+        "helper-parameter-every-caller-passes-a-model",
+        files={
+            "eval.py": """\
+import torch
+from models import load
+
+
+def separate(audio, separator, device="cpu"):
+    mix = torch.tensor(audio).float().to(device)
+    estimates = separator(mix)
+    return estimates.cpu().detach().numpy()
+
+
+def count(tracks, counter):
+    return counter(tracks)
+
+
+def eval_main(tracks, path):
+    model = load(path)
+    model.eval()
+    scores = []
+    for track in tracks:
+        scores.append(separate(track.audio, model))  # TL001: separate(track.audio, model)
+    return count(scores, len)
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

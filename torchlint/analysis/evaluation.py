@@ -225,6 +225,7 @@ class Evaluation(Shared):
         self._wrapper_keys: dict[str, bool] = {}
         self._module_keys: dict[str, bool] = {}
         self._non_module_keys: dict[str, bool] = {}
+        self._param_modules: dict[cst.Param, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -381,7 +382,24 @@ class Evaluation(Shared):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
             )
-        return is_module_name(last)
+        return is_module_name(last) or ("." not in name and self._passed_modules(name, at))
+
+    def _passed_modules(self, name: str, at: cst.CSTNode) -> bool:
+        """`separator(mix)` in `def separate(audio, separator)`: a parameter, whatever its name,
+        for which every call of its function in this file passes a module (`separate(x, model)`).
+        A parameter with no known caller, or one passed anything else, stays unknown."""
+        bindings = self.model.resolve(name, self.model.scope_of(at))[1]
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return False
+        param = bindings[0].node
+        if param not in self._param_modules:
+            self._param_modules[param] = False  # a recursive chain of parameters proves nothing
+            passed = self.model.arguments(param)
+            self._param_modules[param] = bool(passed) and all(
+                arg is not None and bool(dotted(arg)) and self.is_module(dotted(arg) or "", call)
+                for call, arg in passed
+            )
+        return self._param_modules[param]
 
     def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
         scopes = self.ctx.fact(SemanticModel)
