@@ -225,6 +225,7 @@ class Evaluation(Shared):
         self._wrapper_keys: dict[str, bool] = {}
         self._module_keys: dict[str, bool] = {}
         self._non_module_keys: dict[str, bool] = {}
+        self._param_modules: dict[cst.Param, bool] = {}
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -280,7 +281,9 @@ class Evaluation(Shared):
         receiver = dotted(func.value) or ""
         owner = self._bound_classes.get(self._binding_key(receiver, call))
         if owner is None:
-            return self._feeds_eval_module(call, receiver)
+            return self._feeds_eval_module(call, receiver) or self._runs_project_method(
+                call, receiver
+            )
         if owner.name.value not in self.module_classes:
             return False
         body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
@@ -301,6 +304,17 @@ class Evaluation(Shared):
             return False
         tensors = self.ctx.fact(TensorFacts)
         return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
+
+    def _runs_project_method(self, call: cst.Call, receiver: str) -> bool:
+        """`model.inference(image=x)` on a model built from a module class of another file of
+        the project (`Reader(...)`, `Reader.from_pretrained(path)`) whose method runs the
+        module's forward itself: the call is that forward, run with this caller's grad mode."""
+        if self.ctx.project is None or not isinstance(call.func, cst.Attribute):
+            return False
+        klass = _class_written(self._built_classes.get(self._binding_key(receiver, call), ""))
+        return bool(klass) and self.ctx.project.method_runs_forward(
+            self.ctx.absolute_path, klass, call.func.attr.value
+        )
 
     @cached_property
     def _eval_receivers(self) -> set[str]:
@@ -368,7 +382,24 @@ class Evaluation(Shared):
             return (
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
             )
-        return is_module_name(last)
+        return is_module_name(last) or ("." not in name and self._passed_modules(name, at))
+
+    def _passed_modules(self, name: str, at: cst.CSTNode) -> bool:
+        """`separator(mix)` in `def separate(audio, separator)`: a parameter, whatever its name,
+        for which every call of its function in this file passes a module (`separate(x, model)`).
+        A parameter with no known caller, or one passed anything else, stays unknown."""
+        bindings = self.model.resolve(name, self.model.scope_of(at))[1]
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return False
+        param = bindings[0].node
+        if param not in self._param_modules:
+            self._param_modules[param] = False  # a recursive chain of parameters proves nothing
+            passed = self.model.arguments(param)
+            self._param_modules[param] = bool(passed) and all(
+                arg is not None and bool(dotted(arg)) and self.is_module(dotted(arg) or "", call)
+                for call, arg in passed
+            )
+        return self._param_modules[param]
 
     def _is_file_function(self, name: str, at: cst.CSTNode) -> bool:
         scopes = self.ctx.fact(SemanticModel)
@@ -1773,6 +1804,18 @@ def _is_sized_constructor(qualname: str, call: cst.Call) -> bool:
         and bool(call.args)
         and isinstance(call.args[0].value, cst.Integer)
     )
+
+
+def _class_written(built: str) -> str:
+    """The class a binding is built from as written (`_built_classes`): `Reader` for
+    `Reader(...)` and for an alternate constructor, `Reader.from_pretrained(...)`; "" for a
+    function's result."""
+    parts = built.split(".")
+    if parts[-1][:1].isupper():
+        return built
+    if len(parts) > 1 and parts[-2][:1].isupper():
+        return ".".join(parts[:-1])
+    return ""
 
 
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:

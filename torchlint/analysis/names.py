@@ -74,6 +74,7 @@ _DATA_WORDS = frozenset(
         "samples",
         "images",
         "x",
+        "buffer",  # a replay buffer of transitions: `test_buffer`, `eval_buffer`
     }
 )
 

@@ -31,6 +31,7 @@ from torchlint.analysis.names import (
     NOT_CALLABLE_MODULES,
     RUN_ONCE_NAMES,
     WRITER_NAME,
+    is_module_name,
     is_optimizer_name,
 )
 from torchlint.analysis.text import precision_mentions
@@ -95,6 +96,9 @@ class _Summary:
     eval_loaders: frozenset[str] = frozenset()
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
     periodic: dict[str, bool] = field(default_factory=dict)
+    # `Class.method` (not a forward) that runs its own module's forward with grad left as the
+    # caller has it (`method_runs_forward`)
+    forwarding: frozenset[str] = frozenset()
     # What the text may say about numeric precision (`text.precision_mentions`): "tf32",
     # "mixed", "channels_last".
     precision: frozenset[str] = frozenset()
@@ -212,6 +216,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
     elif part == "periodic":
         summary.periodic = _periodic_members(tree)
+    elif part == "forwarding":
+        summary.forwarding = _forwarding_methods(tree)
     summary.parts.add(part)
 
 
@@ -227,6 +233,7 @@ _PARTS = (
     "syncs",
     "eval_loaders",
     "periodic",
+    "forwarding",
 )
 
 
@@ -529,6 +536,63 @@ def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
             ):
                 found.add(prefix + member.name)
     return frozenset(found)
+
+
+def _forwarding_methods(tree: ast.Module) -> frozenset[str]:
+    """Methods of module-level classes (`Reader.inference`) that run their own module's forward
+    with the caller's grad mode: `self(x)` or `self.<module-named attribute>(x)` outside nested
+    functions and grad-off blocks, in a method that is no forward, has no grad-off decorator and
+    puts nothing in eval mode itself (that method's own evaluation scope reports it)."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for member in node.body:
+            if (
+                isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef)
+                and not member.name.startswith(("forward", "__"))
+                and not any(_turns_grad_off(d) for d in member.decorator_list)
+                and _runs_own_forward(member)
+            ):
+                found.add(f"{node.name}.{member.name}")
+    return frozenset(found)
+
+
+def _runs_own_forward(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `method`'s own body calls `self(...)` or `self.<module name>(...)` with grad as its
+    caller has it, and never calls `.eval()`."""
+    forwards = False
+    stack: list[ast.AST] = list(method.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue  # runs later, wherever it is called
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "eval":
+                return False
+            forwards = forwards or _calls_own_module(node)
+        stack.extend(_children(node))
+    return forwards
+
+
+def _calls_own_module(call: ast.Call) -> bool:
+    """`self(x)`, `self.encoder(x)`: a call with inputs of the instance or of a module-named attribute."""
+    if not (call.args or call.keywords):
+        return False
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id == "self"
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and is_module_name(func.attr)
+    )
 
 
 def _collect_devices(tree: ast.Module, devices: dict[str, bool]) -> None:
@@ -1063,6 +1127,21 @@ class ProjectIndex:
                 return False
         source = self._summary(target[0], part="grad_off")
         return source is not None and target[1] in source.grad_off
+
+    def method_runs_forward(self, file: Path, klass: str, method: str) -> bool:
+        """Whether the method `method` of the module class `klass` (its own or inherited), as
+        written in `file` and defined in another file of the project, runs the module's forward
+        itself with grad as its caller has it (`Reader.inference` calling `self.encoder(x)`):
+        a call of it is a forward pass, whose grad mode its caller sets."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, klass) if summary is not None else None
+        location = self._class_location(*target) if target is not None else None
+        if location is None or not self.is_module_class(*location):
+            return False
+        found = self._find_method(*location, method)
+        source = self._summary(found[0], part="forwarding") if found is not None else None
+        return source is not None and found is not None and found[1] in source.forwarding
 
     def imported_precision(self, file: Path) -> frozenset[str]:
         """What the project modules that `file` imports, directly or through their own imports,
