@@ -3,11 +3,12 @@ all cores, and a warm cache, timed in one run. Prints ratios.
 
     python benchmarks/check_speed.py [--subset DIR_UNDER_TORCH | --training-slice] [--preview] [--no-torchfix]
 
-`--training-slice` times the folders of torch that hold training code (249 files; 83 pass the
-prefilter, 85 with `--preview`, with 61 % of the lines: training code, so it shows what the
+`--training-slice` times the folders of torch that hold training code (249 files; 89 pass the
+prefilter, 91 with `--preview`, with 65 % of the lines: training code, so it shows what the
 analyses cost where whole-torch figures hide it behind prefiltered files). `--preview` runs the
-preview rules too. The figures of 2026-11-26, wall clock and instructions, are in the README's
-Speed section: 1.19x the parse in instructions without preview rules, 1.28x with them.
+preview rules too. The parse and the single-process check alternate `--repeat` times (3 by
+default); the best of each counts, and every run's ratio is printed beside it. The figures of
+2026-11-26, wall clock and instructions, are in the README's Speed section.
 
 TorchFix needs libcst<1.6, so it is installed in its own virtualenv under
 benchmarks/.torchfix-venv on first use (pip install torchfix==0.7.0).
