@@ -481,8 +481,8 @@ depends on what the value is for.
             """
             import numpy as np
             for batch in loader:
-                x = batch.cuda()
-                print(float(x))
+                x = np.asarray(batch)
+                print(float(x.sum()))
             """
         ),
         # the else branch of `if i != len(loader) - 1:` runs on the last batch only, through tqdm(enumerate(...))
@@ -545,6 +545,14 @@ depends on what the value is for.
         ),
     ]
     invalid = [
+        Invalid(
+            """
+            import numpy as np
+            for batch in loader:
+                x = batch.cuda()
+                print(float(x))
+            """
+        ),
         Invalid(
             """
             import torch

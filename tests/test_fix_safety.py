@@ -310,11 +310,15 @@ def test_multi_line_calls_keep_their_indentation(tmp_path):
                 )
 
 
-        def load(xs, model, loader, opt):
+        def prepare(xs):
             if xs:
                 wh = torch.tensor(
                     np.concatenate([x * 2 for x in xs])
                 ).float()
+            return wh
+
+
+        def load(model, loader, opt):
             scaler = torch.cuda.amp.GradScaler(
                 init_scale=2.0,
             )
@@ -325,7 +329,6 @@ def test_multi_line_calls_keep_their_indentation(tmp_path):
                     loss = model(x)
                 scaler.scale(loss).backward()
                 scaler.step(opt)
-            return wh
     """,
     )
     fixed = _fix(path, "TL003", "TL005", "TL106")
