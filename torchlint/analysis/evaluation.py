@@ -44,7 +44,14 @@ from torchlint.analysis.names import (
     is_module_name,
     name_tokens,
 )
-from torchlint.analysis.nodes import find_all, is_attribute, is_name, own_returns
+from torchlint.analysis.nodes import (
+    COMPREHENSIONS,
+    find_all,
+    in_loop_body,
+    is_attribute,
+    is_name,
+    own_returns,
+)
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 from torchlint.analysis.writes import written_after
@@ -68,9 +75,8 @@ _DATA_LIBRARIES = ("pandas.", "numpy.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # What runs its body more than once per run of the code around it (`_in_own_loop`), by exact type.
-_REPEATING = frozenset((*_COMPREHENSIONS, cst.Lambda))
+_REPEATING = frozenset((*COMPREHENSIONS, cst.Lambda))
 # Entry points a script runs once.
 _EXPORTS = frozenset(
     {
@@ -859,8 +865,7 @@ class Evaluation(Shared):
         for parent in self.ctx.ancestors(node):
             kind = type(parent)  # exact types: isinstance against libcst's classes is slow
             if kind is cst.For or kind is cst.While:
-                loop = cast("cst.For | cst.While", parent)
-                if child is loop.body or child is getattr(loop, "test", None):
+                if in_loop_body(cast("cst.For | cst.While", parent), child):
                     return True
             if kind in _REPEATING:
                 return True

@@ -31,7 +31,7 @@ from torchlint.analysis.names import (
     is_optimizer_name,
 )
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
-from torchlint.analysis.nodes import children, is_name, walk
+from torchlint.analysis.nodes import COMPREHENSIONS, children, in_loop_body, is_name, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
 
@@ -63,7 +63,6 @@ _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
 _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
@@ -453,7 +452,7 @@ class LoopFacts:
         """The innermost loop whose iterations, or function whose calls, evaluate `node`."""
         child = node
         for parent in self.scopes.ancestors(node):
-            if isinstance(parent, cst.For | cst.While) and self._in_body(parent, child):
+            if isinstance(parent, cst.For | cst.While) and in_loop_body(parent, child):
                 return parent
             if isinstance(parent, cst.FunctionDef):
                 return parent
@@ -484,10 +483,6 @@ class LoopFacts:
         name = self.ctx.symbols.qualname(binding.value.func) or ""
         return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()
 
-    @staticmethod
-    def _in_body(loop: Loop, child: cst.CSTNode) -> bool:
-        return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
-
     def evaluates_only(self, node: cst.CSTNode) -> bool:
         """Whether every per-batch loop that runs `node` (directly or through the file's
         functions) trains nothing: no backward() or optimizer step in it or in what it calls.
@@ -506,7 +501,7 @@ class LoopFacts:
         child = node
         for parent in self.scopes.ancestors(node):
             if isinstance(parent, cst.For | cst.While):
-                if self._in_body(parent, child) and parent in self._per_batch:
+                if in_loop_body(parent, child) and parent in self._per_batch:
                     return {parent}
             elif isinstance(parent, cst.FunctionDef):
                 if parent in seen:
@@ -536,9 +531,9 @@ class LoopFacts:
         child = node
         for parent in self.scopes.ancestors(node):
             if isinstance(parent, cst.For | cst.While):
-                if self._in_body(parent, child) and not _runs_once(parent):
+                if in_loop_body(parent, child) and not _runs_once(parent):
                     return False
-            elif isinstance(parent, (*_COMPREHENSIONS, cst.Lambda)):
+            elif isinstance(parent, (*COMPREHENSIONS, cst.Lambda)):
                 return False
             elif isinstance(parent, cst.FunctionDef):
                 return self._runs_batches(parent) or self._function_once(parent, busy)
@@ -663,7 +658,7 @@ class LoopFacts:
             if every_iteration and self._guards(parent, child, every_update):
                 return None
             if isinstance(parent, cst.For | cst.While):
-                if self._in_body(parent, child) and parent in self._per_batch:
+                if in_loop_body(parent, child) and parent in self._per_batch:
                     return parent
             elif isinstance(parent, cst.FunctionDef):
                 return self._function_loop(parent, every_iteration, every_update)

@@ -85,6 +85,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return kids
 
 
+# Comprehensions: each runs its element once per item, a loop of its own.
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def in_loop_body(loop: cst.For | cst.While, child: cst.CSTNode) -> bool:
+    """Whether `child`, a child of `loop`, runs on every iteration: the body, or a `while` test
+    (not a `for`'s iterable, evaluated once, nor an `else`)."""
+    return child is loop.body or (isinstance(loop, cst.While) and child is loop.test)
+
+
 def find_all(node: cst.CSTNode, kinds: type | tuple[type, ...]) -> list[cst.CSTNode]:
     """`node` and the syntax nodes below it that are of `kinds`, in source order: what
     `libcst.matchers.findall` finds for a node matcher with no fields, without importing the
