@@ -21,6 +21,7 @@ from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
 
 from torchlint.analysis.ast_names import ast_dotted
 from torchlint.catalogue import RuleEntry, entries
+from torchlint.folders import holds, holds_file, matching
 from torchlint.registry import matches
 from torchlint.torch_target import NEWEST_TORCH, DeclarationError, TorchTarget, infer
 
@@ -40,7 +41,7 @@ _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 
 def git_root(directory: Path) -> Path | None:
     for folder in [directory, *directory.parents]:
-        if (folder / ".git").exists():
+        if holds(folder, ".git"):
             return folder
     return None
 
@@ -54,8 +55,8 @@ def declared_root(directory: Path) -> Path | None:
     """The nearest folder that declares a project, else the git root, else None: no project."""
     stop = git_root(directory)
     for folder in [directory, *directory.parents]:
-        if any(_declares(folder / name) for name in DECLARATIONS) or any(
-            folder.glob("requirements*.txt")
+        if any(_declares(folder, name) for name in DECLARATIONS) or any(
+            matching(folder, "requirements*.txt")
         ):
             return folder
         if folder == stop:
@@ -63,16 +64,16 @@ def declared_root(directory: Path) -> Path | None:
     return None
 
 
-def _declares(path: Path) -> bool:
+def _declares(folder: Path, name: str) -> bool:
     """Whether a declaration file is one: a `setup.py` must call `setup()` (`setuptools.setup`),
     since a helper module named setup.py (a Sphinx hook, a script's `setup(args)`) declares
     nothing, and the enclosing project's root and requirements still apply to its folder."""
-    if not path.is_file():
+    if not holds_file(folder, name):
         return False
-    if path.name != "setup.py":
+    if name != "setup.py":
         return True
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = (folder / name).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
     try:
@@ -262,11 +263,10 @@ def find_config(start: Path) -> Path | None:
     folder as named: a folder reached through a symlink belongs to the project it is named in."""
     start = Path(os.path.abspath(start))
     for directory in [start, *start.parents]:
-        candidate = directory / "torchlint.toml"
-        if candidate.is_file():
-            return candidate
+        if holds_file(directory, "torchlint.toml"):
+            return directory / "torchlint.toml"
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _has_torchlint_table(_read_toml(candidate)):
+        if holds_file(directory, "pyproject.toml") and _has_torchlint_table(_read_toml(candidate)):
             return candidate
     return None
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchlint.folders import holds_file, matching
+
 if TYPE_CHECKING:
     from packaging.markers import Marker
     from packaging.requirements import Requirement
@@ -80,9 +82,9 @@ def _declarations(folder: Path) -> list[tuple[Path, list[str]]]:
         ("environment.yaml", _conda),
     )
     found = [
-        (folder / name, read(folder / name)) for name, read in readers if (folder / name).is_file()
+        (folder / name, read(folder / name)) for name, read in readers if holds_file(folder, name)
     ]
-    for path in sorted(folder.glob("requirements*.txt")):
+    for path in matching(folder, "requirements*.txt"):
         found.append((path, _requirements(path, set())))
     return found
 
