@@ -38,6 +38,9 @@ class FileContext:
         # Filled by the traversal: every node's parent, the node whose hooks are running, and
         # whether the walk is over (then `parents` is complete).
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        # Every inner node's syntax children (`nodes.children`), kept for the semantic model's
+        # walk after the traversal: computing them is most of the cost of a walk.
+        self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         self.current: cst.CSTNode | None = None
         self.traversed = False
         self.diagnostics: list[Diagnostic] = []
@@ -65,6 +68,7 @@ class FileContext:
         """Drop what the rules and facts built, breaking reference cycles through this context."""
         self._facts.clear()
         self.parents.clear()
+        self.children.clear()
         self.current = None
         self._positions = None
 

@@ -162,7 +162,7 @@ class SemanticModel:
         self.project = ctx.project  # the project's other modules; None for text not on disk
         self.symbols = ctx.symbols  # read at query time: the traversal may still be adding imports
         walker = _Walker(self)
-        walker.walk(ctx.module, record_parents=not ctx.traversed)
+        walker.walk(ctx.module, ctx.children if ctx.traversed else None)
         self._resolve_calls(walker.calls)
 
     # -- queries -----------------------------------------------------------------------
@@ -909,11 +909,13 @@ class _Walker:
         scopes.scope_parent[scopes.module] = None
 
     # -- generic bookkeeping -------------------------------------------------------------
-    def walk(self, root: cst.Module, record_parents: bool) -> None:
+    def walk(self, root: cst.Module, known: dict[cst.CSTNode, list[cst.CSTNode]] | None) -> None:
         """Pre-order visits and post-order leaves in libcst's order, iteratively (no recursion limit).
 
         The loop runs once per node of the file: only nodes with a bucket, a handler or a scope
-        (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children."""
+        (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children.
+        `known`: the children the engine's traversal found (it has also recorded the parents);
+        None before the traversal is over, when this walk finds both itself."""
         todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
         model = self.s
         parents, order = model.parents, model.order
@@ -945,8 +947,10 @@ class _Walker:
                     todo.append((node, parent, True))
             if descend is False or kind in LEAF_TYPES:
                 continue
-            kids = children(node)
-            if record_parents:
+            if known is not None:
+                kids = known.get(node) or children(node)
+            else:
+                kids = children(node)
                 for child in kids:
                     parents[child] = node
             todo.extend([(child, node, False) for child in reversed(kids)])

@@ -72,7 +72,7 @@ class _Dispatcher:
 
     def walk(self, root: cst.Module) -> None:
         ctx, visits, leaves = self.ctx, self.visits, self.leaves
-        parents = ctx.parents
+        parents, children_of = ctx.parents, ctx.children
         todo: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         while todo:
             node, leaving = todo.pop()
@@ -91,7 +91,7 @@ class _Dispatcher:
                 todo.append((node, True))
             if kind in LEAF_TYPES:
                 continue
-            kids = children(node)
+            kids = children_of[node] = children(node)
             for child in kids:
                 parents[child] = node
             todo.extend([(child, False) for child in reversed(kids)])
