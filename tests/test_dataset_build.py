@@ -1,7 +1,8 @@
 """TL003 and the code that runs while a dataset is built: issue 24, fix round 3.
 
 A dataset's constructor, the hooks its base class runs from there (PyTorch Geometric's and
-DGL's `process()`/`download()`), and the methods of the class only those call (`self._load()`,
+DGL's `process()`/`download()`, nerfstudio's dataparser outputs, made once per split), and
+the methods of the class only those call (`self._load()`,
 `self._process()`, recursion included), run once per dataset object: their loops go over the
 raw data once, not per step. A copy there is a piece of a one-time pass, silent like other
 set-up; outside the build's loops it is set-up that runs once, where the data-set exception
@@ -91,6 +92,28 @@ class Fingerprints(data.Dataset):
 
     def __getitem__(self, index):
         return self.rows[index]
+""",
+        },
+    ),
+    # nerfstudio's data manager asks a dataparser for its outputs once per split, at set-up
+    Case(
+        "nerfstudio-dataparser-outputs",
+        rules=RULES,
+        files={
+            "my_dataparser.py": """\
+import numpy as np
+import torch
+from nerfstudio.data.dataparsers.base_dataparser import DataParser
+
+
+class Scenes(DataParser):
+    def _generate_dataparser_outputs(self, split="train"):
+        i_all = np.arange(len(self.images))
+        i_train = np.linspace(0, len(i_all) - 1, len(i_all) // 2, dtype=int)
+        i_eval = np.setdiff1d(i_all, i_train)
+        i_train = torch.tensor(i_train, dtype=torch.long)
+        i_eval = torch.tensor(i_eval, dtype=torch.long)
+        return self._outputs(i_train if split == "train" else i_eval)
 """,
         },
     ),

@@ -56,6 +56,31 @@ if __name__ == "__main__":
 """,
         },
     ),
+    # bound in each branch of an `if`, each an in-memory dataset
+    Case(
+        "in-memory-in-both-branches",
+        rules=RULES,
+        files={
+            "run_swag.py": """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def load(features, evaluate):
+    ids = torch.tensor([f.ids for f in features], dtype=torch.long)
+    if evaluate:
+        dataset = TensorDataset(ids)
+    else:
+        dataset = TensorDataset(ids, torch.tensor([f.label for f in features]))
+    return dataset
+
+
+def train(model, features, device):
+    for batch in DataLoader(load(features, False), batch_size=16):
+        model(*(t.to(device) for t in batch)).loss.backward()
+""",
+        },
+    ),
     Case(
         "in-memory-tensor-dataset-same-function",
         rules=RULES,

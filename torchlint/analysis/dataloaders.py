@@ -47,19 +47,30 @@ _ITERABLE_DATASETS = frozenset(
 )
 # The methods of a dataset that a loader calls per sample (or per batch of indices).
 _SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__"})
-# Dataset classes of libraries whose constructor runs `_BUILD_HOOKS` of a subclass once, to
-# build the data (PyTorch Geometric and DGL process the raw files and cache the result).
-_BUILDING_DATASETS = frozenset(
-    {
-        "torch_geometric.data.Dataset",
-        "torch_geometric.data.InMemoryDataset",
-        "torch_geometric.data.dataset.Dataset",
-        "torch_geometric.data.in_memory_dataset.InMemoryDataset",
-        "dgl.data.DGLDataset",
-        "dgl.data.dgl_dataset.DGLDataset",
-    }
+# Classes of libraries that build their data once, by calling these methods of a subclass: PyTorch
+# Geometric's and DGL's datasets process the raw files from their constructor and cache the
+# result; nerfstudio's data managers ask a dataparser for its outputs once per split, at set-up.
+# Any other dataset is built by its constructor. The first entry a class derives from counts.
+_BUILDERS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (
+        frozenset(
+            {
+                "torch_geometric.data.Dataset",
+                "torch_geometric.data.InMemoryDataset",
+                "torch_geometric.data.dataset.Dataset",
+                "torch_geometric.data.in_memory_dataset.InMemoryDataset",
+                "dgl.data.DGLDataset",
+                "dgl.data.dgl_dataset.DGLDataset",
+            }
+        ),
+        frozenset({"__init__", "process", "download"}),
+    ),
+    (
+        frozenset({"nerfstudio.data.dataparsers.base_dataparser.DataParser"}),
+        frozenset({"__init__", "_generate_dataparser_outputs"}),
+    ),
+    (DATASETS, frozenset({"__init__"})),
 )
-_BUILD_HOOKS = frozenset({"__init__", "process", "download"})
 # Methods that serve samples or sizes after the build, whoever calls them (PyG's `get`, `len`).
 _SERVING_METHODS = _SAMPLE_METHODS | frozenset({"__iter__", "__len__", "get", "len"})
 # Words in the name of a dataset class that streams its samples (`WebDataset`, `StreamingDataset`).
@@ -294,10 +305,10 @@ class DataLoaders:
     @cached_property
     def build_code(self) -> frozenset[cst.FunctionDef]:
         """The methods of the file's dataset classes that run while a dataset object is built:
-        its constructor, the hooks a library's dataset class runs from there (`process()`,
-        `download()`), and the methods only those call as `self.m(...)` (recursion included,
-        as in a `_load()` that processes and then loads again). They run once per dataset
-        object; their loops go over the raw data once, not per step."""
+        its constructor, the hooks a library's class runs once to build it (`process()`,
+        `download()`, a nerfstudio dataparser's outputs per split: `_BUILDERS`), and the
+        methods only those call as `self.m(...)` (recursion included, as in a `_load()` that
+        processes and then loads again). Their loops go over the raw data once, not per step."""
         found: set[cst.FunctionDef] = set()
         for klass in self.scopes.classes.values():
             found |= self._build_methods(klass)
@@ -325,13 +336,11 @@ class DataLoaders:
         return build
 
     def _build_hooks(self, klass: cst.ClassDef) -> frozenset[str]:
-        """The methods a dataset class's own base runs while building it: `__init__` for any
-        dataset, also `process`/`download` for the libraries' dataset classes that call them."""
+        """The methods a class's library base runs once while building its data (`_BUILDERS`)."""
         bases = [base.value for base in klass.bases]
-        if any(derives_from(self.ctx, base, _BUILDING_DATASETS) for base in bases):
-            return _BUILD_HOOKS
-        if any(derives_from(self.ctx, base, DATASETS) for base in bases):
-            return frozenset({"__init__"})
+        for classes, hooks in _BUILDERS:
+            if any(derives_from(self.ctx, base, classes) for base in bases):
+                return hooks
         return frozenset()
 
     def _caller(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | None:
