@@ -8,11 +8,13 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
 from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.nodes import returned_values
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 WORKERS = 4
+_MAX_DEPTH = 8  # steps followed back from a loader's dataset to what builds it
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
 _SPLITS = (
     "torch.utils.data.random_split",
@@ -49,15 +51,30 @@ object); loops that never move their batches to a device (the data already lives
 `xs.append(torch.tensor(ids, device=device))`, or a split of either), or of a
 class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
-list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, or a
-`random_split`/`Subset` of one) has nothing for workers to load: for it only `pin_memory` is
-asked. Nor is `pin_memory` asked where every batch tensor the loop copies is first made anew on
+list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, a
+`random_split`/`Subset` of one, also reaching the loader through a parameter every call of the
+file passes one for, or a function of the file that returns one) has nothing for workers to
+load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
+(it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned
+copy then overlaps compute). Without workers a loader pins each batch in the main process right
+before the loop copies it: one more host copy, pageable into pinned memory, in place of the one
+the CUDA driver makes through its own pinned staging buffer, so a synchronous copy gains
+nothing (the `pin_memory()`/`non_blocking` guide below measures pinning then copying as slower
+than copying pageable memory directly). Nor is `pin_memory` asked where every batch tensor the loop copies is first made anew on
 the host (`x.float().to(device)`, `(x / 255).cuda()`, `y.clone().cuda()`): the loader would pin
 the batch, but the copy reads the new tensor, in pageable memory, so pinning serves no copy.
 (A cast to the dtype the batch already has returns the batch itself; torchlint cannot see the
 dtype, so it stays silent then too.) Views and indexing (`x.view(n, -1)`, `y[:, 0]`) copy the
 pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
+
+## When not to act
+`pin_memory=True` saves part of each batch's copy time, which matters where batches are large
+(decoded images, audio, video) and steps are short. A batch of a few hundred token ids or tabular
+rows, or one image before a generation that takes seconds, copies in microseconds either way:
+leaving the loader as it is costs nothing measurable. Workers matter where the dataset does work
+per sample (reading and decoding files, augmenting); a loop that already waits on the host every
+step (decoding outputs, beam search) hides little of it either way.
 
 ## Why is this bad?
 With `num_workers=0` the training process itself loads, decodes, augments and collates every
@@ -215,6 +232,19 @@ accelerator PyTorch warns and ignores it.
                 model(x).sum().backward()
             """
         ),
+        # tensors in memory, no workers, a synchronous copy: the loader would pin each batch in
+        # the main process right before the copy, a host copy in place of the driver's own
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            def fit(model, xs, ys):
+                loader = DataLoader(TensorDataset(xs, ys), batch_size=16)
+                for x, y in loader:
+                    model(x.to(device), y.to(device)).backward()
+            """
+        ),
         # a dataset of the file that moves each sample to the GPU itself
         Valid(
             """
@@ -307,7 +337,7 @@ accelerator PyTorch warns and ignores it.
             column=14,
             message="`DataLoader` feeding a device loop without `num_workers` or `pin_memory`",
         ),
-        # a split of in-memory tensors: only pinned memory is asked for
+        # a split of in-memory tensors copied with non_blocking: only pinned memory is asked for
         Invalid(
             """
             import torch
@@ -316,7 +346,7 @@ accelerator PyTorch warns and ignores it.
             train, val = random_split(TensorDataset(xs, ys), [80, 20])
             loader = DataLoader(train, batch_size=16)
             for x, y in loader:
-                model(x.to(device)).sum().backward()
+                model(x.to(device, non_blocking=True)).sum().backward()
             """,
             fixed="""
             import torch
@@ -325,7 +355,7 @@ accelerator PyTorch warns and ignores it.
             train, val = random_split(TensorDataset(xs, ys), [80, 20])
             loader = DataLoader(train, batch_size=16, pin_memory=True)
             for x, y in loader:
-                model(x.to(device)).sum().backward()
+                model(x.to(device, non_blocking=True)).sum().backward()
             """,
             line=5,
             column=10,
@@ -459,9 +489,12 @@ accelerator PyTorch warns and ignores it.
             workers = args.num_workers is None or (
                 isinstance(args.num_workers, cst.Integer) and args.num_workers.evaluated_value == 0
             )
-            if self._in_memory(args.dataset):
+            in_memory = self._in_memory(args.dataset)
+            if in_memory:
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
+            if pin and in_memory and not _has_workers(args) and not _overlaps(loaders, call):
+                pin = False  # pinned in the main process just before a synchronous copy: no gain
             if not workers and not pin:
                 continue
             if (
@@ -569,15 +602,13 @@ accelerator PyTorch warns and ignores it.
 
     def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
         """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a
-        split of one. Workers have nothing to load; pinned memory still speeds each batch's copy."""
-        if isinstance(dataset, cst.Name) and depth < 4:
-            bindings = self.ctx.fact(SemanticModel).reaching(dataset)
-            if len(bindings) != 1 or bindings[0].kind not in (
-                BindingKind.ASSIGN,
-                BindingKind.UNPACK,
-            ):
-                return False
-            return self._in_memory(bindings[0].value, depth + 1)
+        split of one; also through a parameter every call of the file passes one for, and through
+        a function of the file whose every return gives one (`train(args, load_examples(...))`).
+        Workers have nothing to load, and pinning pays only where it can overlap."""
+        if depth >= _MAX_DEPTH:
+            return False
+        if isinstance(dataset, cst.Name):
+            return self._name_in_memory(dataset, depth)
         if isinstance(dataset, cst.List | cst.ListComp):
             return True
         if not isinstance(dataset, cst.Call):
@@ -586,7 +617,26 @@ accelerator PyTorch warns and ignores it.
         if qualname in _TENSOR_DATASET:
             return True
         first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
-        return qualname in _SPLITS and self._in_memory(first, depth + 1)
+        if qualname in _SPLITS:
+            return self._in_memory(first, depth + 1)
+        functions = self.ctx.fact(SemanticModel).callees.get(dataset, [])
+        returned = [value for function in functions for value in returned_values(function)]
+        return bool(returned) and all(self._in_memory(v, depth + 1) for v in returned)
+
+    def _name_in_memory(self, name: cst.Name, depth: int) -> bool:
+        """The one binding that reaches `name` holds an in-memory dataset: an assignment's value,
+        or, for a parameter, what every call of the file passes."""
+        model = self.ctx.fact(SemanticModel)
+        bindings = model.reaching(name)
+        if len(bindings) != 1:
+            return False
+        binding = bindings[0]
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK):
+            return self._in_memory(binding.value, depth + 1)
+        if binding.kind is not BindingKind.PARAM or not isinstance(binding.node, cst.Param):
+            return False
+        passed = [value for _, value in model.arguments(binding.node)]
+        return bool(passed) and all(self._in_memory(v, depth + 1) for v in passed)
 
     @staticmethod
     def _one_batch(args: LoaderArgs) -> bool:
@@ -655,3 +705,24 @@ accelerator PyTorch warns and ignores it.
                     if isinstance(value, cst.Call) and callees.get(value):
                         return True
         return False
+
+
+def _has_workers(args: LoaderArgs) -> bool:
+    """`num_workers` given something other than a literal 0: the loader pins its batches in a
+    thread of its own, off the training thread."""
+    value = args.num_workers
+    return value is not None and not (isinstance(value, cst.Integer) and value.evaluated_value == 0)
+
+
+def _overlaps(loaders: DataLoaders, call: cst.Call) -> bool:
+    """Some CUDA copy of the loader's batches is `non_blocking=True` (or given a flag): from
+    pinned memory it runs while the device computes, which a pageable copy cannot."""
+    for loop in loaders.loops_of(call):
+        for move in loaders.moves.get(loop, ()):
+            flag = next(
+                (a.value for a in move.args if a.keyword and a.keyword.value == "non_blocking"),
+                None,
+            )
+            if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
+                return True
+    return False

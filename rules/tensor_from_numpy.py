@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
@@ -77,11 +78,16 @@ Only a copy that may repeat is flagged: in a loop or comprehension, in a `Datase
 `__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
 whose every call in the file runs once, the set-up of a training run: code outside the per-batch
-loops of a function that runs them, even where folds or a hyperparameter search repeat the run)
-is flagged only when the array is a data set read whole from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
+loops of a function that runs them, even where folds or a hyperparameter search repeat the run,
+the build of a dataset object: its constructor, the hooks PyTorch Geometric's and DGL's dataset
+classes run from there, `process()` and `download()`, and the methods of the class only those
+call as `self.m(...)`) is flagged only when the array is a data set read whole from a file or table (`np.load`, `np.loadtxt`, `np.genfromtxt`, `np.fromfile`, a key of
 `scipy.io.loadmat(...)`, pandas' `.values`/`.to_numpy()`), where even one extra copy doubles its memory.
 
 Not flagged:
+- a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
+  `process()` that caches its result): the build makes one pass over the raw data, and each
+  piece is copied once in it, not per step;
 - a one-off copy of an array that is not a data set: a few hundred indices built in an
   `__init__`, loss weights parsed once from the command line, a demo array;
 - a copy that becomes a module's weights: the data of `nn.Parameter(...)` or the tensor of
@@ -353,6 +359,24 @@ the import is removed once the fixes leave it unused.
             def convert(weights, model):
                 for layer, w in zip(model.layers, weights):
                     set_param(layer, torch.tensor(np.asarray(w)).transpose(0, 1))
+            """
+        ),
+        # the build of a dataset: PyG runs process() once, from the constructor, and caches it
+        Valid(
+            """
+            import numpy as np
+            import torch
+            from torch_geometric.data import InMemoryDataset
+
+            class Molecules(InMemoryDataset):
+                def process(self):
+                    labels = np.asarray(self.raw_labels)
+                    graphs = []
+                    for i, smiles in enumerate(self.smiles):
+                        graph = to_graph(smiles)
+                        graph.y = torch.tensor(labels[i])
+                        graphs.append(graph)
+                    torch.save(self.collate(graphs), self.processed_paths[0])
             """
         ),
         # a conversion copies whichever function builds the tensor: float64 into float32
@@ -807,9 +831,7 @@ the import is removed once the fixes leave it unused.
             return  # copying an array that views a tensor keeps the new tensor apart from it
         if self.ctx.fact(NumpyProvenance).may_reverse(data.value):
             return  # `a[::-1]`: `from_numpy`/`as_tensor` raise on a negative stride; it needs `.copy()`
-        if self.ctx.fact(LoopFacts).runs_once(call) and not self.ctx.fact(
-            NumpyProvenance
-        ).reads_data_set(evidence):
+        if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
         if becomes_weight(self.ctx, call):
             return  # a module's weights: built or loaded once per model, not per batch
@@ -836,6 +858,16 @@ the import is removed once the fixes leave it unused.
         self.rewrites.append(Rewrite(call, message, fix, _head(call)))
 
     # -- helpers -----------------------------------------------------------------------
+    def _one_off(self, call: cst.Call, evidence: Evidence) -> bool:
+        """Set-up that runs once (a data set read whole and copied whole excepted: that copy
+        doubles its memory), or a piece of the one pass a dataset's build makes over its data
+        (`data.y = torch.tensor(labels[i])` per molecule in a PyG `process()`)."""
+        data_set = self.ctx.fact(NumpyProvenance).reads_data_set(evidence)
+        if self.ctx.fact(LoopFacts).runs_once(call):
+            return not data_set
+        build = self.ctx.fact(DataLoaders).build_pass(call)
+        return build == "piece" or (build == "once" and not data_set)
+
     def _written_later(self, call: cst.Call, data: cst.BaseExpression) -> bool:
         """Whether the array (or a variable it views) or the new tensor is written in place after
         the call, where sharing memory would change what the program computes."""

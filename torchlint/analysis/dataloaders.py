@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import returned_values
+from torchlint.analysis.nodes import COMPREHENSIONS, in_loop_body, returned_values
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Edit, Position
 
@@ -47,6 +47,32 @@ _ITERABLE_DATASETS = frozenset(
 )
 # The methods of a dataset that a loader calls per sample (or per batch of indices).
 _SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__"})
+# Classes of libraries that build their data once, by calling these methods of a subclass: PyTorch
+# Geometric's and DGL's datasets process the raw files from their constructor and cache the
+# result; nerfstudio's data managers ask a dataparser for its outputs once per split, at set-up.
+# Any other dataset is built by its constructor. The first entry a class derives from counts.
+_BUILDERS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (
+        frozenset(
+            {
+                "torch_geometric.data.Dataset",
+                "torch_geometric.data.InMemoryDataset",
+                "torch_geometric.data.dataset.Dataset",
+                "torch_geometric.data.in_memory_dataset.InMemoryDataset",
+                "dgl.data.DGLDataset",
+                "dgl.data.dgl_dataset.DGLDataset",
+            }
+        ),
+        frozenset({"__init__", "process", "download"}),
+    ),
+    (
+        frozenset({"nerfstudio.data.dataparsers.base_dataparser.DataParser"}),
+        frozenset({"__init__", "_generate_dataparser_outputs"}),
+    ),
+    (DATASETS, frozenset({"__init__"})),
+)
+# Methods that serve samples or sizes after the build, whoever calls them (PyG's `get`, `len`).
+_SERVING_METHODS = _SAMPLE_METHODS | frozenset({"__iter__", "__len__", "get", "len"})
 # Words in the name of a dataset class that streams its samples (`WebDataset`, `StreamingDataset`).
 _STREAM_WORDS = ("Iterable", "Stream", "WebDataset", "IterDataPipe")
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...,
@@ -275,6 +301,76 @@ class DataLoaders:
                             reached.append(callee)
             frontier = reached
         return found
+
+    @cached_property
+    def build_code(self) -> frozenset[cst.FunctionDef]:
+        """The methods of the file's dataset classes that run while a dataset object is built:
+        its constructor, the hooks a library's class runs once to build it (`process()`,
+        `download()`, a nerfstudio dataparser's outputs per split: `_BUILDERS`), and the
+        methods only those call as `self.m(...)` (recursion included, as in a `_load()` that
+        processes and then loads again). Their loops go over the raw data once, not per step."""
+        found: set[cst.FunctionDef] = set()
+        for klass in self.scopes.classes.values():
+            found |= self._build_methods(klass)
+        return frozenset(found)
+
+    def _build_methods(self, klass: cst.ClassDef) -> set[cst.FunctionDef]:
+        hooks = self._build_hooks(klass)
+        if not hooks:
+            return set()
+        body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+        methods = [m for m in body if isinstance(m, cst.FunctionDef)]
+        build = {m for m in methods if m.name.value in hooks}
+        grown = bool(build)
+        while grown:
+            grown = False
+            for method in methods:
+                if method in build or method.name.value in _SERVING_METHODS:
+                    continue
+                sites = self.loops.self_call_sites(method, klass)
+                if sites and all(
+                    self._caller(s) in build or self._caller(s) is method for s in sites
+                ):
+                    build.add(method)
+                    grown = True
+        return build
+
+    def _build_hooks(self, klass: cst.ClassDef) -> frozenset[str]:
+        """The methods a class's library base runs once while building its data (`_BUILDERS`)."""
+        bases = [base.value for base in klass.bases]
+        for classes, hooks in _BUILDERS:
+            if any(derives_from(self.ctx, base, classes) for base in bases):
+                return hooks
+        return frozenset()
+
+    def _caller(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | None:
+        """The function or lambda whose own code holds `node`."""
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda):
+                return parent
+        return None
+
+    def build_pass(self, node: cst.CSTNode) -> str | None:
+        """How `node` runs while a dataset is built: "once" in the build's straight-line code,
+        "piece" where a loop or comprehension of the build repeats it over the data (once per
+        item, in the one pass the build makes), None outside build code."""
+        if not self.build_code:
+            return None
+        looped = False
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if isinstance(parent, cst.For | cst.While):
+                looped = looped or in_loop_body(parent, child)
+            elif isinstance(parent, COMPREHENSIONS):
+                looped = True
+            elif isinstance(parent, cst.Lambda):
+                return None
+            elif isinstance(parent, cst.FunctionDef):
+                if parent not in self.build_code:
+                    return None
+                return "piece" if looped else "once"
+            child = parent
+        return None
 
     @cached_property
     def _calls_in(self) -> dict[cst.CSTNode, list[cst.Call]]:

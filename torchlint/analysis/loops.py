@@ -578,7 +578,7 @@ class LoopFacts:
                     and all(self._once(call, busy) for call in built)
                 )
             if function.name.value != "__init__":
-                callers = self._self_call_sites(function, owner)
+                callers = self.self_call_sites(function, owner)
                 return bool(callers) and all(self._once(site, busy) for site in callers)
             built = [c for c in self.scopes.calls if is_name(c.func, owner.name.value)]
             return all(self._once(call, busy) for call in built)
@@ -594,7 +594,7 @@ class LoopFacts:
         owner = self.scopes.parents.get(block) if block is not None else None
         return owner if isinstance(owner, cst.ClassDef) else None
 
-    def _self_call_sites(self, function: cst.FunctionDef, owner: cst.ClassDef) -> list[cst.Call]:
+    def self_call_sites(self, function: cst.FunctionDef, owner: cst.ClassDef) -> list[cst.Call]:
         """Every call of a method as `self.name(...)` from its own class (`self._index(path)`
         in `__init__`); empty when the file reads the name otherwise (elsewhere or handed over),
         or the method is decorated, as a caller outside the class may then run it."""
