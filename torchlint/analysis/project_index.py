@@ -34,6 +34,7 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.receivers import built_by, built_locals
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -240,8 +241,6 @@ _PARTS = (
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
 _ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
-# Methods that return the object they are called on: `Net().cuda().eval()` is still a `Net`.
-_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double"})
 
 
 def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
@@ -257,17 +256,6 @@ def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
                 if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             ]
     return found
-
-
-def _built_by(value: ast.expr) -> str | None:
-    """The callee whose result `value` is, past methods that return their receiver."""
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in _CHAIN
-    ):
-        value = value.func.value
-    return ast_dotted(value.func) if isinstance(value, ast.Call) else None
 
 
 def _collect_scopes(
@@ -352,7 +340,7 @@ class _ScopeWalk:
             )
 
     def _assign(self, target: ast.expr, value: ast.expr, me: str | None) -> None:
-        callee = _built_by(value)
+        callee = built_by(value)
         if not callee:
             return
         if isinstance(target, ast.Name):
@@ -922,6 +910,11 @@ class ProjectIndex:
         # once, not twice. Oldest first; `_PENDING_CHARACTERS` of source at most.
         self._pending: dict[str, ast.Module] = {}
         self._pending_size = 0
+        # (file, class, target class) -> `_related`: like the word index, not refreshed while
+        # the process runs
+        self._related_memo: dict[
+            tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
+        ] = {}
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -1225,7 +1218,7 @@ class ProjectIndex:
     ) -> bool:
         if not key or depth > _MAX_DEPTH or (file, key) in busy:
             return False  # "": a closure or lambda, whose callers are not followed
-        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
         if not sites:
             return False
         busy = busy | {(file, key)}
@@ -1248,7 +1241,7 @@ class ProjectIndex:
             return False
         if key.rpartition(".")[2] in RUN_ONCE_NAMES:
             return True
-        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
         if not sites:
             return False
         busy = busy | {(file, key)}
@@ -1280,10 +1273,11 @@ class ProjectIndex:
                 sites += found
         return sites
 
-    def _method_sites(self, key: str) -> list[_Site] | None:
-        """Every call in the project of a method named like `key`'s (`x.name(...)`), or None
-        when some file reads the name other than as a call (a bound method handed over)."""
-        name = key.rpartition(".")[2]
+    def _method_sites(self, file: Path, key: str) -> list[_Site] | None:
+        """Every call in the project of a method named like `key`'s (`x.name(...)`) on a receiver
+        that may hold an instance of `key`'s class of `file` (`_may_reach`), or None when some
+        file reads the name other than as a call (a bound method handed over)."""
+        klass, _, name = key.rpartition(".")
         sites: list[_Site] = []
         for other in self._project_files():
             if not _mentions(other, name):
@@ -1297,9 +1291,144 @@ class ProjectIndex:
             sites += [
                 (other, off, owner, looped)
                 for callee, off, owner, looped in summary.calls
-                if "." in callee and callee.rpartition(".")[2] == name
+                if "." in callee
+                and callee.rpartition(".")[2] == name
+                and self._may_reach(other, callee, owner, (file, klass))
             ]
         return sites
+
+    def _may_reach(
+        self, file: Path, callee: str, owner: str | None, target: tuple[Path, str]
+    ) -> bool:
+        """Whether `callee` (`self.m`, `x.m`), called in `file` by the function `owner`, may
+        run the method `m` of the project class `target`: not when its receiver is `self` of a
+        class unrelated to `target` (`_related`), or a local name bound only to instances built
+        by `builds_unrelated` calls. Unknown receivers may."""
+        receiver = callee.rpartition(".")[0]
+        if not owner or "." in receiver:
+            return True
+        if receiver == "self":
+            klass = owner.partition(".")[0]
+            return "." not in owner or self._related(file, klass, target)
+        read = _read(file)
+        tree = self._tree_of(read[0]) if read is not None else None
+        if read is None or tree is None:
+            return True
+        callees = built_locals(read[1], tree).get((owner, receiver))
+        return callees is None or not all(
+            self._builds_unrelated(file, built, target) for built in callees
+        )
+
+    def may_be_instance(self, file: Path, klass: str, of: str) -> bool:
+        """Whether `self` in a method of the class `klass` of `file` may be an instance of the
+        class `of` of the same file (see `_related`): a method of `of` called as `self.m()`
+        there may run."""
+        return self._related(file, klass, (file.absolute(), of))
+
+    def builds_unrelated(self, file: Path, callee: str, of: str) -> bool:
+        """Whether what the call of `callee` (as written in `file`: `op.WrapperPython`,
+        `Trainer`) builds cannot be an instance of the class `of` of `file`: an instance of a
+        class of another library, or of a project class unrelated to `of`."""
+        return self._builds_unrelated(file.absolute(), callee, (file.absolute(), of))
+
+    def _builds_unrelated(self, file: Path, callee: str, target: tuple[Path, str]) -> bool:
+        location = self._class_location(file, callee)
+        if location is None:
+            return self._outside_class(file, callee)
+        return not self._related(*location, target)
+
+    def _outside_class(self, file: Path, name: str) -> bool:
+        """Whether `name` as written in `file` names a class of another library: imported
+        absolutely (at the top of the file or in a function) from a package the project has no
+        module or folder of, and named as classes are (`op.WrapperPython`, `nn.Module`): a
+        factory function might return anything."""
+        summary = self._summary(file, part="calls")
+        if summary is None or not name.rpartition(".")[2][:1].isupper():
+            return False
+        head = name.partition(".")[0]
+        imported = summary.imports.get(head) or summary.local_imports.get(head)
+        if imported is None or imported[0]:
+            return False
+        return self._outside_name(f"{imported[1]}.{name.partition('.')[2]}".strip("."))
+
+    def _outside_name(self, full: str) -> bool:
+        """Whether the absolute dotted name `full` (`openpose.pyopenpose.WrapperPython`) cannot
+        be the project's: no folder of the project bears its package's name, and no module of
+        that name (`tools/utils/openpose.py`, importable from a folder put on `sys.path`) writes
+        the name that follows it."""
+        package, _, rest = full.partition(".")
+        if package in self._folder_names:
+            return False
+        following = rest.partition(".")[0]
+        return all(
+            following and not _mentions(path, following)
+            for path in self._files_by_name.get(package, ())
+        )
+
+    @cached_property
+    def _folder_names(self) -> frozenset[str]:
+        """The names of the folders that hold the project's files, below its root."""
+        root = self.root.absolute()
+        return frozenset(
+            part for path in self._project_files() for part in path.relative_to(root).parts[:-1]
+        )
+
+    def _related(self, file: Path, klass: str, target: tuple[Path, str]) -> bool:
+        """Whether `self` in a method of `klass` of `file` may be an instance of the class
+        `target`: `klass`, one of its subclasses (in any module) or `target` itself derives
+        from the other, or a base of theirs is not known (then they may)."""
+        file = file.absolute()
+        key = (file, klass, target)
+        if key not in self._related_memo:
+            before = dict(self.consulted)
+            self.consulted.clear()
+            found = self._related_now(file, klass, target)
+            self._related_memo[key] = (found, dict(self.consulted))
+            self.consulted.update(before)
+        found, consulted = self._related_memo[key]
+        self.consulted.update(consulted)  # the answer rests on these files, asked again or not
+        return found
+
+    def _related_now(self, file: Path, klass: str, target: tuple[Path, str]) -> bool:
+        target_bases = self._known_lineage(*target)
+        if target_bases is None or (file, klass) in target_bases:
+            return True
+        for member in [(file, klass), *self._subclasses(file, klass, 0)]:
+            lineage = self._known_lineage(*member)
+            if lineage is None or target in lineage:
+                return True
+        return False
+
+    def _known_lineage(self, file: Path, klass: str) -> list[tuple[Path, str]] | None:
+        """`klass` and its project bases (`_lineage`), or None when some base is neither a
+        project class nor a class of another library (`_outside_class`), nor `object`."""
+        lineage = self._lineage(file, klass)
+        if len(lineage) > _MAX_DEPTH:
+            return None
+        for member_file, member in lineage:
+            bases = self._written_bases(member_file, member)
+            if bases is None:
+                return None
+            for base in bases:
+                if (
+                    base != "object"
+                    and self._class_location(member_file, base) is None
+                    and not self._outside_class(member_file, base)
+                ):
+                    return None
+        return lineage
+
+    def _written_bases(self, file: Path, klass: str) -> list[str] | None:
+        """The bases of the module-level class `klass` of `file` as written (`Generic[T]` as
+        `Generic`), or None when one is not a dotted name or the class is not found."""
+        read = _read(file)
+        tree = self._tree_of(read[0]) if read is not None else None
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)] if tree is not None else []
+        node = next((n for n in classes if n.name == klass), None)
+        if node is None:
+            return None
+        bases = [ast_dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
+        return [b for b in bases if b] if all(bases) else None
 
     def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
         """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
