@@ -146,6 +146,102 @@ CASES = [
 ]
 
 
+# A model API method every caller of which runs it with grad off: the trainer hands its batch
+# evaluator over to a local name in a `no_grad` evaluation, and a sibling model class's own
+# `predict` (which training calls with grad on) calls `self.full_sort_predict` of its own class.
+_RECOMMENDERS = {
+    "base.py": """\
+from torch import nn
+
+
+class Recommender(nn.Module):
+    def calculate_loss(self, x):
+        raise NotImplementedError
+""",
+    "models.py": """\
+import torch
+from torch import nn
+
+from base import Recommender
+
+
+class Ripple(Recommender):
+    def __init__(self, n, d):
+        super().__init__()
+        self.embed = nn.Embedding(n, d)
+
+    def forward(self, x):
+        return self.embed(x).sum(-1)
+
+    def full_sort_predict(self, x):
+        self.rows = []
+        for hop in range(3):
+            self.rows.append(self.embed(x + hop)){mark}
+        return torch.stack(self.rows).sum(0)
+
+
+class Diffusion(Recommender):
+    def __init__(self, n, d):
+        super().__init__()
+        self.embed = nn.Embedding(n, d)
+
+    def forward(self, x):
+        return self.embed(x).sum(-1)
+
+    def full_sort_predict(self, x):
+        return self.embed(x).mean(-1)
+
+    def predict(self, x):
+        return self.full_sort_predict(x)[:, 0]
+""",
+    "trainer.py": """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_loader):
+        for batch in train_loader:
+            negatives = self.model.predict(batch).argmax(-1)
+            loss = self.model(batch).mean() + negatives.float().mean()
+            loss.backward()
+            self.optimizer.step()
+
+    def _full_batch_eval(self, batch):
+        return self.model.full_sort_predict(batch)
+
+    {decorator}
+    def evaluate(self, loader):
+        eval_func = self._full_batch_eval
+        return [eval_func(batch) for batch in loader]
+""",
+}
+
+
+def _recommenders(decorator: str, mark: str) -> dict[str, str]:
+    return {
+        name: text.replace("{decorator}", decorator).replace("{mark}", mark)
+        for name, text in _RECOMMENDERS.items()
+    }
+
+
+CASES += [
+    Case(
+        "batch-evaluator-handed-to-a-local-under-no-grad",
+        _recommenders("@torch.no_grad()", ""),
+        ("TL001",),
+    ),
+    Case(
+        "batch-evaluator-handed-to-a-local-with-grad-on",
+        _recommenders("", "  # TL001: self.embed(x + hop)"),
+        ("TL001",),
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     """Every case in its own project folder, all checked in one run."""

@@ -1219,6 +1219,8 @@ class ProjectIndex:
         if not key or depth > _MAX_DEPTH or (file, key) in busy:
             return False  # "": a closure or lambda, whose callers are not followed
         sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
+        if sites is None:  # a bound method handed over: where it goes decides
+            return self._handed_off_everywhere(file, key, depth, busy)
         if not sites:
             return False
         busy = busy | {(file, key)}
@@ -1908,8 +1910,15 @@ class ProjectIndex:
         `x.<method>` other than a call is an argument of a call made with grad off (`with
         torch.no_grad(): self.run_stage("valid", self.valid)`: the stage runner calls it
         there), and there is at least one of either. False when unknown."""
+        return self._handed_off_everywhere(file.absolute(), key, 0, frozenset())
+
+    def _handed_off_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if depth > _MAX_DEPTH or (file, key) in busy:
+            return False
+        busy = busy | {(file, key)}
         name = key.rpartition(".")[2]
-        file = file.absolute()
         found = False
         for other in self._project_files():
             if not _mentions(other, name):
@@ -1926,8 +1935,9 @@ class ProjectIndex:
             for callee, off, owner, _ in summary.calls:
                 if "." not in callee or callee.rpartition(".")[2] != name:
                     continue
-                busy = frozenset({(file, key)})
-                if not (off or (owner and self._off_everywhere(other, owner, 1, busy))):
+                if not self._may_reach(other, callee, owner, (file, key.rpartition(".")[0])):
+                    continue
+                if not (off or (owner and self._off_everywhere(other, owner, depth + 1, busy))):
                     return False
                 found = True
         return found
@@ -2115,28 +2125,58 @@ def _handed_over_off_now(tree: ast.Module | None, name: str) -> bool:
         return False
     allowed: set[int] = set()  # reads that are the callee of a call, or handed over with grad off
     reads: list[int] = []
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    # `run = self.<name>` with grad off: (function, local name) -> the reads bound so
+    aliased: dict[tuple[int, str], list[int]] = {}
+    # (function, local name) -> whether every load of the name there calls it with grad off
+    called_off: dict[tuple[int, str], bool] = {}
+    callees: set[int] = set()  # ids of the `func` nodes of calls
+    stack: list[tuple[ast.AST, bool, int]] = [(tree, False, id(tree))]
     while stack:
-        node, off = stack.pop()
+        node, off, scope = stack.pop()
         if isinstance(node, ast.Call):
             allowed.add(id(node.func))
+            callees.add(id(node.func))
             if off:
                 values = [*node.args, *(k.value for k in node.keywords)]
                 allowed.update(id(v) for v in values)
+            if isinstance(node.func, ast.Name):
+                key = (scope, node.func.id)
+                called_off[key] = called_off.get(key, True) and off
         elif isinstance(node, ast.Attribute) and node.attr == name:
             reads.append(id(node))
+        elif isinstance(node, ast.Assign) and off and _binds_read(node, name):
+            target = node.targets[0]
+            assert isinstance(target, ast.Name)
+            aliased.setdefault((scope, target.id), []).append(id(node.value))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if id(node) not in callees:  # read other than as a callee: it may go anywhere
+                called_off[scope, node.id] = False
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
-            stack += [(child, True) for child in node.body]
-            stack += [(item, off) for item in node.items]
+            stack += [(child, True, scope) for child in node.body]
+            stack += [(item, off, scope) for item in node.items]
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             off = any(_turns_grad_off(d) for d in node.decorator_list)  # runs when called
+            scope = id(node)
         elif isinstance(node, ast.Lambda | ast.ClassDef):
             off = False
-        stack += [(child, off) for child in _children(node)]
+        stack += [(child, off, scope) for child in _children(node)]
+    for key, bound in aliased.items():
+        if called_off.get(key, False):
+            allowed.update(bound)  # `run = self.valid` then only `run(batch)`, all with grad off
     return all(read in allowed for read in reads)
+
+
+def _binds_read(node: ast.Assign, name: str) -> bool:
+    """`run = x.<name>`: one plain name bound to the attribute."""
+    return (
+        len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == name
+    )
 
 
 # Calls that take paths, strings and plain containers: an attribute handed to them is no module.
