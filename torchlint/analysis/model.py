@@ -436,7 +436,9 @@ class SemanticModel:
                     else (False if not klass.bases else None)
                 )
         if not name.rsplit(".", 1)[-1][:1].isupper():
-            return None  # a function (`os.path.join`, `build_model`): classes are capitalised
+            # a function (`os.path.join`, `build_model`): classes are capitalised, unless the
+            # project index resolves the name to a module class (`vgg16` of a detection codebase)
+            return True if self._project_module_class(name) else None
         full = self.symbols.qualname(callee)
         if full is not None and full.startswith("torch.nn."):
             return _torch_module(full)

@@ -874,6 +874,9 @@ class _Question:
 
     torch_answer: Callable[[str], bool | None]
     settled_by_forward: bool = False
+    # whether a dotted import may name a module of a folder the project puts on `sys.path`
+    # (`_on_added_path`): `from model.detector.vgg16 import vgg16` with `lib/` added
+    added_paths: bool = False
 
 
 def _torch_module(full: str) -> bool | None:
@@ -884,7 +887,7 @@ def _torch_module(full: str) -> bool | None:
     )
 
 
-_is_module = _Question(_torch_module, settled_by_forward=True)
+_is_module = _Question(_torch_module, settled_by_forward=True, added_paths=True)
 
 
 class ProjectIndex:
@@ -1794,7 +1797,7 @@ class ProjectIndex:
         if level == 0 and full.startswith("torch."):
             return question.torch_answer(full)
         module, _, leaf = full.rpartition(".")
-        source = self._module_file(file, level, module)
+        source = self._module_file(file, level, module, question.added_paths)
         if source is None:  # `from package import module` then `module.Class`
             return None
         return self._resolve(source, leaf, depth + 1, seen, question)
