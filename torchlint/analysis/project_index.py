@@ -34,7 +34,7 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
-from torchlint.analysis.receivers import built_by, built_locals
+from torchlint.analysis.receivers import built_by, built_locals, cached_locals
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -51,6 +51,9 @@ _PENDING_CHARACTERS = 2_000_000
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 # A call whose result is bound: `train = train_fns.make_train_fn(G, D)` (the callee's last name)
 _BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
+# The bases of a class statement: `class Demo(IO, metaclass=Meta):` (across lines too)
+_CLASS_BASES = re.compile(r"^[ \t]*class\s+\w+\s*\(([^)]*)\)", re.MULTILINE)
+_WORD = re.compile(r"\w+")
 _LOOP_LINE = re.compile(r"^([ \t]*)(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -1315,14 +1318,21 @@ class ProjectIndex:
         if receiver == "self":
             klass = owner.partition(".")[0]
             return "." not in owner or self._related(file, klass, target)
-        read = _read(file)
-        tree = self._tree_of(read[0]) if read is not None else None
-        if read is None or tree is None:
-            return True
-        callees = built_locals(read[1], tree).get((owner, receiver))
+        callees = self._built_locals(file).get((owner, receiver))
         return callees is None or not all(
             self._builds_unrelated(file, built, target) for built in callees
         )
+
+    def _built_locals(self, file: Path) -> dict[tuple[str, str], tuple[str, ...]]:
+        """`receivers.built_locals` of `file`, read and parsed only when its content was not
+        asked before."""
+        known = self._digests.get(file)
+        found = cached_locals(known[2]) if known is not None else None
+        if found is not None:
+            return found
+        read = _read(file)
+        tree = self._tree_of(read[0]) if read is not None else None
+        return built_locals(read[1], tree) if read is not None and tree is not None else {}
 
     def may_be_instance(self, file: Path, klass: str, of: str) -> bool:
         """Whether `self` in a method of the class `klass` of `file` may be an instance of the
@@ -1678,14 +1688,28 @@ class ProjectIndex:
         if depth > _MAX_DEPTH:
             return []
         found = []
-        for other in self._project_files():
-            if not _mentions(other, klass):
-                continue
+        for other in self._base_words.get(klass, ()):
             summary = self._summary(other)
             for name, (_, bases) in summary.classes.items() if summary else ():
                 if any(self._class_location(other, base) == (file, klass) for base in bases):
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
+
+    @cached_property
+    def _base_words(self) -> dict[str, list[Path]]:
+        """Word -> the project files whose class statements name it among their bases (`class
+        Demo(io.IO):` names `io` and `IO`), read once per process from the texts: only these
+        can hold a subclass of a class of that name."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            try:
+                text = path.read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            words = {w for bases in _CLASS_BASES.findall(text) for w in _WORD.findall(bases)}
+            for word in words:
+                index.setdefault(word, []).append(path)
+        return index
 
     def answers_periodically(self, file: Path, name: str, klass: str | None = None) -> bool | None:
         """Whether the project's helper `name` as written in `file` (a function, or with `klass`

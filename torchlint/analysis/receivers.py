@@ -29,6 +29,11 @@ def built_locals(digest: str, tree: ast.Module) -> dict[tuple[str, str], tuple[s
     return _BUILT[digest]
 
 
+def cached_locals(digest: str) -> dict[tuple[str, str], tuple[str, ...]] | None:
+    """`built_locals` of a content asked about before, else None."""
+    return _BUILT.get(digest)
+
+
 def _built_locals(tree: ast.Module) -> dict[tuple[str, str], tuple[str, ...]]:
     found: dict[tuple[str, str], tuple[str, ...]] = {}
     for key, function in _functions(tree):
