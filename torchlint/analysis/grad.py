@@ -138,11 +138,38 @@ class Shared:
             refs = [n for n in self.model.names.get(name, ()) if self._is_load(n)]
         sites = []
         for ref in refs:
+            if self._other_receiver(ref, function):
+                continue
             parent = self.parent(ref)
             if not (isinstance(parent, cst.Call) and parent.func is ref):
                 return None
             sites.append(parent)
         return sites
+
+    def _other_receiver(self, ref: cst.CSTNode, method: cst.FunctionDef) -> bool:
+        """Whether `ref` (`x.name`, for the method `method`) reads the attribute of an object
+        that cannot be an instance of `method`'s class: `self` of a class unrelated to it, or a
+        name bound only to what calls build that cannot be one (`op.WrapperPython()`, a class
+        of another library). Then `x.start()` is no call of this class's `start`."""
+        klass = self.enclosing_class(method)
+        project = self.ctx.project
+        if (
+            klass is None
+            or project is None
+            or not isinstance(ref, cst.Attribute)
+            or not isinstance(ref.value, cst.Name)
+        ):
+            return False
+        path = self.ctx.absolute_path
+        holder = self.model.self_class(ref)
+        if holder is not None:
+            return holder is not klass and not project.may_be_instance(
+                path, holder.name.value, klass.name.value
+            )
+        built = self.model.built_by_calls(ref.value)
+        return built is not None and all(
+            project.builds_unrelated(path, callee, klass.name.value) for callee in built
+        )
 
     def _is_load(self, name: cst.Name) -> bool:
         """Whether `name` reads a variable (not an attribute name, keyword, parameter, def or import)."""

@@ -284,6 +284,16 @@ class SemanticModel:
         key = dotted(node)
         return list(self.attr_bindings.get(key, [])) if key else []
 
+    def built_by_calls(self, name: cst.Name) -> list[str] | None:
+        """The callees, as written, of the calls that build every value `name` can hold in its
+        scope (`wrapper = op.WrapperPython()`, past methods that return their receiver), or
+        None when some binding of it is not such a call (a parameter, a loop target)."""
+        bindings = self.all_bindings(name)
+        callees = [dotted(_constructor(b.exact) or cst.Name("_")) for b in bindings]
+        if not bindings or any(b.exact is None or _constructor(b.exact) is None for b in bindings):
+            return None
+        return [c for c in callees if c] if all(callees) else None
+
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for parent in self.ancestors(node):
             if type(parent) is cst.FunctionDef:
@@ -426,7 +436,9 @@ class SemanticModel:
                     else (False if not klass.bases else None)
                 )
         if not name.rsplit(".", 1)[-1][:1].isupper():
-            return None  # a function (`os.path.join`, `build_model`): classes are capitalised
+            # a function (`os.path.join`, `build_model`): classes are capitalised, unless the
+            # project index resolves the name to a module class (`vgg16` of a detection codebase)
+            return True if self._project_module_class(name) else None
         full = self.symbols.qualname(callee)
         if full is not None and full.startswith("torch.nn."):
             return _torch_module(full)

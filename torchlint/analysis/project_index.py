@@ -34,6 +34,7 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.receivers import built_by, built_locals, cached_locals
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -50,6 +51,9 @@ _PENDING_CHARACTERS = 2_000_000
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 # A call whose result is bound: `train = train_fns.make_train_fn(G, D)` (the callee's last name)
 _BOUND_CALL = re.compile(r"=\s*(?:\w+\s*\.\s*)*(\w+)\s*\(")
+# The bases of a class statement: `class Demo(IO, metaclass=Meta):` (across lines too)
+_CLASS_BASES = re.compile(r"^[ \t]*class\s+\w+\s*\(([^)]*)\)", re.MULTILINE)
+_WORD = re.compile(r"\w+")
 _LOOP_LINE = re.compile(r"^([ \t]*)(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -240,8 +244,6 @@ _PARTS = (
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
 _ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
-# Methods that return the object they are called on: `Net().cuda().eval()` is still a `Net`.
-_CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double"})
 
 
 def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
@@ -257,17 +259,6 @@ def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
                 if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             ]
     return found
-
-
-def _built_by(value: ast.expr) -> str | None:
-    """The callee whose result `value` is, past methods that return their receiver."""
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in _CHAIN
-    ):
-        value = value.func.value
-    return ast_dotted(value.func) if isinstance(value, ast.Call) else None
 
 
 def _collect_scopes(
@@ -352,7 +343,7 @@ class _ScopeWalk:
             )
 
     def _assign(self, target: ast.expr, value: ast.expr, me: str | None) -> None:
-        callee = _built_by(value)
+        callee = built_by(value)
         if not callee:
             return
         if isinstance(target, ast.Name):
@@ -886,6 +877,9 @@ class _Question:
 
     torch_answer: Callable[[str], bool | None]
     settled_by_forward: bool = False
+    # whether a dotted import may name a module of a folder the project puts on `sys.path`
+    # (`_on_added_path`): `from model.detector.vgg16 import vgg16` with `lib/` added
+    added_paths: bool = False
 
 
 def _torch_module(full: str) -> bool | None:
@@ -896,7 +890,7 @@ def _torch_module(full: str) -> bool | None:
     )
 
 
-_is_module = _Question(_torch_module, settled_by_forward=True)
+_is_module = _Question(_torch_module, settled_by_forward=True, added_paths=True)
 
 
 class ProjectIndex:
@@ -922,6 +916,11 @@ class ProjectIndex:
         # once, not twice. Oldest first; `_PENDING_CHARACTERS` of source at most.
         self._pending: dict[str, ast.Module] = {}
         self._pending_size = 0
+        # (file, class, target class) -> `_related`: like the word index, not refreshed while
+        # the process runs
+        self._related_memo: dict[
+            tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
+        ] = {}
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -1225,7 +1224,9 @@ class ProjectIndex:
     ) -> bool:
         if not key or depth > _MAX_DEPTH or (file, key) in busy:
             return False  # "": a closure or lambda, whose callers are not followed
-        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
+        if sites is None:  # a bound method handed over: where it goes decides
+            return self._handed_off_everywhere(file, key, depth, busy)
         if not sites:
             return False
         busy = busy | {(file, key)}
@@ -1248,7 +1249,7 @@ class ProjectIndex:
             return False
         if key.rpartition(".")[2] in RUN_ONCE_NAMES:
             return True
-        sites = self._method_sites(key) if "." in key else self._function_sites(file, key)
+        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
         if not sites:
             return False
         busy = busy | {(file, key)}
@@ -1280,10 +1281,11 @@ class ProjectIndex:
                 sites += found
         return sites
 
-    def _method_sites(self, key: str) -> list[_Site] | None:
-        """Every call in the project of a method named like `key`'s (`x.name(...)`), or None
-        when some file reads the name other than as a call (a bound method handed over)."""
-        name = key.rpartition(".")[2]
+    def _method_sites(self, file: Path, key: str) -> list[_Site] | None:
+        """Every call in the project of a method named like `key`'s (`x.name(...)`) on a receiver
+        that may hold an instance of `key`'s class of `file` (`_may_reach`), or None when some
+        file reads the name other than as a call (a bound method handed over)."""
+        klass, _, name = key.rpartition(".")
         sites: list[_Site] = []
         for other in self._project_files():
             if not _mentions(other, name):
@@ -1297,9 +1299,151 @@ class ProjectIndex:
             sites += [
                 (other, off, owner, looped)
                 for callee, off, owner, looped in summary.calls
-                if "." in callee and callee.rpartition(".")[2] == name
+                if "." in callee
+                and callee.rpartition(".")[2] == name
+                and self._may_reach(other, callee, owner, (file, klass))
             ]
         return sites
+
+    def _may_reach(
+        self, file: Path, callee: str, owner: str | None, target: tuple[Path, str]
+    ) -> bool:
+        """Whether `callee` (`self.m`, `x.m`), called in `file` by the function `owner`, may
+        run the method `m` of the project class `target`: not when its receiver is `self` of a
+        class unrelated to `target` (`_related`), or a local name bound only to instances built
+        by `builds_unrelated` calls. Unknown receivers may."""
+        receiver = callee.rpartition(".")[0]
+        if not owner or "." in receiver:
+            return True
+        if receiver == "self":
+            klass = owner.partition(".")[0]
+            return "." not in owner or self._related(file, klass, target)
+        callees = self._built_locals(file).get((owner, receiver))
+        return callees is None or not all(
+            self._builds_unrelated(file, built, target) for built in callees
+        )
+
+    def _built_locals(self, file: Path) -> dict[tuple[str, str], tuple[str, ...]]:
+        """`receivers.built_locals` of `file`, read and parsed only when its content was not
+        asked before."""
+        known = self._digests.get(file)
+        found = cached_locals(known[2]) if known is not None else None
+        if found is not None:
+            return found
+        read = _read(file)
+        tree = self._tree_of(read[0]) if read is not None else None
+        return built_locals(read[1], tree) if read is not None and tree is not None else {}
+
+    def may_be_instance(self, file: Path, klass: str, of: str) -> bool:
+        """Whether `self` in a method of the class `klass` of `file` may be an instance of the
+        class `of` of the same file (see `_related`): a method of `of` called as `self.m()`
+        there may run."""
+        return self._related(file, klass, (file.absolute(), of))
+
+    def builds_unrelated(self, file: Path, callee: str, of: str) -> bool:
+        """Whether what the call of `callee` (as written in `file`: `op.WrapperPython`,
+        `Trainer`) builds cannot be an instance of the class `of` of `file`: an instance of a
+        class of another library, or of a project class unrelated to `of`."""
+        return self._builds_unrelated(file.absolute(), callee, (file.absolute(), of))
+
+    def _builds_unrelated(self, file: Path, callee: str, target: tuple[Path, str]) -> bool:
+        location = self._class_location(file, callee)
+        if location is None:
+            return self._outside_class(file, callee)
+        return not self._related(*location, target)
+
+    def _outside_class(self, file: Path, name: str) -> bool:
+        """Whether `name` as written in `file` names a class of another library: imported
+        absolutely (at the top of the file or in a function) from a package the project has no
+        module or folder of, and named as classes are (`op.WrapperPython`, `nn.Module`): a
+        factory function might return anything."""
+        summary = self._summary(file, part="calls")
+        if summary is None or not name.rpartition(".")[2][:1].isupper():
+            return False
+        head = name.partition(".")[0]
+        imported = summary.imports.get(head) or summary.local_imports.get(head)
+        if imported is None or imported[0]:
+            return False
+        return self._outside_name(f"{imported[1]}.{name.partition('.')[2]}".strip("."))
+
+    def _outside_name(self, full: str) -> bool:
+        """Whether the absolute dotted name `full` (`openpose.pyopenpose.WrapperPython`) cannot
+        be the project's: no folder of the project bears its package's name, and no module of
+        that name (`tools/utils/openpose.py`, importable from a folder put on `sys.path`) writes
+        the name that follows it."""
+        package, _, rest = full.partition(".")
+        if package in self._folder_names:
+            return False
+        following = rest.partition(".")[0]
+        return all(
+            following and not _mentions(path, following)
+            for path in self._files_by_name.get(package, ())
+        )
+
+    @cached_property
+    def _folder_names(self) -> frozenset[str]:
+        """The names of the folders that hold the project's files, below its root."""
+        root = self.root.absolute()
+        return frozenset(
+            part for path in self._project_files() for part in path.relative_to(root).parts[:-1]
+        )
+
+    def _related(self, file: Path, klass: str, target: tuple[Path, str]) -> bool:
+        """Whether `self` in a method of `klass` of `file` may be an instance of the class
+        `target`: `klass`, one of its subclasses (in any module) or `target` itself derives
+        from the other, or a base of theirs is not known (then they may)."""
+        file = file.absolute()
+        key = (file, klass, target)
+        if key not in self._related_memo:
+            before = dict(self.consulted)
+            self.consulted.clear()
+            found = self._related_now(file, klass, target)
+            self._related_memo[key] = (found, dict(self.consulted))
+            self.consulted.update(before)
+        found, consulted = self._related_memo[key]
+        self.consulted.update(consulted)  # the answer rests on these files, asked again or not
+        return found
+
+    def _related_now(self, file: Path, klass: str, target: tuple[Path, str]) -> bool:
+        target_bases = self._known_lineage(*target)
+        if target_bases is None or (file, klass) in target_bases:
+            return True
+        for member in [(file, klass), *self._subclasses(file, klass, 0)]:
+            lineage = self._known_lineage(*member)
+            if lineage is None or target in lineage:
+                return True
+        return False
+
+    def _known_lineage(self, file: Path, klass: str) -> list[tuple[Path, str]] | None:
+        """`klass` and its project bases (`_lineage`), or None when some base is neither a
+        project class nor a class of another library (`_outside_class`), nor `object`."""
+        lineage = self._lineage(file, klass)
+        if len(lineage) > _MAX_DEPTH:
+            return None
+        for member_file, member in lineage:
+            bases = self._written_bases(member_file, member)
+            if bases is None:
+                return None
+            for base in bases:
+                if (
+                    base != "object"
+                    and self._class_location(member_file, base) is None
+                    and not self._outside_class(member_file, base)
+                ):
+                    return None
+        return lineage
+
+    def _written_bases(self, file: Path, klass: str) -> list[str] | None:
+        """The bases of the module-level class `klass` of `file` as written (`Generic[T]` as
+        `Generic`), or None when one is not a dotted name or the class is not found."""
+        read = _read(file)
+        tree = self._tree_of(read[0]) if read is not None else None
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)] if tree is not None else []
+        node = next((n for n in classes if n.name == klass), None)
+        if node is None:
+            return None
+        bases = [ast_dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
+        return [b for b in bases if b] if all(bases) else None
 
     def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
         """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
@@ -1544,14 +1688,28 @@ class ProjectIndex:
         if depth > _MAX_DEPTH:
             return []
         found = []
-        for other in self._project_files():
-            if not _mentions(other, klass):
-                continue
+        for other in self._base_words.get(klass, ()):
             summary = self._summary(other)
             for name, (_, bases) in summary.classes.items() if summary else ():
                 if any(self._class_location(other, base) == (file, klass) for base in bases):
                     found += [(other, name), *self._subclasses(other, name, depth + 1)]
         return found
+
+    @cached_property
+    def _base_words(self) -> dict[str, list[Path]]:
+        """Word -> the project files whose class statements name it among their bases (`class
+        Demo(io.IO):` names `io` and `IO`), read once per process from the texts: only these
+        can hold a subclass of a class of that name."""
+        index: dict[str, list[Path]] = {}
+        for path in self._project_files():
+            try:
+                text = path.read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            words = {w for bases in _CLASS_BASES.findall(text) for w in _WORD.findall(bases)}
+            for word in words:
+                index.setdefault(word, []).append(path)
+        return index
 
     def answers_periodically(self, file: Path, name: str, klass: str | None = None) -> bool | None:
         """Whether the project's helper `name` as written in `file` (a function, or with `klass`
@@ -1663,7 +1821,7 @@ class ProjectIndex:
         if level == 0 and full.startswith("torch."):
             return question.torch_answer(full)
         module, _, leaf = full.rpartition(".")
-        source = self._module_file(file, level, module)
+        source = self._module_file(file, level, module, question.added_paths)
         if source is None:  # `from package import module` then `module.Class`
             return None
         return self._resolve(source, leaf, depth + 1, seen, question)
@@ -1779,8 +1937,15 @@ class ProjectIndex:
         `x.<method>` other than a call is an argument of a call made with grad off (`with
         torch.no_grad(): self.run_stage("valid", self.valid)`: the stage runner calls it
         there), and there is at least one of either. False when unknown."""
+        return self._handed_off_everywhere(file.absolute(), key, 0, frozenset())
+
+    def _handed_off_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if depth > _MAX_DEPTH or (file, key) in busy:
+            return False
+        busy = busy | {(file, key)}
         name = key.rpartition(".")[2]
-        file = file.absolute()
         found = False
         for other in self._project_files():
             if not _mentions(other, name):
@@ -1797,8 +1962,9 @@ class ProjectIndex:
             for callee, off, owner, _ in summary.calls:
                 if "." not in callee or callee.rpartition(".")[2] != name:
                     continue
-                busy = frozenset({(file, key)})
-                if not (off or (owner and self._off_everywhere(other, owner, 1, busy))):
+                if not self._may_reach(other, callee, owner, (file, key.rpartition(".")[0])):
+                    continue
+                if not (off or (owner and self._off_everywhere(other, owner, depth + 1, busy))):
                     return False
                 found = True
         return found
@@ -1986,28 +2152,58 @@ def _handed_over_off_now(tree: ast.Module | None, name: str) -> bool:
         return False
     allowed: set[int] = set()  # reads that are the callee of a call, or handed over with grad off
     reads: list[int] = []
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    # `run = self.<name>` with grad off: (function, local name) -> the reads bound so
+    aliased: dict[tuple[int, str], list[int]] = {}
+    # (function, local name) -> whether every load of the name there calls it with grad off
+    called_off: dict[tuple[int, str], bool] = {}
+    callees: set[int] = set()  # ids of the `func` nodes of calls
+    stack: list[tuple[ast.AST, bool, int]] = [(tree, False, id(tree))]
     while stack:
-        node, off = stack.pop()
+        node, off, scope = stack.pop()
         if isinstance(node, ast.Call):
             allowed.add(id(node.func))
+            callees.add(id(node.func))
             if off:
                 values = [*node.args, *(k.value for k in node.keywords)]
                 allowed.update(id(v) for v in values)
+            if isinstance(node.func, ast.Name):
+                key = (scope, node.func.id)
+                called_off[key] = called_off.get(key, True) and off
         elif isinstance(node, ast.Attribute) and node.attr == name:
             reads.append(id(node))
+        elif isinstance(node, ast.Assign) and off and _binds_read(node, name):
+            target = node.targets[0]
+            assert isinstance(target, ast.Name)
+            aliased.setdefault((scope, target.id), []).append(id(node.value))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if id(node) not in callees:  # read other than as a callee: it may go anywhere
+                called_off[scope, node.id] = False
         if isinstance(node, ast.With | ast.AsyncWith) and any(
             _turns_grad_off(item.context_expr) for item in node.items
         ):
-            stack += [(child, True) for child in node.body]
-            stack += [(item, off) for item in node.items]
+            stack += [(child, True, scope) for child in node.body]
+            stack += [(item, off, scope) for item in node.items]
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             off = any(_turns_grad_off(d) for d in node.decorator_list)  # runs when called
+            scope = id(node)
         elif isinstance(node, ast.Lambda | ast.ClassDef):
             off = False
-        stack += [(child, off) for child in _children(node)]
+        stack += [(child, off, scope) for child in _children(node)]
+    for key, bound in aliased.items():
+        if called_off.get(key, False):
+            allowed.update(bound)  # `run = self.valid` then only `run(batch)`, all with grad off
     return all(read in allowed for read in reads)
+
+
+def _binds_read(node: ast.Assign, name: str) -> bool:
+    """`run = x.<name>`: one plain name bound to the attribute."""
+    return (
+        len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == name
+    )
 
 
 # Calls that take paths, strings and plain containers: an attribute handed to them is no module.
