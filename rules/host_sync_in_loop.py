@@ -14,6 +14,7 @@ from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -1025,8 +1026,12 @@ depends on what the value is for.
         self, value: cst.BaseExpression, tensors: TensorFacts, depth: int = 0
     ) -> bool:
         """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
-        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function, or a module's
-        `net.parameters()` (a grad-norm helper reading each parameter's norm)."""
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function (where `l_pix` is a
+        tensor, or a loss the function adds into what it backpropagates), what a helper of the
+        file returns unchanged on one of its paths, or a module's `net.parameters()` (a
+        grad-norm helper reading each parameter's norm)."""
+        if depth > 2:
+            return False
         if tensors.kind(value) is Kind.TENSOR:
             return True
         if (
@@ -1045,13 +1050,79 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         if self._value_of_tensors(value, tensors, depth):
             return True
+        if self._returned_as_is(value, tensors, depth):
+            return True
         scope = scopes.scope_of(value)
         return any(
             target.value == value.value
             and scopes.scope_of(target) is scope
-            and (tensors.kind(stored) is Kind.TENSOR or self._backpropagated(stored))
+            and (
+                tensors.kind(stored) is Kind.TENSOR
+                or self._backpropagated(stored)
+                or self._summed_into_backward(stored)
+            )
             for target, stored in self.stores
         )
+
+    def _returned_as_is(self, name: cst.Name, tensors: TensorFacts, depth: int) -> bool:
+        """`loss_dict_reduced = reduce_loss_dict(loss_dict)`, where the file's helper returns
+        its parameter itself on one path (`if world_size < 2: return loss_dict`): on that path
+        the name holds what was passed, the tensors of `loss_dict`."""
+        scopes = self.ctx.fact(SemanticModel)
+        for binding in scopes.reaching(name):
+            call = binding.value
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(call, cst.Call):
+                continue
+            functions = scopes.callees.get(call, [])
+            if len(functions) != 1:
+                continue
+            params = functions[0].params
+            positional = [*params.posonly_params, *params.params]
+            for returned in own_returns(functions[0]):
+                param = self._parameter_returned(returned, functions[0])
+                if param is None:
+                    continue
+                index = positional.index(param) if param in positional else None
+                if index is not None and positional and positional[0].name.value == "self":
+                    index -= 1  # `self.helper(x)`: the receiver is the first parameter
+                passed = passed_argument(call, param.name.value, index)
+                if passed is not None and self._holds_tensor(passed, tensors, depth + 1):
+                    return True
+        return False
+
+    def _parameter_returned(
+        self, returned: cst.Return, function: cst.FunctionDef
+    ) -> cst.Param | None:
+        """The parameter `return x` gives back unchanged: `x` bound only as that parameter."""
+        value = returned.value
+        if not isinstance(value, cst.Name):
+            return None
+        scopes = self.ctx.fact(SemanticModel)
+        bindings = scopes.reaching(value)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAM:
+            return None
+        param = bindings[0].node
+        if isinstance(param, cst.Param) and scopes.function_of(param) is function:
+            return param
+        return None
+
+    def _summed_into_backward(self, value: cst.BaseExpression) -> bool:
+        """`l_total += l_pix`, then `l_total.backward()` in the same function: a loss the step
+        backpropagates, so a tensor."""
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
+            augment = scopes.parents.get(load)
+            if (
+                isinstance(augment, cst.AugAssign)
+                and augment.value is load
+                and isinstance(augment.operator, cst.AddAssign)
+                and isinstance(augment.target, cst.Name)
+                and self._backpropagated(augment.target)
+            ):
+                return True
+        return False
 
     def _value_of_tensors(self, name: cst.Name, tensors: TensorFacts, depth: int = 0) -> bool:
         """`v` in `for k, v in losses.items()` (or a comprehension over it), where `losses`

@@ -30,7 +30,9 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.names import EPOCH_NAME as _EPOCH
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
+from torchlint.analysis.names import LOADERS_NAME as _LOADERS_NAME
 from torchlint.analysis.nodes import COMPREHENSIONS, children, in_loop_body, is_name, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
@@ -64,7 +66,6 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
-_EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
@@ -375,6 +376,8 @@ class LoopFacts:
                 and name not in _NOT_BATCHES
                 and self.is_loader_like(first, depth + 1)
             )
+        if isinstance(node, cst.Subscript):  # `self.data_loader["train"]`, `loaders[phase]`
+            return _LOADERS_NAME.search((_last(node.value) or "").lower()) is not None
         if not isinstance(node, cst.Name | cst.Attribute):
             return False
         if _LOADER_NAME.search((_last(node) or "").lower()):

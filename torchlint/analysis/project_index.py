@@ -34,6 +34,9 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.names import (
+    EPOCH_NAME as _EPOCH,
+)
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
@@ -239,7 +242,6 @@ _PARTS = (
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
 _ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
-_EPOCH = re.compile(r"epoch", re.IGNORECASE)
 # Methods that return the object they are called on: `Net().cuda().eval()` is still a `Net`.
 _CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double"})
 
@@ -629,8 +631,8 @@ _HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\("
 def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
     """Module-level functions and methods that read what they are passed on the host: a
     `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
-    loop variable over one (`for k, v in values.items(): v.item()`), or of a local computed from
-    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
+    loop variable over one (`for k, v in values.items(): v.item()`, or a comprehension's), or
+    of a local computed from them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
     those of them that write files (`synth_samples` saving a plot and a wav per utterance)."""
     found, writers = set(), set()
     for node in tree.body:
@@ -662,7 +664,7 @@ def _called_name(func: ast.expr) -> str:
 def _reads_arguments(function: ast.FunctionDef) -> bool:
     loops, reads, assigns = [], [], []
     for node in _walk(function):  # one walk: the loops, the assignments and the host reads
-        if isinstance(node, ast.For):
+        if isinstance(node, ast.For | ast.comprehension):  # `{k: v.item() for k, v in d.items()}`
             loops.append(node)
         elif (
             isinstance(node, ast.Assign)
