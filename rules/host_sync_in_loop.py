@@ -1212,9 +1212,23 @@ depends on what the value is for.
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _ARRAY_COPIES
-            and flow.host_needs(node, metrics=True)
+            and (flow.host_needs(node, metrics=True) or self._handed_to_a_collector(node))
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
+        )
+
+    def _handed_to_a_collector(self, node: cst.Call) -> bool:
+        """`logger.update_stats(pred=score.detach().cpu(), ...)`: a copy handed straight to a
+        method of an object the file does not define, which keeps what it is given for its
+        host-side metrics (the file cannot follow it further); not a torch function."""
+        scopes = self.ctx.fact(SemanticModel)
+        argument = scopes.parents.get(node)
+        call = scopes.parents.get(argument) if isinstance(argument, cst.Arg) else None
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call not in scopes.callees
+            and not (self.ctx.symbols.qualname(call.func) or "").startswith("torch")
         )
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:

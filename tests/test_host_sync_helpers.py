@@ -11,7 +11,10 @@ loop counting `steps_per_epoch` (or `iter_in_epoch`) counts steps, not epochs. A
 a helper of another module that reads its arguments on the host (a metric logger's
 `update(**losses)`) syncs at the call when it may hold device tensors: what a helper of the file
 returns unchanged on one of its paths (`reduce_loss_dict(loss_dict)`, which returns the dict
-itself on one GPU), or a dict holding a loss the step adds into what it backpropagates.
+itself on one GPU), or a dict holding a loss the step adds into what it backpropagates. A batch
+that a bare `batch.to(device)` statement moves in place (a graph batch) is no host batch; an
+evaluation's copies handed to another module's collector (`logger.update_stats(pred=p.cpu())`)
+are what its host-side metrics need.
 """
 
 from __future__ import annotations
@@ -176,6 +179,58 @@ def train(model: SRModel, train_loader):
     for step, data in enumerate(train_loader):
         model.feed_data(data)
         model.optimize_parameters(step)
+""",
+        },
+    ),
+    # --- 3. a batch moved in place by a bare `batch.to(device)` is no host batch ---
+    Case(
+        "graph-batch-moved-in-place",
+        {
+            "train.py": """\
+import torch
+
+from losses import compute_loss
+
+
+def train_epoch(logger, loader, model, optimizer, device):
+    model.train()
+    for batch in loader:
+        optimizer.zero_grad()
+        batch.to(torch.device(device))
+        pred, true = model(batch)
+        loss, score = compute_loss(pred, true)
+        loss.backward()
+        optimizer.step()
+        logger.update_stats(loss=loss.item())  # TL002: loss.item()
+    for batch in loader:
+        moved = batch.to(torch.device(device))
+        pred, true = model(batch)
+        loss, score = compute_loss(pred, true)
+        loss.backward()
+        optimizer.step()
+        logger.update_stats(loss=loss.item(), size=moved.num_nodes)
+
+
+@torch.no_grad()
+def eval_epoch(logger, loader, model, device):
+    model.eval()
+    for batch in loader:
+        batch.to(torch.device(device))
+        pred, true = model(batch)
+        loss, score = compute_loss(pred, true)
+        logger.update_stats(
+            true=true.detach().cpu(),
+            pred=score.detach().cpu(),
+            loss=loss.item(),  # TL002: loss.item()
+        )
+
+
+train_epoch(None, None, None, None, "cuda")
+eval_epoch(None, None, None, "cuda")
+""",
+            "losses.py": """\
+def compute_loss(pred, true):
+    return (pred - true).abs().mean(), pred
 """,
         },
     ),

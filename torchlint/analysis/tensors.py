@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel, target_names
 from torchlint.analysis.names import is_loss_name, is_module_name, is_setting
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
@@ -467,11 +467,42 @@ class TensorFacts:
         if self.loops.is_loader_like(iterable) or (
             isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)
         ):
+            if isinstance(binding.node, cst.For) and self._moved_in_place(binding):
+                return Kind.UNKNOWN  # `batch.to(device)`: a graph batch moves its own tensors
             return Kind.HOST_TENSOR
         whole = self.kind(iterable)
         return (
             whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN
         )  # rows of a tensor
+
+    def _moved_in_place(self, binding: Binding) -> bool:
+        """Whether the loop's body moves the batch a loop target names with a bare statement,
+        `batch.to(device)` or `batch.cuda()`, whose result it drops: the batch is an object
+        that moves its own tensors (a graph batch), so it is no longer known to be on the host."""
+        loop = cast(cst.For, binding.node)
+        names = {
+            target.value
+            for target, path in target_names(loop.target)
+            if path == binding.path and isinstance(target, cst.Name)
+        }
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and isinstance(call.func.value, cst.Name)
+                    and call.func.value.value in names
+                    and (
+                        call.func.attr.value == "cuda"
+                        or (call.func.attr.value == "to" and self._moves(call))
+                    )
+                ):
+                    return True
+        return False
 
     def _batches_passed_in(self, loop: cst.For) -> bool:
         """A training loop over a parameter (`for x, y in train_data:`): the caller's DataLoader-like batches."""
