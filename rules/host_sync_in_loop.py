@@ -69,7 +69,7 @@ def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
 
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format", "logged", "callee"
+    kind: str  # "method", "conversion", "condition", "format", "logged", "callee", "state"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
 
@@ -105,6 +105,9 @@ evaluation loop:
 - passing a tensor to a function or method of another module of the project that reads its
   arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`): the
   project index summarises each file's functions with `ast`;
+- calling a method of another module's class that returns a host read of the instance's own
+  buffer or parameter (`model.get_step()` where `get_step` returns `self.step.data.item()` of a
+  registered buffer), which lives on the module's device;
 - logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
   copies it to the host to write it.
 
@@ -748,6 +751,7 @@ depends on what the value is for.
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
+        self.asked: list[cst.Call] = []  # `obj.method()` without arguments
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
 
@@ -756,6 +760,13 @@ depends on what the value is for.
         func = node.func
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
+        elif (
+            not node.args
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.attr.value not in _METHODS
+        ):
+            self.asked.append(node)  # `model.get_step()`: may read the module's own buffer
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "numpy" and not _forced(node):
                 return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
@@ -835,7 +846,7 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not (self.candidates or self.handed):
+        if not (self.candidates or self.handed or self.asked):
             return
         if not self.ctx.uses_torch and not (
             self.ctx.fact(LoopFacts).uses_accelerator  # `imgs.cuda()` in a trainer subclass
@@ -859,7 +870,8 @@ depends on what the value is for.
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
-        for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
+        elsewhere = [*self._read_elsewhere(loops, tensors), *self._state_read_elsewhere(loops)]
+        for candidate in [*self.candidates, *elsewhere]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
@@ -940,6 +952,26 @@ depends on what the value is for.
             value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
+        return found
+
+    def _state_read_elsewhere(self, loops: LoopFacts) -> list[_Candidate]:
+        """`step = model.get_step()` every batch, where `model` is built from a class of another
+        module whose `get_step` returns `self.step.data.item()` of a registered buffer: the
+        buffer lives on the module's device, so the call waits for it."""
+        project = self.ctx.project
+        if project is None or not self.asked:
+            return []
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        for call in self.asked:
+            outside = scopes.outside_callee(call)
+            if outside is None or outside[1] is None:
+                continue
+            if (
+                project.reads_own_state(self.ctx.absolute_path, outside[0], outside[1])
+                and loops.per_batch_loop(call, every_update=True) is not None
+            ):
+                found.append(_Candidate("state", call, call))
         return found
 
     def _output_helper(self, outside: tuple[str, str | None]) -> bool:
@@ -1164,7 +1196,7 @@ depends on what the value is for.
         return False
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
-        if candidate.kind == "callee":
+        if candidate.kind in ("callee", "state"):
             return True  # `_read_elsewhere` found a tensor, or a container of them, passed
         kind = tensors.kind(candidate.value)
         if kind is Kind.UNKNOWN and self._backpropagated(candidate.value):
@@ -1378,6 +1410,13 @@ depends on what the value is for.
                 f"`{_short(self.ctx.code(candidate.node))}` reads tensor `{value}` on the host inside the called code, on every batch, a host-device sync",
                 self._hint(
                     f"Pass it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and pass the mean"
+                ),
+            )
+        if candidate.kind == "state":
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` reads a tensor the module holds on the host, on every batch, a host-device sync",
+                self._hint(
+                    "Keep the value as a Python number beside the tensor, or read it every N steps under `if step % n == 0:`"
                 ),
             )
         if candidate.kind == "logged":

@@ -14,7 +14,9 @@ returns unchanged on one of its paths (`reduce_loss_dict(loss_dict)`, which retu
 itself on one GPU), or a dict holding a loss the step adds into what it backpropagates. A batch
 that a bare `batch.to(device)` statement moves in place (a graph batch) is no host batch; an
 evaluation's copies handed to another module's collector (`logger.update_stats(pred=p.cpu())`)
-are what its host-side metrics need.
+are what its host-side metrics need. A method of another module's class that returns a host read
+of the instance's own buffer or parameter (`get_step`: `return self.step.data.item()`) syncs
+wherever it is called every step.
 """
 
 from __future__ import annotations
@@ -231,6 +233,61 @@ eval_epoch(None, None, None, "cuda")
             "losses.py": """\
 def compute_loss(pred, true):
     return (pred - true).abs().mean(), pred
+""",
+        },
+    ),
+    # --- 4. a method of another module's class that reads the module's own buffer ---
+    Case(
+        "step-counter-read-from-a-buffer",
+        {
+            "models/tacotron.py": """\
+import torch
+from torch import nn
+
+
+class Tacotron(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("step", torch.zeros(1, dtype=torch.long))
+        self.gain = nn.Parameter(torch.ones(1), requires_grad=False)
+        self.count = 0
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.step += 1
+        return self.proj(x) * self.gain
+
+    def get_step(self):
+        return self.step.data.item()
+
+    def get_gain(self):
+        return self.gain.item()
+
+    def get_count(self):
+        return self.count
+
+    def describe(self, x):
+        return x.item()
+""",
+            "train.py": """\
+import torch
+
+from models.tacotron import Tacotron
+
+
+def train(loader, optimizer):
+    model = Tacotron()
+    model = model.cuda()
+    counts = []
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step = model.get_step()  # TL002: model.get_step()
+        gain = model.get_gain()  # TL002: model.get_gain()
+        counts.append(model.get_count())
+        counts.append((step, gain))
 """,
         },
     ),

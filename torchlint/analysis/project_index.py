@@ -95,6 +95,9 @@ class _Summary:
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
     writers: frozenset[str] = frozenset()
+    # `Class.method` that returns a host read of the instance's own buffer or parameter
+    # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
+    state_reads: frozenset[str] = frozenset()
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
@@ -215,6 +218,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "syncs":
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
+            summary.state_reads = _state_reading_methods(tree)
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
     elif part == "periodic":
@@ -647,6 +651,76 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
     return frozenset(found), frozenset(writers)
 
 
+def _state_reading_methods(tree: ast.Module) -> frozenset[str]:
+    """`Class.method` of the module's classes whose return reads one of the instance's own
+    tensors on the host: `return self.step.data.item()` where the class registers `step` as a
+    buffer (`self.register_buffer("step", ...)`) or a parameter (`self.step = nn.Parameter(...)`).
+    The tensor lives where the module does, so each call waits for the device."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        state = _registered_state(node)
+        if not state:
+            continue
+        for member in node.body:
+            if isinstance(member, ast.FunctionDef) and any(
+                _reads_own(r.value, state)
+                for r in _walk(member)
+                if isinstance(r, ast.Return) and r.value is not None
+            ):
+                found.add(f"{node.name}.{member.name}")
+    return frozenset(found)
+
+
+def _registered_state(klass: ast.ClassDef) -> set[str]:
+    """The attributes a class registers as buffers or parameters."""
+    names = set()
+    for node in _walk(klass):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register_buffer"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names.add(node.args[0].value)
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _called_name(node.value.func) == "Parameter"
+        ):
+            names |= {
+                t.attr
+                for t in node.targets
+                if isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            }
+    return names
+
+
+def _reads_own(value: ast.expr, state: set[str]) -> bool:
+    """`self.step.item()`, `self.step.data.item()`: a host read of `self.<x>`."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("item", "tolist")
+        and not value.args
+    ):
+        return False
+    read = value.func.value
+    if isinstance(read, ast.Attribute) and read.attr == "data":
+        read = read.value
+    return (
+        isinstance(read, ast.Attribute)
+        and isinstance(read.value, ast.Name)
+        and read.value.id == "self"
+        and read.attr in state
+    )
+
+
 def _writes_files(function: ast.FunctionDef) -> bool:
     """Whether `function` calls a writer (`WRITER_NAME`: `plt.savefig`, `save_image`)."""
     return any(
@@ -1060,6 +1134,13 @@ class ProjectIndex:
         source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
         return None if source is None else (source, member)
+
+    def reads_own_state(self, file: Path, name: str, method: str) -> bool:
+        """Whether the method `method` of the class `name`, as written in `file` and defined in
+        another file of the project, returns a host read of the instance's own buffer or
+        parameter (`Tacotron.get_step`: `return self.step.data.item()`)."""
+        found = self._syncing(file, name, method)
+        return found is not None and found[1] in found[0].state_reads
 
     def method_syncs_arguments(self, file: Path, klass: str, method: str) -> bool:
         """Whether `self.<method>(...)` in the class `klass` of `file` runs a method, the class's
