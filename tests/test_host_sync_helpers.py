@@ -7,7 +7,8 @@ every other TL002 finding in the case's files is a failure.
 
 The classes: a loop over one split of a collection of loaders (`self.data_loader["train"]`,
 `dataloaders[phase]`) is a per-batch loop, so the trainer methods it calls run every step; a
-loop counting `steps_per_epoch` (or `iter_in_epoch`) counts steps, not epochs. A value passed to
+loop counting `steps_per_epoch` (or `iter_in_epoch`) counts steps, not epochs; `if i in indices:`
+tests the loop's counter even where a later loop binds `i` again. A value passed to
 a helper of another module that reads its arguments on the host (a metric logger's
 `update(**losses)`) syncs at the call when it may hold device tensors: what a helper of the file
 returns unchanged on one of its paths (`reduce_loss_dict(loss_dict)`, which returns the dict
@@ -58,11 +59,17 @@ class Trainer:
         self.total += loss.item()  # TL002: loss.item()
 
     @torch.no_grad()
-    def eval_epoch(self):
-        for batch in self.data_loader["dev"]:
+    def eval_epoch(self, indices):
+        images = []
+        for i, batch in enumerate(self.data_loader["dev"]):
             x, y = batch
-            loss = self.criterion(self.model(x.to(self.device)), y.to(self.device))
+            out = self.model(x.to(self.device))
+            loss = self.criterion(out, y.to(self.device))
             self.total += loss.item()  # TL002: loss.item()
+            if i in indices:
+                images.append((out.cpu().numpy(), i))
+        for out, i in images:
+            print(out.shape, i)
 
 
 def main(loaders, model, criterion, optimizer):

@@ -1170,7 +1170,13 @@ class LoopFacts:
             return bool(_COUNTER_NAME.search(node.attr.value.lower()))
         if not isinstance(node, cst.Name):
             return False
-        bindings = self.scopes.all_bindings(node)
+        # A loop that does not hold this use binds the name for its own iterations only (`for
+        # out, i in images:` after the batches): it says nothing of the name here.
+        bindings = [
+            b
+            for b in self.scopes.all_bindings(node)
+            if b.kind is not BindingKind.LOOP or self.scopes.is_ancestor(b.node, node)
+        ]
         # A name only ever set to a number (`rank = 0`) is a constant: `if rank == 0:` is true
         # on every step, so it needs a binding that moves it (a loop target, `n += 1`).
         return (
