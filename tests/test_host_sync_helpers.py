@@ -17,7 +17,8 @@ that a bare `batch.to(device)` statement moves in place (a graph batch) is no ho
 evaluation's copies handed to another module's collector (`logger.update_stats(pred=p.cpu())`)
 are what its host-side metrics need. A method of another module's class that returns a host read
 of the instance's own buffer or parameter (`get_step`: `return self.step.data.item()`) syncs
-wherever it is called every step.
+wherever it is called every step. A model fed a host tensor (`torch.arange(n)`) beside inputs of
+unknown place is not known to run on the host.
 """
 
 from __future__ import annotations
@@ -296,6 +297,29 @@ def train(loader, optimizer):
         counts.append(model.get_count())
         counts.append((step, gain))
 """,
+        },
+    ),
+    # --- 5. a model fed one host tensor beside inputs of unknown place ---
+    Case(
+        "forward-with-a-host-index-beside-moved-inputs",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for data in loader:
+        tmp = [None if t is None else t.cuda() for t in data]
+        feats, labels = tmp
+        out = model(feats, labels, torch.arange(0, len(data)))
+        loss = out["loss"].mean()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())  # TL002: loss.item()
+        cpu_out = model(torch.arange(0, len(data)), torch.zeros(3))
+        print(cpu_out.sum().item())
+"""
         },
     ),
     Case(

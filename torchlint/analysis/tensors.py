@@ -617,10 +617,12 @@ class TensorFacts:
         return self._helper_result(node) if base is Kind.UNKNOWN else Kind.UNKNOWN
 
     def _forward(self, call: cst.Call) -> Kind:
-        """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU."""
+        """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
+        Fed a CPU tensor beside inputs of unknown place (`model(feats, torch.arange(n))`), it
+        may run anywhere."""
         kinds = [self.kind(a.value) for a in call.args]
         if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
-            return Kind.HOST_TENSOR
+            return Kind.UNKNOWN if Kind.UNKNOWN in kinds else Kind.HOST_TENSOR
         return Kind.TENSOR
 
     def _moves(self, call: cst.Call) -> bool:
