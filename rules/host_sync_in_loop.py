@@ -74,6 +74,20 @@ class _Candidate:
     value: cst.BaseExpression  # the tensor the sync reads
 
 
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault"})
+_CONTAINER_BUILDERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque"})
+
+
+def _builds_container(value: cst.BaseExpression | None) -> bool:
+    """`[]`, `{}`, `[x for ...]`, `dict()`, `defaultdict(list)`: a Python container."""
+    if isinstance(value, cst.List | cst.Dict | cst.Set | cst.ListComp | cst.DictComp):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and (dotted(value.func) or "").rsplit(".", 1)[-1] in _CONTAINER_BUILDERS
+    )
+
+
 def _short(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 40 else code[:37] + "..."
@@ -1252,15 +1266,24 @@ depends on what the value is for.
     def _handed_to_a_collector(self, node: cst.Call) -> bool:
         """`logger.update_stats(pred=score.detach().cpu(), ...)`: a copy handed straight to a
         method of an object the file does not define, which keeps what it is given for its
-        host-side metrics (the file cannot follow it further); not a torch function."""
+        host-side metrics (the file cannot follow it further); not a torch function, and not a
+        list or dict of the file's own (`scores.append(out.cpu())`), whose values the file's
+        flow follows itself."""
         scopes = self.ctx.fact(SemanticModel)
         argument = scopes.parents.get(node)
         call = scopes.parents.get(argument) if isinstance(argument, cst.Arg) else None
-        return (
+        if not (
             isinstance(call, cst.Call)
             and isinstance(call.func, cst.Attribute)
             and call not in scopes.callees
+            and call.func.attr.value not in _CONTAINER_METHODS
             and not (self.ctx.symbols.qualname(call.func) or "").startswith("torch")
+        ):
+            return False
+        receiver = call.func.value
+        return not (
+            isinstance(receiver, cst.Name)
+            and any(_builds_container(b.value) for b in scopes.reaching(receiver))
         )
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:
