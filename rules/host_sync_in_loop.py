@@ -126,7 +126,8 @@ evaluation loop:
   copies it to the host to write it.
 
 A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
-`train_loader`, `loader`, `dataloader`, `batches`; through `enumerate`/`zip`/`tqdm` or any call
+`train_loader`, `loader`, `dataloader`, `batches`, or one split of a collection of loaders,
+`self.data_loader["train"]`, `loaders[phase]`; through `enumerate`/`zip`/`tqdm` or any call
 that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter that every
 call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
 `next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
