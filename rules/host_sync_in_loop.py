@@ -978,14 +978,15 @@ depends on what the value is for.
             return []
         scopes = self.ctx.fact(SemanticModel)
         found = []
+        reads: dict[tuple[str, str], bool] = {}  # few methods, called many times
         for call in self.asked:
             outside = scopes.outside_callee(call)
             if outside is None or outside[1] is None:
                 continue
-            if (
-                project.reads_own_state(self.ctx.absolute_path, outside[0], outside[1])
-                and loops.per_batch_loop(call, every_update=True) is not None
-            ):
+            key = (outside[0], outside[1])
+            if key not in reads:
+                reads[key] = project.reads_own_state(self.ctx.absolute_path, *key)
+            if reads[key] and loops.per_batch_loop(call, every_update=True) is not None:
                 found.append(_Candidate("state", call, call))
         return found
 
