@@ -618,11 +618,15 @@ class TensorFacts:
 
     def _forward(self, call: cst.Call) -> Kind:
         """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
-        Fed a CPU tensor beside inputs of unknown place (`model(feats, torch.arange(n))`), it
-        may run anywhere."""
+        Fed a CPU tensor beside data of unknown place (`model(feats, torch.arange(n))`), it
+        may run anywhere; the run's options (`chunk=args.chunk`) are no data."""
         kinds = [self.kind(a.value) for a in call.args]
         if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
-            return Kind.UNKNOWN if Kind.UNKNOWN in kinds else Kind.HOST_TENSOR
+            unknown = any(
+                kind is Kind.UNKNOWN and self._data_kind(a.value) is Kind.UNKNOWN
+                for kind, a in zip(kinds, call.args)
+            )
+            return Kind.UNKNOWN if unknown else Kind.HOST_TENSOR
         return Kind.TENSOR
 
     def _moves(self, call: cst.Call) -> bool:
