@@ -8,7 +8,8 @@ every other TL002 finding in the case's files is a failure.
 The classes: a loop over one split of a collection of loaders (`self.data_loader["train"]`,
 `dataloaders[phase]`) is a per-batch loop, so the trainer methods it calls run every step; a
 loop counting `steps_per_epoch` (or `iter_in_epoch`) counts steps, not epochs; `if i in indices:`
-tests the loop's counter even where a later loop binds `i` again. A value passed to
+tests the loop's counter even where a later loop binds `i` again; a name bound only to
+`torch.device("cuda:0" if ... else "cpu")` is a device whatever it is called (`dvc`). A value passed to
 a helper of another module that reads its arguments on the host (a metric logger's
 `update(**losses)`) syncs at the call when it may hold device tensors: what a helper of the file
 returns unchanged on one of its paths (`reduce_loss_dict(loss_dict)`, which returns the dict
@@ -76,10 +77,11 @@ class Trainer:
 def main(loaders, model, criterion, optimizer):
     device = torch.device("cuda")
     Trainer(loaders, model.to(device), criterion, optimizer, device).train_epoch()
+    dvc = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
     for phase in ["train", "val"]:
         for x, y in loaders[phase]:
-            out = model(x.to(device))
-            print(criterion(out, y.to(device)).item())  # TL002: criterion(out, y.to(device)).item()
+            out = model(x.to(dvc))
+            print(criterion(out, y.to(dvc)).item())  # TL002: criterion(out, y.to(dvc)).item()
 """,
         },
     ),

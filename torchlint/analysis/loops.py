@@ -1344,11 +1344,29 @@ class LoopFacts:
             if declared is not None:
                 return declared
         last = (_last(node) or "").lower()
+        if isinstance(node, cst.Name) and not _DEVICE_NAME.search(last):
+            return self._bound_to_devices(node)  # `dvc = torch.device("cuda:0" if ... else "cpu")`
         if not _DEVICE_NAME.search(last) or "cpu" in last:
             return False
         return self.device_strings(node) != {
             "cpu"
         }  # named like a device, but bound only to the CPU
+
+    def _bound_to_devices(self, name: cst.Name) -> bool:
+        """A name not called like a device, bound only to `torch.device(...)` calls, one of
+        which can name a GPU."""
+        bindings = self.scopes.all_bindings(name)
+        calls = [b.value for b in bindings if b.kind is BindingKind.ASSIGN]
+        return (
+            bool(bindings)
+            and len(calls) == len(bindings)
+            and all(
+                isinstance(c, cst.Call)
+                and (self.ctx.symbols.qualname(c.func) or "") == "torch.device"
+                for c in calls
+            )
+            and any(self.is_device_like(c) for c in calls if c is not None)
+        )
 
     def _returns_gpu(self, call: cst.Call) -> bool:
         """`dev()`, `dist_util.dev()`: a function of the project (this file or another module)
