@@ -14,6 +14,7 @@ from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
+from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -68,9 +69,23 @@ def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
 
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format", "logged", "callee"
+    kind: str  # "method", "conversion", "condition", "format", "logged", "callee", "state"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
+
+
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault"})
+_CONTAINER_BUILDERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque"})
+
+
+def _builds_container(value: cst.BaseExpression | None) -> bool:
+    """`[]`, `{}`, `[x for ...]`, `dict()`, `defaultdict(list)`: a Python container."""
+    if isinstance(value, cst.List | cst.Dict | cst.Set | cst.ListComp | cst.DictComp):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and (dotted(value.func) or "").rsplit(".", 1)[-1] in _CONTAINER_BUILDERS
+    )
 
 
 def _short(code: str) -> str:
@@ -104,11 +119,15 @@ evaluation loop:
 - passing a tensor to a function or method of another module of the project that reads its
   arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`): the
   project index summarises each file's functions with `ast`;
+- calling a method of another module's class that returns a host read of the instance's own
+  buffer or parameter (`model.get_step()` where `get_step` returns `self.step.data.item()` of a
+  registered buffer), which lives on the module's device;
 - logging a tensor with TensorBoard's `add_scalar(tag, t)` / `add_scalars(tag, {...: t})`, which
   copies it to the host to write it.
 
 A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
-`train_loader`, `loader`, `dataloader`, `batches`; through `enumerate`/`zip`/`tqdm` or any call
+`train_loader`, `loader`, `dataloader`, `batches`, or one split of a collection of loaders,
+`self.data_loader["train"]`, `loaders[phase]`; through `enumerate`/`zip`/`tqdm` or any call
 that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter that every
 call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
 `next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
@@ -747,6 +766,7 @@ depends on what the value is for.
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
+        self.asked: list[cst.Call] = []  # `obj.method()` without arguments
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
 
@@ -755,6 +775,13 @@ depends on what the value is for.
         func = node.func
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
+        elif (
+            not node.args
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.attr.value not in _METHODS
+        ):
+            self.asked.append(node)  # `model.get_step()`: may read the module's own buffer
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "numpy" and not _forced(node):
                 return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
@@ -834,7 +861,7 @@ depends on what the value is for.
 
     # -- deciding, once the whole file is known ----------------------------------------
     def finish(self) -> None:
-        if not (self.candidates or self.handed):
+        if not (self.candidates or self.handed or self.asked):
             return
         if not self.ctx.uses_torch and not (
             self.ctx.fact(LoopFacts).uses_accelerator  # `imgs.cuda()` in a trainer subclass
@@ -858,7 +885,8 @@ depends on what the value is for.
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
-        for candidate in [*self.candidates, *self._read_elsewhere(loops, tensors)]:
+        elsewhere = [*self._read_elsewhere(loops, tensors), *self._state_read_elsewhere(loops)]
+        for candidate in [*self.candidates, *elsewhere]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
                 continue
@@ -939,6 +967,27 @@ depends on what the value is for.
             value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
             if value is not None:
                 found.append(_Candidate("callee", call, value))
+        return found
+
+    def _state_read_elsewhere(self, loops: LoopFacts) -> list[_Candidate]:
+        """`step = model.get_step()` every batch, where `model` is built from a class of another
+        module whose `get_step` returns `self.step.data.item()` of a registered buffer: the
+        buffer lives on the module's device, so the call waits for it."""
+        project = self.ctx.project
+        if project is None or not self.asked:
+            return []
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        reads: dict[tuple[str, str], bool] = {}  # few methods, called many times
+        for call in self.asked:
+            outside = scopes.outside_callee(call)
+            if outside is None or outside[1] is None:
+                continue
+            key = (outside[0], outside[1])
+            if key not in reads:
+                reads[key] = project.reads_own_state(self.ctx.absolute_path, *key)
+            if reads[key] and loops.per_batch_loop(call, every_update=True) is not None:
+                found.append(_Candidate("state", call, call))
         return found
 
     def _output_helper(self, outside: tuple[str, str | None]) -> bool:
@@ -1025,8 +1074,12 @@ depends on what the value is for.
         self, value: cst.BaseExpression, tensors: TensorFacts, depth: int = 0
     ) -> bool:
         """A tensor, or a container the code fills with tensors: `{"l_pix": l_pix}`, or
-        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function, or a module's
-        `net.parameters()` (a grad-norm helper reading each parameter's norm)."""
+        `loss_dict` after `loss_dict["l_pix"] = l_pix` in the same function (where `l_pix` is a
+        tensor, or a loss the function adds into what it backpropagates), what a helper of the
+        file returns unchanged on one of its paths, or a module's `net.parameters()` (a
+        grad-norm helper reading each parameter's norm)."""
+        if depth > 2:
+            return False
         if tensors.kind(value) is Kind.TENSOR:
             return True
         if (
@@ -1045,13 +1098,79 @@ depends on what the value is for.
         scopes = self.ctx.fact(SemanticModel)
         if self._value_of_tensors(value, tensors, depth):
             return True
+        if self._returned_as_is(value, tensors, depth):
+            return True
         scope = scopes.scope_of(value)
         return any(
             target.value == value.value
             and scopes.scope_of(target) is scope
-            and (tensors.kind(stored) is Kind.TENSOR or self._backpropagated(stored))
+            and (
+                tensors.kind(stored) is Kind.TENSOR
+                or self._backpropagated(stored)
+                or self._summed_into_backward(stored)
+            )
             for target, stored in self.stores
         )
+
+    def _returned_as_is(self, name: cst.Name, tensors: TensorFacts, depth: int) -> bool:
+        """`loss_dict_reduced = reduce_loss_dict(loss_dict)`, where the file's helper returns
+        its parameter itself on one path (`if world_size < 2: return loss_dict`): on that path
+        the name holds what was passed, the tensors of `loss_dict`."""
+        scopes = self.ctx.fact(SemanticModel)
+        for binding in scopes.reaching(name):
+            call = binding.value
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(call, cst.Call):
+                continue
+            functions = scopes.callees.get(call, [])
+            if len(functions) != 1:
+                continue
+            params = functions[0].params
+            positional = [*params.posonly_params, *params.params]
+            for returned in own_returns(functions[0]):
+                param = self._parameter_returned(returned, functions[0])
+                if param is None:
+                    continue
+                index = positional.index(param) if param in positional else None
+                if index is not None and positional and positional[0].name.value == "self":
+                    index -= 1  # `self.helper(x)`: the receiver is the first parameter
+                passed = passed_argument(call, param.name.value, index)
+                if passed is not None and self._holds_tensor(passed, tensors, depth + 1):
+                    return True
+        return False
+
+    def _parameter_returned(
+        self, returned: cst.Return, function: cst.FunctionDef
+    ) -> cst.Param | None:
+        """The parameter `return x` gives back unchanged: `x` bound only as that parameter."""
+        value = returned.value
+        if not isinstance(value, cst.Name):
+            return None
+        scopes = self.ctx.fact(SemanticModel)
+        bindings = scopes.reaching(value)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAM:
+            return None
+        param = bindings[0].node
+        if isinstance(param, cst.Param) and scopes.function_of(param) is function:
+            return param
+        return None
+
+    def _summed_into_backward(self, value: cst.BaseExpression) -> bool:
+        """`l_total += l_pix`, then `l_total.backward()` in the same function: a loss the step
+        backpropagates, so a tensor."""
+        if not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
+            augment = scopes.parents.get(load)
+            if (
+                isinstance(augment, cst.AugAssign)
+                and augment.value is load
+                and isinstance(augment.operator, cst.AddAssign)
+                and isinstance(augment.target, cst.Name)
+                and self._backpropagated(augment.target)
+            ):
+                return True
+        return False
 
     def _value_of_tensors(self, name: cst.Name, tensors: TensorFacts, depth: int = 0) -> bool:
         """`v` in `for k, v in losses.items()` (or a comprehension over it), where `losses`
@@ -1093,7 +1212,7 @@ depends on what the value is for.
         return False
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
-        if candidate.kind == "callee":
+        if candidate.kind in ("callee", "state"):
             return True  # `_read_elsewhere` found a tensor, or a container of them, passed
         kind = tensors.kind(candidate.value)
         if kind is Kind.UNKNOWN and self._backpropagated(candidate.value):
@@ -1141,9 +1260,32 @@ depends on what the value is for.
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _ARRAY_COPIES
-            and flow.host_needs(node, metrics=True)
+            and (flow.host_needs(node, metrics=True) or self._handed_to_a_collector(node))
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
+        )
+
+    def _handed_to_a_collector(self, node: cst.Call) -> bool:
+        """`logger.update_stats(pred=score.detach().cpu(), ...)`: a copy handed straight to a
+        method of an object the file does not define, which keeps what it is given for its
+        host-side metrics (the file cannot follow it further); not a torch function, and not a
+        list or dict of the file's own (`scores.append(out.cpu())`), whose values the file's
+        flow follows itself."""
+        scopes = self.ctx.fact(SemanticModel)
+        argument = scopes.parents.get(node)
+        call = scopes.parents.get(argument) if isinstance(argument, cst.Arg) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call not in scopes.callees
+            and call.func.attr.value not in _CONTAINER_METHODS
+            and not (self.ctx.symbols.qualname(call.func) or "").startswith("torch")
+        ):
+            return False
+        receiver = call.func.value
+        return not (
+            isinstance(receiver, cst.Name)
+            and any(_builds_container(b.value) for b in scopes.reaching(receiver))
         )
 
     def _backend_branch(self, node: cst.CSTNode) -> bool:
@@ -1293,6 +1435,13 @@ depends on what the value is for.
                 f"`{_short(self.ctx.code(candidate.node))}` reads tensor `{value}` on the host inside the called code, on every batch, a host-device sync",
                 self._hint(
                     f"Pass it every N steps under `if step % log_every == 0:`, or accumulate `{value}.detach()` on the device and pass the mean"
+                ),
+            )
+        if candidate.kind == "state":
+            return (
+                f"`{_short(self.ctx.code(candidate.node))}` reads a tensor the module holds on the host, on every batch, a host-device sync",
+                self._hint(
+                    "Keep the value as a Python number beside the tensor, or read it every N steps under `if step % n == 0:`"
                 ),
             )
         if candidate.kind == "logged":

@@ -30,7 +30,9 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.names import EPOCH_NAME as _EPOCH
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
+from torchlint.analysis.names import LOADERS_NAME as _LOADERS_NAME
 from torchlint.analysis.nodes import COMPREHENSIONS, children, in_loop_body, is_name, walk
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
@@ -64,7 +66,6 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
-_EPOCH = re.compile(r"epoch", re.IGNORECASE)
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
@@ -375,6 +376,8 @@ class LoopFacts:
                 and name not in _NOT_BATCHES
                 and self.is_loader_like(first, depth + 1)
             )
+        if isinstance(node, cst.Subscript):  # `self.data_loader["train"]`, `loaders[phase]`
+            return _LOADERS_NAME.search((_last(node.value) or "").lower()) is not None
         if not isinstance(node, cst.Name | cst.Attribute):
             return False
         if _LOADER_NAME.search((_last(node) or "").lower()):
@@ -1167,7 +1170,13 @@ class LoopFacts:
             return bool(_COUNTER_NAME.search(node.attr.value.lower()))
         if not isinstance(node, cst.Name):
             return False
-        bindings = self.scopes.all_bindings(node)
+        # A loop that does not hold this use binds the name for its own iterations only (`for
+        # out, i in images:` after the batches): it says nothing of the name here.
+        bindings = [
+            b
+            for b in self.scopes.all_bindings(node)
+            if b.kind is not BindingKind.LOOP or self.scopes.is_ancestor(b.node, node)
+        ]
         # A name only ever set to a number (`rank = 0`) is a constant: `if rank == 0:` is true
         # on every step, so it needs a binding that moves it (a loop target, `n += 1`).
         return (
@@ -1335,11 +1344,29 @@ class LoopFacts:
             if declared is not None:
                 return declared
         last = (_last(node) or "").lower()
+        if isinstance(node, cst.Name) and not _DEVICE_NAME.search(last):
+            return self._bound_to_devices(node)  # `dvc = torch.device("cuda:0" if ... else "cpu")`
         if not _DEVICE_NAME.search(last) or "cpu" in last:
             return False
         return self.device_strings(node) != {
             "cpu"
         }  # named like a device, but bound only to the CPU
+
+    def _bound_to_devices(self, name: cst.Name) -> bool:
+        """A name not called like a device, bound only to `torch.device(...)` calls, one of
+        which can name a GPU."""
+        bindings = self.scopes.all_bindings(name)
+        calls = [b.value for b in bindings if b.kind is BindingKind.ASSIGN]
+        return (
+            bool(bindings)
+            and len(calls) == len(bindings)
+            and all(
+                isinstance(c, cst.Call)
+                and (self.ctx.symbols.qualname(c.func) or "") == "torch.device"
+                for c in calls
+            )
+            and any(self.is_device_like(c) for c in calls if c is not None)
+        )
 
     def _returns_gpu(self, call: cst.Call) -> bool:
         """`dev()`, `dist_util.dev()`: a function of the project (this file or another module)

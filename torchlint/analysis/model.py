@@ -722,6 +722,8 @@ class SemanticModel:
             return None
         found: dict[str, cst.BaseExpression] = {}
         for binding in bindings:
+            if _rebinds_itself(binding.exact, value):
+                continue  # `model = model.cuda()` keeps what `model` was built from
             callee = _constructor(binding.exact)
             if callee is None or (key := dotted(callee)) is None:
                 return None
@@ -858,6 +860,25 @@ def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     ):
         value = value.func.value
     return value.func if isinstance(value, cst.Call) else None
+
+
+def _rebinds_itself(value: cst.BaseExpression | None, name: cst.BaseExpression) -> bool:
+    """`model = model.cuda()`, `self.net = self.net.to(device)`: the name bound again to what
+    it held, through methods that return their receiver."""
+    if not (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN
+    ):
+        return False
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN
+    ):
+        value = value.func.value
+    held = dotted(value) if isinstance(value, cst.Name | cst.Attribute) else None
+    return held is not None and held == dotted(name)
 
 
 def passed_argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:

@@ -120,6 +120,17 @@ LOADER_NAME = re.compile(
 )
 
 
+# Names of epochs (`epoch`, `n_epochs`, `EPOCHS`), whose loops run whole passes over the data;
+# not a count of steps within one (`steps_per_epoch`, `iter_in_epoch`), which counts batches.
+EPOCH_NAME = re.compile(r"(?<!per_)(?<!per)(?<!in_)epoch", re.IGNORECASE)
+
+
+# What a collection of loaders keyed by split is called (lower-cased): `self.data_loader["train"]`,
+# `dataloaders[phase]`. A loader itself is no container, so one of its items is a loader; not
+# `batches[i]`, which is one batch.
+LOADERS_NAME = re.compile(r"loaders?$")
+
+
 _INPUT_WORDS = frozenset(
     {
         "y",

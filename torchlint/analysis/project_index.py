@@ -34,6 +34,9 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.names import (
+    EPOCH_NAME as _EPOCH,
+)
 from torchlint.analysis.receivers import built_by, built_locals, cached_locals
 from torchlint.analysis.text import precision_mentions
 
@@ -96,6 +99,9 @@ class _Summary:
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
     writers: frozenset[str] = frozenset()
+    # `Class.method` that returns a host read of the instance's own buffer or parameter
+    # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
+    state_reads: frozenset[str] = frozenset()
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
@@ -216,6 +222,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "syncs":
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
+            summary.state_reads = _state_reading_methods(tree)
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
     elif part == "periodic":
@@ -243,7 +250,6 @@ _PARTS = (
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
 _ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
-_EPOCH = re.compile(r"epoch", re.IGNORECASE)
 
 
 def _scopes(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
@@ -620,8 +626,8 @@ _HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\("
 def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
     """Module-level functions and methods that read what they are passed on the host: a
     `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
-    loop variable over one (`for k, v in values.items(): v.item()`), or of a local computed from
-    them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
+    loop variable over one (`for k, v in values.items(): v.item()`, or a comprehension's), or
+    of a local computed from them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
     those of them that write files (`synth_samples` saving a plot and a wav per utterance)."""
     found, writers = set(), set()
     for node in tree.body:
@@ -634,6 +640,76 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
                 if _writes_files(member):
                     writers.add(prefix + member.name)
     return frozenset(found), frozenset(writers)
+
+
+def _state_reading_methods(tree: ast.Module) -> frozenset[str]:
+    """`Class.method` of the module's classes whose return reads one of the instance's own
+    tensors on the host: `return self.step.data.item()` where the class registers `step` as a
+    buffer (`self.register_buffer("step", ...)`) or a parameter (`self.step = nn.Parameter(...)`).
+    The tensor lives where the module does, so each call waits for the device."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        state = _registered_state(node)
+        if not state:
+            continue
+        for member in node.body:
+            if isinstance(member, ast.FunctionDef) and any(
+                _reads_own(r.value, state)
+                for r in _walk(member)
+                if isinstance(r, ast.Return) and r.value is not None
+            ):
+                found.add(f"{node.name}.{member.name}")
+    return frozenset(found)
+
+
+def _registered_state(klass: ast.ClassDef) -> set[str]:
+    """The attributes a class registers as buffers or parameters."""
+    names = set()
+    for node in _walk(klass):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register_buffer"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names.add(node.args[0].value)
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _called_name(node.value.func) == "Parameter"
+        ):
+            names |= {
+                t.attr
+                for t in node.targets
+                if isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            }
+    return names
+
+
+def _reads_own(value: ast.expr, state: set[str]) -> bool:
+    """`self.step.item()`, `self.step.data.item()`: a host read of `self.<x>`."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("item", "tolist")
+        and not value.args
+    ):
+        return False
+    read = value.func.value
+    if isinstance(read, ast.Attribute) and read.attr == "data":
+        read = read.value
+    return (
+        isinstance(read, ast.Attribute)
+        and isinstance(read.value, ast.Name)
+        and read.value.id == "self"
+        and read.attr in state
+    )
 
 
 def _writes_files(function: ast.FunctionDef) -> bool:
@@ -653,7 +729,7 @@ def _called_name(func: ast.expr) -> str:
 def _reads_arguments(function: ast.FunctionDef) -> bool:
     loops, reads, assigns = [], [], []
     for node in _walk(function):  # one walk: the loops, the assignments and the host reads
-        if isinstance(node, ast.For):
+        if isinstance(node, ast.For | ast.comprehension):  # `{k: v.item() for k, v in d.items()}`
             loops.append(node)
         elif (
             isinstance(node, ast.Assign)
@@ -1057,6 +1133,13 @@ class ProjectIndex:
         source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
         return None if source is None else (source, member)
+
+    def reads_own_state(self, file: Path, name: str, method: str) -> bool:
+        """Whether the method `method` of the class `name`, as written in `file` and defined in
+        another file of the project, returns a host read of the instance's own buffer or
+        parameter (`Tacotron.get_step`: `return self.step.data.item()`)."""
+        found = self._syncing(file, name, method)
+        return found is not None and found[1] in found[0].state_reads
 
     def method_syncs_arguments(self, file: Path, klass: str, method: str) -> bool:
         """Whether `self.<method>(...)` in the class `klass` of `file` runs a method, the class's

@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
-from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel, target_names
 from torchlint.analysis.names import is_loss_name, is_module_name, is_setting
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
@@ -467,11 +467,42 @@ class TensorFacts:
         if self.loops.is_loader_like(iterable) or (
             isinstance(binding.node, cst.For) and self._batches_passed_in(binding.node)
         ):
+            if isinstance(binding.node, cst.For) and self._moved_in_place(binding):
+                return Kind.UNKNOWN  # `batch.to(device)`: a graph batch moves its own tensors
             return Kind.HOST_TENSOR
         whole = self.kind(iterable)
         return (
             whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN
         )  # rows of a tensor
+
+    def _moved_in_place(self, binding: Binding) -> bool:
+        """Whether the loop's body moves the batch a loop target names with a bare statement,
+        `batch.to(device)` or `batch.cuda()`, whose result it drops: the batch is an object
+        that moves its own tensors (a graph batch), so it is no longer known to be on the host."""
+        loop = cast(cst.For, binding.node)
+        names = {
+            target.value
+            for target, path in target_names(loop.target)
+            if path == binding.path and isinstance(target, cst.Name)
+        }
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and isinstance(call.func.value, cst.Name)
+                    and call.func.value.value in names
+                    and (
+                        call.func.attr.value == "cuda"
+                        or (call.func.attr.value == "to" and self._moves(call))
+                    )
+                ):
+                    return True
+        return False
 
     def _batches_passed_in(self, loop: cst.For) -> bool:
         """A training loop over a parameter (`for x, y in train_data:`): the caller's DataLoader-like batches."""
@@ -586,10 +617,16 @@ class TensorFacts:
         return self._helper_result(node) if base is Kind.UNKNOWN else Kind.UNKNOWN
 
     def _forward(self, call: cst.Call) -> Kind:
-        """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU."""
+        """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
+        Fed a CPU tensor beside data of unknown place (`model(feats, torch.arange(n))`), it
+        may run anywhere; the run's options (`chunk=args.chunk`) are no data."""
         kinds = [self.kind(a.value) for a in call.args]
         if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
-            return Kind.HOST_TENSOR
+            unknown = any(
+                kind is Kind.UNKNOWN and self._data_kind(a.value) is Kind.UNKNOWN
+                for kind, a in zip(kinds, call.args)
+            )
+            return Kind.UNKNOWN if unknown else Kind.HOST_TENSOR
         return Kind.TENSOR
 
     def _moves(self, call: cst.Call) -> bool:
