@@ -185,18 +185,29 @@ Not flagged:
   loss.item() < target: break`, a `return` out of the loop; not a `continue`, not a `return`
   that picks a step function's path, not a `while` test re-read every iteration), and, in
   evaluation (grad off), whole predictions or targets copied for a metric the host computes
-  over the set (a numpy, scikit-learn or pycocotools call other than a plain mean or sum, or
-  a list later handed to one or written to a file; not when a training loop runs the copy,
-  even through a no_grad helper). One use is enough on its own when it is a size:
-  a buffer's shape (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count.
-  One element of a tensor read per iteration of an inner loop (`int(counts[b])`) is still
-  flagged, whatever it is for: one read of the whole tensor before that loop would do;
+  over the set (a numpy, scikit-learn, scikit-image or pycocotools call other than a plain
+  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file;
+  not when a training loop runs the copy, even through a no_grad helper), figures matplotlib
+  draws, and ids a project helper named for decoding (`decode_sequence(vocab, seq)`) turns
+  into text in evaluation. One use is enough on its own when it is a size: a buffer's shape
+  (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count. One element of a
+  tensor read as a number per iteration of an inner loop (`int(counts[b])`) is still
+  flagged, whatever it is for: one read of the whole tensor before that loop would do; an
+  element or chunk copied as an array (`images[i].cpu()` saved as a PNG, each rendered
+  chunk's `depth[0].cpu()` joined and written) is a host product like a whole batch;
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
-  every step: the loop already waits for the device there by design;
-- a second read of a tensor in the statement right after such a read of it, with no call
-  between that may queue device work (`a = action.item()` for `env.step(a)`, then
-  `history.append(action.tolist())`): the first read drained the queue. After a read that is
-  itself flagged (a logged value), the second is flagged too;
+  every step: the loop already waits for the device there by design. So does an iteration
+  that calls `torch.cuda.synchronize()` (a timer's) or a helper of the file that returns host
+  copies (`return t.detach().cpu()`, itself not flagged), for the reads before that call in
+  the same function, and an iteration whose update is picked by a device value
+  (`if self.count.item() == 1: ... optimizer.step()`, itself flagged), for every other read:
+  such reads only move a wait the iteration has anyway. Reads repeated per element in an
+  inner loop are still flagged there;
+- a second read of a tensor (or of arithmetic on it and on values computed before) in the
+  statement right after a read of it, with no call between that may queue device work (`a =
+  action.item()` for `env.step(a)`, then `history.append(action.tolist())`; `losses.append(
+  loss.cpu())`, then `print((loss - kl).cpu())`): the first read drained the queue, and is
+  the one flagged if it is not needed;
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
@@ -221,7 +232,8 @@ collected for COCO, scikit-learn or numpy metrics over the whole set, ids decode
 to text, replay priorities written into a host buffer, sizes gathered across ranks that set a
 buffer's shape, actions sent to an environment, and control flow the loop needs now (a NaN
 abort, an early stop). Where a loop already waits on the device every step by design (an RL
-collector stepping its environment), one more read there costs next to nothing. Where the rule
+collector stepping its environment, a timer's synchronize, a helper that returns host
+copies), one more read there costs next to nothing. Where the rule
 cannot follow the value (it goes to another module, or to a container read in many places), it
 may still flag such a read: suppress it with `# noqa: TL002` and a word on why.
 
