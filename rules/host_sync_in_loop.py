@@ -45,6 +45,11 @@ _COLLECTIVES = (
     "reduce_scatter",
     "all_to_all",
 )
+# What a timer reads: clocks and CUDA events' time.
+_CLOCKS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns"}
+)
+_CLOCK_NAMES = frozenset({"elapsed_time", *(c.rsplit(".", 1)[1] for c in _CLOCKS)})
 # The host waits for every kernel queued so far (TL108 reports them; here they pace a loop).
 _SYNCHRONIZE = frozenset(
     f"{backend}.synchronize" for backend in ("torch.cuda", "torch.accelerator", "torch.xpu")
@@ -197,17 +202,18 @@ Not flagged:
   chunk's `depth[0].cpu()` joined and written) is a host product like a whole batch;
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
   every step: the loop already waits for the device there by design. So does an iteration
-  that calls `torch.cuda.synchronize()` (a timer's) or a helper of the file that returns host
-  copies (`return t.detach().cpu()`, itself not flagged), for the reads before that call in
-  the same function, and an iteration whose update is picked by a device value
-  (`if self.count.item() == 1: ... optimizer.step()`, itself flagged), for every other read:
-  such reads only move a wait the iteration has anyway. Reads repeated per element in an
-  inner loop are still flagged there;
-- a second read of a tensor (or of arithmetic on it and on values computed before) in the
-  statement right after a read of it, with no call between that may queue device work (`a =
-  action.item()` for `env.step(a)`, then `history.append(action.tolist())`; `losses.append(
-  loss.cpu())`, then `print((loss - kl).cpu())`): the first read drained the queue, and is
-  the one flagged if it is not needed;
+  that times itself with `torch.cuda.synchronize()` (and reads a clock or an event's
+  `elapsed_time`) or calls a helper of the file that returns host copies (`return
+  t.detach().cpu()`, itself not flagged), for the reads before that call in the same
+  function, and an iteration that picks which of two updates to run from a device value
+  (`if self.count.item() == 1: ...; opt.step()` `else: ...; adv_opt.step()`, itself
+  flagged), for every other read: such reads only move a wait the iteration has anyway. A
+  synchronize that times nothing is a finding of its own (TL108), and a read beside it is
+  still flagged; so are reads repeated per element in an inner loop;
+- a second read of a tensor in the statement right after such a read of it, with no call
+  between that may queue device work (`a = action.item()` for `env.step(a)`, then
+  `history.append(action.tolist())`): the first read drained the queue. After a read that is
+  itself flagged (a logged value), the second is flagged too;
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
@@ -732,8 +738,8 @@ depends on what the value is for.
                 opt.step()
                 if T.isnan(loss):
                     continue
-                history.append(loss.item())
                 print(f'step {step}: {loss}')
+                history.append(loss.item())
             """,
             count=3,
             line=10,
@@ -773,6 +779,7 @@ depends on what the value is for.
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
         self.waits: list[cst.Call] = []  # `torch.cuda.synchronize()`: waits for the whole device
+        self.clocks: list[cst.Call] = []  # `time.time()`, `start.elapsed_time(end)`: a timer
         self._host_returns: dict[cst.FunctionDef, bool] = {}  # functions returning host copies
 
     # -- collecting candidates during the traversal ------------------------------------
@@ -780,8 +787,11 @@ depends on what the value is for.
         func = node.func
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
-        if isinstance(func, cst.Attribute) and func.attr.value == "synchronize":
+        name = _last_name(func)
+        if name == "synchronize" and isinstance(func, cst.Attribute):
             self.waits.append(node)
+        elif name in _CLOCK_NAMES:
+            self.clocks.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "numpy" and not _forced(node):
                 return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
@@ -908,10 +918,8 @@ depends on what the value is for.
             element_wise = self._element_wise(candidate.node, owner)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
                 continue  # each iteration waits for the device by design: one read more is free
-            if any(self._repeats(candidate, earlier) for earlier in needed) or any(
-                self._repeats(candidate, earlier) for earlier, _ in reported
-            ):
-                continue  # the first read drained the queue: this one waits on nothing
+            if any(self._repeats(candidate, earlier) for earlier in needed):
+                continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
             self.report(candidate.node, message, fix)
 
@@ -935,9 +943,11 @@ depends on what the value is for.
         function (a read before the timer's synchronize only moves its wait earlier; one after
         a helper's copy waits for the work queued since)."""
         found: dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]] = defaultdict(list)
+        timed = {loops.per_batch_loop(call, every_update=True) for call in self._clock_reads()}
         for call in self.waits:
-            if self._device_wide(call):
-                found[loops.per_batch_loop(call, every_update=True)].append((call, False))
+            owner = loops.per_batch_loop(call, every_update=True)
+            if owner in timed and self._device_wide(call):
+                found[owner].append((call, False))
         scopes = self.ctx.fact(SemanticModel)
         for call in self.handed:
             if self._returns_host_copy(call) and not any(
@@ -965,6 +975,18 @@ depends on what the value is for.
             )
             for wait, anywhere in waits
         )
+
+    def _clock_reads(self) -> list[cst.Call]:
+        """Reads of a clock or of CUDA events' time: a synchronize in a loop that reads one is a
+        timer's, kept by design; one in a loop that times nothing is a finding of its own
+        (TL108), and once it goes, a read beside it is the wait."""
+        symbols = self.ctx.symbols
+        return [
+            call
+            for call in self.clocks
+            if _last_name(call.func) == "elapsed_time"
+            or (symbols.qualname(call.func) or "") in _CLOCKS
+        ]
 
     def _device_wide(self, call: cst.Call) -> bool:
         """`torch.cuda.synchronize()` or `torch.cuda.current_stream().synchronize()`: the host
@@ -1015,31 +1037,35 @@ depends on what the value is for.
         return copies > 0
 
     def _picks_update(self, node: cst.CSTNode, loops: LoopFacts) -> bool:
-        """A read in the test of an `if` whose branches step the optimizer: the host decides
-        from it which update this step runs (`if self.update_count.item() == 1:`)."""
+        """A read in the test of an `if` each branch of which steps an optimizer: the host
+        decides from it which of two updates this step runs (`if self.count.item() == 1:
+        ...; opt.step()` `else: ...; adv_opt.step()`), the step's structure. A test that only
+        adds an update (`if d_loss != 0: d_loss.backward(); opt.step()`) picks nothing."""
         if not self._decides(node):
             return False
         branch = next(
             (a for a in self.ctx.fact(SemanticModel).ancestors(node) if isinstance(a, cst.If)),
             None,
         )
-        return branch is not None and loops.updates(branch)
+        return (
+            branch is not None
+            and branch.orelse is not None
+            and loops.updates(branch.body)
+            and loops.updates(branch.orelse)
+        )
 
     def _repeats(self, later: _Candidate, earlier: _Candidate) -> bool:
         """`a = action.item()` (handed to `env.step`), then `history.append(action.tolist())` in
         the next statement of the same block: the first read, which the host needs, waited for
         every queued kernel, so a second read of the same tensor, with no call between that may
-        queue more, copies a finished value and waits on nothing. The same holds after a first
-        read that is itself reported (`losses.append(loss.cpu())`, then `print((loss -
-        kl).cpu())`): the second read, of that tensor and of values queued before the first
-        read, adds no wait. Only for an unconditional first read in a simple statement, with
-        nothing but builtins, list methods and these reads called in the two statements; reads
-        of other tensors in a run of logged reads stay a run of findings."""
-        if later is earlier or later.kind != "method" or earlier.kind == "callee":
+        queue more, copies a finished value and waits on nothing. Only for an unconditional
+        first read in a simple statement, with nothing but builtins, list methods and these
+        reads called in the two statements; a first read that is itself reported is no excuse
+        (a run of logged reads stays a run of findings)."""
+        if later.kind != "method" or earlier.kind == "callee":
             return False
-        names = _read_tensors(later.value)
-        name = _root(earlier.value)
-        if name is None or name not in names:
+        name = _read_tensor(later.value)
+        if name is None or _root(earlier.value) != name:
             return False
         scopes = self.ctx.fact(SemanticModel)
         first = scopes.statement_of(earlier.node)
@@ -1051,7 +1077,7 @@ depends on what the value is for.
             and isinstance(block, cst.IndentedBlock)
             and _follows(block, first, second)
             and not _conditional(earlier.node, first, scopes)
-            and not any(_rebinds(first, n) for n in names)
+            and not _rebinds(first, name)
         ):
             return False
         return _quiet_calls(first, earlier.node, scopes, after=True) and _quiet_calls(
@@ -1810,18 +1836,6 @@ def _root(value: cst.BaseExpression) -> str | None:
     while isinstance(value, cst.Call | cst.Attribute | cst.Subscript):
         value = value.func if isinstance(value, cst.Call) else value.value
     return value.value if isinstance(value, cst.Name) else None
-
-
-def _read_tensors(value: cst.BaseExpression) -> set[str]:
-    """The names of the tensors a read copies as they are (`_read_tensor`), or the operands of
-    the arithmetic it copies (`(loss - kl_loss).data.cpu()`); empty for anything else."""
-    while isinstance(value, cst.Attribute) and value.attr.value == "data":
-        value = value.value
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
-        left, right = _read_tensors(value.left), _read_tensors(value.right)
-        return left | right if left and right else set()
-    name = _read_tensor(value)
-    return {name} if name is not None else set()
 
 
 def _read_tensor(value: cst.BaseExpression) -> str | None:

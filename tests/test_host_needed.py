@@ -156,7 +156,7 @@ def validate(model, loader):
     for x, y in loader:
         loss = model(x.cuda()).sum()
         all_losses.append(loss.item())  # TL002: loss.item()
-        print(loss.cpu().numpy())  # the read above drained the queue (test_host_sync_paced.py)
+        print(loss.cpu().numpy())  # TL002: loss.cpu()
     return np.mean(all_losses)
 """,
         },

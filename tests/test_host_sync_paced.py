@@ -5,15 +5,13 @@ Each case is a small project checked by the installed `torchlint` command and ma
 other TL002 finding in the case is a failure.
 
 An iteration that calls `torch.cuda.synchronize()` for its timer, hands its outputs to a helper
-of the file that returns host copies (`return t.detach().cpu()`), reads a value the host needs
-(token ids decoded to text) or picks the step's update from a device value waits for the device
-every step anyway: one more logging read there costs a copy, not a wait, and judges call it
-debatable or a false alarm. The same logging read in an iteration without such a wait, and
-reads repeated per parameter in an inner loop, stay findings.
-
-A second read of a tensor right after a logged read of the same tensor, in the next statement
-of the same block (`losses.append(loss.cpu())`, then `print((loss - kl).cpu())`), waits on
-nothing: the first read drained the queue.
+of the file that returns host copies (`return t.detach().cpu()`) or picks which of two updates
+to run from a device value waits for the device every step anyway: one more logging read
+before that wait costs a copy, not a wait, and judges call it
+debatable or a false alarm. The same logging read in an iteration without such a wait, reads
+repeated per parameter in an inner loop, reads beside a synchronize that times nothing (a
+finding of its own, TL108: judges keep the read beside it a true positive) and reads beside a
+test that only adds an update (`if extra != 0: extra.backward()`) stay findings.
 """
 
 from __future__ import annotations
@@ -137,33 +135,53 @@ def train(net, loader, opt, adv_opt):
             opt.zero_grad()
             loss.backward()
             opt.step()
-        gap = -net(x.cuda(), y.cuda())
-        adv_opt.zero_grad()
-        gap.backward()
-        adv_opt.step()
-        print(gap.item())
+            print(loss.item())
+        else:
+            gap = -net(x.cuda(), y.cuda())
+            adv_opt.zero_grad()
+            gap.backward()
+            adv_opt.step()
+            print(gap.item())
 """,
         },
     ),
     Case(
-        "second-read-of-logged-value-in-arithmetic",
+        "read-adds-an-update",
         {
-            "perturb.py": """\
+            "train.py": """\
 import torch
 
 
-def perturb(model, loader, kl_scale):
-    model.cuda()
-    losses = []
-    for x in loader:
-        loss = model(x.cuda())
-        kl_loss = kl_scale * loss.detach()
-        loss = loss + kl_loss
-        losses.append(loss.data.cpu().numpy())  # TL002: loss.data.cpu()
-        print("loss", (loss - kl_loss).data.cpu().numpy())
-        print("kl", kl_loss.data.cpu().numpy())  # TL002: kl_loss.data.cpu()
+def train(net, loader, opt):
+    net.cuda()
+    for x, y in loader:
+        loss, extra = net(x.cuda(), y.cuda())
+        opt.zero_grad()
         loss.backward()
-    return losses
+        opt.step()
+        if extra != 0:  # TL002: extra != 0
+            extra.backward()
+            opt.step()
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    Case(
+        "synchronize-that-times-nothing",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss_value = loss.item()  # TL002: loss.item()
+        loss.backward()
+        optimizer.step()
+        torch.cuda.synchronize()
+        print(loss_value)
 """,
         },
     ),

@@ -8,8 +8,7 @@ other TL002 finding in the case is a failure.
 A read of a tensor right after a read of the same tensor that the host needs anyway (token ids
 to decode, an assertion), in the same or the next statement of the same block
 with no call between that may put work on the device, waits on nothing: the first read drained
-the queue. So does a read right after a first read that is itself a finding (a logged value):
-the first is the finding, the second copies a finished value (judged so on production code).
+the queue. A first read that is itself a finding (a logged value) keeps the second a finding.
 
 `if preds is None: preds = logits.cpu().numpy()` where `preds = None` once before the loop and
 the loop only ever assigns arrays to it: the arm runs on the first batch only, so its read is no
@@ -58,7 +57,7 @@ def play(policy, loader):
     for obs in loader:
         action = policy(obs.cuda()).argmax(-1)
         print(action.item())  # TL002: action.item()
-        history.append(action.tolist())
+        history.append(action.tolist())  # TL002: action.tolist()
     return history
 """,
         },
