@@ -26,6 +26,7 @@ stays as it was.
 goes, so that no rewrite keeps it on the device? Besides writers, its paths may end at
 
 - text made of token ids (`tokenizer.decode(ids)`, `batch_decode`);
+- a figure matplotlib draws (`plt.imshow(image)`);
 - a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`);
 - a test whose branch leaves the loop or the program (`raise`, `break`, `sys.exit`, a
   `return` out of a loop): control flow that needs the value now. A branch that only skips
@@ -33,7 +34,7 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   `while` test re-read every iteration (a step counter kept on the device), could be
   decided on the device or the host's own numbers, and are no such end;
 - with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
-  scikit-learn or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
+  scikit-learn, scikit-image or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
   of per-batch values could be kept on the device), or a list the value is collected into
   that is later handed to one or written: a metric the host computes over the whole set; or a
   list the function turns into a numpy array and returns (an `encode()` whose product is the
@@ -68,7 +69,7 @@ _DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
 # Calls that write values into a host-side buffer (a replay memory's sum tree).
 _HOST_BUFFER = re.compile(r"priorit")
 # Libraries that compute metrics on the host, over what a loop collected.
-_HOST_METRICS = ("numpy.", "sklearn.", "pycocotools.")
+_HOST_METRICS = ("numpy.", "sklearn.", "skimage.", "pycocotools.")
 # ... save plain reductions: a mean or sum of per-batch values could be kept on the device.
 _REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
 # Calls whose first argument (or `size=`) is a shape: the host must know it to allocate.
@@ -77,6 +78,7 @@ _SHAPED = frozenset(
 )
 _NEW = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
 _COLLECT = frozenset({"append", "extend"})
+_JOINS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.concatenate"})
 _EXITS = frozenset({"exit", "quit", "_exit"})
 _MAX_DEPTH = 12  # steps followed from the read: methods, calls, bindings, returns
 _MAX_STEPS = 400  # steps in all, over every branch of one question: an answer costs little
@@ -160,6 +162,8 @@ class HostWrites:
             if found is not None:
                 return found
         if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value == "data":
+                return self._consumed(parent, step, calls)  # `x.cpu().data`: the same values
             call = self.scopes.parents.get(parent)
             if not isinstance(call, cst.Call) or call.func is not parent:
                 return False
@@ -370,6 +374,8 @@ class HostWrites:
             return True  # a look at the value's form only
         if name in _DECODERS or _HOST_BUFFER.search(name):
             return self._end()
+        if (self.symbols.qualname(call.func) or "").startswith("matplotlib."):
+            return self._end()  # `plt.imshow(image)`: drawn by the host
         if self._shape_argument(call, arg, name):
             self._shaped = True
             return True
@@ -436,7 +442,9 @@ class HostWrites:
 
     def _collected(self, container: cst.Name) -> bool:
         """A list the loop collects into that some read hands to a host metric or a writer
-        (`np.concatenate(preds)`, `accuracy_score(labels, preds[0])`, `json.dump(results, f)`)."""
+        (`np.concatenate(preds)`, `accuracy_score(labels, preds[0])`, `json.dump(results, f)`),
+        also once joined, where the joined copies go to such ends only (`image =
+        torch.cat(chunks).numpy()`, then `imwrite(path, (image * 255).astype(np.uint8))`)."""
         scope = self.scopes.scope_of(container)
         for read in self.scopes.loads[scope].get(container.value, []):
             node: cst.CSTNode = read
@@ -444,7 +452,13 @@ class HostWrites:
             while isinstance(parent, cst.Subscript) and parent.value is node:
                 node, parent = parent, self.scopes.parents.get(parent)
             call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
-            if isinstance(call, cst.Call) and (is_writer(call) or self._host_metric(call)):
+            if not isinstance(call, cst.Call):
+                continue
+            if is_writer(call) or self._host_metric(call):
+                return True
+            if (self.symbols.qualname(call.func) or "") in _JOINS and self._consumed(
+                call, _MAX_DEPTH // 2, ()
+            ):
                 return True
         return self._returned_as_array(container)
 

@@ -750,11 +750,11 @@ class LoopFacts:
                     _leaves(parent.body) or _lazy_init(parent) or self._lazy_local(parent)
                 ):
                     return True
-                return rare == "body" and not (every_update and self._updates(parent.body))
+                return rare == "body" and not (every_update and self.updates(parent.body))
             return (
                 child is parent.orelse
                 and rare == "orelse"
-                and not (every_update and self._updates(parent.orelse))
+                and not (every_update and self.updates(parent.orelse))
             )
         if isinstance(parent, cst.ExceptHandler):
             return child is parent.body
@@ -835,11 +835,11 @@ class LoopFacts:
         if first is None:
             return False
         rest = block.body[first + 1 :]
-        if every_update and any(self._updates(s) for s in rest):
+        if every_update and any(self.updates(s) for s in rest):
             return False
         return any(s is statement for s in rest)
 
-    def _updates(self, node: cst.CSTNode) -> bool:
+    def updates(self, node: cst.CSTNode) -> bool:
         """Whether `node` steps the optimizer, itself or through a same-file function that does."""
         return any(self.scopes.is_ancestor(node, call) for call in self._update_calls)
 
