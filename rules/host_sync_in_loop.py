@@ -1388,6 +1388,7 @@ depends on what the value is for.
             return True
         return (
             array_copy
+            and isinstance(node, cst.Call)
             and (flow.host_needs(node, metrics=True) or self._handed_to_a_collector(node))
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
