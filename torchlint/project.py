@@ -37,6 +37,11 @@ _TEST_DIRECTORY = re.compile(r"(^|/)(tests?|testing)/")
 # pytest or unittest imported: the file is test code, whatever its path.
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
+# Named like a test module, yet a script when run (`tools/test_net.py`, an evaluation script of
+# a detection codebase): a `__main__` guard and no test function.
+_SCRIPT_NAME = re.compile(r"^(test_.*|.*_test)\.py$")
+_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
+_TEST_FUNCTION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test", re.MULTILINE)
 
 
 def is_test_path(relpath: str) -> bool:
@@ -44,6 +49,17 @@ def is_test_path(relpath: str) -> bool:
     return bool(_TEST_DIRECTORY.search(relpath)) or bool(
         _TEST_NAME.match(relpath.rsplit("/", 1)[-1])
     )
+
+
+def _test_by_name_only(relpath: str) -> bool:
+    """Named like a test module (`test_net.py`) outside any test folder: its text decides."""
+    return not _TEST_DIRECTORY.search(relpath) and bool(
+        _SCRIPT_NAME.match(relpath.rsplit("/", 1)[-1])
+    )
+
+
+def _runs_as_script(text: str) -> bool:
+    return "__main__" in text and bool(_MAIN_GUARD.search(text)) and not _TEST_FUNCTION.search(text)
 
 
 def relative_path(path: Path, root: Path) -> str:
@@ -56,7 +72,7 @@ def relative_path(path: Path, root: Path) -> str:
 def rules_for(path_rel: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
     code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
-    if not settings.lint_tests and is_test_path(path_rel):
+    if not settings.lint_tests and is_test_path(path_rel) and not _test_by_name_only(path_rel):
         rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
     if not ignored:
@@ -103,8 +119,10 @@ def settings_report(path: Path, base: Settings, code_text: Callable[[Path, Path]
 
 def _describe(path: Path, settings: Settings, text: str) -> str:
     relpath = relative_path(path, settings.root)
-    rules = for_text(text, rules_for(relpath, settings.enabled_rules(), settings), settings)
-    test_code = is_test_path(relpath) or imports_test_framework(text)
+    rules = for_text(
+        relpath, text, rules_for(relpath, settings.enabled_rules(), settings), settings
+    )
+    test_code = is_test_code(relpath, text)
     lines = [
         f"file: {path}",
         f"project root: {settings.root}",
@@ -123,12 +141,26 @@ def _describe(path: Path, settings: Settings, text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def for_text(text: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
-    """`rules` less the performance rules in a unit-test module found by its imports (pytest or
-    unittest) rather than its path, unless `lint-tests` is set."""
-    if settings.lint_tests or not imports_test_framework(text):
+def for_text(path: str, text: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
+    """`rules` less the performance rules in a unit-test module found by its text: one that
+    imports pytest or unittest, whatever its path, or one named like a test module that is no
+    script (`rules_for` leaves that to the text), unless `lint-tests` is set."""
+    if settings.lint_tests:
         return list(rules)
-    return [rule for rule in rules if not rule.performance]
+    name = os.path.basename(path)
+    if imports_test_framework(text) or (_SCRIPT_NAME.match(name) and not _runs_as_script(text)):
+        return [rule for rule in rules if not rule.performance]
+    return list(rules)
+
+
+def is_test_code(relpath: str, text: str) -> bool:
+    """Test code, by its path or its text: a file named like a test module (`test_net.py`) that
+    has a `__main__` guard and no test function is a script, such as a codebase's evaluation."""
+    if imports_test_framework(text):
+        return True
+    if _test_by_name_only(relpath):
+        return not _runs_as_script(text)
+    return is_test_path(relpath)
 
 
 def imports_test_framework(text: str) -> bool:

@@ -72,7 +72,7 @@ def lint_text(
     path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Findings of `rules` in `text`, suppressions applied, sorted by position."""
-    rules = for_text(text, rules, settings)
+    rules = for_text(path, text, rules, settings)
     enabled = rules
     reviewers = [rule for rule in rules if rule.reviews_suppressions]
     rules = [rule for rule in rules if not rule.reviews_suppressions and rule.may_match(text)]
