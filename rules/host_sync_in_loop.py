@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -16,7 +16,7 @@ from torchlint.analysis.host_io import HostWrites
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
-from torchlint.analysis.nodes import own_returns
+from torchlint.analysis.nodes import find_all, own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -2033,12 +2033,5 @@ def _quiet_calls(
 
 
 def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    """Every call under `node`."""
-    found = []
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        if isinstance(current, cst.Call):
-            found.append(current)
-        todo.extend(current.children)
-    return found
+    """Every call under `node` (libcst's `children` would visit every token and space too)."""
+    return cast("list[cst.Call]", find_all(node, cst.Call))

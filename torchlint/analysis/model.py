@@ -117,6 +117,8 @@ class SemanticModel:
     def __init__(self, ctx: FileContext) -> None:
         # After the engine's traversal its parent map is complete and shared; before, build one.
         self.parents: dict[cst.CSTNode, cst.CSTNode] = ctx.parents if ctx.traversed else {}
+        # Every inner node's syntax children: the traversal's when it is over, else this walk's.
+        self.kids: dict[cst.CSTNode, list[cst.CSTNode]] = ctx.children if ctx.traversed else {}
         self.scope_parent: dict[Scope, Scope | None] = {}
         self.bindings: dict[Scope, dict[str, list[Binding]]] = defaultdict(
             lambda: defaultdict(list)
@@ -162,7 +164,7 @@ class SemanticModel:
         self.project = ctx.project  # the project's other modules; None for text not on disk
         self.symbols = ctx.symbols  # read at query time: the traversal may still be adding imports
         walker = _Walker(self)
-        walker.walk(ctx.module, ctx.children if ctx.traversed else None)
+        walker.walk(ctx.module)
         self._resolve_calls(walker.calls)
 
     # -- queries -----------------------------------------------------------------------
@@ -500,11 +502,14 @@ class SemanticModel:
         todo: list[cst.CSTNode] = (
             list(scope.body) if isinstance(scope, cst.Module) else [scope.body]
         )
+        known = self.kids
         while todo:
             node = todo.pop()
             yield node
-            if type(node) not in _NESTED_SCOPES:
-                todo.extend(children(node))
+            kind = type(node)
+            if kind not in _NESTED_SCOPES and kind not in LEAF_TYPES:
+                kids = known.get(node)
+                todo.extend(kids if kids is not None else children(node))
 
     def _overwrites(self, later: cst.CSTNode, earlier: cst.CSTNode) -> bool:
         if (
@@ -942,16 +947,16 @@ class _Walker:
         scopes.scope_parent[scopes.module] = None
 
     # -- generic bookkeeping -------------------------------------------------------------
-    def walk(self, root: cst.Module, known: dict[cst.CSTNode, list[cst.CSTNode]] | None) -> None:
+    def walk(self, root: cst.Module) -> None:
         """Pre-order visits and post-order leaves in libcst's order, iteratively (no recursion limit).
 
         The loop runs once per node of the file: only nodes with a bucket, a handler or a scope
-        (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children.
-        `known`: the children the engine's traversal found (it has also recorded the parents);
-        None before the traversal is over, when this walk finds both itself."""
+        (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children. The
+        children and parents the engine's traversal found are read, not found again; before the
+        traversal is over, this walk records them."""
         todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
         model = self.s
-        parents, order = model.parents, model.order
+        parents, order, known = model.parents, model.order, model.kids
         dispatch = _DISPATCH.get
         counter = self.counter
         while todo:
@@ -980,10 +985,9 @@ class _Walker:
                     todo.append((node, parent, True))
             if descend is False or kind in LEAF_TYPES:
                 continue
-            if known is not None:
-                kids = known.get(node) or children(node)
-            else:
-                kids = children(node)
+            kids = known.get(node)
+            if kids is None:
+                kids = known[node] = children(node)
                 for child in kids:
                     parents[child] = node
             todo.extend([(child, node, False) for child in reversed(kids)])
