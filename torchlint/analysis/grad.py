@@ -229,7 +229,7 @@ class Grad(Shared):
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
         if targets:
-            modes = {self._decorated_mode(f) for f in targets}
+            modes = {self._decorated_mode(f) or self._body_mode(f) for f in targets}
             return modes.pop() if len(modes) == 1 else None
         func = call.func
         if isinstance(func, cst.Attribute) and self._framework_turns_grad_off(func):
@@ -260,6 +260,20 @@ class Grad(Shared):
             if found is not None:
                 return found
         return None
+
+    def _body_mode(self, function: cst.FunctionDef) -> GradMode | None:
+        """The mode a function's whole body runs in when, past its docstring, it is one `with`
+        block that sets one (`def forward(self, x): with torch.no_grad(): ...`): its callers'
+        mode does not reach its work, as with a decorator."""
+        body = function.body
+        if not isinstance(body, cst.IndentedBlock):
+            return None
+        statements = list(body.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        if len(statements) != 1 or not isinstance(statements[0], cst.With):
+            return None
+        return self._with_mode(statements[0])
 
     def context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
         """The mode a context manager or decorator expression sets; None when it is not about grad."""
@@ -531,3 +545,12 @@ class Grad(Shared):
                     function
                 )
         return plain, methods
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )

@@ -521,18 +521,30 @@ def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
 
 
 def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
-    """Module-level functions and methods whose own decorator turns autograd off."""
+    """Module-level functions and methods whose own decorator turns autograd off, or whose whole
+    body (past its docstring) is one `with` block that does (`Grad._body_mode`)."""
     found = set()
     for node in tree.body:
         members = [(node, "")]
         if isinstance(node, ast.ClassDef):
             members = [(s, node.name + ".") for s in node.body]
         for member, prefix in members:
-            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-                _turns_grad_off(d) for d in member.decorator_list
+            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                any(_turns_grad_off(d) for d in member.decorator_list) or _body_grad_off(member)
             ):
                 found.add(prefix + member.name)
     return frozenset(found)
+
+
+def _body_grad_off(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.With)
+        and any(_turns_grad_off(item.context_expr) for item in body[0].items)
+    )
 
 
 def _forwarding_methods(tree: ast.Module) -> frozenset[str]:
