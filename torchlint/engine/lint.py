@@ -9,7 +9,8 @@ import re
 import tokenize
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -91,10 +92,7 @@ def _lint(
     path: str, text: str, rules: Sequence[RuleEntry | type[Rule]], settings: Settings
 ) -> list[Diagnostic]:
     """Every finding of `rules`, suppressed or not."""
-    collecting = gc.isenabled()
-    # Syntax trees are large and acyclic: generational GC scans would cost more than the lint.
-    gc.disable()
-    try:
+    with collection_paused():
         project = index_for(settings.root) if settings.directory is not None else None
         if project is not None and rules:
             file = Path(path).absolute()
@@ -107,11 +105,22 @@ def _lint(
             return []  # the prefilter: no rule can fire, and the file is valid Python
         if (refused := _refused(path, text, python)) is not None:
             return [refused]
-        found = on_big_stack(_lint_parsed, path, text, rules, settings, parsed)
+        return on_big_stack(_lint_parsed, path, text, rules, settings, parsed)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while syntax trees are built and read: they are large and
+    acyclic (the context breaks the cycles it makes when a file is done), so its generational
+    scans cost more than the lint; a run over many files keeps it off between them too (6 % of a
+    run over all of torch, for 2.5 % more memory)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
-    return found
 
 
 def _refused(path: str, text: str, python: Exception | None) -> Diagnostic | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from torchlint.engine.lint import (
     SYNTAX_ERROR,
     FileResult,
     builtin,
+    collection_paused,
     decode,
     lint_text,
 )
@@ -125,6 +127,7 @@ _worker_state: tuple[list[Settings], bool] | None = None
 def _start_worker(distinct: list[Settings], use_cache: bool) -> None:
     global _worker_state
     _worker_state = (distinct, use_cache)
+    gc.disable()  # for the worker's life, a run's files only (`collection_paused`)
 
 
 def _work(job: tuple[Path, int]) -> FileResult:
@@ -157,7 +160,8 @@ def check_paths(
         for path, why in discovery.unreadable
     ]
     if jobs == 1 or len(files) < MIN_FILES_FOR_POOL:
-        linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
+        with collection_paused():
+            linted = [lint_file(path, distinct[i], use_cache) for path, i in zip(files, which)]
         return RunResult(linted + unreadable, discovery.missing, discovery.warnings)
     # Imported here: a single-process run would spend 15 ms CPU importing the pool machinery.
     import multiprocessing
