@@ -66,6 +66,11 @@ Not flagged:
 - per-step sums reset at the top of every iteration (`loss = ce; loss += reg; loss.backward()`),
   also when the sum runs over an inner loop of loss terms and is rebound on every iteration of
   the optimisation loop around it (`total = torch.zeros(n)`, then `total += loss` per term).
+- a running total of micro-batch losses that the loop backpropagates one by one and that is
+  reset in the branch that steps the optimizer (gradient accumulation: `running += loss;
+  loss.backward()`, then `if (i + 1) % accum == 0: opt.step(); running = 0`): each backward has
+  freed its saved activations, and the total holds the bare graph nodes of one update's
+  micro-batches at most, nothing measurable. `.detach()` there is hygiene, not a fix.
 
 ## Why is this bad?
 A loss that requires grad references the graph that produced it. Adding it to a running total
@@ -140,6 +145,22 @@ may need `.item()` where it is read.
                 loss.backward()
                 loss = loss.detach()
                 total += loss
+            """
+        ),
+        # Gradient accumulation: each micro-batch backpropagated, the total reset with the update.
+        Valid(
+            """
+            def train(model, loader, opt, accum):
+                running = 0
+                for i, (x, y) in enumerate(loader):
+                    loss = criterion(model(x), y) / accum
+                    running += loss
+                    loss.backward()
+                    if (i + 1) % accum == 0:
+                        opt.step()
+                        opt.zero_grad()
+                        print(running)
+                        running = 0
             """
         ),
         # Under no_grad: no graph.
@@ -487,6 +508,7 @@ may need `.item()` where it is read.
                 carrier is None
                 or not self._persists(candidate, loop)
                 or self._backpropagated(candidate.target)
+                or self._cleared_each_update(candidate, carrier, loop)
             ):
                 continue
             self._report(candidate, carrier)
@@ -586,6 +608,33 @@ may need `.item()` where it is read.
                 if b.kind is BindingKind.ASSIGN
             )
         return True
+
+    def _cleared_each_update(
+        self, candidate: _Candidate, carrier: cst.BaseExpression, loop: StepOwner
+    ) -> bool:
+        """A total of micro-batch losses the loop backpropagates one by one, rebound in a branch
+        of the loop that steps the optimizer: it holds the graph nodes of one update's
+        micro-batches, whose activations each backward has already freed."""
+        backprop = self.ctx.fact(Backprop)
+        key = backprop.key(carrier) if isinstance(carrier, cst.Name | cst.Attribute) else None
+        if key is None or key not in backprop.carried:
+            return False
+        base = candidate.target
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if not isinstance(base, cst.Name | cst.Attribute):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        loops = self.ctx.fact(LoopFacts)
+        for binding in self._all_bindings(base):
+            if binding.kind is BindingKind.AUGMENT or not self._inside(binding.node, loop):
+                continue
+            branch = next(
+                (p for p in scopes.ancestors(binding.node) if isinstance(p, cst.If)), None
+            )
+            if branch is not None and self._inside(branch, loop) and loops.updates(branch.body):
+                return True
+        return False
 
     def _step_loops(self, node: cst.CSTNode) -> list[StepOwner]:
         """The per-batch loops around `node` in its function, innermost first. A sum rebound
