@@ -1279,20 +1279,24 @@ depends on what the value is for.
     def _summed_into_backward(self, value: cst.BaseExpression) -> bool:
         """`l_total += l_pix`, then `l_total.backward()` in the same function: a loss the step
         backpropagates, so a tensor."""
+        return any(
+            isinstance(augment, cst.AugAssign)
+            and augment.value is load
+            and isinstance(augment.operator, cst.AddAssign)
+            and isinstance(augment.target, cst.Name)
+            and self._backpropagated(augment.target)
+            for load, augment in self._loads_in_place(value)
+        )
+
+    def _loads_in_place(
+        self, value: cst.BaseExpression
+    ) -> list[tuple[cst.Name, cst.CSTNode | None]]:
+        """Each load of the name `value` in its own scope, with the node it stands in."""
         if not isinstance(value, cst.Name):
-            return False
+            return []
         scopes = self.ctx.fact(SemanticModel)
-        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
-            augment = scopes.parents.get(load)
-            if (
-                isinstance(augment, cst.AugAssign)
-                and augment.value is load
-                and isinstance(augment.operator, cst.AddAssign)
-                and isinstance(augment.target, cst.Name)
-                and self._backpropagated(augment.target)
-            ):
-                return True
-        return False
+        loads = scopes.loads[scopes.scope_of(value)].get(value.value, [])
+        return [(load, scopes.parents.get(load)) for load in loads]
 
     def _value_of_tensors(self, name: cst.Name, tensors: TensorFacts, depth: int = 0) -> bool:
         """`v` in `for k, v in losses.items()` (or a comprehension over it), where `losses`
@@ -1320,18 +1324,13 @@ depends on what the value is for.
 
     def _backpropagated(self, value: cst.BaseExpression) -> bool:
         """A name whose value the function calls `.backward()` on: a loss, so a tensor."""
-        if not isinstance(value, cst.Name):
-            return False
-        scopes = self.ctx.fact(SemanticModel)
-        for load in scopes.loads[scopes.scope_of(value)].get(value.value, []):
-            attribute = scopes.parents.get(load)
-            if (
-                isinstance(attribute, cst.Attribute)
-                and attribute.attr.value == "backward"
-                and isinstance(scopes.parents.get(attribute), cst.Call)
-            ):
-                return True
-        return False
+        parents = self.ctx.fact(SemanticModel).parents
+        return any(
+            isinstance(attribute, cst.Attribute)
+            and attribute.attr.value == "backward"
+            and isinstance(parents.get(attribute), cst.Call)
+            for _, attribute in self._loads_in_place(value)
+        )
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
         if candidate.kind in ("callee", "state"):

@@ -585,9 +585,7 @@ may need `.item()` where it is read.
 
     def _persists(self, candidate: _Candidate, loop: StepOwner) -> bool:
         """Whether the running variable outlives an iteration: bound before the loop, reset in it only now and then."""
-        base = candidate.target
-        while isinstance(base, cst.Subscript):
-            base = base.value
+        base = _container(candidate.target)
         if not isinstance(base, cst.Name | cst.Attribute) or dotted(base) is None:
             return False
         bindings = self._all_bindings(base)
@@ -619,9 +617,7 @@ may need `.item()` where it is read.
         key = backprop.key(carrier) if isinstance(carrier, cst.Name | cst.Attribute) else None
         if key is None or key not in backprop.carried:
             return False
-        base = candidate.target
-        while isinstance(base, cst.Subscript):
-            base = base.value
+        base = _container(candidate.target)
         if not isinstance(base, cst.Name | cst.Attribute):
             return False
         scopes = self.ctx.fact(SemanticModel)
@@ -664,8 +660,7 @@ may need `.item()` where it is read.
     def _backpropagated(self, target: cst.BaseExpression) -> bool:
         """Whether the running variable itself feeds a backward pass: accumulation on purpose."""
         backprop = self.ctx.fact(Backprop)
-        while isinstance(target, cst.Subscript):
-            target = target.value
+        target = _container(target)
         key = backprop.key(target)
         return key is None or key in backprop.feeding
 
@@ -690,6 +685,13 @@ may need `.item()` where it is read.
             f"`{shown}` keeps each step's graph alive; add `{detached}`",
             fix,
         )
+
+
+def _container(target: cst.BaseExpression) -> cst.BaseExpression:
+    """The running variable an item store writes into: `totals` of `totals["ce"] += loss`."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return target
 
 
 def _terms(value: cst.BaseExpression) -> list[cst.BaseExpression]:

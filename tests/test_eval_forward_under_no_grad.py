@@ -5,9 +5,7 @@ records, and stays a finding."""
 
 from __future__ import annotations
 
-import json
-
-from conftest import run_torchlint
+from conftest import check_json
 
 NET = '''\
 import torch
@@ -42,11 +40,8 @@ def _lines(tmp_path, files: dict[str, str]) -> list[tuple[str, int]]:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    result = run_torchlint(
-        "check", "--no-cache", "--select", "TL001", "--output-format", "json", ".", cwd=tmp_path
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return [(d["filename"], d["location"]["row"]) for d in json.loads(result.stdout)]
+    found = check_json(".", select="TL001", cwd=tmp_path)
+    return [(d["filename"], d["location"]["row"]) for d in found]
 
 
 def test_same_file_forward_wholly_under_no_grad(tmp_path):

@@ -5,9 +5,7 @@ tests/, or importing pytest, it stays test code."""
 
 from __future__ import annotations
 
-import json
-
-from conftest import run_torchlint
+from conftest import check_json, run_torchlint
 
 EVAL = """\
 import torch
@@ -33,12 +31,8 @@ def _findings(tmp_path, files: dict[str, str]) -> dict[str, list[str]]:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    result = run_torchlint(
-        "check", "--no-cache", "--select", "TL001", "--output-format", "json", ".", cwd=tmp_path
-    )
-    assert result.returncode in (0, 1), result.stderr
     found: dict[str, list[str]] = {}
-    for d in json.loads(result.stdout):
+    for d in check_json(".", select="TL001", cwd=tmp_path):
         found.setdefault(d["filename"], []).append(d["code"])
     return found
 

@@ -269,7 +269,7 @@ class Grad(Shared):
         if not isinstance(body, cst.IndentedBlock):
             return None
         statements = list(body.body)
-        if statements and _is_docstring(statements[0]):
+        if function.get_docstring() is not None:
             statements = statements[1:]
         if len(statements) != 1 or not isinstance(statements[0], cst.With):
             return None
@@ -545,12 +545,3 @@ class Grad(Shared):
                     function
                 )
         return plain, methods
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )

@@ -537,9 +537,7 @@ def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
 
 
 def _body_grad_off(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
     return (
         len(body) == 1
         and isinstance(body[0], ast.With)
