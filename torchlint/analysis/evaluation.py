@@ -33,7 +33,7 @@ from torchlint.analysis.grad import (
     literal_bool,
 )
 from torchlint.analysis.leaves import TrainedLeaves
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     NOT_CALLABLE_MODULES,
@@ -375,6 +375,8 @@ class Evaluation(Shared):
         last = name.rsplit(".", 1)[-1]
         if not last or last[0].isupper():
             return False  # a class: this call constructs, it does not run forward
+        if "." not in name and self._holds_classes(name, at):
+            return False  # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call
         key = self._binding_key(name, at)
         if self._binds_wrapper(key):
             return False
@@ -389,6 +391,43 @@ class Evaluation(Shared):
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
             )
         return is_module_name(last) or ("." not in name and self._passed_modules(name, at))
+
+    def _holds_classes(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether every binding of the plain `name` seen from `at` gives it a class, not an
+        instance: `model = Net`, or a loop target over a literal tuple of classes (`for model,
+        path in ((RWKV7, P1), (Qwen, P2)):`). Calling it builds an object."""
+        bindings = self.model.resolve(name, self.model.scope_of(at))[1]
+        return bool(bindings) and all(self._binds_classes(b) for b in bindings)
+
+    def _binds_classes(self, binding: Binding) -> bool:
+        values: list[cst.BaseExpression] = []
+        if binding.kind is BindingKind.ASSIGN and binding.value is not None:
+            values = [binding.value]
+        elif binding.kind is BindingKind.LOOP and isinstance(binding.value, cst.Tuple | cst.List):
+            if len(binding.path) > 1:
+                return False
+            for element in binding.value.elements:
+                value = element.value
+                if binding.path:
+                    if (
+                        not isinstance(value, cst.Tuple | cst.List)
+                        or len(value.elements) <= binding.path[0]
+                    ):
+                        return False
+                    value = value.elements[binding.path[0]].value
+                values.append(value)
+        return bool(values) and all(self._names_class(value) for value in values)
+
+    def _names_class(self, value: cst.BaseExpression) -> bool:
+        """`value` is a name of a class: one the file defines, or a capitalised import."""
+        if not isinstance(value, cst.Name):
+            return False
+        bindings = self.model.resolve(value.value, self.model.scope_of(value))[1]
+        return bool(bindings) and all(
+            isinstance(b.node, cst.ClassDef)
+            or (b.kind is BindingKind.IMPORT and value.value[:1].isupper())
+            for b in bindings
+        )
 
     def _passed_modules(self, name: str, at: cst.CSTNode) -> bool:
         """`separator(mix)` in `def separate(audio, separator)`: a parameter, whatever its name,
