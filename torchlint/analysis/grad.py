@@ -23,14 +23,20 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
-from torchlint.analysis.frameworks import NO_GRAD_METHOD_NAMES, WITHOUT_GRAD_NAMES, framework_of
+from torchlint.analysis.frameworks import (
+    NO_GRAD_METHOD_NAMES,
+    STAGE_NAMES,
+    WITHOUT_GRAD_NAMES,
+    Framework,
+    framework_of,
+)
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     is_optimizer_name,
     name_tokens,
 )
-from torchlint.analysis.nodes import children, find_all, is_attribute, own_returns
+from torchlint.analysis.nodes import children, find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -113,6 +119,27 @@ def _first_arg(call: cst.Call, keyword: str) -> cst.Arg | None:
         ):
             return arg
     return None
+
+
+def _only_stages(test: cst.BaseExpression, stage: str, framework: Framework) -> bool:
+    """Whether `test` holds only for `framework`'s evaluation stages of the parameter `stage`:
+    `stage == sb.Stage.VALID`, `stage != Stage.TRAIN`, an `or` of such tests, an `and` with one."""
+    if isinstance(test, cst.BooleanOperation):
+        left = _only_stages(test.left, stage, framework)
+        right = _only_stages(test.right, stage, framework)
+        return (left and right) if isinstance(test.operator, cst.Or) else (left or right)
+    if not (
+        isinstance(test, cst.Comparison)
+        and is_name(test.left, stage)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].comparator, cst.Attribute)
+    ):
+        return False
+    target = test.comparisons[0]
+    named = cast(cst.Attribute, target.comparator).attr.value
+    if isinstance(target.operator, cst.Equal | cst.Is):
+        return named in framework.eval_stages
+    return isinstance(target.operator, cst.NotEqual | cst.IsNot) and named in framework.train_stages
 
 
 class Shared:
@@ -218,6 +245,7 @@ class Grad(Shared):
         self._withs: dict[cst.With, GradMode | None] = {}
         self._uses_grad_api: dict[cst.FunctionDef, bool] = {}
         self._hands_off: dict[tuple[cst.FunctionDef, int], GradMode | None] = {}
+        self._stage_branches: dict[cst.If, bool] = {}
 
     # -- grad mode ----------------------------------------------------------------------
     def mode(self, node: cst.CSTNode) -> GradMode:
@@ -228,6 +256,9 @@ class Grad(Shared):
                 found = self._with_mode(parent)
                 if found is not None:
                     return found
+            elif type(parent) is cst.If and child is parent.body:
+                if self._evaluation_stage_branch(parent):
+                    return GradMode.DISABLED
             elif isinstance(parent, cst.Lambda | cst.GeneratorExp):
                 return GradMode.MANAGED  # runs later, wherever it is consumed
             elif isinstance(parent, cst.FunctionDef):
@@ -236,6 +267,25 @@ class Grad(Shared):
                     return found
             child = parent
         return GradMode.MANAGED if self._module_sets_grad() else GradMode.RECORDING
+
+    def _evaluation_stage_branch(self, branch: cst.If) -> bool:
+        """`if stage == sb.Stage.VALID:` in a framework's stage hook (speechbrain's
+        `on_stage_end`, which its evaluation loops call under no_grad): the branch runs only
+        for an evaluation stage, so without grad."""
+        if branch not in self._stage_branches:
+            self._stage_branches[branch] = self._evaluation_stage_branch_now(branch)
+        return self._stage_branches[branch]
+
+    def _evaluation_stage_branch_now(self, branch: cst.If) -> bool:
+        if not any(n.value in STAGE_NAMES for n in find_all(branch.test, cst.Name)):  # type: ignore[attr-defined]
+            return False  # the cheap gate: no stage named
+        function = self.enclosing_function(branch)
+        if function is None or not function.params.params:
+            return False
+        framework = self.ctx.fact(EntryPoints).stage_hook(function)
+        params = function.params.params
+        stage = params[1] if params[0].name.value == "self" and len(params) > 1 else params[0]
+        return framework is not None and _only_stages(branch.test, stage.name.value, framework)
 
     def disabled(self, node: cst.CSTNode) -> bool:
         return self.mode(node) is GradMode.DISABLED
