@@ -69,9 +69,11 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
-# Libraries of data values: what their functions return is a table or an array, never a module,
-# and neither are its attributes (`frame.head(n)` on `frame = pd.read_csv(path)`).
-_DATA_LIBRARIES = ("pandas.", "numpy.")
+# Libraries that build no module: what their functions return is a table, an array or an
+# import machinery object, never a module, and neither are its attributes (`frame.head(n)` on
+# `frame = pd.read_csv(path)`, `spec.loader.exec_module(m)` on `spec =
+# importlib.util.spec_from_file_location(...)`).
+_DATA_LIBRARIES = ("pandas.", "numpy.", "importlib.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
