@@ -311,11 +311,28 @@ class Grad(Shared):
         func = call.func
         if isinstance(func, cst.Attribute) and self._framework_turns_grad_off(func):
             return GradMode.DISABLED
-        outside = self.model.outside_callee(call)
-        if outside is None or self.ctx.project is None:
+        if self.ctx.project is None:
+            return None
+        outside = self._instance_forward(call) or self.model.outside_callee(call)
+        if outside is None:
             return None
         grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
         return GradMode.DISABLED if grad_off else None
+
+    def _instance_forward(self, call: cst.Call) -> tuple[str, str] | None:
+        """`("Net", "forward")` for `model(x)` or `self.net(x)` where every binding builds it
+        from the class `Net` another module defines: calling a module runs its `forward`."""
+        func = call.func
+        if call in self.model.callees or not (
+            isinstance(func, cst.Name)
+            or (isinstance(func, cst.Attribute) and dotted(func.value) == "self")
+        ):
+            return None
+        built = self.model.built_from(func, self.model.scope_of(call))
+        name = dotted(built) if built is not None else None
+        if not name or not name.rsplit(".", 1)[-1][:1].isupper():
+            return None  # a factory function's result: which class it builds is not known here
+        return (name, "forward")
 
     def _framework_turns_grad_off(self, func: cst.Attribute) -> bool:
         """`model.generate(...)` where everything `model` may hold there was built by a
