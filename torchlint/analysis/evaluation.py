@@ -421,13 +421,18 @@ class Evaluation(Shared):
         return bool(values) and all(self._names_class(value) for value in values)
 
     def _names_class(self, value: cst.BaseExpression) -> bool:
-        """`value` is a name of a class: one the file defines, or a capitalised import."""
+        """`value` is a name of a class: one the file defines, or a capitalised import (not a
+        constant written in capitals, `MODEL`, which may hold an instance)."""
         if not isinstance(value, cst.Name):
             return False
         bindings = self.model.resolve(value.value, self.model.scope_of(value))[1]
         return bool(bindings) and all(
             isinstance(b.node, cst.ClassDef)
-            or (b.kind is BindingKind.IMPORT and value.value[:1].isupper())
+            or (
+                b.kind is BindingKind.IMPORT
+                and value.value[:1].isupper()
+                and not value.value.isupper()
+            )
             for b in bindings
         )
 
