@@ -1059,17 +1059,24 @@ class Evaluation(Shared):
         self, call: cst.Call, function: cst.FunctionDef | None
     ) -> EvalScope | None:
         """A function's forward of a global module that the script puts in eval mode at module level
-        (`model.eval()` after loading it) and never back in training mode."""
+        (`model.eval()` after loading it), or that a loader function of the file does, and never
+        back in training mode."""
         if function is None or self.enclosing_class(function) is not None:
             return None
-        root = (self.callee(call) or "").split(".")[0]
+        callee = self.callee(call) or ""
+        root = callee.split(".")[0]
+        where = self._module_level_evals.get(root)
         if (
-            root not in self._module_level_evals
+            where is None
             or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module
         ):
             return None
+        if where != "from module level" and callee != root:
+            return (
+                None  # a loader's global: only its own forward, not a method that may set its mode
+            )
         return EvalScope(
-            ("function", function), f"`{root}` is in eval mode from module level", function=function
+            ("function", function), f"`{root}` is in eval mode {where}", function=function
         )
 
     def _attribute_eval_scope(
@@ -1106,21 +1113,36 @@ class Evaluation(Shared):
         )
 
     @cached_property
-    def _module_level_evals(self) -> set[str]:
-        """Globals switched to eval mode by module-level code and to training mode nowhere in the file."""
-        evals = {
-            receiver
-            for statement in self.ctx.module.body
-            for kind, receiver in self._switches(statement)
-            if kind == "eval"
-        }
+    def _module_level_evals(self) -> dict[str, str]:
+        """Globals switched to eval mode by module-level code, or by a function that declares
+        them `global` (a loader: `global _model; _model = Encoder(); _model.eval()`), and to
+        training mode nowhere in the file."""
+        evals: dict[str, str] = {}
+        for statement, switches in self._switches_by_statement.items():
+            for kind, receiver in switches:
+                where = self._sets_global(statement, receiver) if kind == "eval" else None
+                if where is not None and evals.get(receiver) != "from module level":
+                    evals[receiver] = where
         trains = {
             receiver
             for switches in self._switches_by_statement.values()
             for kind, receiver in switches
             if kind == "train"
         }
-        return {r for r in evals - trains if r and "." not in r}
+        return {r: w for r, w in evals.items() if r and "." not in r and r not in trains}
+
+    def _sets_global(self, statement: cst.CSTNode, receiver: str) -> str | None:
+        """Where `statement` switches the global `receiver`: "from module level" for
+        module-level code, "as a global" for a function that declares it `global`, else None."""
+        scope = self.model.scope_of(statement)
+        if scope is self.ctx.module:
+            return "from module level"
+        if (
+            isinstance(scope, cst.FunctionDef)
+            and self.model.declared[scope].get(receiver) == "global"
+        ):
+            return "as a global"
+        return None
 
     def _inference_script_scope(
         self, call: cst.Call, function: cst.FunctionDef | None
