@@ -62,3 +62,13 @@ def test_forward_in_another_module(tmp_path):
     assert _lines(tmp_path, files) == []
     files["pkg/net.py"] = NET.format(body=PARTLY)
     assert _lines(tmp_path, files) == [("pkg/run.py", 8)]
+
+
+def test_module_called_in_another_module(tmp_path):
+    """`model(x)` runs `Net.forward` as `model.forward(x)` does: silent when that forward is
+    wholly under no_grad in its own module, a finding when only partly."""
+    run = EVAL.format(imports="from pkg.net import Net\n", call="model")
+    files = {"pkg/__init__.py": "", "pkg/net.py": NET.format(body=WHOLE), "pkg/run.py": run}
+    assert _lines(tmp_path, files) == []
+    files["pkg/net.py"] = NET.format(body=PARTLY)
+    assert _lines(tmp_path, files) == [("pkg/run.py", 8)]

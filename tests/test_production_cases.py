@@ -909,6 +909,40 @@ class MyTrainer(SimpleTrainer):
         },
     ),
     Case(
+        "speechbrain-evaluation-hooks",
+        {
+            "tts.py": """\
+import torch
+import speechbrain as sb
+
+
+class TTS(sb.Brain):
+    def evaluate_batch(self, batch, stage):
+        self.modules.eval()
+        out = self.modules.model(batch)
+        return self.compute_objectives(out, batch, stage)
+
+    def on_stage_end(self, stage, stage_loss, epoch):
+        if stage == sb.Stage.VALID and epoch % 10 == 0:
+            self.valid_inference()
+        elif stage != sb.Stage.TRAIN:
+            self.test_inference()
+        else:
+            self.train_inference()
+
+    def valid_inference(self):
+        self.logger.save(self.hparams.model(self.last_batch[0]))
+
+    def test_inference(self):
+        self.logger.save(self.hparams.model(self.last_batch[0]))
+
+    def train_inference(self):
+        self.logger.save(self.hparams.model(self.last_batch[0]))  # TL001: self.hparams.model(
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
         "accelerate-backward-loop",
         {
             "acc.py": """\

@@ -102,6 +102,12 @@ class EntryPoints:
         found = self._method_framework(function)
         return found is not None and function.name.value in found.without_grad
 
+    def stage_hook(self, function: cst.FunctionDef) -> Framework | None:
+        """The framework that calls `function` with the stage it ends as first argument, under
+        no_grad for its evaluation stages (speechbrain's `on_stage_end`)."""
+        found = self._method_framework(function)
+        return found if found is not None and function.name.value in found.stage_hooks else None
+
     # -- how often -------------------------------------------------------------------------
     def periodic_helper(self, call: cst.Call) -> bool:
         """`self.every_n_train_iters(runner, n)` in a method of a framework's subclass: a

@@ -33,7 +33,7 @@ from torchlint.analysis.grad import (
     literal_bool,
 )
 from torchlint.analysis.leaves import TrainedLeaves
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     NOT_CALLABLE_MODULES,
@@ -69,9 +69,11 @@ _NO_GRAD_WRAPPERS = (
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
 )
-# Libraries of data values: what their functions return is a table or an array, never a module,
-# and neither are its attributes (`frame.head(n)` on `frame = pd.read_csv(path)`).
-_DATA_LIBRARIES = ("pandas.", "numpy.")
+# Libraries that build no module: what their functions return is a table, an array or an
+# import machinery object, never a module, and neither are its attributes (`frame.head(n)` on
+# `frame = pd.read_csv(path)`, `spec.loader.exec_module(m)` on `spec =
+# importlib.util.spec_from_file_location(...)`).
+_DATA_LIBRARIES = ("pandas.", "numpy.", "importlib.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
@@ -375,6 +377,8 @@ class Evaluation(Shared):
         last = name.rsplit(".", 1)[-1]
         if not last or last[0].isupper():
             return False  # a class: this call constructs, it does not run forward
+        if "." not in name and self._holds_classes(name, at):
+            return False  # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call
         key = self._binding_key(name, at)
         if self._binds_wrapper(key):
             return False
@@ -389,6 +393,48 @@ class Evaluation(Shared):
                 False  # `efficientnet(width=...)`: a function of this file, whatever its name says
             )
         return is_module_name(last) or ("." not in name and self._passed_modules(name, at))
+
+    def _holds_classes(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether every binding of the plain `name` seen from `at` gives it a class, not an
+        instance: `model = Net`, or a loop target over a literal tuple of classes (`for model,
+        path in ((RWKV7, P1), (Qwen, P2)):`). Calling it builds an object."""
+        bindings = self.model.resolve(name, self.model.scope_of(at))[1]
+        return bool(bindings) and all(self._binds_classes(b) for b in bindings)
+
+    def _binds_classes(self, binding: Binding) -> bool:
+        values: list[cst.BaseExpression] = []
+        if binding.kind is BindingKind.ASSIGN and binding.value is not None:
+            values = [binding.value]
+        elif binding.kind is BindingKind.LOOP and isinstance(binding.value, cst.Tuple | cst.List):
+            if len(binding.path) > 1:
+                return False
+            for element in binding.value.elements:
+                value = element.value
+                if binding.path:
+                    if (
+                        not isinstance(value, cst.Tuple | cst.List)
+                        or len(value.elements) <= binding.path[0]
+                    ):
+                        return False
+                    value = value.elements[binding.path[0]].value
+                values.append(value)
+        return bool(values) and all(self._names_class(value) for value in values)
+
+    def _names_class(self, value: cst.BaseExpression) -> bool:
+        """`value` is a name of a class: one the file defines, or a capitalised import (not a
+        constant written in capitals, `MODEL`, which may hold an instance)."""
+        if not isinstance(value, cst.Name):
+            return False
+        bindings = self.model.resolve(value.value, self.model.scope_of(value))[1]
+        return bool(bindings) and all(
+            isinstance(b.node, cst.ClassDef)
+            or (
+                b.kind is BindingKind.IMPORT
+                and value.value[:1].isupper()
+                and not value.value.isupper()
+            )
+            for b in bindings
+        )
 
     def _passed_modules(self, name: str, at: cst.CSTNode) -> bool:
         """`separator(mix)` in `def separate(audio, separator)`: a parameter, whatever its name,
@@ -1013,17 +1059,24 @@ class Evaluation(Shared):
         self, call: cst.Call, function: cst.FunctionDef | None
     ) -> EvalScope | None:
         """A function's forward of a global module that the script puts in eval mode at module level
-        (`model.eval()` after loading it) and never back in training mode."""
+        (`model.eval()` after loading it), or that a loader function of the file does, and never
+        back in training mode."""
         if function is None or self.enclosing_class(function) is not None:
             return None
-        root = (self.callee(call) or "").split(".")[0]
+        callee = self.callee(call) or ""
+        root = callee.split(".")[0]
+        where = self._module_level_evals.get(root)
         if (
-            root not in self._module_level_evals
+            where is None
             or self.ctx.fact(SemanticModel).resolve(root, function)[0] is not self.ctx.module
         ):
             return None
+        if where != "from module level" and callee != root:
+            return (
+                None  # a loader's global: only its own forward, not a method that may set its mode
+            )
         return EvalScope(
-            ("function", function), f"`{root}` is in eval mode from module level", function=function
+            ("function", function), f"`{root}` is in eval mode {where}", function=function
         )
 
     def _attribute_eval_scope(
@@ -1060,21 +1113,36 @@ class Evaluation(Shared):
         )
 
     @cached_property
-    def _module_level_evals(self) -> set[str]:
-        """Globals switched to eval mode by module-level code and to training mode nowhere in the file."""
-        evals = {
-            receiver
-            for statement in self.ctx.module.body
-            for kind, receiver in self._switches(statement)
-            if kind == "eval"
-        }
+    def _module_level_evals(self) -> dict[str, str]:
+        """Globals switched to eval mode by module-level code, or by a function that declares
+        them `global` (a loader: `global _model; _model = Encoder(); _model.eval()`), and to
+        training mode nowhere in the file."""
+        evals: dict[str, str] = {}
+        for statement, switches in self._switches_by_statement.items():
+            for kind, receiver in switches:
+                where = self._sets_global(statement, receiver) if kind == "eval" else None
+                if where is not None and evals.get(receiver) != "from module level":
+                    evals[receiver] = where
         trains = {
             receiver
             for switches in self._switches_by_statement.values()
             for kind, receiver in switches
             if kind == "train"
         }
-        return {r for r in evals - trains if r and "." not in r}
+        return {r: w for r, w in evals.items() if r and "." not in r and r not in trains}
+
+    def _sets_global(self, statement: cst.CSTNode, receiver: str) -> str | None:
+        """Where `statement` switches the global `receiver`: "from module level" for
+        module-level code, "as a global" for a function that declares it `global`, else None."""
+        scope = self.model.scope_of(statement)
+        if scope is self.ctx.module:
+            return "from module level"
+        if (
+            isinstance(scope, cst.FunctionDef)
+            and self.model.declared[scope].get(receiver) == "global"
+        ):
+            return "as a global"
+        return None
 
     def _inference_script_scope(
         self, call: cst.Call, function: cst.FunctionDef | None

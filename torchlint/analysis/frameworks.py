@@ -31,6 +31,9 @@ class Framework:
     subclass's hooks see device tensors without a `.to(device)` in the project.
     periodic_methods: methods of the framework's own classes that a hook calls to run only now
     and then (`if self.every_n_train_iters(runner, n):`): periodic guards written as a call.
+    stage_hooks: methods it calls at the end of every stage with the stage as first argument,
+    under autograd off for the stages in `eval_stages` (`Stage.VALID`, `Stage.TEST`) and on for
+    the others: a branch taken only for an evaluation stage runs without grad.
     """
 
     name: str
@@ -41,6 +44,9 @@ class Framework:
     no_grad_methods: frozenset[str] = frozenset()
     on_accelerator: bool = False
     periodic_methods: frozenset[str] = frozenset()
+    stage_hooks: frozenset[str] = frozenset()
+    eval_stages: frozenset[str] = frozenset()
+    train_stages: frozenset[str] = frozenset()
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -125,6 +131,17 @@ FRAMEWORKS: tuple[Framework, ...] = (
             }
         ),
     ),
+    # speechbrain's `Brain` evaluates (`_fit_valid`, `evaluate`) under `torch.no_grad()`: each
+    # batch through `evaluate_batch`, then `on_stage_end(Stage.VALID | Stage.TEST, ...)`; after a
+    # training epoch it calls `on_stage_end(Stage.TRAIN, ...)` with grad on.
+    Framework(
+        "speechbrain",
+        ("speechbrain",),
+        without_grad=frozenset({"evaluate_batch"}),
+        stage_hooks=frozenset({"on_stage_end"}),
+        eval_stages=frozenset({"VALID", "TEST"}),
+        train_stages=frozenset({"TRAIN"}),
+    ),
     Framework(
         "detectron2",
         ("detectron2",),
@@ -145,6 +162,10 @@ EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
 
 # Every method name some framework runs with autograd off: a cheap gate before the class is resolved.
 WITHOUT_GRAD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.without_grad)
+# Every stage name of some framework's stage hooks: the gate before a branch's hook is resolved.
+STAGE_NAMES: frozenset[str] = frozenset(
+    n for f in FRAMEWORKS for n in f.eval_stages | f.train_stages
+)
 # Every method of a framework's own objects that turns autograd off itself: the same gate.
 NO_GRAD_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.no_grad_methods)
 

@@ -18,19 +18,25 @@ from collections import defaultdict
 from collections.abc import Iterable
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
-from torchlint.analysis.frameworks import NO_GRAD_METHOD_NAMES, WITHOUT_GRAD_NAMES, framework_of
+from torchlint.analysis.frameworks import (
+    NO_GRAD_METHOD_NAMES,
+    STAGE_NAMES,
+    WITHOUT_GRAD_NAMES,
+    Framework,
+    framework_of,
+)
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
     is_optimizer_name,
     name_tokens,
 )
-from torchlint.analysis.nodes import find_all, is_attribute
+from torchlint.analysis.nodes import children, find_all, is_attribute, is_name, own_returns
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -71,6 +77,29 @@ _NEEDS_GRAD_METHODS = frozenset(
     {"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"}
 )
 _MODE_SWITCHES = frozenset({"eval", "train"})
+# How many hand-offs `Grad._hands_off_mode` follows: `forward` -> `run` -> a grad-off method.
+_HAND_OFF_DEPTH = 3
+# Builtins whose work records nothing (what a hand-off may do besides its grad-off calls).
+_INERT_BUILTINS = frozenset(
+    {"range", "len", "type", "isinstance", "list", "tuple", "dict", "int", "float", "str", "bool"}
+)
+# torch factories: a new tensor made of sizes or data, no graph behind it.
+_INERT_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "tensor",
+        "as_tensor",
+        "arange",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+    )
+)
 
 
 def is_dunder(name: str) -> bool:
@@ -90,6 +119,27 @@ def _first_arg(call: cst.Call, keyword: str) -> cst.Arg | None:
         ):
             return arg
     return None
+
+
+def _only_stages(test: cst.BaseExpression, stage: str, framework: Framework) -> bool:
+    """Whether `test` holds only for `framework`'s evaluation stages of the parameter `stage`:
+    `stage == sb.Stage.VALID`, `stage != Stage.TRAIN`, an `or` of such tests, an `and` with one."""
+    if isinstance(test, cst.BooleanOperation):
+        left = _only_stages(test.left, stage, framework)
+        right = _only_stages(test.right, stage, framework)
+        return (left and right) if isinstance(test.operator, cst.Or) else (left or right)
+    if not (
+        isinstance(test, cst.Comparison)
+        and is_name(test.left, stage)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].comparator, cst.Attribute)
+    ):
+        return False
+    target = test.comparisons[0]
+    named = cast(cst.Attribute, target.comparator).attr.value
+    if isinstance(target.operator, cst.Equal | cst.Is):
+        return named in framework.eval_stages
+    return isinstance(target.operator, cst.NotEqual | cst.IsNot) and named in framework.train_stages
 
 
 class Shared:
@@ -194,6 +244,8 @@ class Grad(Shared):
         self._busy: set[cst.FunctionDef] = set()
         self._withs: dict[cst.With, GradMode | None] = {}
         self._uses_grad_api: dict[cst.FunctionDef, bool] = {}
+        self._hands_off: dict[tuple[cst.FunctionDef, int], GradMode | None] = {}
+        self._stage_branches: dict[cst.If, bool] = {}
 
     # -- grad mode ----------------------------------------------------------------------
     def mode(self, node: cst.CSTNode) -> GradMode:
@@ -204,6 +256,9 @@ class Grad(Shared):
                 found = self._with_mode(parent)
                 if found is not None:
                     return found
+            elif type(parent) is cst.If and child is parent.body:
+                if self._evaluation_stage_branch(parent):
+                    return GradMode.DISABLED
             elif isinstance(parent, cst.Lambda | cst.GeneratorExp):
                 return GradMode.MANAGED  # runs later, wherever it is consumed
             elif isinstance(parent, cst.FunctionDef):
@@ -212,6 +267,25 @@ class Grad(Shared):
                     return found
             child = parent
         return GradMode.MANAGED if self._module_sets_grad() else GradMode.RECORDING
+
+    def _evaluation_stage_branch(self, branch: cst.If) -> bool:
+        """`if stage == sb.Stage.VALID:` in a framework's stage hook (speechbrain's
+        `on_stage_end`, which its evaluation loops call under no_grad): the branch runs only
+        for an evaluation stage, so without grad."""
+        if branch not in self._stage_branches:
+            self._stage_branches[branch] = self._evaluation_stage_branch_now(branch)
+        return self._stage_branches[branch]
+
+    def _evaluation_stage_branch_now(self, branch: cst.If) -> bool:
+        if not any(n.value in STAGE_NAMES for n in find_all(branch.test, cst.Name)):  # type: ignore[attr-defined]
+            return False  # the cheap gate: no stage named
+        function = self.enclosing_function(branch)
+        if function is None or not function.params.params:
+            return False
+        framework = self.ctx.fact(EntryPoints).stage_hook(function)
+        params = function.params.params
+        stage = params[1] if params[0].name.value == "self" and len(params) > 1 else params[0]
+        return framework is not None and _only_stages(branch.test, stage.name.value, framework)
 
     def disabled(self, node: cst.CSTNode) -> bool:
         return self.mode(node) is GradMode.DISABLED
@@ -224,21 +298,41 @@ class Grad(Shared):
         own = self._callee_mode(call)
         return own if own is not None else self.mode(call)
 
-    def _callee_mode(self, call: cst.Call) -> GradMode | None:
+    def _callee_mode(self, call: cst.Call, depth: int = 0) -> GradMode | None:
         targets = [
             f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
         ]
         if targets:
-            modes = {self._decorated_mode(f) or self._body_mode(f) for f in targets}
+            modes = {
+                self._decorated_mode(f) or self._body_mode(f) or self._hands_off_mode(f, depth)
+                for f in targets
+            }
             return modes.pop() if len(modes) == 1 else None
         func = call.func
         if isinstance(func, cst.Attribute) and self._framework_turns_grad_off(func):
             return GradMode.DISABLED
-        outside = self.model.outside_callee(call)
-        if outside is None or self.ctx.project is None:
+        if self.ctx.project is None:
+            return None
+        outside = self._instance_forward(call) or self.model.outside_callee(call)
+        if outside is None:
             return None
         grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
         return GradMode.DISABLED if grad_off else None
+
+    def _instance_forward(self, call: cst.Call) -> tuple[str, str] | None:
+        """`("Net", "forward")` for `model(x)` or `self.net(x)` where every binding builds it
+        from the class `Net` another module defines: calling a module runs its `forward`."""
+        func = call.func
+        if call in self.model.callees or not (
+            isinstance(func, cst.Name)
+            or (isinstance(func, cst.Attribute) and dotted(func.value) == "self")
+        ):
+            return None
+        built = self.model.built_from(func, self.model.scope_of(call))
+        name = dotted(built) if built is not None else None
+        if not name or not name.rsplit(".", 1)[-1][:1].isupper():
+            return None  # a factory function's result: which class it builds is not known here
+        return (name, "forward")
 
     def _framework_turns_grad_off(self, func: cst.Attribute) -> bool:
         """`model.generate(...)` where everything `model` may hold there was built by a
@@ -274,6 +368,65 @@ class Grad(Shared):
         if len(statements) != 1 or not isinstance(statements[0], cst.With):
             return None
         return self._with_mode(statements[0])
+
+    def _hands_off_mode(self, function: cst.FunctionDef, depth: int) -> GradMode | None:
+        """DISABLED for a function that only hands its work on to callees of the file that run
+        without grad (`def forward(self, idx, state): ... return self.forward_one(idx, state)`,
+        `forward_one` decorated no_grad or wholly under `with torch.no_grad():`): every return
+        gives back such a call's result, and what else it runs records nothing (builtins, torch
+        factories, more grad-off calls; arithmetic only in indices and sizes). Its callers'
+        mode then reaches no work that records, as with a decorator. Followed
+        `_HAND_OFF_DEPTH` calls deep; anything else stays unknown."""
+        key = (function, depth)
+        if key not in self._hands_off:
+            self._hands_off[key] = None  # a recursive hand-off proves nothing
+            self._hands_off[key] = self._hands_off_now(function, depth)
+        return self._hands_off[key]
+
+    def _hands_off_now(self, function: cst.FunctionDef, depth: int) -> GradMode | None:
+        if depth >= _HAND_OFF_DEPTH:
+            return None
+        handed = [ret.value for ret in own_returns(function)]
+        if not handed or not all(isinstance(value, cst.Call) for value in handed):
+            return None
+        for call in self.calls_in(function):
+            if (
+                not self._inert(call)
+                and self._callee_mode(call, depth + 1) is not GradMode.DISABLED
+            ):
+                return None  # the handed-over calls are among these
+        return None if self._computes(function) else GradMode.DISABLED
+
+    def _inert(self, call: cst.Call) -> bool:
+        """A builtin or a torch factory: a call whose work records no graph."""
+        func = call.func
+        qualname = self.ctx.symbols.qualname(func)
+        if qualname is not None:
+            return qualname in _INERT_FACTORIES
+        if not isinstance(func, cst.Name) or func.value not in _INERT_BUILTINS:
+            return False
+        return not self.model.resolve(func.value, self.model.scope_of(call))[1]
+
+    def _computes(self, function: cst.FunctionDef) -> bool:
+        """Whether `function`'s own code does arithmetic other than in an index or in the
+        arguments of a builtin or torch factory (`range(n * 3)`, `state[i * 3 + 1]`,
+        `torch.zeros(d // h)`): `x * w` may record on a tensor that needs grad."""
+        todo: list[cst.CSTNode] = [function.body]
+        while todo:
+            node = todo.pop()
+            kind = type(node)
+            if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SubscriptElement):
+                continue  # runs later, or an index
+            if kind is cst.Call and self._inert(cast(cst.Call, node)):
+                todo.append(cast(cst.Call, node).func)
+                continue
+            if kind in (cst.BinaryOperation, cst.AugAssign) or (
+                kind is cst.UnaryOperation
+                and not isinstance(cast(cst.UnaryOperation, node).operator, cst.Not)
+            ):
+                return True
+            todo.extend(children(node))
+        return False
 
     def context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
         """The mode a context manager or decorator expression sets; None when it is not about grad."""
@@ -319,7 +472,22 @@ class Grad(Shared):
                 return GradMode.MANAGED
         if any(self._function_uses_grad_api(f) for f in functions):
             return GradMode.MANAGED
-        return None
+        return self._project_context_mode(expr)
+
+    def _project_context_mode(self, expr: cst.BaseExpression) -> GradMode | None:
+        """DISABLED for `eval_mode(net)` where `eval_mode` is another module's context manager
+        that yields only with grad off (the project index's `grad_off_context`)."""
+        project = self.ctx.project
+        if project is None or not isinstance(expr, cst.Call):
+            return None
+        outside = self.model.outside_callee(expr)
+        if outside is None or outside[1] is not None:
+            return None
+        return (
+            GradMode.DISABLED
+            if project.grad_off_context(self.ctx.absolute_path, outside[0])
+            else None
+        )
 
     def _function_uses_grad_api(self, function: cst.FunctionDef) -> bool:
         if function not in self._uses_grad_api:

@@ -93,6 +93,8 @@ class _Summary:
     torch: bool = False  # whether it imports torch itself
     # `f` and `Class.method` decorated no_grad/inference_mode
     grad_off: frozenset[str] = frozenset()
+    # module-level `@contextmanager` functions that yield only inside a grad-off `with`
+    grad_off_contexts: frozenset[str] = frozenset()
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
@@ -219,6 +221,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         summary.stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
     elif part == "grad_off":
         summary.grad_off = _decorated_grad_off(tree)
+        summary.grad_off_contexts = _grad_off_contexts(tree)
     elif part == "syncs":
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
@@ -234,7 +237,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
 
 # The parts of a summary beyond its header, each filled by one walk (`_fill`): "calls" gives
 # `calls`, `attribute_reads` and `local_imports`; "scopes" gives `loop_calls`, `attr_classes`
-# and `stepping`; the others give the field of their name.
+# and `stepping`; "grad_off" gives `grad_off` and `grad_off_contexts`; the others give the
+# field of their name.
 _PARTS = (
     "devices",
     "device_functions",
@@ -534,6 +538,39 @@ def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
             ):
                 found.add(prefix + member.name)
     return frozenset(found)
+
+
+def _grad_off_contexts(tree: ast.Module) -> frozenset[str]:
+    """Module-level `@contextmanager` functions whose every `yield` sits inside a `with` that
+    turns autograd off (`try: with torch.no_grad(): yield nets`, MONAI's `eval_mode`): the body
+    of a `with` entering one runs without grad."""
+    return frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any((ast_dotted(d) or "").endswith("contextmanager") for d in node.decorator_list)
+        and _yields_only_grad_off(node)
+    )
+
+
+def _yields_only_grad_off(function: ast.FunctionDef) -> bool:
+    """Whether `function` yields, and only inside a grad-off `with` of its own body."""
+    yields = False
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in function.body]
+    while stack:
+        node, off = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue  # a nested function's yields are its own
+        if isinstance(node, ast.Yield | ast.YieldFrom):
+            if not off:
+                return False
+            yields = True
+        if isinstance(node, ast.With) and any(
+            _turns_grad_off(item.context_expr) for item in node.items
+        ):
+            off = True
+        stack.extend((child, off) for child in _children(node))
+    return yields
 
 
 def _body_grad_off(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1219,6 +1256,18 @@ class ProjectIndex:
                 return False
         source = self._summary(target[0], part="grad_off")
         return source is not None and target[1] in source.grad_off
+
+    def grad_off_context(self, file: Path, name: str) -> bool:
+        """Whether the function `name`, as written in `file` and defined in another file of the
+        project, is a context manager that yields only with autograd off (`with eval_mode(net):`
+        runs its body without grad)."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0], part="grad_off")
+        return source is not None and target[1] in source.grad_off_contexts
 
     def method_runs_forward(self, file: Path, klass: str, method: str) -> bool:
         """Whether the method `method` of the module class `klass` (its own or inherited), as
