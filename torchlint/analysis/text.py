@@ -177,6 +177,26 @@ def may_use_numpy(text: str) -> bool:
     )
 
 
+_TENSOR_WORD = re.compile(r"tensor\b")
+
+
+def may_name_torch_tensor(text: str) -> bool:
+    """`tensor` as a whole name somewhere: `torch.tensor`, `from torch import tensor [as t]` and an
+    alias `t = torch.tensor` all spell it (TL003 reads calls that resolve to it), while
+    `uint2tensor` or `to_tensor` do not. The pattern opens with the word, and the name's start is
+    tested by hand: a `\\b`-led pattern is tried at every character."""
+    for match in _TENSOR_WORD.finditer(text):
+        start = match.start()
+        if start == 0 or not _is_word_char(text[start - 1]):
+            return True
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    """What `\\w` matches: a character that may continue a name before `tensor`."""
+    return char.isalnum() or char == "_"
+
+
 def may_build_dataloader(text: str) -> bool:
     return "DataLoader" in text
 
