@@ -8,6 +8,7 @@ trusted must be left to that pass.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import libcst as cst
 import pytest
@@ -45,9 +46,8 @@ def _all_units(positions: Positions) -> list:
     units = list(positions._module_units().values())
     for unit in units:
         if isinstance(unit.statement, cst.ClassDef | cst.FunctionDef):
-            before = set(positions._units)
-            positions._block_units(unit)
-            units += [u for s, u in positions._units.items() if s not in before]
+            before = set(positions._module_units())
+            units += [u for s, u in positions._block_units(unit).items() if s not in before]
     return units
 
 
@@ -55,7 +55,7 @@ def _unit(positions: Positions, statement: cst.CSTNode):
     return positions._module_units()[statement]
 
 
-def _whole(module: cst.Module) -> dict[cst.CSTNode, object]:
+def _whole(module: cst.Module) -> Any:
     provider = PositionProvider()
     provider._gen_impl(module)
     return provider._computed
@@ -64,7 +64,7 @@ def _whole(module: cst.Module) -> dict[cst.CSTNode, object]:
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_each_statement_alone_gives_the_whole_pass_ranges(name):
     source = SOURCES[name]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     whole = _whole(module)
     positions = Positions(module, source, ast.parse(source))
     placed = [unit for unit in _all_units(positions) if positions._place(unit)]
@@ -78,7 +78,7 @@ def test_a_statement_whose_line_is_wrong_is_left_to_the_whole_pass():
     """A parenthesized first decorator starts before the line CPython gives its expression:
     the statement's code does not match the source there, so it is not placed alone."""
     source = SOURCES["parenthesized decorator"]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     positions = Positions(module, source, ast.parse(source))
     assert not positions._place(_unit(positions, module.body[0]))
     assert positions._place(_unit(positions, module.body[1]))
@@ -86,7 +86,7 @@ def test_a_statement_whose_line_is_wrong_is_left_to_the_whole_pass():
 
 def test_the_last_statement_without_a_newline_is_left_to_the_whole_pass():
     source = SOURCES["no trailing newline"]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     positions = Positions(module, source, ast.parse(source))
     assert positions._place(_unit(positions, module.body[0]))
     assert not positions._place(_unit(positions, module.body[1]))
@@ -96,7 +96,7 @@ def test_the_last_statement_without_a_newline_is_left_to_the_whole_pass():
 
 def test_without_a_python_tree_every_range_comes_from_the_whole_pass():
     source = SOURCES["class"]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     whole = _whole(module)
     positions = Positions(module, source, None)
     method = module.body[0].body.body[2]
@@ -109,7 +109,7 @@ def test_without_a_python_tree_every_range_comes_from_the_whole_pass():
 
 def test_a_node_found_through_its_ancestors_places_only_its_statement():
     source = SOURCES["plain"]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     whole = _whole(module)
     positions = Positions(module, source, ast.parse(source))
     line = module.body[2]
@@ -120,7 +120,7 @@ def test_a_node_found_through_its_ancestors_places_only_its_statement():
 
 def test_a_node_in_a_method_places_only_the_methods_statement_around_it():
     source = SOURCES["class"]
-    module = cst.parse_module(source)
+    module: Any = cst.parse_module(source)
     whole = _whole(module)
     positions = Positions(module, source, ast.parse(source))
     cls = module.body[0]
