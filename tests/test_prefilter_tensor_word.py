@@ -1,6 +1,7 @@
-"""TL003's text test `may_name_torch_tensor` answers as the regular expression it stands for
-(`tensor` with no name character on either side), and lets through every spelling of a call the
-rule reads. A wrong answer would skip a file the rule can match."""
+"""TL003's text test `may_name_torch_tensor` answers as the regular expressions it stands for
+(an attribute `.tensor`, or `from torch import` and `tensor` with no name character on either
+side), and lets through every spelling of a call the rule reads. A wrong answer would skip a
+file the rule can match."""
 
 from __future__ import annotations
 
@@ -12,15 +13,21 @@ from conftest import check_json
 from torchlint.analysis.text import may_name_torch_tensor
 
 _WHOLE_WORD = re.compile(r"(?<!\w)tensor\b")
+_DOTTED = re.compile(r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*tensor\b")
+_FROM_TORCH = re.compile(r"from(?:[\s\\]|#[^\r\n]*[\r\n])*torch(?:[\s\\]|#[^\r\n]*[\r\n])*import\b")
 _PIECES = ["tensor", "Tensor", "tensors", "2", "_", "é", ".", " ", "\n", "uint", "to_", "(", "#"]
+_PIECES += ["from torch import ", "from", " torch ", "import", "\\\n", "# c\n"]
 
 
 def test_the_word_test_is_the_regexes_answer() -> None:
     rnd = random.Random(24)
     texts = ["", "tensor", "xtensor", "tensor_", "torch.tensor(", "uint2tensor3(x)", "étensor"]
-    texts += ["".join(rnd.choice(_PIECES) for _ in range(rnd.randint(1, 8))) for _ in range(5000)]
+    texts += ["".join(rnd.choice(_PIECES) for _ in range(rnd.randint(1, 8))) for _ in range(20000)]
     for text in texts:
-        assert may_name_torch_tensor(text) == bool(_WHOLE_WORD.search(text)), repr(text)
+        expected = bool(_DOTTED.search(text)) or bool(
+            _FROM_TORCH.search(text) and _WHOLE_WORD.search(text)
+        )
+        assert may_name_torch_tensor(text) == expected, repr(text)
 
 
 def test_every_spelling_of_torch_tensor_names_it() -> None:
@@ -29,9 +36,13 @@ def test_every_spelling_of_torch_tensor_names_it() -> None:
         "from torch import tensor as T\nT(a)",
         "to_tensor = torch.tensor\n",
         "torch.\\\n    tensor(a)",
+        "import torch.tensor as t\n",
+        "from torch import (\n    zeros,\n    tensor,\n)\n",
+        "from torch \\\n    import tensor\n",
     ):
         assert may_name_torch_tensor(source), source
     assert not may_name_torch_tensor("util.uint2tensor3(img)\nto_tensor(x)\nTensor(x)\n")
+    assert not may_name_torch_tensor("import torch\n# HWC to CHW, numpy to tensor\n")
 
 
 def test_tl003_still_fires_through_an_imported_alias(tmp_path) -> None:

@@ -178,13 +178,20 @@ def may_use_numpy(text: str) -> bool:
 
 
 _TENSOR_WORD = re.compile(r"tensor\b")
+# `torch.tensor`, `T.tensor` (`import torch as T`), `import torch.tensor as t`, an alias's value.
+_DOTTED_TENSOR = re.compile(r"\." + GAP + r"tensor\b")
+_FROM_TORCH_IMPORT = re.compile(r"from" + GAP + r"torch" + GAP + r"import\b")
 
 
 def may_name_torch_tensor(text: str) -> bool:
-    """`tensor` as a whole name somewhere: `torch.tensor`, `from torch import tensor [as t]` and an
-    alias `t = torch.tensor` all spell it (TL003 reads calls that resolve to it), while
-    `uint2tensor` or `to_tensor` do not. The pattern opens with the word, and the name's start is
-    tested by hand: a `\\b`-led pattern is tried at every character."""
+    """What a name resolving to `torch.tensor` needs (TL003 reads only calls of it): an
+    attribute `.tensor`, or `tensor` imported by name from torch (`from torch import tensor as t`:
+    then `tensor` is a whole word). `uint2tensor`, `to_tensor` and "numpy to tensor" in a comment
+    are not. The word's start is tested by hand: a `\\b`-led pattern is tried at every character."""
+    if _DOTTED_TENSOR.search(text):
+        return True
+    if _FROM_TORCH_IMPORT.search(text) is None:
+        return False
     for match in _TENSOR_WORD.finditer(text):
         start = match.start()
         if start == 0 or not _is_word_char(text[start - 1]):
