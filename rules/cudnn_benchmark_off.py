@@ -13,6 +13,7 @@ from torchlint.analysis.model import target_names
 from torchlint.analysis.nodes import is_name
 from torchlint.analysis.numerics import VISION_CONVNET
 from torchlint.analysis.symbols import dotted
+from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -56,6 +57,7 @@ class CudnnBenchmarkOff(Rule):
         "`torch.backends.cudnn.benchmark = True`": "1.0",
     }
     tokens = ("Conv", "conv", "torchvision")
+    text_tests = (may_train,)  # it speaks only where the file itself trains (`Training.trains`)
     docs = """
 ## What it does
 Flags a training script that builds a convolutional network (`nn.Conv1d/2d/3d`, their

@@ -9,7 +9,7 @@ from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
-from torchlint.analysis.text import may_use_numpy
+from torchlint.analysis.text import may_name_torch_tensor, may_use_numpy
 from torchlint.analysis.weights import becomes_weight
 from torchlint.analysis.writes import holder, result_holders, written_after
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -59,7 +59,7 @@ class TensorFromNumpy(Rule):
         "`torch.from_numpy`/`torch.as_tensor`": "1.0",
     }
     tokens = ("tensor",)
-    text_tests = (may_use_numpy,)
+    text_tests = (may_use_numpy, may_name_torch_tensor)  # `_check` reads only `torch.tensor` calls
     docs = """
 ## What it does
 Flags `torch.tensor(x)` where `x` is evidently a numpy array from evidence in the same file: the result of a numpy function that returns an array (`np.array`, `np.zeros`, `np.load`,

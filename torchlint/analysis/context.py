@@ -6,6 +6,7 @@ engine reads them from there.
 
 from __future__ import annotations
 
+import ast
 import bisect
 from collections.abc import Callable
 from functools import cached_property
@@ -13,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata import CodeRange
 
 from torchlint.analysis.edits import indentation, render, torch_import
+from torchlint.analysis.positions import Positions
 from torchlint.analysis.symbols import ImportTable
 from torchlint.diagnostics import Diagnostic, Edit, Position, source_lines
 from torchlint.notebook import boundary_rows
@@ -44,7 +46,10 @@ class FileContext:
         self.current: cst.CSTNode | None = None
         self.traversed = False
         self.diagnostics: list[Diagnostic] = []
-        self._positions: Any = None
+        # CPython's syntax tree of `source`, when the engine has one: where top-level statements
+        # start, so that positions are computed for the statements findings are in.
+        self.python_tree: ast.Module | None = None
+        self._positions: Positions | None = None
         self._facts: dict[Callable[..., Any], Any] = {}
         self._lines: list[str] | None = None
         # The other files of the project, for facts that cross files; None for text not on disk.
@@ -97,13 +102,10 @@ class FileContext:
     # -- positions and text ------------------------------------------------------------
     def range(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            # Only files with findings pay for positions (a code-generation pass). The provider's
-            # own hook is called on the tree itself, so the nodes rules hold are the keys;
-            # `MetadataWrapper.resolve` would copy the tree or add a visit of all of it.
-            provider = PositionProvider()
-            provider._gen_impl(self.module)
-            self._positions = provider._computed
-        return self._positions[node]
+            # Only files with findings pay for positions, and only for the top-level statements
+            # the findings are in (`positions.Positions`). The nodes rules hold are the keys.
+            self._positions = Positions(self.module, self.source, self.python_tree)
+        return self._positions.range(node, self.ancestors)
 
     def start(self, node: cst.CSTNode) -> Position:
         pos = self.range(node).start
@@ -148,11 +150,17 @@ class FileContext:
 
     def _outer_start(self, node: cst.CSTNode) -> Position:
         lpar = getattr(node, "lpar", None)
-        return self.start(lpar[0]) if lpar else self.start(node)
+        if not lpar:
+            return self.start(node)
+        self.range(node)  # places the statement of `node`, parentheses included (no parents)
+        return self.start(lpar[0])
 
     def _outer_end(self, node: cst.CSTNode) -> Position:
         rpar = getattr(node, "rpar", None)
-        return self.end(rpar[-1]) if rpar else self.end(node)
+        if not rpar:
+            return self.end(node)
+        self.range(node)
+        return self.end(rpar[-1])
 
     def torch_alias(self, at: cst.CSTNode | None = None) -> tuple[str, Edit | None]:
         """The name `torch` is imported under where code at `at` runs (module level when None), with

@@ -177,6 +177,33 @@ def may_use_numpy(text: str) -> bool:
     )
 
 
+_TENSOR_WORD = re.compile(r"tensor\b")
+# `torch.tensor`, `T.tensor` (`import torch as T`), `import torch.tensor as t`, an alias's value.
+_DOTTED_TENSOR = re.compile(r"\." + GAP + r"tensor\b")
+_FROM_TORCH_IMPORT = re.compile(r"from" + GAP + r"torch" + GAP + r"import\b")
+
+
+def may_name_torch_tensor(text: str) -> bool:
+    """What a name resolving to `torch.tensor` needs (TL003 reads only calls of it): an
+    attribute `.tensor`, or `tensor` imported by name from torch (`from torch import tensor as t`:
+    then `tensor` is a whole word). `uint2tensor`, `to_tensor` and "numpy to tensor" in a comment
+    are not. The word's start is tested by hand: a `\\b`-led pattern is tried at every character."""
+    if _DOTTED_TENSOR.search(text):
+        return True
+    if _FROM_TORCH_IMPORT.search(text) is None:
+        return False
+    for match in _TENSOR_WORD.finditer(text):
+        start = match.start()
+        if start == 0 or not _is_word_char(text[start - 1]):
+            return True
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    """What `\\w` matches: a character that may continue a name before `tensor`."""
+    return char.isalnum() or char == "_"
+
+
 def may_build_dataloader(text: str) -> bool:
     return "DataLoader" in text
 

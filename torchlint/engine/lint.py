@@ -169,6 +169,7 @@ def _lint_parsed(
     except RecursionError:
         return [builtin(SYNTAX_ERROR, path, "too deeply nested to parse")]
     ctx = FileContext(path, text, module, settings.torch_version)
+    ctx.python_tree = parsed if isinstance(parsed, ast.Module) else None
     ctx.project = index_for(settings.root) if settings.directory is not None else None
     instances = [rule.load()(ctx, settings.rule_options.get(rule.name, {})) for rule in rules]
     try:
