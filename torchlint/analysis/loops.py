@@ -527,7 +527,8 @@ class LoopFacts:
         call of which in the file runs once, or the code outside the loops of a function that
         runs per-batch loops of its own (a training run, repeated over folds or hyperparameter
         generations at most). Loops, comprehensions, lambdas, a `__getitem__`, a `forward`, a
-        collate function and any function handed over or called from elsewhere may repeat."""
+        collate function and any function handed over may repeat; one the file never calls runs
+        once when every call the project's other modules make does (`ProjectIndex.runs_once`)."""
         return self._once(node, frozenset())
 
     def _once(self, node: cst.CSTNode, busy: frozenset[cst.FunctionDef]) -> bool:
@@ -582,15 +583,28 @@ class LoopFacts:
                 )
             if function.name.value != "__init__":
                 callers = self.self_call_sites(function, owner)
-                return bool(callers) and all(self._once(site, busy) for site in callers)
+                if not callers:  # library API: the project's other modules decide
+                    return self._once_elsewhere(function, owner)
+                return all(self._once(site, busy) for site in callers)
             built = [c for c in self.scopes.calls if is_name(c.func, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
         if sites is None:
             return False
         if not sites:
-            return function.name.value in _RUN_ONCE_NAMES
+            return function.name.value in _RUN_ONCE_NAMES or self._once_elsewhere(function, None)
         return all(self._once(site, busy) for site in sites)
+
+    def _once_elsewhere(self, function: cst.FunctionDef, owner: cst.ClassDef | None) -> bool:
+        """Whether the project's other modules call a function the file never calls only from
+        code that runs once (`calibrator.fit(...)` in a command's `main`, a sampler method a
+        dataset's `__init__` calls): `ProjectIndex.runs_once`, as TL001's evaluation asks it."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        name = function.name.value
+        key = f"{owner.name.value}.{name}" if owner is not None else name
+        return project.runs_once(self.ctx.absolute_path, key)
 
     def _owner_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         block = self.scopes.parents.get(function)
