@@ -67,6 +67,22 @@ CASES = [
         },
         rules=_RULES,
     ),
+    # A script of the project puts the folder holding `annotator` on the path: the import works.
+    Case(
+        "folder-put-on-the-path",
+        files={
+            "pkg/__init__.py": "",
+            "pkg/common/annotator/util.py": "ckpt_path = 'ckpts'\n",
+            "pkg/common/annotator/mlsd/__init__.py": _MLSD_INIT,
+            "pkg/common/annotator/mlsd/models/__init__.py": "",
+            "pkg/common/annotator/mlsd/models/net.py": _KEPT,
+            "tools/run.py": (
+                "import os\nimport sys\n\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'pkg', 'common'))\n"
+            ),
+        },
+        rules=_RULES,
+    ),
     # The same tree imported by the project's own name: it runs.
     Case(
         "vendored-package-imported-by-project-name",

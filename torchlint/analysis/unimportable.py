@@ -16,7 +16,9 @@ The evidence is read, never guessed from a folder's name:
 - the importing file sits inside a folder named `A` whose parent holds `A/B...`: the import means
   this very copy, by the name it had at another root, not an installed package;
 - that folder `A` sits inside a regular package of the project (a folder above it, below the root,
-  has an `__init__.py`), so `A` is no source root a package installer could map (`python/pkg/`).
+  has an `__init__.py`), so `A` is no source root a package installer could map (`python/pkg/`);
+- no file of the project that touches the import path (`sys.path`, `PYTHONPATH`, pytest's
+  `pythonpath`) names the folder holding `A` as a path part (`sys.path.insert(0, "lib")`).
 
 A module whose file name is no Python name (`models/ deeplab.py`) cannot be imported either;
 it still runs as a script, so only a file that defines things and runs nothing at its top is left.
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,13 +70,21 @@ class Unimportable:
         root = index.root.absolute()
         if not path.is_relative_to(root):
             return False
-        if any(_breaks(root, path, m) for m in _own_imports(self.ctx.module)):
-            return True
-        return any(
-            _breaks(root, init, m)
-            for init in _package_inits(root, path)
-            for m in _init_imports(index, init)
-        )
+        breaks = [
+            folder
+            for importer, module in self._imports(index, root, path)
+            for folder in [_broken_at(root, importer, module)]
+            if folder is not None
+        ]
+        return bool(breaks) and not any(_put_on_path(index, root, f.parent.name) for f in breaks)
+
+    def _imports(self, index: ProjectIndex, root: Path, path: Path) -> Iterable[tuple[Path, str]]:
+        """(importer, dotted module) of the module's and its packages' top-level absolute imports."""
+        for module in _own_imports(self.ctx.module):
+            yield path, module
+        for init in _package_inits(root, path):
+            for module in _init_imports(index, init):
+                yield init, module
 
 
 def _runs_as_script(module: cst.Module) -> bool:
@@ -154,21 +166,21 @@ def _top_imports(data: bytes) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _breaks(root: Path, importer: Path, module: str) -> bool:
-    """`module`, imported by `importer`, is the project's own copy named from a root it is not
-    at: the import fails (see the module's docstring for each condition)."""
+def _broken_at(root: Path, importer: Path, module: str) -> Path | None:
+    """The folder `A` when `module` (`A.B...`), imported by `importer`, is the project's own copy
+    named from a root it is not at, so the import fails (see the module's docstring)."""
     parts = module.split(".")
     head = parts[0]
     if len(parts) < 2 or _findable(root, head):
-        return False
+        return None
     folder = importer.parent
     while folder != root and folder.is_relative_to(root):
         if folder.name == head:
             target = folder.parent.joinpath(*parts)
             meant = target.with_suffix(".py").is_file() or target.is_dir()
-            return meant and _inside_package(root, folder)
+            return folder if meant and _inside_package(root, folder) else None
         folder = folder.parent
-    return False
+    return None
 
 
 def _findable(root: Path, head: str) -> bool:
@@ -186,3 +198,51 @@ def _inside_package(root: Path, folder: Path) -> bool:
             return True
         above = above.parent
     return False
+
+
+# Files that may put a folder on the import path: Python, shell scripts, tool settings.
+_PATH_FILES = (".py", ".sh", ".bash", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".env")
+_PATH_NAMES = frozenset({"Makefile", "Dockerfile"})
+_NOT_SEARCHED = frozenset({"__pycache__", "node_modules", "site-packages"})
+_MAX_PATH_FILES = 20_000
+# root -> the texts of its files that touch the import path (`sys.path`, PYTHONPATH, pytest's
+# `pythonpath`), read once per process.
+_PATH_TEXTS: dict[Path, list[tuple[Path, bytes]]] = {}
+
+
+def _put_on_path(index: ProjectIndex, root: Path, name: str) -> bool:
+    """Whether a file of the project may put the folder `name` on the import path: it touches
+    the path and writes the name as a path part (`'lib'`, `"./lib"`, `/lib:`). Then `A` may be
+    found from there, and the import is not known to fail."""
+    pattern = re.compile(rb"[\'\"/\\=]" + re.escape(name.encode()) + rb"(?=[\'\"/\\:;\s]|$)", re.M)
+    found = False
+    for path, data in _path_texts(root):
+        index.consulted[path] = hashlib.sha256(data).hexdigest()
+        found = found or pattern.search(data) is not None
+    return found
+
+
+def _path_texts(root: Path) -> list[tuple[Path, bytes]]:
+    if root not in _PATH_TEXTS:
+        found: list[tuple[Path, bytes]] = []
+        seen = 0
+        for directory, folders, names in os.walk(root):
+            folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_SEARCHED]
+            for name in names:
+                seen += 1
+                if not (name.endswith(_PATH_FILES) or name in _PATH_NAMES):
+                    continue
+                data = _read(Path(directory, name))
+                if b"sys.path" in data or b"pythonpath" in data.lower():
+                    found.append((Path(directory, name), data))
+            if seen > _MAX_PATH_FILES:
+                break
+        _PATH_TEXTS[root] = found
+    return _PATH_TEXTS[root]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
