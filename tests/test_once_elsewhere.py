@@ -63,6 +63,27 @@ CASES = [
         },
         rules=("TL003",),
     ),
+    # `forward` runs per batch through `model(x)`, a call that does not name it, however often
+    # the project names it: what it calls may repeat.
+    Case(
+        "forward-named-once-elsewhere",
+        files={
+            "layers.py": (
+                "import torch\nfrom torch import nn\n\n\nclass Corr(nn.Module):\n"
+                "    def forward(self, x):\n        return self.agg(x)\n\n"
+                "    def agg(self, x):\n"
+                "        index = torch.arange(x.shape[1]).cuda()  # TL103: torch.arange(x.shape[1])\n"
+                "        return x[:, index]\n"
+            ),
+            "train.py": (
+                "import torch\nfrom layers import Corr\n\n\ndef main(loader, opt):\n"
+                "    model = Corr()\n    print(model.forward(torch.zeros(2, 3)))\n"
+                "    for x in loader:\n        model(x.cuda()).sum().backward()\n"
+                "        opt.step()\n"
+            ),
+        },
+        rules=("TL003", "TL103"),
+    ),
     # Nobody calls it: unknown, so it may repeat.
     Case(
         "method-nobody-calls",

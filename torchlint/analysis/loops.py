@@ -66,6 +66,8 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
+# Methods torch runs through a call that does not name them (`module(x)` runs `forward`).
+_RUN_IMPLICITLY = frozenset({"forward", "_forward", "extra_repr"})
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
@@ -600,9 +602,11 @@ class LoopFacts:
         code that runs once (`calibrator.fit(...)` in a command's `main`, a sampler method a
         dataset's `__init__` calls): `ProjectIndex.runs_once`, as TL001's evaluation asks it."""
         project = self.ctx.project
-        if project is None:
-            return False
         name = function.name.value
+        if project is None or name in _RUN_IMPLICITLY or name.startswith("__"):
+            return False  # Python or torch runs it where no call names it: `model(x)`, `obj[i]`
+        if self.ctx.fact(EntryPoints).period(function) is not None:
+            return False  # a framework runs it every step or epoch, whatever the project calls
         key = f"{owner.name.value}.{name}" if owner is not None else name
         return project.runs_once(self.ctx.absolute_path, key)
 
