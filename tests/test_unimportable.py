@@ -145,6 +145,30 @@ CASES = [
         },
         rules=_RULES,
     ),
+    # `pkg/torch/` holds a `distributions.py`, but the project imports torch outside it: the
+    # installed torch is what `torch.distributions` names.
+    Case(
+        "installed-package-named-like-a-folder",
+        files={
+            "pkg/__init__.py": "",
+            "pkg/core.py": "import torch\n",
+            "pkg/torch/__init__.py": "",
+            "pkg/torch/distributions.py": "class TanhNormal:\n    pass\n",
+            "pkg/torch/vae.py": "from torch.distributions import Normal\n" + _KEPT,
+        },
+        rules=_RULES,
+    ),
+    # A standard-library name: `pkg/json/` is not what `json.decoder` names.
+    Case(
+        "standard-library-name",
+        files={
+            "pkg/__init__.py": "",
+            "pkg/json/__init__.py": "",
+            "pkg/json/decoder.py": "",
+            "pkg/json/net.py": "from json.decoder import JSONDecoder\n" + _KEPT,
+        },
+        rules=_RULES,
+    ),
     # A script in the vendored tree runs without its packages' `__init__.py`.
     Case(
         "vendored-script",

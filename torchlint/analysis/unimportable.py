@@ -17,6 +17,9 @@ The evidence is read, never guessed from a folder's name:
   this very copy, by the name it had at another root, not an installed package;
 - that folder `A` sits inside a regular package of the project (a folder above it, below the root,
   has an `__init__.py`), so `A` is no source root a package installer could map (`python/pkg/`);
+- `A` is no standard-library module, and no module of the project outside that folder imports `A`
+  absolutely (then `A` is an installed package the project uses: `rlkit/torch/` holds a
+  `distributions.py`, yet its `from torch.distributions import Normal` is torch's);
 - no file of the project that touches the import path (`sys.path`, `PYTHONPATH`, pytest's
   `pythonpath`) names the folder holding `A` as a path part (`sys.path.insert(0, "lib")`).
 
@@ -32,6 +35,7 @@ import ast
 import hashlib
 import os
 import re
+import sys
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,16 +175,35 @@ def _broken_at(root: Path, importer: Path, module: str) -> Path | None:
     named from a root it is not at, so the import fails (see the module's docstring)."""
     parts = module.split(".")
     head = parts[0]
-    if len(parts) < 2 or _findable(root, head):
+    if len(parts) < 2 or head in sys.stdlib_module_names or _findable(root, head):
         return None
     folder = importer.parent
     while folder != root and folder.is_relative_to(root):
         if folder.name == head:
             target = folder.parent.joinpath(*parts)
             meant = target.with_suffix(".py").is_file() or target.is_dir()
-            return folder if meant and _inside_package(root, folder) else None
+            if not meant or not _inside_package(root, folder):
+                return None
+            return None if _imported_outside(root, head, folder) else folder
         folder = folder.parent
     return None
+
+
+def _imported_outside(root: Path, head: str, folder: Path) -> bool:
+    """Whether a module of the project outside `folder` imports `head` absolutely: then `head`
+    is an installed package the project uses (`rlkit/torch/` importing `torch.distributions` is
+    torch's, not `rlkit/torch/distributions.py`), not the copy's old name."""
+    key = (root, head, folder)
+    if key not in _OUTSIDE:
+        line = re.compile(
+            rb"^[ \t]*(?:import|from)[ \t]+" + re.escape(head.encode()) + rb"\b", re.M
+        )
+        _OUTSIDE[key] = any(
+            line.search(data) is not None
+            for path, data in _python_texts(root)
+            if not path.is_relative_to(folder)
+        )
+    return _OUTSIDE[key]
 
 
 def _findable(root: Path, head: str) -> bool:
@@ -208,6 +231,10 @@ _MAX_PATH_FILES = 20_000
 # root -> the texts of its files that touch the import path (`sys.path`, PYTHONPATH, pytest's
 # `pythonpath`), read once per process.
 _PATH_TEXTS: dict[Path, list[tuple[Path, bytes]]] = {}
+# root -> its Python files' texts; (root, name, folder) -> whether a file outside the folder
+# imports the name (`_imported_outside`), both read once per process.
+_PYTHON_TEXTS: dict[Path, list[tuple[Path, bytes]]] = {}
+_OUTSIDE: dict[tuple[Path, str, Path], bool] = {}
 
 
 def _put_on_path(index: ProjectIndex, root: Path, name: str) -> bool:
@@ -224,21 +251,33 @@ def _put_on_path(index: ProjectIndex, root: Path, name: str) -> bool:
 
 def _path_texts(root: Path) -> list[tuple[Path, bytes]]:
     if root not in _PATH_TEXTS:
-        found: list[tuple[Path, bytes]] = []
-        seen = 0
-        for directory, folders, names in os.walk(root):
-            folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_SEARCHED]
-            for name in names:
-                seen += 1
-                if not (name.endswith(_PATH_FILES) or name in _PATH_NAMES):
-                    continue
-                data = _read(Path(directory, name))
-                if b"sys.path" in data or b"pythonpath" in data.lower():
-                    found.append((Path(directory, name), data))
-            if seen > _MAX_PATH_FILES:
-                break
-        _PATH_TEXTS[root] = found
+        _PATH_TEXTS[root] = [
+            (path, data)
+            for path, data in _texts(root, _PATH_FILES, _PATH_NAMES)
+            if b"sys.path" in data or b"pythonpath" in data.lower()
+        ]
     return _PATH_TEXTS[root]
+
+
+def _python_texts(root: Path) -> list[tuple[Path, bytes]]:
+    if root not in _PYTHON_TEXTS:
+        _PYTHON_TEXTS[root] = list(_texts(root, (".py",), frozenset()))
+    return _PYTHON_TEXTS[root]
+
+
+def _texts(
+    root: Path, suffixes: tuple[str, ...], names: frozenset[str]
+) -> Iterable[tuple[Path, bytes]]:
+    """The project's files with these suffixes or names, and their bytes (a bounded walk)."""
+    seen = 0
+    for directory, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_SEARCHED]
+        for name in files:
+            seen += 1
+            if name.endswith(suffixes) or name in names:
+                yield Path(directory, name), _read(Path(directory, name))
+        if seen > _MAX_PATH_FILES:
+            return
 
 
 def _read(path: Path) -> bytes:
