@@ -44,6 +44,19 @@ CASES = [
         },
         rules=("TL003",),
     ),
+    # The copy sits in a function the demo block defines: it exists only when the demo runs.
+    Case(
+        "function-defined-in-the-demo",
+        files={
+            "vae.py": _VAE.format(mark="").replace(
+                "    for name in os.listdir(sys.argv[1]):\n        image = Image.open(name)\n",
+                "\n    def round_trip(name):\n        image = Image.open(name)\n",
+            )
+            + "\n    for name in os.listdir(sys.argv[1]):\n        round_trip(name)\n",
+            "train.py": "from vae import VAE\n\nmodel = VAE()\n",
+        },
+        rules=("TL003",),
+    ),
     # Nobody imports the module: its block is the program, and the copy repeats per image.
     Case(
         "block-of-a-module-nobody-imports",
