@@ -66,8 +66,6 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
-# Methods torch runs through a call that does not name them (`module(x)` runs `forward`).
-_RUN_IMPLICITLY = frozenset({"forward", "_forward", "extra_repr"})
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
@@ -529,8 +527,7 @@ class LoopFacts:
         call of which in the file runs once, or the code outside the loops of a function that
         runs per-batch loops of its own (a training run, repeated over folds or hyperparameter
         generations at most). Loops, comprehensions, lambdas, a `__getitem__`, a `forward`, a
-        collate function and any function handed over may repeat; one the file never calls runs
-        once when every call the project's other modules make does (`ProjectIndex.runs_once`)."""
+        collate function and any function handed over or called from elsewhere may repeat."""
         return self._once(node, frozenset())
 
     def _once(self, node: cst.CSTNode, busy: frozenset[cst.FunctionDef]) -> bool:
@@ -585,30 +582,15 @@ class LoopFacts:
                 )
             if function.name.value != "__init__":
                 callers = self.self_call_sites(function, owner)
-                if not callers:  # library API: the project's other modules decide
-                    return self._once_elsewhere(function, owner)
-                return all(self._once(site, busy) for site in callers)
+                return bool(callers) and all(self._once(site, busy) for site in callers)
             built = [c for c in self.scopes.calls if is_name(c.func, owner.name.value)]
             return all(self._once(call, busy) for call in built)
         sites = self._call_sites(function)
         if sites is None:
             return False
         if not sites:
-            return function.name.value in _RUN_ONCE_NAMES or self._once_elsewhere(function, None)
+            return function.name.value in _RUN_ONCE_NAMES
         return all(self._once(site, busy) for site in sites)
-
-    def _once_elsewhere(self, function: cst.FunctionDef, owner: cst.ClassDef | None) -> bool:
-        """Whether the project's other modules call a function the file never calls only from
-        code that runs once (`calibrator.fit(...)` in a command's `main`, a sampler method a
-        dataset's `__init__` calls): `ProjectIndex.runs_once`, as TL001's evaluation asks it."""
-        project = self.ctx.project
-        name = function.name.value
-        if project is None or name in _RUN_IMPLICITLY or name.startswith("__"):
-            return False  # Python or torch runs it where no call names it: `model(x)`, `obj[i]`
-        if self.ctx.fact(EntryPoints).period(function) is not None:
-            return False  # a framework runs it every step or epoch, whatever the project calls
-        key = f"{owner.name.value}.{name}" if owner is not None else name
-        return project.runs_once(self.ctx.absolute_path, key)
 
     def _owner_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         block = self.scopes.parents.get(function)

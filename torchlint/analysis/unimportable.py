@@ -200,8 +200,7 @@ def _imported_outside(root: Path, head: str, folder: Path) -> bool:
         )
         _OUTSIDE[key] = any(
             line.search(data) is not None
-            for path, data in _python_texts(root)
-            if not path.is_relative_to(folder)
+            for path, data in _texts(root, (".py",), frozenset(), skip=folder)
         )
     return _OUTSIDE[key]
 
@@ -231,9 +230,8 @@ _MAX_PATH_FILES = 20_000
 # root -> the texts of its files that touch the import path (`sys.path`, PYTHONPATH, pytest's
 # `pythonpath`), read once per process.
 _PATH_TEXTS: dict[Path, list[tuple[Path, bytes]]] = {}
-# root -> its Python files' texts; (root, name, folder) -> whether a file outside the folder
-# imports the name (`_imported_outside`), both read once per process.
-_PYTHON_TEXTS: dict[Path, list[tuple[Path, bytes]]] = {}
+# (root, name, folder) -> whether a file outside the folder imports the name
+# (`_imported_outside`), answered once per process.
 _OUTSIDE: dict[tuple[Path, str, Path], bool] = {}
 
 
@@ -259,19 +257,20 @@ def _path_texts(root: Path) -> list[tuple[Path, bytes]]:
     return _PATH_TEXTS[root]
 
 
-def _python_texts(root: Path) -> list[tuple[Path, bytes]]:
-    if root not in _PYTHON_TEXTS:
-        _PYTHON_TEXTS[root] = list(_texts(root, (".py",), frozenset()))
-    return _PYTHON_TEXTS[root]
-
-
 def _texts(
-    root: Path, suffixes: tuple[str, ...], names: frozenset[str]
+    root: Path, suffixes: tuple[str, ...], names: frozenset[str], skip: Path | None = None
 ) -> Iterable[tuple[Path, bytes]]:
-    """The project's files with these suffixes or names, and their bytes (a bounded walk)."""
+    """The project's files with these suffixes or names, and their bytes, one at a time (a
+    bounded walk, not entering `skip`)."""
     seen = 0
     for directory, folders, files in os.walk(root):
-        folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_SEARCHED]
+        folders[:] = [
+            f
+            for f in folders
+            if not f.startswith(".")
+            and f not in _NOT_SEARCHED
+            and (skip is None or Path(directory, f) != skip)
+        ]
         for name in files:
             seen += 1
             if name.endswith(suffixes) or name in names:
