@@ -50,8 +50,8 @@ _MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda
 # Owners of the calls that mark ranges for Nsight Systems (`torch.cuda.nvtx.range_push`, `nsys.region(...)`).
 _TRACE_MARKERS = frozenset({"nvtx", "nsys"})
 # Owners of the calls that start and stop a timer of the project's own (`fw_timer.tic()`,
-# `self.timer.toc()`), which reads the clock inside its methods.
-_TIMERS = frozenset({"timer", "timers", "stopwatch"})
+# `self.timer.toc()`, `profiler.tick("forward")`), which reads the clock inside its methods.
+_TIMERS = frozenset({"timer", "timers", "stopwatch", "profiler"})
 _MEASURING_WORDS = frozenset(
     {
         "bench",
@@ -96,7 +96,8 @@ Not flagged:
   `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
   statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`), drives the profiler or
   marks NVTX / Nsight Systems ranges (`torch.cuda.nvtx.range_push(...)`), calls a timer object
-  (`fw_timer.tic()`, `self.timer.toc()`: its methods read the clock), and functions named for
+  (`fw_timer.tic()`, `self.timer.toc()`, `profiler.tick("forward")`: its methods read the
+  clock), and functions named for
   benchmarking, profiling or timing: there the synchronization is what
   makes the numbers right;
 - unit tests.
@@ -152,6 +153,25 @@ only the author knows whether the call is still wanted.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): avoid unnecessary synchronizations](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # A profiler object of the project's own times each phase: the synchronize makes it right.
+        Valid(
+            """
+            import torch
+            from utils.profiler import Profiler
+
+            def sync(device):
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
+
+            profiler = Profiler(summarize_every=10)
+            for x, y in loader:
+                out = model(x.to(device))
+                sync(device)
+                profiler.tick("Forward pass")
+                loss_fn(out, y.to(device)).backward()
+                optimizer.step()
+            """
+        ),
         # Periodic, once-only and out-of-memory paths.
         Valid(
             """
@@ -385,7 +405,7 @@ only the author knows whether the call is still wanted.
             return True  # NVTX ranges or Nsight Systems marks: the loop is being profiled
         if owner & _TIMERS:
             return True  # a timer object reads the clock in its methods
-        return method == "step" and bool(owner & {"prof", "profiler"})
+        return method == "step" and "prof" in owner
 
     def finish(self) -> None:
         if not self.candidates:

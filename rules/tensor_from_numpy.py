@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
@@ -90,6 +91,9 @@ Not flagged:
   piece is copied once in it, not per step;
 - a one-off copy of an array that is not a data set: a few hundred indices built in an
   `__init__`, loss weights parsed once from the command line, a demo array;
+- a copy in a library module's `if __name__ == "__main__":` demo (a module other modules of the
+  project import, whose block reads no loader) or in the functions only that block calls: a
+  round trip of a few images through a model is a check, not the project's training;
 - a copy that becomes a module's weights: the data of `nn.Parameter(...)` or the tensor of
   `register_buffer`/`register_parameter`, directly, through views and tensor methods
   (`torch.tensor(w).transpose(0, 1).contiguous()`), or through a function of the file that
@@ -833,6 +837,8 @@ the import is removed once the fixes leave it unused.
             return  # `a[::-1]`: `from_numpy`/`as_tensor` raise on a negative stride; it needs `.copy()`
         if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
+        if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
+            return  # a library module's `__main__` demo: not the project's training or evaluation
         if becomes_weight(self.ctx, call):
             return  # a module's weights: built or loaded once per model, not per batch
         if self._written_later(call, data.value):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import libcst as cst
 
 from torchlint.analysis.edits import import_binding, references, without_alias
+from torchlint.analysis.unimportable import Unimportable
 from torchlint.diagnostics import (
     Applicability,
     Diagnostic,
@@ -152,9 +153,13 @@ class Rule:
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         """Record a finding at `node`. The checks every rule would otherwise repeat happen here: a
-        performance rule reports nothing in test code when the engine says so, and a fix that
-        writes what the file's target torch lacks is dropped, with the message saying why."""
+        performance rule reports nothing in test code when the engine says so, nor in a module
+        the project cannot import (`Unimportable`: vendored code whose imports name another
+        root, whose code never runs), and a fix that writes what the file's target torch lacks
+        is dropped, with the message saying why."""
         ctx = self.ctx
+        if self.performance and ctx.fact(Unimportable).holds:
+            return
         have = ctx.target_torch_version
         if fix is not None and fix.min_torch is not None and have < fix.min_torch:
             need = fix.min_torch

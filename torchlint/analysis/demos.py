@@ -109,15 +109,13 @@ class LibraryDemo:
         return False
 
     def runs_only_in_demo(self, node: cst.CSTNode) -> bool:
-        """Whether `node` runs only in a demo block: inside one, or in a function of the module
-        that only demo code calls."""
+        """Whether `node` runs only in a demo block: inside one (also in a function the block
+        defines), or in a function of the module that only demo code calls."""
         if not self.guards:
             return False
         for parent in self.ctx.fact(SemanticModel).ancestors(node):
-            if parent in self.guards:
+            if parent in self.guards or parent in self._demo_functions:
                 return True
-            if isinstance(parent, cst.FunctionDef):
-                return parent in self._demo_functions
         return False
 
     @cached_property
