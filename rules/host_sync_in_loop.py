@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites
@@ -1328,13 +1329,18 @@ depends on what the value is for.
         return True
 
     def _backpropagated(self, value: cst.BaseExpression) -> bool:
-        """A name whose value the function calls `.backward()` on: a loss, so a tensor."""
-        parents = self.ctx.fact(SemanticModel).parents
+        """A name whose value its scope backpropagates: a loss, so a tensor. The backward calls
+        and the graph each carries are `Backprop`'s (`loss.backward()`,
+        `scaler.scale(loss).backward()`, `accelerator.backward(loss / n)`)."""
+        loads = {load for load, _ in self._loads_in_place(value)}
+        if not loads:
+            return False
+        backprop = self.ctx.fact(Backprop)
         return any(
-            isinstance(attribute, cst.Attribute)
-            and attribute.attr.value == "backward"
-            and isinstance(parents.get(attribute), cst.Call)
-            for _, attribute in self._loads_in_place(value)
+            carrier in loads
+            for targets in backprop.backward_calls.values()
+            for target in targets
+            for carrier in backprop.carriers(target)
         )
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
