@@ -219,14 +219,41 @@ class LoopFacts:
         self._per_batch  # noqa: B018 -- indexes the stepping owners
         return {
             owner
-            for call in self.scopes.calls
-            if self._is_step_call(call) and _last(call.func) == "step"
-            for owner in [self._owner(call)]
-            if isinstance(owner, cst.FunctionDef)
-            and owner not in self.scopes.callers
+            for owner in self._updating_functions
+            if owner not in self.scopes.callers
             and owner.name.value not in _RUN_ONCE_NAMES
             and not self.ctx.fact(LibraryDemo).runs_only_in_demo(owner)
         }
+
+    @cached_property
+    def _updating_functions(self) -> set[cst.FunctionDef]:
+        """Functions that step an optimizer in their own body, not in a loop of theirs: by an
+        optimizer's `.step()` there, or by calling there a function of the file that does (an
+        agent's `update(replay_iter, step)` that runs `self.update_critic(...)` and
+        `self.update_actor(...)`, each stepping its own optimizer, once per call)."""
+        found: set[cst.FunctionDef] = set()
+        for call in self.scopes.calls:
+            owner = self._owner(call)
+            if (
+                isinstance(owner, cst.FunctionDef)
+                and self._is_step_call(call)
+                and _last(call.func) == "step"
+            ):
+                found.add(owner)
+        calling = [
+            (owner, callees)
+            for call, callees in self.scopes.callees.items()
+            for owner in [self._owner(call)]
+            if isinstance(owner, cst.FunctionDef)
+        ]
+        changed = bool(found)
+        while changed:  # a function calling one that updates updates too
+            changed = False
+            for owner, callees in calling:
+                if owner not in found and any(f in found for f in callees):
+                    found.add(owner)
+                    changed = True
+        return found
 
     @cached_property
     def _step_entries(self) -> set[cst.FunctionDef]:
