@@ -150,7 +150,8 @@ project's other modules run every step: a helper a training loop calls (`clip_gr
 a per-parameter `.item()`), a subclass's `train_step` that a base class's loop calls, the
 `forward` of a loss module that a training step calls, and a function that steps the optimizer
 in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
-builds): a training step, whoever runs it. A file that names no device runs such code on the
+builds), or through a function of its file that does (an agent's `update()` that calls
+`update_critic()` and `update_actor()`): a training step, whoever runs it. A file that names no device runs such code on the
 device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
@@ -171,8 +172,14 @@ Not flagged:
   sys.exit(1)`; the test itself is a finding unless the host needs its value, below), and a test behind a flag the loop
   latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
   until it is full);
-- code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
-  always ends in `break` (a look at the first batch);
+- code after the loop, per-epoch loops (`for epoch in range(...)`), loops whose body
+  always ends in `break` (a look at the first batch), loops over a literal count of at most
+  ten that step no optimizer (`for sample in range(5):` printing a few samples after
+  training: a handful of reads per run, not one per batch), and the rest of a helper that
+  leaves early on most calls (`if steps % every != 0: return`, also nested as
+  `if steps == 0: ... else: if steps % every != 0: return`, where `steps` is a parameter
+  every call of the file, if any, passes a counter for: a sample-image generator the
+  training loop calls every step);
 - an end-of-sequence test that breaks out of a sampling or decoding loop inside the step
   (`if (out == eos).all(): break`): the host needs it to stop;
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
@@ -219,10 +226,13 @@ Not flagged:
   for every other read: such reads only move a wait the iteration has anyway. Reads beside a
   `torch.cuda.synchronize()` are still flagged, timed or not (a read mid-step adds a wait
   before the update is queued), and so are reads repeated per element in an inner loop;
-- a second read of a tensor in the statement right after such a read of it, with no call
-  between that may queue device work (`a = action.item()` for `env.step(a)`, then
-  `history.append(action.tolist())`): the first read drained the queue. After a read that is
-  itself flagged (a logged value), the second is flagged too;
+- a read of a tensor as it is (`x.item()`, `x.detach().cpu()`, not `x.mean().item()`) in the
+  statement right after another unconditional read, with no call between that may queue
+  device work (`a = action.item()` for `env.step(a)`, then `history.append(logits.tolist())`;
+  `class_to_log = class_loss.item() / n`, then `kd_to_log = kd_loss.item() / n`): the first
+  read drained the stream's queue, so every tensor computed by then is finished and the
+  second waits on nothing. Only the first read of such a run is flagged (moving it under the
+  logging guard is the fix for both; then the second is flagged in its turn);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
