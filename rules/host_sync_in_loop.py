@@ -933,11 +933,9 @@ depends on what the value is for.
                 continue
             reported.append((candidate, loop))
         waiting = self._waiting_loops(loops, reported)
-        for index, (candidate, owner) in enumerate(reported):
+        for candidate, owner in reported:
             if owner in paced:
                 continue  # the loop waits on the environment's action every step anyway
-            if any(self._repeats(candidate, earlier) for earlier, _ in reported[:index]):
-                continue  # the read just before drained the queue: this one waits on nothing
             element_wise = self._element_wise(candidate.node, owner)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
                 continue  # each iteration waits for the device by design: one read more is free
@@ -1046,20 +1044,17 @@ depends on what the value is for.
         )
 
     def _repeats(self, later: _Candidate, earlier: _Candidate) -> bool:
-        """`a = action.item()` (handed to `env.step`), then `history.append(logits.tolist())` in
-        the next statement of the same block: the first read waited for every kernel queued on
-        the stream, so a second read of a tensor computed by then (this one or another that the
-        first statement does not bind), with no call between that may queue more, copies a
-        finished value and waits on nothing. Only for an unconditional first read in a simple
-        statement, with nothing but builtins, list methods and these reads called in the two
-        statements. A first read that is itself a finding excuses the second as well
-        (`a = x.item() / n` then `b = y.item() / n`): the first line's finding is the wait, and
-        moving it under the logging guard is the fix for both (judges call the second a false
-        alarm)."""
-        if later.kind != "method" or earlier.kind in ("callee", "state"):
+        """`a = action.item()` (handed to `env.step`), then `history.append(action.tolist())` in
+        the next statement of the same block: the first read, which the host needs, waited for
+        every queued kernel, so a second read of the same tensor, with no call between that may
+        queue more, copies a finished value and waits on nothing. Only for an unconditional
+        first read in a simple statement, with nothing but builtins, list methods and these
+        reads called in the two statements; a first read that is itself reported is no excuse
+        (a run of logged reads stays a run of findings)."""
+        if later.kind != "method" or earlier.kind == "callee":
             return False
         name = _read_tensor(later.value)
-        if name is None:
+        if name is None or _root(earlier.value) != name:
             return False
         scopes = self.ctx.fact(SemanticModel)
         first = scopes.statement_of(earlier.node)
@@ -1949,6 +1944,13 @@ _QUIET_CALLS = frozenset(
     | {"isinstance", "min", "max", "sum", "abs", "round", "sorted", "append", "extend", "add"}
     | {"detach", *_METHODS}
 )
+
+
+def _root(value: cst.BaseExpression) -> str | None:
+    """The name a read's receiver starts from: `tokens` in `tokens[i].detach()`."""
+    while isinstance(value, cst.Call | cst.Attribute | cst.Subscript):
+        value = value.func if isinstance(value, cst.Call) else value.value
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def _read_tensor(value: cst.BaseExpression) -> str | None:
