@@ -757,8 +757,8 @@ depends on what the value is for.
                 opt.step()
                 if T.isnan(loss):
                     continue
-                history.append(loss.item())
                 print(f'step {step}: {loss}')
+                history.append(loss.item())
             """,
             count=3,
             line=10,
