@@ -143,9 +143,9 @@ def train(model, loader, optimizer):
         out = model(x.cuda())
         loss = torch.nn.functional.cross_entropy(out, y.cuda())
         loss.backward()
-        losses.append(loss.item())  # TL002: loss.item()
         optimizer.step()
         preds.append(out.argmax(-1).cpu().numpy())  # TL002: out.argmax(-1).cpu()
+        losses.append(loss.item())  # TL002: loss.item()
     print(np.mean(losses), accuracy_score(np.concatenate(preds), np.zeros(len(preds))))
 
 
@@ -156,8 +156,7 @@ def validate(model, loader):
     for x, y in loader:
         loss = model(x.cuda()).sum()
         all_losses.append(loss.item())  # TL002: loss.item()
-        out = model(x.cuda())
-        print(out.cpu().numpy())  # TL002: out.cpu()
+        print(loss.cpu().numpy())  # TL002: loss.cpu()
     return np.mean(all_losses)
 """,
         },
