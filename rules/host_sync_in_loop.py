@@ -226,13 +226,10 @@ Not flagged:
   for every other read: such reads only move a wait the iteration has anyway. Reads beside a
   `torch.cuda.synchronize()` are still flagged, timed or not (a read mid-step adds a wait
   before the update is queued), and so are reads repeated per element in an inner loop;
-- a read of a tensor as it is (`x.item()`, `x.detach().cpu()`, not `x.mean().item()`) in the
-  statement right after another unconditional read, with no call between that may queue
-  device work (`a = action.item()` for `env.step(a)`, then `history.append(logits.tolist())`;
-  `class_to_log = class_loss.item() / n`, then `kd_to_log = kd_loss.item() / n`): the first
-  read drained the stream's queue, so every tensor computed by then is finished and the
-  second waits on nothing. Only the first read of such a run is flagged (moving it under the
-  logging guard is the fix for both; then the second is flagged in its turn);
+- a second read of a tensor in the statement right after such a read of it, with no call
+  between that may queue device work (`a = action.item()` for `env.step(a)`, then
+  `history.append(action.tolist())`): the first read drained the queue. After a read that is
+  itself flagged (a logged value), the second is flagged too;
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
