@@ -1333,16 +1333,21 @@ depends on what the value is for.
     def _backpropagated(self, value: cst.BaseExpression) -> bool:
         """A name whose value its scope backpropagates: a loss, so a tensor. The backward calls
         and the graph each carries are `Backprop`'s (`loss.backward()`,
-        `scaler.scale(loss).backward()`, `accelerator.backward(loss / n)`)."""
+        `scaler.scale(loss).backward()`, `accelerator.backward(loss / n)`); the backpropagated
+        load has to share a binding with this one, so a name rebound to floats later in the
+        scope is not taken for the loss."""
         loads = {load for load, _ in self._loads_in_place(value)}
-        if not loads:
+        if not loads or not isinstance(value, cst.Name):
             return False
-        backprop = self.ctx.fact(Backprop)
+        scopes = self.ctx.fact(SemanticModel)
+        held = {id(b.node) for b in scopes.reaching(value)}  # `for key, loss in logs.items()`
+        backprop = self.ctx.fact(Backprop)  # after `accelerator.backward(loss)` holds floats
         return any(
-            carrier in loads
+            carrier in loads and {id(b.node) for b in scopes.reaching(carrier)} & held
             for targets in backprop.backward_calls.values()
             for target in targets
             for carrier in backprop.carriers(target)
+            if isinstance(carrier, cst.Name)
         )
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:

@@ -38,6 +38,25 @@ CASES = [
     Case("scaled-loss-backward", {"train.py": _train("scaler.scale(loss).backward()")}),
     Case("accelerator-backward", {"train.py": _train("accelerator.backward(loss / 2)")}),
     Case(
+        "name-rebound-to-floats-after-backward",
+        {
+            "train.py": """\
+import torch
+
+
+def train(cfg, model, losses, loader, opt, accelerator):
+    model.cuda()
+    for x, y in loader:
+        loss = losses[cfg.kind](model, x.cuda(), y.cuda())
+        accelerator.backward(loss)
+        opt.step()
+        logs = {"loss": 0.5}
+        for key, loss in logs.items():
+            print(f"{key}: {loss:.3f}")
+""",
+        },
+    ),
+    Case(
         "not-backpropagated",
         {"train.py": _train("opt.zero_grad()").replace("  # TL002: float(loss)", "")},
     ),
