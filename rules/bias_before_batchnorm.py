@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import is_attribute, is_name, walk
+from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
@@ -91,10 +92,11 @@ whose bias is on (the default) when its output goes straight into a `BatchNorm1d
 Not flagged: a layer with `bias=False` (or a bias that is not a literal); anything between the
 two layers (an activation, a dropout, a reshape); a conditional BatchNorm; `GroupNorm`,
 `LayerNorm` and `InstanceNorm`, which normalise other axes; a layer whose output is also used
-elsewhere, or whose `.bias` the code reads; a `Linear` whose `out_features` is not written the
-same way as the BatchNorm's `num_features`; a class or function whose name speaks of fusion
-(`ModelForConvBNFusion`, `test_fuse_conv_bn`) together with BatchNorm, whose bias is there to
-test that folding the BatchNorm into the layer keeps it.
+elsewhere, or whose `.bias` the code reads (also by position in a Sequential, `seq[0].bias`); a
+`Linear` whose `out_features` is not written the same way as the BatchNorm's `num_features`; a
+class or function whose name speaks of fusion (`ModelForConvBNFusion`, `test_fuse_conv_bn`)
+together with BatchNorm, whose bias is there to test that folding the BatchNorm into the layer
+keeps it.
 
 ## Why is this bad?
 BatchNorm subtracts the per-channel mean of its input, so a constant per-channel bias added just
@@ -257,8 +259,42 @@ when built.
             m = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))
             """
         ),
+        Valid(
+            """
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.bottleneck = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32))
+                    self.bottleneck[0].bias.data.fill_(0.1)
+            """
+        ),
     ]
     invalid = [
+        Invalid(
+            """
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.bottleneck = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32))
+                    self.bottleneck[1].bias.data.zero_()
+            """,
+            fixed="""
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.bottleneck = nn.Sequential(nn.Linear(16, 32, bias=False), nn.BatchNorm1d(32))
+                    self.bottleneck[1].bias.data.zero_()
+            """,
+            line=6,
+            column=41,
+            message="`Linear` feeds straight into `BatchNorm1d` (line 6), which cancels its bias",
+        ),
         Invalid(
             """
             from torch import nn
@@ -480,6 +516,7 @@ when built.
         self.classes: list[cst.ClassDef] = []
         self.reported: set[cst.Call] = set()
         self.bias_reads: list[cst.Attribute] | None = None
+        self.bias_attributes: list[cst.Attribute] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
@@ -494,9 +531,9 @@ when built.
         for call in self.calls:
             elements = self._sequential_elements(call)
             if elements is not None:
-                self._check_run(elements)
+                self._check_run(elements, self._positions_with_bias_read(call))
         for run in self._list_runs():
-            self._check_run(run)
+            self._check_run(run, set())
         for owner in self.classes:
             self._check_class(owner)
 
@@ -678,13 +715,42 @@ when built.
         )
 
     # -- a run of modules in order ------------------------------------------------------
-    def _check_run(self, elements: list[cst.BaseExpression | None]) -> None:
-        for first, second in zip(elements, elements[1:]):
-            if first is None or second is None:
-                continue
+    def _check_run(self, elements: list[cst.BaseExpression | None], read: set[int | None]) -> None:
+        for position, (first, second) in enumerate(zip(elements, elements[1:])):
+            if first is None or second is None or position in read or None in read:
+                continue  # unknown layers; or the code reads this layer's bias by position
             layer, norm = self._constructed(first), self._constructed(second)
             if layer and norm and layer.kind in _BIAS_AT and norm.kind in _NORMS:
                 self._report(layer, norm)
+
+    def _positions_with_bias_read(self, call: cst.Call) -> set[int | None]:
+        """The positions `i` of `seq[i].bias` reads of the Sequential `call` builds for a name
+        or attribute (`self.bottleneck[0].bias.data.fill_(0.1)`), None for a position that is
+        no literal: those layers keep their bias, which the code sets or reads."""
+        parent = self.b.parents.get(call)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return set()
+        holder = dotted(parent.targets[0].target)
+        if holder is None:
+            return set()
+        positions: set[int | None] = set()
+        for read in self._bias_attributes():
+            if not isinstance(read.value, cst.Subscript) or dotted(read.value.value) != holder:
+                continue
+            index = read.value.slice[0].slice if len(read.value.slice) == 1 else None
+            value = index.value if isinstance(index, cst.Index) else None
+            positions.add(int(value.value) if isinstance(value, cst.Integer) else None)
+        return positions
+
+    def _bias_attributes(self) -> list[cst.Attribute]:
+        """Every `<expr>.bias` of the file, collected once."""
+        if self.bias_attributes is None:
+            self.bias_attributes = [
+                n
+                for n in walk(self.ctx.module)
+                if isinstance(n, cst.Attribute) and n.attr.value == "bias"
+            ]
+        return self.bias_attributes
 
     # -- custom modules: forward data flow ---------------------------------------------
     def _check_class(self, owner: cst.ClassDef) -> None:
@@ -857,13 +923,7 @@ when built.
         walking a model (`for m in self.modules()`, a function given to `.apply`) or narrowed by
         `isinstance(m, nn.<kind>)`, with no `m.bias is None` check around it."""
         if self.bias_reads is None:
-            self.bias_reads = [
-                n
-                for n in walk(self.ctx.module)
-                if isinstance(n, cst.Attribute)
-                and isinstance(n.value, cst.Name)
-                and n.attr.value == "bias"
-            ]
+            self.bias_reads = [n for n in self._bias_attributes() if isinstance(n.value, cst.Name)]
         for read in self.bias_reads:
             assert isinstance(read.value, cst.Name)  # as collected above
             name = read.value.value
