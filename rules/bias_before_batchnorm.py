@@ -92,7 +92,7 @@ whose bias is on (the default) when its output goes straight into a `BatchNorm1d
 Not flagged: a layer with `bias=False` (or a bias that is not a literal); anything between the
 two layers (an activation, a dropout, a reshape); a conditional BatchNorm; `GroupNorm`,
 `LayerNorm` and `InstanceNorm`, which normalise other axes; a layer whose output is also used
-elsewhere, or whose `.bias` the code reads (also by position in a Sequential, `seq[0].bias`); a
+elsewhere, or whose `.bias` the code reads; a
 `Linear` whose `out_features` is not written the same way as the BatchNorm's `num_features`; a
 class or function whose name speaks of fusion (`ModelForConvBNFusion`, `test_fuse_conv_bn`)
 together with BatchNorm, whose bias is there to test that folding the BatchNorm into the layer
@@ -132,6 +132,7 @@ outputs stay the same up to the running mean, which a model trained from scratch
 Code that touches the layer's bias must handle `None`: where the file reads `m.bias` on a
 module it finds by walking a model (`for m in self.modules():`, a function given to
 `model.apply`) or narrows with `isinstance(m, nn.Conv2d)`, with no `m.bias is not None` check,
+or where it reads or sets a Sequential's layer bias by position (`seq[0].bias.data.fill_(0.1)`),
 the finding says so and offers no fix, since the fixed model would raise `AttributeError`
 when built.
 
@@ -259,7 +260,9 @@ when built.
             m = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))
             """
         ),
-        Valid(
+    ]
+    invalid = [
+        Invalid(
             """
             import torch.nn as nn
 
@@ -268,10 +271,12 @@ when built.
                     super().__init__()
                     self.bottleneck = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32))
                     self.bottleneck[0].bias.data.fill_(0.1)
-            """
+            """,
+            fixed=None,
+            line=6,
+            column=41,
+            message="(no fix: `self.bottleneck[0].bias` on line 7 reads the bias",
         ),
-    ]
-    invalid = [
         Invalid(
             """
             import torch.nn as nn
@@ -531,9 +536,9 @@ when built.
         for call in self.calls:
             elements = self._sequential_elements(call)
             if elements is not None:
-                self._check_run(elements, self._positions_with_bias_read(call))
+                self._check_run(elements, self._bias_reads_by_position(call))
         for run in self._list_runs():
-            self._check_run(run, set())
+            self._check_run(run, {})
         for owner in self.classes:
             self._check_class(owner)
 
@@ -715,31 +720,33 @@ when built.
         )
 
     # -- a run of modules in order ------------------------------------------------------
-    def _check_run(self, elements: list[cst.BaseExpression | None], read: set[int | None]) -> None:
+    def _check_run(
+        self, elements: list[cst.BaseExpression | None], reads: dict[int | None, cst.Attribute]
+    ) -> None:
         for position, (first, second) in enumerate(zip(elements, elements[1:])):
-            if first is None or second is None or position in read or None in read:
-                continue  # unknown layers; or the code reads this layer's bias by position
+            if first is None or second is None:
+                continue
             layer, norm = self._constructed(first), self._constructed(second)
             if layer and norm and layer.kind in _BIAS_AT and norm.kind in _NORMS:
-                self._report(layer, norm)
+                self._report(layer, norm, reads.get(position, reads.get(None)))
 
-    def _positions_with_bias_read(self, call: cst.Call) -> set[int | None]:
-        """The positions `i` of `seq[i].bias` reads of the Sequential `call` builds for a name
-        or attribute (`self.bottleneck[0].bias.data.fill_(0.1)`), None for a position that is
-        no literal: those layers keep their bias, which the code sets or reads."""
+    def _bias_reads_by_position(self, call: cst.Call) -> dict[int | None, cst.Attribute]:
+        """The `seq[i].bias` reads of the Sequential `call` builds for a name or attribute
+        (`self.bottleneck[0].bias.data.fill_(0.1)`) by position `i`, None for a position that is
+        no literal: the fix must not take away a bias the code sets or reads."""
         parent = self.b.parents.get(call)
         if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            return set()
+            return {}
         holder = dotted(parent.targets[0].target)
         if holder is None:
-            return set()
-        positions: set[int | None] = set()
+            return {}
+        positions: dict[int | None, cst.Attribute] = {}
         for read in self._bias_attributes():
             if not isinstance(read.value, cst.Subscript) or dotted(read.value.value) != holder:
                 continue
             index = read.value.slice[0].slice if len(read.value.slice) == 1 else None
             value = index.value if isinstance(index, cst.Index) else None
-            positions.add(int(value.value) if isinstance(value, cst.Integer) else None)
+            positions.setdefault(int(value.value) if isinstance(value, cst.Integer) else None, read)
         return positions
 
     def _bias_attributes(self) -> list[cst.Attribute]:
@@ -888,7 +895,7 @@ when built.
         return True
 
     # -- reporting and the fix ---------------------------------------------------------
-    def _report(self, layer: _Layer, norm: _Layer) -> None:
+    def _report(self, layer: _Layer, norm: _Layer, reader: cst.Attribute | None = None) -> None:
         if (
             layer.call in self.reported
             or not self._bias_on(layer)
@@ -911,7 +918,7 @@ when built.
         )
         line = self.ctx.start(norm.call).row
         message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias"
-        reader = self._bias_reader(layer.kind)
+        reader = reader or self._bias_reader(layer.kind)
         if reader is not None:
             fix = None
             message += f" (no fix: `{self.ctx.code(reader)}` on line {self.ctx.start(reader).row} reads the bias of such layers and must handle `None` first)"
