@@ -377,8 +377,15 @@ class Evaluation(Shared):
         last = name.rsplit(".", 1)[-1]
         if not last or last[0].isupper():
             return False  # a class: this call constructs, it does not run forward
-        if "." not in name and self._holds_classes(name, at):
-            return False  # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call
+        if not self._module_evidence(name, last, at):
+            return False
+        # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call. Asked last: it
+        # resolves the name, and only overturns a yes.
+        return "." in name or not self._holds_classes(name, at)
+
+    def _module_evidence(self, name: str, last: str, at: cst.CSTNode) -> bool:
+        """What the bindings and the name of `name` (not a class's, `last` its last part) say
+        of it holding a module, before asking whether it holds classes."""
         key = self._binding_key(name, at)
         if self._binds_wrapper(key):
             return False
