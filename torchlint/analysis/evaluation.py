@@ -256,9 +256,11 @@ class Evaluation(Shared):
         it (a helper training shares with evaluation): the call is the forward pass of the
         evaluation loop that makes it. Outside a loop of its own function (an API method's one
         call of a helper) it is left alone."""
-        targets = [
-            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
-        ]
+        model = self.model
+        callees = model.callees.get(call)
+        if not callees:
+            return False  # most calls: no function of the file (the rule asks of every call)
+        targets = [f for f in callees if (call, f) not in model.callbacks]
         if len(targets) != 1 or not self._in_own_loop(call):
             return False  # not one function of the file; or a helper's one call from an API method
         helper = targets[0]
