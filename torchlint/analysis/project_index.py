@@ -300,6 +300,13 @@ def _collect_scopes(
     return frozenset(stepping)
 
 
+# The node types `_ScopeWalk` notes something of (a parse builds these exact types, no subclass)
+_SCOPE_WALK_KINDS = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Call, ast.Assign}
+    | {ast.Return, ast.For, ast.AsyncFor, ast.While, ast.If}
+)
+
+
 class _ScopeWalk:
     """What one scope's own body (not nested functions or classes) says, from one walk."""
 
@@ -318,6 +325,9 @@ class _ScopeWalk:
         stack: list[tuple[ast.AST, str | None]] = [(node, None) for node in body]
         while stack:
             node, kind = stack.pop()
+            if type(node) not in _SCOPE_WALK_KINDS:  # most nodes: only their children count
+                stack += [(c, kind) for c in _children(node)]
+                continue
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.nested.append(node)
                 continue
@@ -972,8 +982,13 @@ _MODULE_CHAIN = frozenset(
 )
 
 
-# The fields of `ast` nodes that hold only markers: `Name.ctx`, `BinOp.op`, `Compare.ops`.
+# The fields of `ast` nodes that hold only markers (`Name.ctx`, `BinOp.op`, `Compare.ops`),
+# and those that never hold a node in any node type (names, flags, numbers), not looked into.
 _MARKER_FIELDS = frozenset({"ctx", "op", "ops"})
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "is_async"}
+    | {"conversion", "simple", "tag"}
+)
 _CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}  # a node type's other fields
 
 
@@ -995,7 +1010,8 @@ def _children(node: ast.AST) -> list[ast.AST]:
     kind = type(node)
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _MARKER_FIELDS)
+        skipped = _MARKER_FIELDS | _SCALAR_FIELDS
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in skipped)
     found = []
     for name in fields:
         value = getattr(node, name, None)
