@@ -468,6 +468,14 @@ def _block_end(indent: int) -> re.Pattern[str]:
     return re.compile(r"\n(?=[ \t]{0," + str(indent) + r"}[^ \t\n#\r])")
 
 
+# The node types `_collect_calls` notes something of or walks in its own way (exact types)
+_CALL_WALK_KINDS = frozenset(
+    {ast.Call, ast.Attribute, ast.ImportFrom, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor}
+    | {ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp}
+    | {ast.SetComp, ast.DictComp, ast.GeneratorExp}
+)
+
+
 def _collect_calls(
     tree: ast.Module,
     calls: list[tuple[str, bool, str | None, bool]],
@@ -483,6 +491,9 @@ def _collect_calls(
     called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
         node, off, owner, looped = stack.pop()
+        if type(node) not in _CALL_WALK_KINDS:  # most nodes: only their children count
+            stack += [(child, off, owner, looped) for child in _children(node)]
+            continue
         if isinstance(node, ast.Call):
             called.add(id(node.func))
             callee = ast_dotted(node.func)
