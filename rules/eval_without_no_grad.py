@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.analysis.edits import replaced
 from torchlint.analysis.evaluation import EvalScope, Evaluation
 from torchlint.analysis.grad import Block, Grad, GradMode
+from torchlint.analysis.leaves import TrainedLeaves
 from torchlint.analysis.nodes import find_all
 from torchlint.analysis.text import may_evaluate
 from torchlint.diagnostics import Applicability, Edit, Fix, FixAvailability, Position
@@ -1428,6 +1429,8 @@ on over several cells gets one `with torch.no_grad():` per cell.
             # A helper runs a forward only if some call of the file is one: without any, the
             # question would build the call graph of a file that evaluates nothing.
             runs = call in forwards or (bool(forwards) and evaluation.runs_forward(call))
+            if not runs and TrainedLeaves.exit_operand(call) is None:
+                continue  # no forward, nor a Python value read off a tensor: `leaf_exit_scope`'s first test
             scope = self._scope(call, evaluation, runs)
             if scope is not None:
                 groups.setdefault(scope.key, []).append((call, scope))

@@ -90,7 +90,17 @@ class LibraryDemo:
     def _reads_data(self, guard: cst.If) -> bool:
         """Whether the block, or a function of the file it reaches through calls, loops over a
         loader: the project's training or evaluation run, not a demo."""
-        return self._reaches(guard, _reads_loader)
+        return self._reaches(guard, self._reads_loader)
+
+    def _reads_loader(self, code: cst.CSTNode) -> bool:
+        """A loop over a loader in `code` (`_loops_over_loader`): the file's loops that lie in
+        it, from the model's list, instead of a walk of all its nodes (the main block's reach
+        is often the whole script)."""
+        model = self.ctx.fact(SemanticModel)
+        return any(
+            isinstance(loop, cst.For) and model.is_ancestor(code, loop) and _loops_over_loader(loop)
+            for loop in model.loops
+        )
 
     def _reaches(self, guard: cst.If, holds: Callable[[cst.CSTNode], bool]) -> bool:
         """Whether `holds` is true of the block or of a function of the file it reaches through calls."""
@@ -193,18 +203,13 @@ def _parses_command_line(code: cst.CSTNode) -> bool:
     return False
 
 
-def _reads_loader(code: cst.CSTNode) -> bool:
-    """A loop over a loader (`for x, y in train_loader:`, `DataLoader(...)`) in `code`."""
-    for node in walk(code):
-        if not isinstance(node, cst.For):
-            continue
-        iterable = node.iter
-        if isinstance(iterable, cst.Call):
-            name = dotted(iterable.func) or ""
-            if name.endswith("DataLoader"):
-                return True
-            iterable = iterable.args[0].value if iterable.args else iterable
-        name = (dotted(iterable) or "").rsplit(".", 1)[-1].lower()
-        if name and LOADER_NAME.search(name):
+def _loops_over_loader(loop: cst.For) -> bool:
+    """A loop over a loader: `for x, y in train_loader:`, `for b in DataLoader(...)`."""
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call):
+        name = dotted(iterable.func) or ""
+        if name.endswith("DataLoader"):
             return True
-    return False
+        iterable = iterable.args[0].value if iterable.args else iterable
+    name = (dotted(iterable) or "").rsplit(".", 1)[-1].lower()
+    return bool(name) and LOADER_NAME.search(name) is not None

@@ -256,9 +256,11 @@ class Evaluation(Shared):
         it (a helper training shares with evaluation): the call is the forward pass of the
         evaluation loop that makes it. Outside a loop of its own function (an API method's one
         call of a helper) it is left alone."""
-        targets = [
-            f for f in self.model.callees.get(call, ()) if (call, f) not in self.model.callbacks
-        ]
+        model = self.model
+        callees = model.callees.get(call)
+        if not callees:
+            return False  # most calls: no function of the file (the rule asks of every call)
+        targets = [f for f in callees if (call, f) not in model.callbacks]
         if len(targets) != 1 or not self._in_own_loop(call):
             return False  # not one function of the file; or a helper's one call from an API method
         helper = targets[0]
@@ -377,8 +379,15 @@ class Evaluation(Shared):
         last = name.rsplit(".", 1)[-1]
         if not last or last[0].isupper():
             return False  # a class: this call constructs, it does not run forward
-        if "." not in name and self._holds_classes(name, at):
-            return False  # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call
+        if not self._module_evidence(name, last, at):
+            return False
+        # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call. Asked last: it
+        # resolves the name, and only overturns a yes.
+        return "." in name or not self._holds_classes(name, at)
+
+    def _module_evidence(self, name: str, last: str, at: cst.CSTNode) -> bool:
+        """What the bindings and the name of `name` (not a class's, `last` its last part) say
+        of it holding a module, before asking whether it holds classes."""
         key = self._binding_key(name, at)
         if self._binds_wrapper(key):
             return False

@@ -300,6 +300,13 @@ def _collect_scopes(
     return frozenset(stepping)
 
 
+# The node types `_ScopeWalk` notes something of (a parse builds these exact types, no subclass)
+_SCOPE_WALK_KINDS = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Call, ast.Assign}
+    | {ast.Return, ast.For, ast.AsyncFor, ast.While, ast.If}
+)
+
+
 class _ScopeWalk:
     """What one scope's own body (not nested functions or classes) says, from one walk."""
 
@@ -318,6 +325,9 @@ class _ScopeWalk:
         stack: list[tuple[ast.AST, str | None]] = [(node, None) for node in body]
         while stack:
             node, kind = stack.pop()
+            if type(node) not in _SCOPE_WALK_KINDS:  # most nodes: only their children count
+                stack += [(c, kind) for c in _children(node)]
+                continue
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.nested.append(node)
                 continue
@@ -458,6 +468,14 @@ def _block_end(indent: int) -> re.Pattern[str]:
     return re.compile(r"\n(?=[ \t]{0," + str(indent) + r"}[^ \t\n#\r])")
 
 
+# The node types `_collect_calls` notes something of or walks in its own way (exact types)
+_CALL_WALK_KINDS = frozenset(
+    {ast.Call, ast.Attribute, ast.ImportFrom, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor}
+    | {ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp}
+    | {ast.SetComp, ast.DictComp, ast.GeneratorExp}
+)
+
+
 def _collect_calls(
     tree: ast.Module,
     calls: list[tuple[str, bool, str | None, bool]],
@@ -473,6 +491,9 @@ def _collect_calls(
     called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
         node, off, owner, looped = stack.pop()
+        if type(node) not in _CALL_WALK_KINDS:  # most nodes: only their children count
+            stack += [(child, off, owner, looped) for child in _children(node)]
+            continue
         if isinstance(node, ast.Call):
             called.add(id(node.func))
             callee = ast_dotted(node.func)
@@ -972,9 +993,20 @@ _MODULE_CHAIN = frozenset(
 )
 
 
+# The fields of `ast` nodes that hold only markers (`Name.ctx`, `BinOp.op`, `Compare.ops`),
+# and those that never hold a node in any node type (names, flags, numbers), not looked into.
+_MARKER_FIELDS = frozenset({"ctx", "op", "ops"})
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "is_async"}
+    | {"conversion", "simple", "tag"}
+)
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}  # a node type's other fields
+
+
 def _walk(node: ast.AST) -> list[ast.AST]:
-    """`node` and every node below it, in `ast.walk`'s breadth-first order, as a list: a third
-    cheaper than `ast.walk`'s generators, and a summary walks each file several times."""
+    """`node` and every node below it but the markers (`_children`), in `ast.walk`'s
+    breadth-first order, as a list: a third cheaper than `ast.walk`'s generators, and a summary
+    walks each file several times."""
     nodes = [node]
     for each in nodes:
         nodes += _children(each)
@@ -982,9 +1014,17 @@ def _walk(node: ast.AST) -> list[ast.AST]:
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
-    """`ast.iter_child_nodes(node)` as a list, read from the fields directly."""
+    """`ast.iter_child_nodes(node)` as a list, read from the fields directly, less the load,
+    store, operator and comparison markers (`ctx`, `op`, `ops`): no walk here looks for one
+    among the nodes it walks (they are read as fields), and they are a third of a file's
+    nodes."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        skipped = _MARKER_FIELDS | _SCALAR_FIELDS
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in skipped)
     found = []
-    for name in node._fields:
+    for name in fields:
         value = getattr(node, name, None)
         if isinstance(value, ast.AST):
             found.append(value)
