@@ -95,7 +95,9 @@ It stays quiet when:
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
   `requires_grad`, steps an optimizer, or its result feeds a `backward()` (fine-tuning with
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
-  function that runs `backward()` counts as feeding it, unless a periodic guard whose branch
+  function that runs `backward()` counts as feeding it (also a call through a parameter the
+  function is handed to, `train(loader, net_g, predict, opt)` calling `predict(fake)` in its
+  training loop), unless a periodic guard whose branch
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
 - the module's class holds no parameters or submodules, nor do its project bases up to
   `nn.Module` (a reader of cached features with an `.eval()`): its forward records nothing;
@@ -111,7 +113,10 @@ It stays quiet when:
   `predict_step` and every hook its evaluation loops run, of modules and callbacks alike
   (`on_validation_epoch_end`, `on_validation_batch_end`, `on_test_*`, `on_predict_*`), with
   the functions only they call, fairseq's `valid_step`, the `prediction_step`/`evaluate` of a Hugging Face
-  `Trainer` subclass, ultralytics `YOLO`, transformers `pipeline`;
+  `Trainer` subclass, catalyst's `predict_batch` (its `predict_loader` runs it under
+  `no_grad`), ultralytics `YOLO`, transformers `pipeline`, PyG's `LabelPropagation` (whose
+  forward is decorated `@torch.no_grad()`), a model a PEFT wrapper hands back
+  (`model = model.merge_and_unload()`) calling `generate`;
 - the grad mode belongs to the callers: methods of a module class of the file (its API:
   `predict`, `evaluate_actions`) unless they switch it to eval mode, loop over forwards
   (generation) or take the result out of autograd (`.item()`, `.numpy()`); a module's `forward`
@@ -132,8 +137,9 @@ It stays quiet when:
 Evaluation must repeat to be worth a finding: a forward in a loop or comprehension, in a
 function a framework runs every step or epoch, or in a function that may run many times (any
 function, unless it is a `main` or every call of it in the file runs once). A single forward
-outside any loop in code that runs once (a library's `__main__` demo, a shape check, a
-one-image `main`; a `hubconf.py`, which torch.hub imports, is a library module) is left alone, and so is a forward in code that exports or traces the module
+outside any loop in code that runs once (a library's `__main__` demo, a self-test: a
+module-level function without parameters or decorators that no code of the project calls,
+`def test():` building its own model and inputs; a shape check, a one-image `main`; a `hubconf.py`, which torch.hub imports, is a library module) is left alone, and so is a forward in code that exports or traces the module
 (`torch.onnx.export`, `torch.jit.trace`: a warm-up), a forward outside any loop whose every
 input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, also through casts such as
 `.type_as(w)`, a tuple of such tensors and `None`, or a name bound once to

@@ -1915,6 +1915,30 @@ for question in ["a", "b", "c"]:
         },
         rules=("TL001",),
     ),
+    # catalyst's `predict_loader` runs a runner's `predict_batch` under no_grad (batch 18).
+    Case(
+        "catalyst_predict_batch_runs_without_grad",
+        {
+            "runner.py": """\
+import torch
+from catalyst import dl
+
+
+class CustomRunner(dl.Runner):
+    def predict_batch(self, batch):
+        return self.model(batch[0].to(self.engine.device))
+
+    def handle_batch(self, batch):
+        x, y = batch
+        self.batch = {"features": x, "targets": y, "logits": self.model(x)}
+
+
+def predict_all(runner, loader):
+    return [p.cpu() for p in runner.predict_loader(loader=loader)]
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

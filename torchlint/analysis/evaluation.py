@@ -68,6 +68,10 @@ _NO_GRAD_WRAPPERS = (
     "transformers.pipeline",
     "detectron2.engine.DefaultPredictor",
     "detectron2.engine.defaults.",
+    # PyG's label propagation holds no parameters and decorates its forward `@torch.no_grad()`.
+    "torch_geometric.nn.LabelPropagation",
+    "torch_geometric.nn.models.LabelPropagation",
+    "torch_geometric.nn.models.label_prop.LabelPropagation",
 )
 # Libraries that build no module: what their functions return is a table, an array or an
 # import machinery object, never a module, and neither are its attributes (`frame.head(n)` on
@@ -784,6 +788,8 @@ class Evaluation(Shared):
             self._is_framework_hook(function) or is_dunder(function.name.value)
         ):
             return None  # hooks a framework runs without grad; construction code probing shapes
+        if function is not None and not self._in_own_loop(call) and self._self_test(function):
+            return None  # a self-test's single forward (`def test(): ... out = net(x)`) runs once
         if function is not None and self._hands_out_result(call, function):
             return None  # a model function its factory returns: the holder chooses the grad mode
         if function not in self._eval_functions:
@@ -979,10 +985,34 @@ class Evaluation(Shared):
         if sites is None:
             return True  # handed over or stored: whoever holds it may call it again
         if not sites:  # library API: its callers in other modules decide
-            return function.name.value not in RUN_ONCE_NAMES and not self._runs_once_elsewhere(
-                function
+            return (
+                function.name.value not in RUN_ONCE_NAMES
+                and not self._runs_once_elsewhere(function)
+                and not self._self_test(function)
             )
         return any(self.repeats(site) for site in sites)
+
+    def _self_test(self, function: cst.FunctionDef) -> bool:
+        """A module-level function that takes nothing and carries no decorator, which no code of
+        the project calls (`def test():` building its own module and inputs, in a library
+        module): run by hand or by a test runner, once per run, like a `main`. A decorated one
+        may be registered to run on every request or event; one with parameters is API."""
+        params = function.params
+        if (
+            function.decorators
+            or params.params
+            or params.posonly_params
+            or params.kwonly_params
+            or isinstance(params.star_arg, cst.Param)
+            or params.star_kwarg is not None
+            or not isinstance(self.parent(function), cst.Module)
+            or self.call_sites(function) != []
+        ):
+            return False
+        project = self.ctx.project
+        return project is not None and project.never_called(
+            self.ctx.absolute_path, function.name.value
+        )
 
     def _runs_once_elsewhere(self, function: cst.FunctionDef) -> bool:
         """Whether the project's other modules call `function` only from code that runs once

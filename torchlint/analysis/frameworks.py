@@ -27,6 +27,8 @@ class Framework:
     without_grad: methods it calls with autograd already off (evaluation hooks).
     no_grad_methods: methods of the framework's own objects that turn autograd off
     themselves (a Hugging Face model's `generate`).
+    unwrap_methods: methods of the framework's wrappers that hand back the model they wrap, whose
+    `no_grad_methods` still turn autograd off (a PEFT wrapper's `merge_and_unload`).
     on_accelerator: whether the framework moves batches to the accelerator itself, so a
     subclass's hooks see device tensors without a `.to(device)` in the project.
     periodic_methods: methods of the framework's own classes that a hook calls to run only now
@@ -42,6 +44,7 @@ class Framework:
     per_epoch: frozenset[str] = frozenset()
     without_grad: frozenset[str] = frozenset()
     no_grad_methods: frozenset[str] = frozenset()
+    unwrap_methods: frozenset[str] = frozenset()
     on_accelerator: bool = False
     periodic_methods: frozenset[str] = frozenset()
     stage_hooks: frozenset[str] = frozenset()
@@ -102,7 +105,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
         on_accelerator=True,
     ),
     # A PEFT wrapper's `generate` hands over to the wrapped Hugging Face model's `generate`.
-    Framework("peft", ("peft",), no_grad_methods=frozenset({"generate"})),
+    Framework(
+        "peft",
+        ("peft",),
+        no_grad_methods=frozenset({"generate"}),
+        unwrap_methods=frozenset({"merge_and_unload", "unload", "get_base_model"}),
+    ),
     Framework(
         "fairseq",
         ("fairseq",),
@@ -142,6 +150,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
         eval_stages=frozenset({"VALID", "TEST"}),
         train_stages=frozenset({"TRAIN"}),
     ),
+    # catalyst's `Runner.predict_loader` runs `predict_batch` on each batch under
+    # `torch.no_grad()`; its own training and validation go through `handle_batch`.
+    Framework("catalyst", ("catalyst",), without_grad=frozenset({"predict_batch"})),
     Framework(
         "detectron2",
         ("detectron2",),
@@ -168,6 +179,8 @@ STAGE_NAMES: frozenset[str] = frozenset(
 )
 # Every method of a framework's own objects that turns autograd off itself: the same gate.
 NO_GRAD_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.no_grad_methods)
+# Every method of a framework's wrappers that hands back the wrapped model: the same gate.
+UNWRAP_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.unwrap_methods)
 
 
 def framework_of(qualname: str) -> Framework | None:

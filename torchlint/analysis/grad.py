@@ -26,6 +26,7 @@ from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import (
     NO_GRAD_METHOD_NAMES,
     STAGE_NAMES,
+    UNWRAP_METHOD_NAMES,
     WITHOUT_GRAD_NAMES,
     Framework,
     framework_of,
@@ -341,10 +342,24 @@ class Grad(Shared):
         if func.attr.value not in NO_GRAD_METHOD_NAMES:
             return False
         built = self.model.builders(func.value)
-        return bool(built) and all(
-            (framework := framework_of(self.ctx.symbols.qualname(b) or "")) is not None
-            and func.attr.value in framework.no_grad_methods
-            for b in built
+        return bool(built) and all(self._built_turns_off(b, func.attr.value, 0) for b in built)
+
+    def _built_turns_off(self, built: cst.BaseExpression, method: str, depth: int) -> bool:
+        """Whether what the callee `built` returns runs `method` without grad: a framework's
+        class or factory whose `method` is in the table's `no_grad_methods`, or a method of
+        such an object that hands back the model it wraps (`model = model.merge_and_unload()`
+        of a PEFT wrapper, the table's `unwrap_methods`), judged by what built the receiver."""
+        framework = framework_of(self.ctx.symbols.qualname(built) or "")
+        if framework is not None:
+            return method in framework.no_grad_methods
+        if not isinstance(built, cst.Attribute) or built.attr.value not in UNWRAP_METHOD_NAMES:
+            return False
+        inner = self.model.builders(built.value) if depth < 2 else []
+        return bool(inner) and all(
+            (wrapper := framework_of(self.ctx.symbols.qualname(b) or "")) is not None
+            and built.attr.value in wrapper.unwrap_methods
+            and method in wrapper.no_grad_methods
+            for b in inner
         )
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:
@@ -603,11 +618,24 @@ class Grad(Shared):
         """
         sites = {
             self._innermost_loop_or_function(site)
-            for site in self.call_sites(function) or ()
+            for site in self._calls_of(function)
             if not self._between_steps(site)
         }
         sites.discard(None)
         return not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function)
+
+    def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The file's calls of `function`: by its name, or, when it is handed over as a value
+        (`train(loader, net_g, predict, opt)`), the calls the semantic model resolves to it
+        through what the callee's parameter receives (`pred = predict(fake)` in `train`)."""
+        sites = self.call_sites(function)
+        if sites is not None:
+            return sites
+        return [
+            call
+            for call in self.model.callers.get(function, ())
+            if (call, function) not in self.model.callbacks
+        ]
 
     def _feeds_training_elsewhere(self, function: cst.FunctionDef) -> bool:
         """Whether another module of the project calls `function` (a module-level function or a

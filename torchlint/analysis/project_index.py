@@ -1424,6 +1424,12 @@ class ProjectIndex:
         (`get_model_summary(model, x)` in a tool's `main()`). False when unknown."""
         return self._once_everywhere(file.absolute(), function, 0, frozenset())
 
+    def never_called(self, file: Path, function: str) -> bool:
+        """Whether no file of the project calls the module-level `function` of `file` (found
+        as for `runs_once`: by its bare name in `file`, through imports elsewhere): an entry
+        point run by hand or by a test runner."""
+        return not self._function_sites(file.absolute(), function)
+
     def _once_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
     ) -> bool:
