@@ -16,8 +16,9 @@ from torchlint.rule import Invalid, Rule, Valid
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
 _HOST_CONVERSIONS = frozenset({"float", "int", "bool", "print"})
-# Reads of a device tensor that drain the stream (`.numpy()` alone reads host arrays only).
-_DRAINING_READS = frozenset({"item", "tolist", "cpu"})
+# Array copies of a device tensor to the host (`.numpy()` alone reads host arrays only).
+_ARRAY_COPIES = frozenset({"tolist", "cpu"})
+_BARRIERS = frozenset({"torch.distributed.barrier"})
 # Nodes between a read and its loop that make the read conditional or repeated per element:
 # branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
 _CONDITIONAL = (
@@ -69,10 +70,12 @@ whatever the loader pins;
 calls already passing `non_blocking` (either way); copies inside a `with torch.cuda.stream(...)`
 block, where the consumer on another stream relies on the copy being complete; values read
 back on the host right away (`.item()`, `.cpu()`, `.tolist()`, `float(...)`), where nothing is
-left to overlap; copies in a loop each iteration of which reads a device tensor on the host
-anyway, outside any branch or inner loop (`meter.update(loss.item())` after the optimizer
-step, `pred.cpu().numpy()` for a host metric), where that read has drained the stream before
-the next copy (a read only every `print_freq` steps, or on one rank, paces nothing); and
+left to overlap; copies in a loop each iteration of which waits for the device by design,
+outside any branch or inner loop (predictions copied to the host for a host metric,
+`pred.cpu().numpy()`; a `torch.distributed.barrier()`), where that wait has drained the stream
+before the next copy (a scalar read for a meter, `loss.item()`, is no such wait: it could stay
+on the device, and then the copy is the step's only sync; a wait only every `print_freq` steps,
+or on one rank, paces nothing); and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
 type may have a `.to()` method without `non_blocking`. Copies to the CPU are never flagged:
 there, `non_blocking=True` would be unsafe.
@@ -179,19 +182,17 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 print(labels.tolist())
             """
         ),
-        # every iteration drains the stream for its meter: nothing left to overlap
+        # every iteration copies its predictions to the host: nothing left to overlap
         Valid(
             """
             import torch
             from torch.utils.data import DataLoader
 
             loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
-            for x, y in loader:
-                x, y = x.to(device), y.to(device)
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.step()
-                meter.update(loss.item())
+            with torch.no_grad():
+                for x, y in loader:
+                    pred = model(x.to(device)).argmax(dim=1)
+                    metric.update(pred.cpu().numpy(), y.numpy())
             """
         ),
         # a side stream: the consumer relies on the copy having finished
@@ -360,24 +361,31 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 )
 
     def _drains_every_iteration(self, loop: Loop) -> bool:
-        """Whether every iteration of the loop reads a device tensor on the host (`.item()`,
-        `.tolist()`, `.cpu()`) in its own body, outside any branch, handler, inner loop or
-        comprehension: a meter fed `loss.item()` after the optimizer step, predictions copied
-        for a host metric. Such a read waits for all the work queued before it, so by the next
-        batch's copy the stream is empty and `non_blocking=True` has nothing to overlap
-        (judges reject these findings; a sync the host needs is a sync all the same). A read
-        under a periodic guard or on one rank leaves the other iterations unpaced. Reads in
-        the loop's callees are not followed: unknown means the copy may still overlap."""
+        """Whether every iteration of the loop waits for the device by design in its own body,
+        outside any branch, handler, inner loop or comprehension: an array copied to the host
+        (`pred.cpu().numpy()` for a host metric, `ids.tolist()`) or a
+        `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
+        copy the device is idle and `non_blocking=True` has nothing to overlap (judges reject
+        these findings). A scalar read (`meter.update(loss.item())`) is no such wait: it could
+        stay on the device (TL002 says so), and once it does the copy is the step's only sync
+        (judged TPs). A read under a periodic guard or on one rank leaves the other iterations
+        unpaced; reads in the loop's callees are not followed (unknown means it may overlap)."""
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
-                self._unconditional_in(call, loop) and self._reads_device(call)
+                self._waits_by_design(call) and self._unconditional_in(call, loop)
                 for call in self.ctx.fact(SemanticModel).calls
-                if isinstance(call.func, cst.Attribute)
-                and call.func.attr.value in _DRAINING_READS
-                and not call.args
             )
         return found
+
+    def _waits_by_design(self, call: cst.Call) -> bool:
+        """An array copy of a device tensor to the host, or a distributed barrier."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or call.args:
+            return False
+        if func.attr.value == "barrier":
+            return self.ctx.symbols.qualname(func) in _BARRIERS
+        return func.attr.value in _ARRAY_COPIES and self._reads_device(call)
 
     def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Whether `node` runs once in each iteration of `loop`: it sits in the loop's body

@@ -1,12 +1,14 @@
 """TL102 in loops that already wait for the device every iteration by design.
 
 A blocking copy from pinned memory makes the host wait for everything queued before it. Where
-each iteration also reads a device tensor on the host unconditionally (`loss.item()` for a
-meter after the optimizer step, `pred.cpu().numpy()` for a host metric), the stream is drained
-anyway by the time the next batch is copied: `non_blocking=True` has nothing to overlap, and
-judges reject the finding (UniMatch training and evaluation loops, TLlib keypoint validation).
-A read only under a periodic guard or a rare branch does not pace the loop, so the copies of a
-loop that keeps its metrics on the device between `print_freq` steps stay findings.
+each iteration also waits for the device by design, unconditionally (predictions copied to the
+host for a host metric, `pred.cpu().numpy()`; a `torch.distributed.barrier()` every step), the
+stream is drained anyway by the time the next batch is copied: `non_blocking=True` has nothing
+to overlap, and judges reject the finding (UniMatch training and evaluation loops, TLlib
+keypoint validation). A scalar read for a meter (`meter.update(loss.item())`) is no such wait:
+TL002 asks to keep it on the device, and once it goes the copy is the step's only sync (judged
+TPs: Cadene's imagenet_eval, the WILDS examples). A read only under a periodic guard or a rare
+branch paces nothing either.
 
 Each case is an invented project checked once by the installed `torchlint` (see
 `project_cases.py`); a line ending in `# TL102: text` expects a finding there.
@@ -33,12 +35,29 @@ CASES = [
             "train.py": _HEAD
             + """
 for img, mask in loader:
-    img, mask = img.cuda(), mask.cuda()
+    img = img.cuda()  # TL102: img.cuda()
+    mask = mask.cuda()  # TL102: mask.cuda()
     loss = criterion(model(img), mask)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
     meter.update(loss.item())
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "barrier-every-step",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img, mask = img.cuda(), mask.cuda()
+    loss = criterion(model(img), mask)
+    torch.distributed.barrier()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
 """
         },
         rules=("TL102",),
