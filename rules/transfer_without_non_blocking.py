@@ -19,6 +19,9 @@ _HOST_CONVERSIONS = frozenset({"float", "int", "bool", "print"})
 # Array copies of a device tensor to the host (`.numpy()` alone reads host arrays only).
 _ARRAY_COPIES = frozenset({"tolist", "cpu"})
 _BARRIERS = frozenset({"torch.distributed.barrier"})
+# Where an array copy is only kept or spread, not computed on: no need for it now.
+_COLLECTING = frozenset({"append", "extend", "add", "insert"})
+_BUILTINS = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
 # Nodes between a read and its loop that make the read conditional or repeated per element:
 # branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
 _CONDITIONAL = (
@@ -385,7 +388,33 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             return False
         if func.attr.value == "barrier":
             return self.ctx.symbols.qualname(func) in _BARRIERS
-        return func.attr.value in _ARRAY_COPIES and self._reads_device(call)
+        return (
+            func.attr.value in _ARRAY_COPIES
+            and self._reads_device(call)
+            and self._computed_on_host(call)
+        )
+
+    def _computed_on_host(self, copy: cst.Call) -> bool:
+        """The copy (through `.numpy()`, indexing) is handed straight to a host computation
+        (`intersection_and_union(pred.cpu().numpy(), ...)`, `meter.update(c.cpu())`): the
+        iteration needs it now. Collected into a list for a metric after the loop
+        (`preds.append(p.cpu().numpy())`), or spread by a builtin (`zip(ids, p.tolist())`),
+        the copy could wait until the loop ends (judged TPs: monodepth2, dlwpt-code)."""
+        node: cst.CSTNode = copy
+        for parent in self.ctx.fact(SemanticModel).ancestors(copy):
+            if isinstance(parent, cst.Attribute | cst.Subscript) or (
+                isinstance(parent, cst.Call) and parent.func is node
+            ):  # `.numpy()`, `[:, 0]` on the copy: still the array
+                node = parent
+                continue
+            if not isinstance(parent, cst.Arg):
+                return False
+            call = self.ctx.parents.get(parent)
+            func = call.func if isinstance(call, cst.Call) else None
+            if isinstance(func, cst.Attribute):
+                return func.attr.value not in _COLLECTING
+            return isinstance(func, cst.Name) and func.value not in _BUILTINS
+        return False
 
     def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Whether `node` runs once in each iteration of `loop`: it sits in the loop's body

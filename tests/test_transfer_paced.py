@@ -79,6 +79,26 @@ with torch.no_grad():
         rules=("TL102",),
     ),
     Case(
+        "predictions-collected-for-after-the-loop",
+        files={
+            "evaluate.py": _HEAD
+            + """
+import numpy as np
+
+preds = []
+with torch.no_grad():
+    for img, ids in loader:
+        img = img.cuda()  # TL102: img.cuda()
+        pred = model(img)
+        preds.append(pred.cpu()[:, 0].numpy())
+        for i, p in zip(ids, pred.tolist()):
+            table[i] = p
+scores = metric(np.concatenate(preds))
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
         "read-only-under-periodic-guard",
         files={
             "train.py": _HEAD
