@@ -1,0 +1,193 @@
+"""TL102 in loops that already wait for the device every iteration by design.
+
+A blocking copy from pinned memory makes the host wait for everything queued before it. Where
+each iteration also waits for the device by design, unconditionally (predictions copied to the
+host for a host metric, `pred.cpu().numpy()`; a `torch.distributed.barrier()` every step), the
+stream is drained anyway by the time the next batch is copied: `non_blocking=True` has nothing
+to overlap, and judges reject the finding (UniMatch training and evaluation loops, TLlib
+keypoint validation). A scalar read for a meter (`meter.update(loss.item())`) is no such wait:
+TL002 asks to keep it on the device, and once it goes the copy is the step's only sync (judged
+TPs: Cadene's imagenet_eval, the WILDS examples). A read only under a periodic guard or a rare
+branch paces nothing either.
+
+Each case is an invented project checked once by the installed `torchlint` (see
+`project_cases.py`); a line ending in `# TL102: text` expects a finding there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects, shown
+
+_HEAD = """\
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(ds, batch_size=16, num_workers=4, pin_memory=True)
+"""
+
+CASES = [
+    Case(
+        "meter-read-after-every-step",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    mask = mask.cuda()  # TL102: mask.cuda()
+    loss = criterion(model(img), mask)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    meter.update(loss.item())
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "barrier-every-step",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img, mask = img.cuda(), mask.cuda()
+    loss = criterion(model(img), mask)
+    torch.distributed.barrier()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "evaluation-copies-predictions-to-host",
+        files={
+            "evaluate.py": _HEAD
+            + """
+model.eval()
+with torch.no_grad():
+    for img, mask in loader:
+        img = img.cuda()
+        pred = model(img).argmax(dim=1)
+        inter, union = intersect_and_union(pred.cpu().numpy(), mask.numpy())
+        metric.update(inter, union)
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "predictions-collected-for-after-the-loop",
+        files={
+            "evaluate.py": _HEAD
+            + """
+import numpy as np
+
+preds = []
+with torch.no_grad():
+    for img, ids in loader:
+        img = img.cuda()  # TL102: img.cuda()
+        pred = model(img)
+        preds.append(pred.cpu()[:, 0].numpy())
+        for i, p in zip(ids, pred.tolist()):
+            table[i] = p
+scores = metric(np.concatenate(preds))
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "read-only-under-periodic-guard",
+        files={
+            "train.py": _HEAD
+            + """
+for i, (img, mask) in enumerate(loader):
+    img = img.cuda()  # TL102: img.cuda()
+    loss = criterion(model(img), mask.cuda())  # TL102: mask.cuda()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if i % 100 == 0:
+        print(loss.item())
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "read-only-on-one-rank",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    loss = criterion(model(img), mask)
+    loss.backward()
+    optimizer.step()
+    if rank == 0:
+        writer.add_scalar("loss", loss.item())
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "host-array-read-is-no-device-read",
+        files={
+            "train.py": _HEAD
+            + """
+import numpy as np
+
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    weights = np.ones(4)
+    loss = criterion(model(img), mask)
+    loss.backward()
+    optimizer.step()
+    total += weights.tolist()[0]
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "host-batch-kept-is-no-device-read",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    loss = criterion(model(img), mask.cuda())  # TL102: mask.cuda()
+    loss.backward()
+    optimizer.step()
+    labels.append(mask.cpu())
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "read-per-element-in-inner-loop",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    losses = model(img, mask)
+    sum(losses.values()).backward()
+    optimizer.step()
+    for name, value in losses.items():
+        meters[name].update(value.item())
+"""
+        },
+        rules=("TL102",),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return check_projects(Path(tmp_path_factory.mktemp("transfer_paced")), CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_transfer_paced_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
