@@ -275,7 +275,7 @@ when built.
             fixed=None,
             line=6,
             column=41,
-            message="(no fix: `self.bottleneck[0].bias` on line 7 reads the bias",
+            message="`Linear` feeds into `BatchNorm1d` (line 6), which cancels its bias (no fix: line 7 reads it)",
         ),
         Invalid(
             """
@@ -921,7 +921,8 @@ when built.
         reader = reader or self._bias_reader(layer.kind)
         if reader is not None:
             fix = None
-            message += f" (no fix: `{self.ctx.code(reader)}` on line {self.ctx.start(reader).row} reads the bias of such layers and must handle `None` first)"
+            read = self.ctx.start(reader).row
+            message = f"`{layer.kind}` feeds into `{norm.kind}` (line {line}), which cancels its bias (no fix: line {read} reads it)"
         self.report(layer.call, message, fix)
 
     # -- reads of `.bias` through modules found by walking a model ---------------------
