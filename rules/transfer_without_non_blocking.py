@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import walk
+from torchlint.analysis.nodes import find_all, walk
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import may_build_dataloader
@@ -377,7 +379,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
                 self._waits_by_design(call) and self._unconditional_in(call, loop)
-                for call in self.ctx.fact(SemanticModel).calls
+                for call in cast(list[cst.Call], find_all(loop.body, cst.Call))
             )
         return found
 

@@ -26,7 +26,9 @@ from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import (
     BATCH_COUNT_NAME,
+    COUNTER_NAME,
     SETTINGS_NAMES,
+    STEP_COUNT_PARAMETER,
     is_module_name,
     is_optimizer_name,
 )
@@ -67,12 +69,7 @@ _MAX_GUARD_DEPTH = 6
 _FEW_ITERATIONS = 10  # `range(5)`: a few samples printed, not batches
 _STEPPERS = frozenset({"trainer", "updater"})
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
-_COUNTER_NAME = re.compile(
-    r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
-)
 # A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
-# A parameter that holds the training loop's count: `steps`, `global_step`, `cur_iter`.
-_STEP_PARAMETER = re.compile(r"(^|_)(step|steps|iteration|iter|iters)$")
 _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
 _PERIODIC_FLAG = re.compile(
@@ -1219,7 +1216,7 @@ class LoopFacts:
         ):
             return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
         if isinstance(node, cst.Attribute):
-            return bool(_COUNTER_NAME.search(node.attr.value.lower()))
+            return bool(COUNTER_NAME.search(node.attr.value.lower()))
         if not isinstance(node, cst.Name):
             return False
         # A loop that does not hold this use binds the name for its own iterations only (`for
@@ -1247,7 +1244,7 @@ class LoopFacts:
         node = param.node
         if (
             not isinstance(node, cst.Param)
-            or not _STEP_PARAMETER.search(node.name.value.lower())
+            or not STEP_COUNT_PARAMETER.search(node.name.value.lower())
             or node in self._asking_parameters
         ):
             return False

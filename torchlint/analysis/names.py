@@ -282,3 +282,14 @@ WRITER_NAME = re.compile(
     r"^(save|savez|savez_compressed|savetxt|savefig|imsave|imwrite|save_image|tofile|write_png"
     r"|write_jpeg|write_image|write_video|dump)$|^save_|_save$"
 )
+
+
+# A loop counter (lower-cased): `step`, `batch_idx`, `self.global_step`, `i`; what a periodic
+# guard (`if step % 100 == 0`) tests.
+COUNTER_NAME = re.compile(
+    r"(^|_)(step|steps|it|iter|iters|iteration|idx|i|j|batch_idx|batch_i|global_step|n_iter|num_iter|count|counter)$"
+)
+
+# A parameter that holds the training loop's count (lower-cased): `steps`, `global_step`,
+# `cur_iter`; not `i` or `idx`, which index anything.
+STEP_COUNT_PARAMETER = re.compile(r"(^|_)(step|steps|iteration|iter|iters)$")
