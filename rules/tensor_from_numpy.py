@@ -79,7 +79,9 @@ origin, are never flagged.
 Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
 `__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
-whose every call in the file runs once, the set-up of a training run: code outside the per-batch
+whose every call in the file runs once, the code outside loops of an undecorated function or
+method whose every call in the project runs once, other modules and calls through a base class's
+method included, the set-up of a training run: code outside the per-batch
 loops of a function that runs them, even where folds or a hyperparameter search repeat the run,
 the build of a dataset object: its constructor, the hooks PyTorch Geometric's and DGL's dataset
 classes run from there, `process()` and `download()`, and the methods of the class only those
@@ -127,8 +129,9 @@ Not flagged:
 The copy is worth removing where it is sizeable and on a hot path: per sample in a `Dataset`'s
 `__getitem__` or a collate function, per step in a training or evaluation loop or a function
 such a loop calls, or a whole data set copied once. The rule cannot always see how often a
-function runs when other modules call it (a helper of a library, a data-preparation method
-reached from a constructor in another module, such as a dataparser's outputs built when a
+function runs when other modules call it (a helper of a library its users call, a call chain
+through a receiver or a loop it cannot rule out, a data-preparation method reached from a
+constructor in another module, such as a dataparser's outputs built when a
 configuration builds the data manager) nor how large the array is: a copy that runs
 once per run (offline preprocessing, a conversion script, set-up reached only from
 constructors) or a per-batch copy of a few scalars (`np.array(labels)` of one label per sample)
