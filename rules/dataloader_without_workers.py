@@ -493,7 +493,12 @@ accelerator PyTorch warns and ignores it.
             if in_memory:
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
-            if pin and in_memory and not _has_workers(args) and not _overlaps(loaders, call):
+            if (
+                pin
+                and in_memory
+                and not _has_workers(loaders, args)
+                and not _overlaps(loaders, call)
+            ):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
             if not workers and not pin:
                 continue
@@ -707,11 +712,16 @@ accelerator PyTorch warns and ignores it.
         return False
 
 
-def _has_workers(args: LoaderArgs) -> bool:
-    """`num_workers` given something other than a literal 0: the loader pins its batches in a
-    thread of its own, off the training thread."""
+def _has_workers(loaders: DataLoaders, args: LoaderArgs) -> bool:
+    """`num_workers` given something other than a literal 0 or a command-line option the file
+    defaults to 0 (`args.num_workers` of `add_argument("--num_workers", default=0)`): the loader
+    pins its batches in a thread of its own, off the training thread."""
     value = args.num_workers
-    return value is not None and not (isinstance(value, cst.Integer) and value.evaluated_value == 0)
+    return (
+        value is not None
+        and not (isinstance(value, cst.Integer) and value.evaluated_value == 0)
+        and not loaders.zero_by_default(value)
+    )
 
 
 def _overlaps(loaders: DataLoaders, call: cst.Call) -> bool:

@@ -8,6 +8,7 @@ from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import COMPREHENSIONS
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_name_torch_tensor, may_use_numpy
@@ -78,7 +79,9 @@ origin, are never flagged.
 Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
 `__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
-whose every call in the file runs once, the set-up of a training run: code outside the per-batch
+whose every call in the file runs once, the code outside loops of an undecorated function or
+method whose every call in the project runs once, other modules and calls through a base class's
+method included, the set-up of a training run: code outside the per-batch
 loops of a function that runs them, even where folds or a hyperparameter search repeat the run,
 the build of a dataset object: its constructor, the hooks PyTorch Geometric's and DGL's dataset
 classes run from there, `process()` and `download()`, and the methods of the class only those
@@ -112,6 +115,9 @@ Not flagged:
   `np.flip`/`np.flipud`/`np.fliplr`/`np.rot90`, or a view of one): `from_numpy` and `as_tensor`
   raise on it, as `torch.tensor` does in recent torch; what such code needs is `.copy()`, not
   another constructor;
+- an array over a buffer that may be read-only (`np.frombuffer(blob)`, or a view of one):
+  `from_numpy` and `as_tensor` warn on it and give a tensor that must not be written to, so
+  `torch.tensor`'s copy is what makes it writable;
 - a `dtype=` that converts, or whose match with the array's dtype the code does not show
   (`.astype(np.float32)`, `np.zeros(n)` is float64): a conversion copies either way;
 - a `device=` other than a written CPU: the copy to the device happens either way;
@@ -123,8 +129,9 @@ Not flagged:
 The copy is worth removing where it is sizeable and on a hot path: per sample in a `Dataset`'s
 `__getitem__` or a collate function, per step in a training or evaluation loop or a function
 such a loop calls, or a whole data set copied once. The rule cannot always see how often a
-function runs when other modules call it (a helper of a library, a data-preparation method
-reached from a constructor in another module, such as a dataparser's outputs built when a
+function runs when other modules call it (a helper of a library its users call, a call chain
+through a receiver or a loop it cannot rule out, a data-preparation method reached from a
+constructor in another module, such as a dataparser's outputs built when a
 configuration builds the data manager) nor how large the array is: a copy that runs
 once per run (offline preprocessing, a conversion script, set-up reached only from
 constructors) or a per-batch copy of a few scalars (`np.array(labels)` of one label per sample)
@@ -172,8 +179,8 @@ show up in the tensor, and in-place writes to the tensor change the array. The r
 silent where the file shows such a write; writes it cannot see (through another name bound to
 the same array, in a function the array or tensor is passed to, or by the caller of a function
 that returns the tensor) still change behaviour.
-A read-only array (`np.frombuffer`, a memory-mapped `np.load`) gives a warning and a tensor
-that must not be written to. `torch.from_numpy` is chosen only when the value is certainly an
+A read-only array the file does not show (a memory-mapped `np.load`, a read-only array passed
+in) gives a warning and a tensor that must not be written to. `torch.from_numpy` is chosen only when the value is certainly an
 ndarray and no `dtype=` is given; otherwise the fix uses `torch.as_tensor`, keeping `dtype=`
 and `device=`.
 A constructor imported by name (`from torch import tensor`) is spelled through `torch`, and
@@ -833,8 +840,8 @@ the import is removed once the fixes leave it unused.
         evidence = self._evidence(data.value)
         if evidence is None or self.ctx.fact(NumpyProvenance).may_view_tensor(data.value):
             return  # copying an array that views a tensor keeps the new tensor apart from it
-        if self.ctx.fact(NumpyProvenance).may_reverse(data.value):
-            return  # `a[::-1]`: `from_numpy`/`as_tensor` raise on a negative stride; it needs `.copy()`
+        if self.ctx.fact(NumpyProvenance).may_not_share(data.value):
+            return  # `a[::-1]`, `np.frombuffer(blob)`: `from_numpy` raises or warns; the copy is needed
         if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
@@ -872,7 +879,36 @@ the import is removed once the fixes leave it unused.
         if self.ctx.fact(LoopFacts).runs_once(call):
             return not data_set
         build = self.ctx.fact(DataLoaders).build_pass(call)
-        return build == "piece" or (build == "once" and not data_set)
+        if build is not None:
+            return build == "piece" or not data_set
+        return not data_set and self._once_in_project(call)
+
+    def _once_in_project(self, call: cst.Call) -> bool:
+        """The straight-line code of a module-level function or a method that the project calls
+        only from code that runs once (`ProjectIndex.runs_once`: a dataset's augmentation step
+        reached from its base class's `build()` in another module, a calibrator's `fit` at the
+        end of a prediction run). Not per-sample code a loader runs, nor a decorated function,
+        which a framework may run anywhere."""
+        function = self.ctx.fact(SemanticModel).function_of(call)
+        project = self.ctx.project
+        if function is None or function.decorators or project is None:
+            return False
+        if self.ctx.fact(DataLoaders).sample_function(call) is not None:
+            return False
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                break
+            if isinstance(parent, (cst.For, cst.While, cst.Lambda, *COMPREHENSIONS)):
+                return False
+        block = self.ctx.parents.get(function)
+        owner = self.ctx.parents.get(block) if block is not None else None
+        if isinstance(owner, cst.ClassDef):
+            key = f"{owner.name.value}.{function.name.value}"
+        elif isinstance(block, cst.Module):
+            key = function.name.value
+        else:
+            return False  # a nested function: the index knows module-level names only
+        return project.runs_once(self.ctx.absolute_path, key)
 
     def _written_later(self, call: cst.Call, data: cst.BaseExpression) -> bool:
         """Whether the array (or a variable it views) or the new tensor is written in place after

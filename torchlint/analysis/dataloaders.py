@@ -571,17 +571,30 @@ class DataLoaders:
     def _option_off(self, value: cst.BaseExpression) -> bool:
         """`args.<dest>` where every `add_argument` of the file that declares `dest` defaults it to
         a false value, and no `set_defaults` call names it."""
+        declared = self._declarations(value)
+        return bool(declared) and all(c is not None and _defaults_off(c) for c in declared)
+
+    def zero_by_default(self, value: cst.BaseExpression) -> bool:
+        """`args.<dest>` where every `add_argument` of the file that declares `dest` writes
+        `default=0` (`--num_workers` left at 0 unless passed), and no `set_defaults` names it."""
+        declared = self._declarations(value)
+        return bool(declared) and all(
+            c is not None and _keyword(c, "action") is None and _is_zero(_keyword(c, "default"))
+            for c in declared
+        )
+
+    def _declarations(self, value: cst.BaseExpression) -> list[cst.Call | None]:
+        """The file's declarations of the option `args.<dest>` reads: its `add_argument` calls,
+        and None for each `set_defaults` call that names it."""
         if not isinstance(value, cst.Attribute):
-            return False
-        dest = value.attr.value
-        declared = self._command_line_defaults.get(dest, [])
-        return bool(declared) and not any(declared)
+            return []
+        return self._command_line_options.get(value.attr.value, [])
 
     @cached_property
-    def _command_line_defaults(self) -> dict[str, list[bool]]:
-        """Per option of the file's argument parsers, whether each declaration may turn it on by
-        default (`set_defaults(name=...)` counts as one that may)."""
-        found: dict[str, list[bool]] = {}
+    def _command_line_options(self) -> dict[str, list[cst.Call | None]]:
+        """Per option of the file's argument parsers, the `add_argument` calls that declare it,
+        and None for each `set_defaults(name=...)` that names it."""
+        found: dict[str, list[cst.Call | None]] = {}
         for call in self.scopes.calls:
             func = call.func
             if not isinstance(func, cst.Attribute):
@@ -589,11 +602,11 @@ class DataLoaders:
             if func.attr.value == "set_defaults":
                 for arg in call.args:
                     if arg.keyword is not None:
-                        found.setdefault(arg.keyword.value, []).append(True)
+                        found.setdefault(arg.keyword.value, []).append(None)
             elif func.attr.value == "add_argument":
                 dest = _dest(call)
                 if dest is not None:
-                    found.setdefault(dest, []).append(not _defaults_off(call))
+                    found.setdefault(dest, []).append(call)
         return found
 
     # -- where batches go to the device ------------------------------------------------
@@ -807,6 +820,10 @@ def _defaults_off(call: cst.Call) -> bool:
             return False
         return default is None or _is_false(default)
     return default is None or _is_false(default)
+
+
+def _is_zero(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == 0
 
 
 def _is_false(node: cst.BaseExpression) -> bool:

@@ -73,7 +73,7 @@ class _Summary:
     classes: dict[str, tuple[bool, tuple[str, ...]]] = field(
         default_factory=dict
     )  # name -> (defines forward, bases)
-    # callee as written (`?.m` for a method of a computed receiver: `super().m()`), whether grad
+    # callee as written (`super().m`; `?.m` for a method of another computed receiver), whether grad
     # is off there, the function that makes the call (`f`, `Class.method`; None at module
     # level, "" in a nested function or lambda, whose callers are not followed), and whether
     # a loop or comprehension of that function repeats it
@@ -475,6 +475,21 @@ _CALL_WALK_KINDS = frozenset(
     | {ast.SetComp, ast.DictComp, ast.GeneratorExp}
 )
 
+_SUPER = "super()"
+
+
+def _computed_receiver(receiver: ast.expr) -> str:
+    """How a call's summary names a receiver that is no dotted name: `super()` (of the calling
+    method's class: a base's method, never the class's own), else `?`."""
+    if (
+        isinstance(receiver, ast.Call)
+        and isinstance(receiver.func, ast.Name)
+        and receiver.func.id == "super"
+        and not receiver.args
+    ):
+        return _SUPER
+    return "?"
+
 
 def _collect_calls(
     tree: ast.Module,
@@ -498,7 +513,7 @@ def _collect_calls(
             called.add(id(node.func))
             callee = ast_dotted(node.func)
             if callee is None and isinstance(node.func, ast.Attribute):
-                callee = "?." + node.func.attr
+                callee = _computed_receiver(node.func.value) + "." + node.func.attr
             if callee:
                 calls.append((callee, off, owner, looped))
         elif isinstance(node, ast.Attribute) and id(node) not in called:
@@ -1501,6 +1516,8 @@ class ProjectIndex:
         class unrelated to `target` (`_related`), or a local name bound only to instances built
         by `builds_unrelated` calls. Unknown receivers may."""
         receiver = callee.rpartition(".")[0]
+        if receiver == _SUPER:  # a base's method: never the calling class's own
+            return owner is None or (file.absolute(), owner.partition(".")[0]) != target
         if not owner or "." in receiver:
             return True
         if receiver == "self":

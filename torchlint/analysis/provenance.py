@@ -98,8 +98,10 @@ _VIEWING_FUNCTIONS = frozenset(
     """asarray asanyarray ascontiguousarray reshape transpose swapaxes moveaxis squeeze expand_dims ravel
     atleast_1d atleast_2d atleast_3d broadcast_to""".split()
 )
-# numpy functions that return a view with a negative stride (a reversed axis).
-_REVERSING_FUNCTIONS = frozenset({"flip", "flipud", "fliplr", "rot90"})
+# numpy functions whose result `torch.from_numpy`/`torch.as_tensor` cannot share cleanly: a view
+# with a negative stride (a reversed axis), which they refuse, and an array over a buffer that
+# may be read-only (`bytes`), on which they warn and give a tensor that must not be written.
+_UNSHAREABLE_FUNCTIONS = frozenset({"flip", "flipud", "fliplr", "rot90", "frombuffer"})
 _ORDERING = (
     cst.LessThan,
     cst.LessThanEqual,
@@ -247,12 +249,14 @@ class NumpyProvenance:
             return any(v is not None and self._views(v, depth + 1, seen) for v in values)
         return False
 
-    def may_reverse(self, expr: cst.BaseExpression) -> bool:
-        """Whether the array may be a view with a negative stride (`a[::-1]`, `np.flip(a)`, or a
-        view of one), which `torch.from_numpy`/`torch.as_tensor` refuse and `torch.tensor` copies."""
-        return self._reverses(expr, 0, set())
+    def may_not_share(self, expr: cst.BaseExpression) -> bool:
+        """Whether the array may be one `torch.from_numpy`/`torch.as_tensor` cannot share: a view
+        with a negative stride (`a[::-1]`, `np.flip(a)`, or a view of one), which they refuse, or
+        a read-only array over a buffer (`np.frombuffer(blob)`, or a view of one), on which they
+        warn; `torch.tensor` copies either into memory of its own."""
+        return self._unshareable(expr, 0, set())
 
-    def _reverses(self, expr: cst.CSTNode, depth: int, seen: set[cst.CSTNode]) -> bool:
+    def _unshareable(self, expr: cst.CSTNode, depth: int, seen: set[cst.CSTNode]) -> bool:
         if depth > _MAX_DEPTH or expr in seen:
             return False
         seen.add(expr)
@@ -263,25 +267,26 @@ class NumpyProvenance:
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List)
                 for e in expr.slice
             )
-            return not copies and self._reverses(expr.value, depth + 1, seen)
+            return not copies and self._unshareable(expr.value, depth + 1, seen)
         if isinstance(expr, cst.Call):
             qualname = self.symbols.qualname(expr.func) or ""
             name = qualname[len("numpy.") :] if qualname.startswith("numpy.") else ""
-            if name in _REVERSING_FUNCTIONS:
+            if name in _UNSHAREABLE_FUNCTIONS:
                 return True
             args = self._positional(expr)
             if name in _VIEWING_FUNCTIONS and args:
-                return self._reverses(args[0].value, depth + 1, seen)
+                return self._unshareable(args[0].value, depth + 1, seen)
             method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
             if method in _VIEWING_METHODS and isinstance(expr.func, cst.Attribute):
-                return self._reverses(expr.func.value, depth + 1, seen)
+                return self._unshareable(expr.func.value, depth + 1, seen)
             return False
         if isinstance(expr, cst.Attribute) and expr.attr.value in _ARRAY_ATTRS:
-            return self._reverses(expr.value, depth + 1, seen)
+            return self._unshareable(expr.value, depth + 1, seen)
         if isinstance(expr, cst.Name):
             reaching = self.b.dominating(expr) or []
             return any(
-                b.exact is not None and self._reverses(b.exact, depth + 1, seen) for b in reaching
+                b.exact is not None and self._unshareable(b.exact, depth + 1, seen)
+                for b in reaching
             )
         return False
 

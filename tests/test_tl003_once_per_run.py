@@ -1,0 +1,195 @@
+"""TL003 leaves copies that cannot share memory, and copies that run once per run wherever the
+project calls them from (production classes of issue 24, fix round 5; the snippets are invented).
+
+- A read-only array (`np.frombuffer` over a `bytes` object) makes `torch.from_numpy` warn and
+  gives a tensor that must not be written: `torch.tensor`'s copy is what makes it writable.
+- A method that another module of the project calls only from code that runs once (a dataset's
+  augmentation step reached from the base class's `build()`, a calibrator's `fit` called once
+  at the end of a prediction run) copies once per run, whatever its own file shows. A copy in a
+  loop of such a method is still the one pass the method makes, but the rule keeps it out of
+  this fact: only the method's straight-line code is taken for once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from project_cases import Case, case_findings, check_projects
+
+CASES = [
+    Case(
+        "read-only-buffer",
+        {
+            "index.py": """\
+import numpy as np
+import torch
+
+
+def load_parts(blobs):
+    parts = []
+    for blob in blobs:
+        parts.append(torch.tensor(np.frombuffer(blob, dtype=np.uint8)))
+        codes = np.frombuffer(blob, dtype=np.uint8).reshape(-1, 16)
+        parts.append(torch.tensor(codes))
+        parts.append(torch.tensor(np.frombuffer(blob, dtype=np.uint8) + 1))  # TL003: torch.tensor(np.frombuffer(blob, dtype=np.uint8) + 1)
+    return parts
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "augmentation-reached-from-the-base-build",
+        {
+            "base.py": """\
+from torch.utils.data import Dataset
+
+
+class Interactions(Dataset):
+    def __init__(self, config):
+        self.config = config
+
+    def build(self):
+        self._change_format()
+        return self
+
+    def _change_format(self):
+        pass
+
+
+def prepare(config):
+    dataset = Interactions(config)
+    return dataset.build()
+""",
+            "run.py": """\
+from base import prepare
+
+
+def main(config):
+    data = prepare(config)
+    return data
+
+
+if __name__ == "__main__":
+    main({"sessions": []})
+""",
+            "sequential.py": """\
+import numpy as np
+import torch
+
+from base import Interactions
+
+
+class Sequences(Interactions):
+    def _change_format(self):
+        super()._change_format()
+        self.augment()
+
+    def augment(self):
+        lengths = np.array([len(s) for s in self.config["sessions"]])
+        self.lengths = torch.tensor(lengths)
+        self.rows = [torch.tensor(np.array(s)) for s in self.config["sessions"]]  # TL003: torch.tensor(np.array(s))
+
+    def __getitem__(self, i):
+        return torch.tensor(np.array(self.config["sessions"][i]))  # TL003: torch.tensor(np.array(self.config["sessions"][i]))
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "calibrator-fit-once-per-prediction-run",
+        {
+            "calibrate.py": """\
+import numpy as np
+import torch
+
+
+class Scaling:
+    def fit(self, uncs, targets):
+        scales = np.std(uncs.numpy(), axis=0)
+        self.scales = torch.tensor(scales)
+        return self
+
+    def apply(self, uncs):
+        return torch.tensor(np.sqrt(uncs.numpy())) * self.scales  # TL003: torch.tensor(np.sqrt(uncs.numpy()))
+""",
+            "predict.py": """\
+from calibrate import Scaling
+
+
+def main(args, models, cal_uncs, cal_targets, test_uncs):
+    calibrator = Scaling()
+    calibrator.fit(cal_uncs, cal_targets)
+    for i in range(len(models)):
+        test_uncs[i] = calibrator.apply(test_uncs[i])
+    return test_uncs
+
+
+if __name__ == "__main__":
+    main(None, [], None, None, [])
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "fit-called-every-step-stays",
+        {
+            "calibrate.py": """\
+import numpy as np
+import torch
+
+
+class Scaling:
+    def fit(self, uncs):
+        scales = np.std(uncs.numpy(), axis=0)
+        self.scales = torch.tensor(scales)  # TL003: torch.tensor(scales)
+        return self
+""",
+            "train.py": """\
+from calibrate import Scaling
+
+
+def train(model, loader, opt):
+    calibrator = Scaling()
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        calibrator.fit(loss.detach().cpu())
+""",
+        },
+        rules=("TL003",),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return check_projects(Path(tmp_path_factory.mktemp("tl003once")), CASES)
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_tl003_once_per_run_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected()
+
+
+def test_read_only_buffer_cannot_be_shared() -> None:
+    """Why the rule is silent on `np.frombuffer(bytes)`: the array is read-only, `from_numpy`
+    warns and hands back a tensor whose writes are undefined; `torch.tensor` copies it into
+    writable memory without a warning."""
+    array = np.frombuffer(bytes(range(16)), dtype=np.uint8)
+    assert not array.flags.writeable
+    with pytest.warns(UserWarning, match="not writable"):
+        torch.from_numpy(array)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copied = torch.tensor(array)
+    copied += 1
+    assert copied.tolist() == [v + 1 for v in range(16)]
