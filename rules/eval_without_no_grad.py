@@ -1452,6 +1452,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
                 scope is None
                 or evaluation.is_frozen(evaluation.callee(call) or "")
                 or evaluation.holds_no_parameters(call)
+                or evaluation.turned_into_numpy(call)
             ):
                 return None
         else:

@@ -1430,6 +1430,27 @@ class ProjectIndex:
         point run by hand or by a test runner."""
         return not self._function_sites(file.absolute(), function)
 
+    def method_never_called(self, file: Path, klass: str, method: str) -> bool:
+        """Whether no code of the project can run the method `method` of the module-level
+        class `klass` of `file`: no call of that name on a receiver that may hold the class
+        (`_method_sites`) and the name never read other than as a call; the class, its bases
+        and its subclasses derive only from project classes and `object`, so no framework
+        calls it as a hook; and no file of its lineage looks attributes up by a computed name
+        (`getattr`). False when unknown, or when the project is too large to scan."""
+        file = file.absolute()
+        if file not in self._project_files():
+            return False  # not scanned: no call site could have been found
+        lineage = self._known_lineage(file, klass)
+        if lineage is None:
+            return False
+        for member_file, member in [*lineage, *self._subclasses(file, klass, 0)]:
+            bases = self._written_bases(member_file, member)
+            if bases is None or _mentions(member_file, "getattr("):
+                return False
+            if any(b != "object" and self._class_location(member_file, b) is None for b in bases):
+                return False  # a framework's or another library's class may call it as a hook
+        return self._method_sites(file, f"{klass}.{method}") == []
+
     def _once_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
     ) -> bool:
