@@ -8,8 +8,9 @@ invented minimal project checked once by the installed `torchlint` (the scheme o
   (`argmax`, `.detach()`) prove nothing.
 - A helper whose only forward runs on a made-up input (`torch.randn(1, 2, n)`: a conversion
   check) evaluates no data, so calling it once per converted checkpoint is no evaluation.
-- A method of a plain class that nothing in the project calls (by its name, on a receiver that
-  may hold its class) never runs: `Trainer.test_step` beside other trainers' own `test_step`.
+- A method of a plain class that the project calls only on its other classes (by its name, on
+  receivers that cannot hold this class) never runs: `Trainer.test_step` beside other trainers'
+  own `test_step`. One that nothing calls at all is API, and still reported.
 """
 
 from __future__ import annotations
@@ -238,6 +239,24 @@ class Trainer(object):
     @torch.no_grad()
     def test(self, loader):
         return [self.test_step(data) for data in loader]
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "method_no_code_calls_at_all_is_api_and_still_reported",
+        {
+            "evaluator.py": """\
+import torch
+
+
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+
+    def evaluate(self, loader):
+        self.model.eval()
+        return [self.model(x).sum() for x in loader]  # TL001: self.model(x)
 """,
         },
         rules=("TL001",),

@@ -1029,10 +1029,10 @@ class Evaluation(Shared):
         )
 
     def _never_runs(self, function: cst.FunctionDef) -> bool:
-        """An undecorated method of a module-level class of the file that neither the file nor
-        any other module of the project calls, nor a framework runs
-        (`ProjectIndex.method_never_called`: `Trainer.test_step` left behind beside other
-        trainers' own `test_step`): dead code, which evaluates nothing."""
+        """An undecorated method of a module-level class of the file that the project calls
+        only on its other classes, and no framework runs (`ProjectIndex.method_never_called`:
+        `Trainer.test_step` left behind beside other trainers' own `test_step`): dead code,
+        which evaluates nothing."""
         owner = self.enclosing_class(function)
         project = self.ctx.project
         if (
