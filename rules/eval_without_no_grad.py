@@ -101,6 +101,12 @@ It stays quiet when:
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
 - the module's class holds no parameters or submodules, nor do its project bases up to
   `nn.Module` (a reader of cached features with an `.eval()`): its forward records nothing;
+- the code turns the forward's value into numpy without detaching it, through operations that
+  keep its graph (`model(x).cpu().numpy()`, `feats[:, 0].cpu().numpy()` on the name bound to
+  it in the same block, or a function of the file it is handed to that does so on every call:
+  `stats.append_torch(features)`): `.numpy()` raises on a tensor that requires grad, so the
+  forward records no graph there (frozen weights, a TorchScript detector, a caller's
+  `no_grad`), whatever the file shows; `argmax`, comparisons or `.detach()` first prove nothing;
 - the module's parameters are frozen: `net.requires_grad_(False)`, also chained on a mode switch
   or a copy (`sampler.eval().requires_grad_(False)`, `G = copy.deepcopy(G).eval()
   .requires_grad_(False)`), or `p.requires_grad = False` / `p.requires_grad_(False)` for each
@@ -145,7 +151,14 @@ input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, also through casts 
 `.type_as(w)`, a tuple of such tensors and `None`, or a name bound once to
 `torch.zeros(...)`/`torch.FloatTensor(1, *shape)` and never written into: a warm-up, a shape
 check, a FLOPs count), and code of a function that trains in a loop of its own placed before
-that loop, where nothing runs the function again (a debug check of one batch's output). A forward on evaluation data or after
+that loop, where nothing runs the function again (a debug check of one batch's output). A
+helper whose only forward runs on such a made-up input (`compare(sig, model)` running
+`model(torch.randn(1, 2, n))`, once per converted checkpoint) evaluates no data wherever it is
+called, and a method of a class of the project's own that the project calls only on its other
+classes (`self.test_step(...)` in other trainers, none on a receiver that may hold this one; no
+framework base, no `getattr` lookup, no notebook naming it) never runs; one nothing calls at all
+is API, and is still reported.
+A forward on evaluation data or after
 training in the same run, or in a script that only loads weights and runs them, is still
 reported when it runs once: it is the workload (a whole split, the images a script generates).
 
@@ -1452,6 +1465,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
                 scope is None
                 or evaluation.is_frozen(evaluation.callee(call) or "")
                 or evaluation.holds_no_parameters(call)
+                or evaluation.turned_into_numpy(call)
             ):
                 return None
         else:

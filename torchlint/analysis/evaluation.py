@@ -52,6 +52,7 @@ from torchlint.analysis.nodes import (
     is_name,
     own_returns,
 )
+from torchlint.analysis.numpy_reads import reaches_numpy
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
 from torchlint.analysis.writes import written_after
@@ -279,7 +280,11 @@ class Evaluation(Shared):
             return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
         if not self._called_with_grad(helper, frozenset()):
             return False  # only evaluation calls it: its grad mode is theirs (`_helps_evaluation`)
-        forwards = [c for c in self.calls_in(helper) if self.is_forward(c)]
+        # A forward on a made-up input (`model(torch.randn(1, 2, n))`, a conversion check)
+        # evaluates no data, however often the helper runs.
+        forwards = [
+            c for c in self.calls_in(helper) if self.is_forward(c) and not self._warms_up(c)
+        ]
         grad = self.ctx.fact(Grad)
         return (
             bool(forwards)
@@ -476,6 +481,13 @@ class Evaluation(Shared):
     def is_frozen(self, name: str) -> bool:
         """Whether the file turns off `requires_grad` on `name`'s parameters: its forward builds no graph."""
         return any(name == f or name.startswith(f + ".") for f in self._frozen)
+
+    def turned_into_numpy(self, call: cst.Call) -> bool:
+        """Whether the file turns what `call` computes into numpy without detaching it
+        (`model(x).cpu().numpy()`, or a helper of the file doing so to what it is handed):
+        `.numpy()` raises on a tensor that requires grad, so the forward records no graph
+        there, whatever the file shows of its grad mode (`numpy_reads`)."""
+        return reaches_numpy(self.model, call)
 
     def holds_no_parameters(self, call: cst.Call) -> bool:
         """Whether the module `call` runs is built, wherever the file binds it, from one project
@@ -788,6 +800,8 @@ class Evaluation(Shared):
             self._is_framework_hook(function) or is_dunder(function.name.value)
         ):
             return None  # hooks a framework runs without grad; construction code probing shapes
+        if function is not None and self._never_runs(function):
+            return None  # a method no code of the project calls: dead code evaluates nothing
         if function is not None and not self._in_own_loop(call) and self._self_test(function):
             return None  # a self-test's single forward (`def test(): ... out = net(x)`) runs once
         if function is not None and self._hands_out_result(call, function):
@@ -1012,6 +1026,27 @@ class Evaluation(Shared):
         project = self.ctx.project
         return project is not None and project.never_called(
             self.ctx.absolute_path, function.name.value
+        )
+
+    def _never_runs(self, function: cst.FunctionDef) -> bool:
+        """An undecorated method of a module-level class of the file that the project calls
+        only on its other classes, and no framework runs (`ProjectIndex.method_never_called`:
+        `Trainer.test_step` left behind beside other trainers' own `test_step`): dead code,
+        which evaluates nothing."""
+        owner = self.enclosing_class(function)
+        project = self.ctx.project
+        if (
+            owner is None
+            or project is None
+            or function.decorators
+            or self.parent(function) is not owner.body
+            or not isinstance(self.parent(owner), cst.Module)
+            or self.call_sites(function) != []
+            or self.ctx.fact(EntryPoints).period(function) is not None
+        ):
+            return False
+        return project.method_never_called(
+            self.ctx.absolute_path, owner.name.value, function.name.value
         )
 
     def _runs_once_elsewhere(self, function: cst.FunctionDef) -> bool:

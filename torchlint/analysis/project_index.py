@@ -1445,6 +1445,57 @@ class ProjectIndex:
         point run by hand or by a test runner."""
         return not self._function_sites(file.absolute(), function)
 
+    def method_never_called(self, file: Path, klass: str, method: str) -> bool:
+        """Whether the project calls the method `method` only on other classes than the
+        module-level class `klass` of `file`, so that this one never runs (`Trainer.test_step`
+        of one trainer, where the project's other trainers call their own `self.test_step`):
+        some call of the name, none on a receiver that may hold the class (`_method_sites`),
+        the name never read other than as a call nor written in a notebook of the project; the
+        class, its bases and its subclasses derive only from project classes and `object`, so
+        no framework calls it as a hook; and no file of its lineage looks attributes up by a
+        computed name (`getattr`). A method nothing calls at all is API (its users call it).
+        False when unknown, or when the project is too large to scan."""
+        file = file.absolute()
+        if file not in self._project_files() or self._notebooks_mention(method):
+            return False  # not scanned, or a notebook may call it
+        lineage = self._known_lineage(file, klass)
+        if lineage is None:
+            return False
+        for member_file, member in [*lineage, *self._subclasses(file, klass, 0)]:
+            bases = self._written_bases(member_file, member)
+            if bases is None or _mentions(member_file, "getattr("):
+                return False
+            if any(b != "object" and self._class_location(member_file, b) is None for b in bases):
+                return False  # a framework's or another library's class may call it as a hook
+        return (
+            self._calls_method_name(method) and self._method_sites(file, f"{klass}.{method}") == []
+        )
+
+    def _calls_method_name(self, method: str) -> bool:
+        """Whether some file of the project calls a method named `method` (`x.method(...)`)."""
+        for other in self._project_files():
+            if not _mentions(other, method):
+                continue
+            summary = self._summary(other, consult=False, part="calls")
+            if summary is not None and any(
+                "." in callee and callee.rpartition(".")[2] == method
+                for callee, _, _, _ in summary.calls
+            ):
+                return True
+        return False
+
+    def _notebooks_mention(self, name: str) -> bool:
+        """Whether a notebook of the project writes `name` (its calls are not summarised)."""
+        return any(_mentions(path, name) for path in self._notebooks)
+
+    @cached_property
+    def _notebooks(self) -> list[Path]:
+        found: list[Path] = []
+        for directory, folders, names in os.walk(self.root):
+            folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_PROJECT]
+            found += [Path(directory, n) for n in names if n.endswith(".ipynb")]
+        return found
+
     def _once_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
     ) -> bool:
