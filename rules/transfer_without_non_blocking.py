@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
 from torchlint.analysis.host_io import WaitsByDesign
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_build_dataloader
@@ -53,7 +54,9 @@ outside any branch or inner loop (predictions copied to the host for a host metr
 `pred.cpu().numpy()`; a `torch.distributed.barrier()`), where that wait has drained the stream
 before the next copy (a scalar read for a meter, `loss.item()`, is no such wait: it could stay
 on the device, and then the copy is the step's only sync; a wait only every `print_freq` steps,
-or on one rank, paces nothing); and
+or on one rank, paces nothing); copies that run only now and then: under a periodic guard
+(`if i % args.print_freq == 0:`, where metrics are measured), after an early `continue` off the
+period, or in a helper only such a guarded call runs, which cost nothing per step; and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
 type may have a `.to()` method without `non_blocking`. Copies to the CPU are never flagged:
 there, `non_blocking=True` would be unsafe.
@@ -324,6 +327,8 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     continue
                 if self._on_side_stream(call) or self._read_on_host(call):
                     continue
+                if self._now_and_then(call):
+                    continue
                 reported.add(call)
                 edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
                 fix = self.make_fix(
@@ -337,6 +342,19 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     "pinned batch copied without `non_blocking=True`: the host waits for the copy",
                     fix,
                 )
+
+    def _now_and_then(self, call: cst.Call) -> bool:
+        """The copy runs only on some iterations of its per-batch loop: under a periodic guard
+        (`if i % args.print_freq == 0:`, where the metrics are measured and a timer syncs on
+        purpose), after an early `continue` off the period, or in a helper of the file that
+        only such a guarded call runs. Once every N steps a blocking copy costs nothing per
+        step (judged FPs). Asked of `LoopFacts`: a per-batch loop runs the copy when guards
+        are ignored, and none does when they count."""
+        loops = self.ctx.fact(LoopFacts)
+        return (
+            loops.per_batch_loop(call) is None
+            and loops.per_batch_loop(call, every_iteration=False) is not None
+        )
 
     @staticmethod
     def _pins(loaders: DataLoaders, call: cst.Call) -> bool:
