@@ -13,7 +13,7 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import Grad
-from torchlint.analysis.host_io import HostWrites
+from torchlint.analysis.host_io import HostWrites, WaitsByDesign
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import name_tokens
@@ -795,7 +795,6 @@ depends on what the value is for.
         self.asked: list[cst.Call] = []  # `obj.method()` without arguments
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
-        self._host_returns: dict[cst.FunctionDef, bool] = {}  # functions returning host copies
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -962,8 +961,9 @@ depends on what the value is for.
         work queued since)."""
         found: dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]] = defaultdict(list)
         scopes = self.ctx.fact(SemanticModel)
+        waits = self.ctx.fact(WaitsByDesign)
         for call in self.handed:
-            if self._returns_host_copy(call) and not any(
+            if waits.returns_host_copy(call) and not any(
                 scopes.is_ancestor(function, c.node)
                 for function in scopes.callees[call]
                 for c, _ in reported
@@ -988,39 +988,6 @@ depends on what the value is for.
             )
             for wait, anywhere in waits
         )
-
-    def _returns_host_copy(self, call: cst.Call) -> bool:
-        """A call of the file's own function every `return` of which hands back a host copy
-        (`return tensor.detach().cpu()`, `return [t.cpu() for t in tensors]`), or the
-        function's own result over a container's elements (`return type(t)(concat(x) for x in
-        t)`)."""
-        targets = self.ctx.fact(SemanticModel).callees.get(call)
-        if not targets or len(targets) != 1:
-            return False
-        (function,) = targets
-        if function not in self._host_returns:
-            self._host_returns[function] = self._copies_to_host(function)
-        return self._host_returns[function]
-
-    def _copies_to_host(self, function: cst.FunctionDef) -> bool:
-        scopes = self.ctx.fact(SemanticModel)
-        returns = [n for n in scopes.own_nodes(function) if isinstance(n, cst.Return)]
-        copies = 0
-        for node in returns:
-            value = node.value
-            if isinstance(value, cst.ListComp | cst.GeneratorExp):
-                value = value.elt  # `[t.detach().cpu() for t in tensors]`
-            if (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in _ARRAY_COPIES
-            ):
-                copies += 1
-            elif value is None or not any(
-                function in scopes.callees.get(c, ()) for c in _calls(value)
-            ):
-                return False  # a return that is no copy, nor the function's own result
-        return copies > 0
 
     def _picks_update(self, node: cst.CSTNode, loops: LoopFacts) -> bool:
         """A read in the test of an `if` each branch of which steps an optimizer: the host

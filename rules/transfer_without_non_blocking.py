@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, Loop, keyword_edits
+from torchlint.analysis.host_io import WaitsByDesign
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import find_all, walk
-from torchlint.analysis.provenance import NumpyProvenance
-from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_build_dataloader
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -18,30 +16,6 @@ from torchlint.rule import Invalid, Rule, Valid
 # Reading a device tensor on the host waits for it anyway: no overlap left to win.
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
 _HOST_CONVERSIONS = frozenset({"float", "int", "bool", "print"})
-# Array copies of a device tensor to the host (`.numpy()` alone reads host arrays only).
-_ARRAY_COPIES = frozenset({"tolist", "cpu"})
-_BARRIERS = frozenset({"torch.distributed.barrier"})
-# Where an array copy is only kept or spread, not computed on: no need for it now.
-_COLLECTING = frozenset({"append", "extend", "add", "insert"})
-_BUILTINS = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
-# Nodes between a read and its loop that make the read conditional or repeated per element:
-# branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
-_CONDITIONAL = (
-    cst.If,
-    cst.Else,
-    cst.IfExp,
-    cst.BooleanOperation,
-    cst.For,
-    cst.While,
-    cst.Try,
-    cst.TryStar,
-    cst.ExceptHandler,
-    cst.Match,
-    cst.CompFor,
-    cst.FunctionDef,
-    cst.ClassDef,
-    cst.Lambda,
-)
 # How many positional arguments come before `non_blocking` in `.to(device, dtype, non_blocking)`
 # and `.cuda(device, non_blocking)`.
 _BEFORE_NON_BLOCKING = {"to": 2, "cuda": 1}
@@ -80,7 +54,9 @@ outside any branch or inner loop (predictions copied to the host for a host metr
 `pred.cpu().numpy()`; a `torch.distributed.barrier()`), where that wait has drained the stream
 before the next copy (a scalar read for a meter, `loss.item()`, is no such wait: it could stay
 on the device, and then the copy is the step's only sync; a wait only every `print_freq` steps,
-or on one rank, paces nothing); and
+or on one rank, paces nothing); copies that run only now and then: under a periodic guard
+(`if i % args.print_freq == 0:`, where metrics are measured), after an early `continue` off the
+period, or in a helper only such a guarded call runs, which cost nothing per step; and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
 type may have a `.to()` method without `non_blocking`. Copies to the CPU are never flagged:
 there, `non_blocking=True` would be unsafe.
@@ -321,7 +297,6 @@ away, are not flagged. On a machine without an accelerator the option does nothi
     def __init__(self, ctx, options) -> None:
         super().__init__(ctx, options)
         self.any_loader = False
-        self._drained: dict[Loop, bool] = {}
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value == "pin_memory":
@@ -331,12 +306,13 @@ away, are not flagged. On a machine without an accelerator the option does nothi
         if not self.any_loader:
             return
         loaders = self.ctx.fact(DataLoaders)
+        waits = self.ctx.fact(WaitsByDesign)
         reported: set[cst.Call] = set()
         for loop, moves in loaders.moves.items():
             pinned = [c for c in loaders.fed_loops[loop] if self._pins(loaders, c)]
             if not pinned:
                 continue
-            if self._drains_every_iteration(loop):
+            if waits.drains_every_iteration(loop):
                 continue  # the device is idle at each copy anyway: nothing left to overlap
             custom = any(self._custom_batches(loaders, c) for c in pinned)
             for call in moves:
@@ -350,6 +326,8 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 if custom and self._whole_batch(loaders.moved(call), loop):
                     continue
                 if self._on_side_stream(call) or self._read_on_host(call):
+                    continue
+                if self._now_and_then(call):
                     continue
                 reported.add(call)
                 edits = keyword_edits(self.ctx, call, {"non_blocking": "True"})
@@ -365,79 +343,18 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     fix,
                 )
 
-    def _drains_every_iteration(self, loop: Loop) -> bool:
-        """Whether every iteration of the loop waits for the device by design in its own body,
-        outside any branch, handler, inner loop or comprehension: an array copied to the host
-        (`pred.cpu().numpy()` for a host metric, `ids.tolist()`) or a
-        `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
-        copy the device is idle and `non_blocking=True` has nothing to overlap (judges reject
-        these findings). A scalar read (`meter.update(loss.item())`) is no such wait: it could
-        stay on the device (TL002 says so), and once it does the copy is the step's only sync
-        (judged TPs). A read under a periodic guard or on one rank leaves the other iterations
-        unpaced; reads in the loop's callees are not followed (unknown means it may overlap)."""
-        found = self._drained.get(loop)
-        if found is None:
-            found = self._drained[loop] = isinstance(loop, cst.For) and any(
-                self._waits_by_design(call) and self._unconditional_in(call, loop)
-                for call in cast(list[cst.Call], find_all(loop.body, cst.Call))
-            )
-        return found
-
-    def _waits_by_design(self, call: cst.Call) -> bool:
-        """An array copy of a device tensor to the host, or a distributed barrier."""
-        func = call.func
-        if not isinstance(func, cst.Attribute) or call.args:
-            return False
-        if func.attr.value == "barrier":
-            return self.ctx.symbols.qualname(func) in _BARRIERS
+    def _now_and_then(self, call: cst.Call) -> bool:
+        """The copy runs only on some iterations of its per-batch loop: under a periodic guard
+        (`if i % args.print_freq == 0:`, where the metrics are measured and a timer syncs on
+        purpose), after an early `continue` off the period, or in a helper of the file that
+        only such a guarded call runs. Once every N steps a blocking copy costs nothing per
+        step (judged FPs). Asked of `LoopFacts`: a per-batch loop runs the copy when guards
+        are ignored, and none does when they count."""
+        loops = self.ctx.fact(LoopFacts)
         return (
-            func.attr.value in _ARRAY_COPIES
-            and self._reads_device(call)
-            and self._computed_on_host(call)
+            loops.per_batch_loop(call) is None
+            and loops.per_batch_loop(call, every_iteration=False) is not None
         )
-
-    def _computed_on_host(self, copy: cst.Call) -> bool:
-        """The copy (through `.numpy()`, indexing) is handed straight to a host computation
-        (`intersection_and_union(pred.cpu().numpy(), ...)`, `meter.update(c.cpu())`): the
-        iteration needs it now. Collected into a list for a metric after the loop
-        (`preds.append(p.cpu().numpy())`), or spread by a builtin (`zip(ids, p.tolist())`),
-        the copy could wait until the loop ends (judged TPs: monodepth2, dlwpt-code)."""
-        node: cst.CSTNode = copy
-        for parent in self.ctx.fact(SemanticModel).ancestors(copy):
-            if isinstance(parent, cst.Attribute | cst.Subscript) or (
-                isinstance(parent, cst.Call) and parent.func is node
-            ):  # `.numpy()`, `[:, 0]` on the copy: still the array
-                node = parent
-                continue
-            if not isinstance(parent, cst.Arg):
-                return False
-            call = self.ctx.parents.get(parent)
-            func = call.func if isinstance(call, cst.Call) else None
-            if isinstance(func, cst.Attribute):
-                return func.attr.value not in _COLLECTING
-            return isinstance(func, cst.Name) and func.value not in _BUILTINS
-        return False
-
-    def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
-        """Whether `node` runs once in each iteration of `loop`: it sits in the loop's body
-        with no conditional or repeating construct (`_CONDITIONAL`) between them."""
-        child = node
-        for parent in self.ctx.fact(SemanticModel).ancestors(node):
-            if parent is loop:
-                return child is loop.body
-            if isinstance(parent, _CONDITIONAL):
-                return False
-            child = parent
-        return False
-
-    def _reads_device(self, call: cst.Call) -> bool:
-        """The receiver is a tensor that may live on the device: evidently one, or unknown
-        and not evidently numpy (only tensors and arrays have these methods)."""
-        receiver = call.func.value  # type: ignore[attr-defined]
-        kind = self.ctx.fact(TensorFacts).kind(receiver)
-        if kind is not Kind.UNKNOWN:
-            return kind is Kind.TENSOR
-        return not self.ctx.fact(NumpyProvenance).is_numpy(receiver)
 
     @staticmethod
     def _pins(loaders: DataLoaders, call: cst.Call) -> bool:

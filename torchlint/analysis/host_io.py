@@ -46,18 +46,27 @@ host copy, and takes looks at a value's form (`x.shape`, `len(x)`) as neutral. O
 enough on its own: a size the host must have, to give a buffer its shape (`torch.empty((n,))`,
 `x.new_zeros(n)`), to slice (`buf[:n]`) or to count a `range`: the read cannot be avoided, and
 every other use of the value then reads a host number.
+
+`WaitsByDesign` answers the other side, for the sync rules together: where the code already
+waits for the device on purpose, so that one more read or a blocking copy costs no extra wait.
+Calls of the file's own functions every `return` of which hands back a host copy, and `for`
+loops every iteration of which, outside any branch or inner loop, copies an array to the host
+for a host computation (`metric(pred.cpu().numpy())`) or meets a distributed barrier.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import WRITER_NAME
+from torchlint.analysis.nodes import find_all
+from torchlint.analysis.provenance import NumpyProvenance
+from torchlint.analysis.tensors import Kind, TensorFacts
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -490,3 +499,155 @@ def _root(node: cst.CSTNode) -> cst.Name | None:
     while isinstance(node, cst.Subscript | cst.Attribute):
         node = node.value
     return node if isinstance(node, cst.Name) else None
+
+
+# -- waits by design: where code already waits for the device on purpose ------------------
+# Copies of whole tensors a function may hand back to the host (`.numpy()` of a copy too).
+_RETURNED_COPIES = frozenset({"cpu", "numpy", "tolist"})
+# Array copies of a device tensor to the host in a loop (`.numpy()` alone reads host arrays only).
+_ARRAY_COPIES = frozenset({"tolist", "cpu"})
+_BARRIERS = frozenset({"torch.distributed.barrier"})
+# Where an array copy is only kept or spread, not computed on: no need for it now.
+_COLLECTING = frozenset({"append", "extend", "add", "insert"})
+_SPREADING = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
+# Nodes between a wait and its loop that make the wait conditional or repeated per element:
+# branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
+_CONDITIONAL = (
+    cst.If,
+    cst.Else,
+    cst.IfExp,
+    cst.BooleanOperation,
+    cst.For,
+    cst.While,
+    cst.Try,
+    cst.TryStar,
+    cst.ExceptHandler,
+    cst.Match,
+    cst.CompFor,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.Lambda,
+)
+
+
+class WaitsByDesign:
+    """The host waits for the device that code makes on purpose, which no rewrite removes, via
+    `ctx.fact(WaitsByDesign)`: a read one more sync rule would report is free where such a wait
+    already drains the stream every iteration (TL002 leaves one more read alone, TL102 a copy
+    that has nothing left to overlap). Asked per call or loop, answered once each."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.fact(SemanticModel)
+        self._host_returns: dict[cst.FunctionDef, bool] = {}
+        self._drained: dict[cst.CSTNode, bool] = {}
+
+    # -- a call of the file's own function that hands back host copies --------------------
+    def returns_host_copy(self, call: cst.Call) -> bool:
+        """A call of the file's own function every `return` of which hands back a host copy
+        (`return tensor.detach().cpu()`, `return [t.cpu() for t in tensors]`), or the
+        function's own result over a container's elements (`return type(t)(concat(x) for x in
+        t)`)."""
+        targets = self.scopes.callees.get(call)
+        if not targets or len(targets) != 1:
+            return False
+        (function,) = targets
+        found = self._host_returns.get(function)
+        if found is None:
+            found = self._host_returns[function] = self._copies_to_host(function)
+        return found
+
+    def _copies_to_host(self, function: cst.FunctionDef) -> bool:
+        scopes = self.scopes
+        returns = [n for n in scopes.own_nodes(function) if isinstance(n, cst.Return)]
+        copies = 0
+        for node in returns:
+            value = node.value
+            if isinstance(value, cst.ListComp | cst.GeneratorExp):
+                value = value.elt  # `[t.detach().cpu() for t in tensors]`
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _RETURNED_COPIES
+            ):
+                copies += 1
+            elif value is None or not any(
+                function in scopes.callees.get(c, ())
+                for c in cast("list[cst.Call]", find_all(value, cst.Call))
+            ):
+                return False  # a return that is no copy, nor the function's own result
+        return copies > 0
+
+    # -- a loop each iteration of which drains the stream ---------------------------------
+    def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
+        """Whether every iteration of the `for` loop waits for the device by design in its own
+        body, outside any branch, handler, inner loop or comprehension: an array copied to the
+        host (`pred.cpu().numpy()` for a host metric, `ids.tolist()`) or a
+        `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
+        copy the device is idle (judges reject copies without `non_blocking` there). A scalar
+        read (`meter.update(loss.item())`) is no such wait: it could stay on the device (TL002
+        says so), and once it does the next copy is the step's only sync (judged TPs). A read
+        under a periodic guard or on one rank leaves the other iterations unpaced; reads in
+        the loop's callees are not followed (unknown means no wait)."""
+        found = self._drained.get(loop)
+        if found is None:
+            found = self._drained[loop] = isinstance(loop, cst.For) and any(
+                self._waits_by_design(call) and self._unconditional_in(call, loop)
+                for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
+            )
+        return found
+
+    def _waits_by_design(self, call: cst.Call) -> bool:
+        """An array copy of a device tensor to the host, or a distributed barrier."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or call.args:
+            return False
+        if func.attr.value == "barrier":
+            return self.ctx.symbols.qualname(func) in _BARRIERS
+        return (
+            func.attr.value in _ARRAY_COPIES
+            and self._reads_device(func.value)
+            and self._computed_on_host(call)
+        )
+
+    def _computed_on_host(self, copy: cst.Call) -> bool:
+        """The copy (through `.numpy()`, indexing) is handed straight to a host computation
+        (`intersection_and_union(pred.cpu().numpy(), ...)`, `meter.update(c.cpu())`): the
+        iteration needs it now. Collected into a list for a metric after the loop
+        (`preds.append(p.cpu().numpy())`), or spread by a builtin (`zip(ids, p.tolist())`),
+        the copy could wait until the loop ends (judged TPs: monodepth2, dlwpt-code)."""
+        node: cst.CSTNode = copy
+        for parent in self.scopes.ancestors(copy):
+            if isinstance(parent, cst.Attribute | cst.Subscript) or (
+                isinstance(parent, cst.Call) and parent.func is node
+            ):  # `.numpy()`, `[:, 0]` on the copy: still the array
+                node = parent
+                continue
+            if not isinstance(parent, cst.Arg):
+                return False
+            call = self.ctx.parents.get(parent)
+            func = call.func if isinstance(call, cst.Call) else None
+            if isinstance(func, cst.Attribute):
+                return func.attr.value not in _COLLECTING
+            return isinstance(func, cst.Name) and func.value not in _SPREADING
+        return False
+
+    def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """Whether `node` runs once in each iteration of `loop`: it sits in the loop's body
+        with no conditional or repeating construct (`_CONDITIONAL`) between them."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if parent is loop:
+                return child is loop.body
+            if isinstance(parent, _CONDITIONAL):
+                return False
+            child = parent
+        return False
+
+    def _reads_device(self, receiver: cst.BaseExpression) -> bool:
+        """The receiver is a tensor that may live on the device: evidently one, or unknown
+        and not evidently numpy (only tensors and arrays have these methods)."""
+        kind = self.ctx.fact(TensorFacts).kind(receiver)
+        if kind is not Kind.UNKNOWN:
+            return kind is Kind.TENSOR
+        return not self.ctx.fact(NumpyProvenance).is_numpy(receiver)
