@@ -912,7 +912,11 @@ depends on what the value is for.
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
-        elsewhere = [*self._read_elsewhere(loops, tensors), *self._state_read_elsewhere(loops)]
+        elsewhere = [
+            *self._read_elsewhere(loops, tensors),
+            *self._state_read_elsewhere(loops),
+            *self._read_by_lambda(loops, tensors),
+        ]
         for candidate in [*self.candidates, *elsewhere]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
@@ -1095,6 +1099,36 @@ depends on what the value is for.
             if (self._output_helper(outside) or _decoder(outside)) and loops.evaluates_only(call):
                 continue  # inference handing each batch to a helper that writes or decodes it
             value = next((a.value for a in call.args if self._holds_tensor(a.value, tensors)), None)
+            if value is not None:
+                found.append(_Candidate("callee", call, value))
+        return found
+
+    def _read_by_lambda(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
+        """`to_np(torch.mean(loss))` every step, where the file binds `to_np = lambda x:
+        x.detach().cpu().numpy()` at module level: the lambda reads what it is given at the
+        call, which is where the finding goes (as for a helper of another module)."""
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        for call in self.handed:
+            if not isinstance(call.func, cst.Name):
+                continue
+            bindings = scopes.reaching(call.func)
+            if not (
+                len(bindings) == 1
+                and bindings[0].kind is BindingKind.ASSIGN
+                and isinstance(bindings[0].value, cst.Lambda)
+                and _reads_parameter(bindings[0].value)
+                and loops.per_batch_loop(call, every_update=True) is not None
+            ):
+                continue
+            value = next(
+                (
+                    a.value
+                    for a in call.args
+                    if a.keyword is None and self._holds_tensor(a.value, tensors)
+                ),
+                None,
+            )
             if value is not None:
                 found.append(_Candidate("callee", call, value))
         return found
@@ -1944,6 +1978,24 @@ def _decoder(outside: tuple[str, str | None]) -> bool:
     `tokenizer.decode(ids)`."""
     tokens = set(name_tokens(outside[1] or outside[0].rsplit(".", 1)[-1]))
     return "decode" in tokens and bool(tokens & _TOKEN_WORDS)
+
+
+def _reads_parameter(function: cst.Lambda) -> bool:
+    """`lambda x: x.detach().cpu().numpy()`: a lambda whose body copies or reads one of its
+    parameters on the host (`.item()`, `.cpu()`, `.numpy()`, `.tolist()` in its method chain)."""
+    current: cst.BaseExpression = function.body
+    reads = False
+    while True:
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            reads = reads or current.func.attr.value in _METHODS
+            current = current.func.value
+        elif isinstance(current, cst.Attribute):
+            current = current.value
+        else:
+            break
+    params = function.params
+    names = {p.name.value for p in [*params.posonly_params, *params.params]}
+    return reads and isinstance(current, cst.Name) and current.value in names
 
 
 def _summed_dict(value: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -11,7 +11,9 @@ The classes: a dict whose items the step sums into what it backpropagates
 comprehension over a dict of tensors (`{k: v * w[k] for k, v in losses.items()}`), one of its
 items (`losses["err"]`) and the sum of its values hold tensors too; so does what a helper of
 another module hands back unchanged on one of its paths (`reduce_dict(losses)`, which returns
-the dict itself on one GPU: the project index's `returns_argument`).
+the dict itself on one GPU: the project index's `returns_argument`). A module-level lambda that
+copies its parameter to the host (`to_np = lambda x: x.detach().cpu().numpy()`) syncs where it is
+called, as a helper of another module does.
 """
 
 from __future__ import annotations
@@ -123,6 +125,31 @@ def train(model, loader, opt, weights):
         counts = {"seen": len(x), "steps": 1}
         logger.update(**{k: v * 2 for k, v in counts.items()})
         logger.update(seen=counts["seen"])
+""",
+        },
+    ),
+    Case(
+        "a-lambda-helper-that-copies-to-the-host",
+        {
+            "train.py": """\
+import torch
+
+to_np = lambda x: x.detach().cpu().numpy()
+size = lambda x: x.shape[0]
+
+
+def train(model, loader, opt):
+    losses, norms, sizes = [], [], []
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(to_np(loss))  # TL002: to_np(loss)
+        norms.append(to_np(norm))  # TL002: to_np(norm)
+        sizes.append(size(x))
+    return losses, norms, sizes
 """,
         },
     ),
