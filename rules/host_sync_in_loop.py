@@ -911,7 +911,11 @@ depends on what the value is for.
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
-        elsewhere = [*self._read_elsewhere(loops, tensors), *self._state_read_elsewhere(loops)]
+        elsewhere = [
+            *self._read_elsewhere(loops, tensors),
+            *self._state_read_elsewhere(loops),
+            *self._read_by_lambda(loops, tensors),
+        ]
         for candidate in [*self.candidates, *elsewhere]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not self._syncs(candidate, tensors):
@@ -1066,6 +1070,38 @@ depends on what the value is for.
                 found.append(_Candidate("callee", call, value))
         return found
 
+    def _read_by_lambda(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
+        """`to_np(torch.mean(loss))` every step, where the file binds `to_np = lambda x:
+        x.detach().cpu().numpy()` at module level: the lambda reads what it is given at the
+        call, which is where the finding goes (as for a helper of another module)."""
+        if "lambda" not in self.ctx.source:
+            return []  # most files bind no lambda: no binding of a call's name to look up
+        scopes = self.ctx.fact(SemanticModel)
+        found = []
+        for call in self.handed:
+            if not isinstance(call.func, cst.Name):
+                continue
+            bindings = scopes.reaching(call.func)
+            if not (
+                len(bindings) == 1
+                and bindings[0].kind is BindingKind.ASSIGN
+                and isinstance(bindings[0].value, cst.Lambda)
+                and _reads_parameter(bindings[0].value)
+                and loops.per_batch_loop(call, every_update=True) is not None
+            ):
+                continue
+            value = next(
+                (
+                    a.value
+                    for a in call.args
+                    if a.keyword is None and self._holds_tensor(a.value, tensors)
+                ),
+                None,
+            )
+            if value is not None:
+                found.append(_Candidate("callee", call, value))
+        return found
+
     def _state_read_elsewhere(self, loops: LoopFacts) -> list[_Candidate]:
         """`step = model.get_step()` every batch, where `model` is built from a class of another
         module whose `get_step` returns `self.step.data.item()` of a registered buffer: the
@@ -1190,12 +1226,27 @@ depends on what the value is for.
                 isinstance(e, cst.DictElement) and tensors.kind(e.value) is Kind.TENSOR
                 for e in value.elements
             )
+        if isinstance(value, cst.Subscript):  # `losses["err"]`: an item of a dict of tensors
+            return isinstance(value.value, cst.Name) and self._holds_tensor(
+                value.value, tensors, depth + 1
+            )
+        if isinstance(value, cst.DictComp | cst.Call):
+            return self._comprehends_tensors(value, tensors, depth)
         if not isinstance(value, cst.Name):
             return False
         scopes = self.ctx.fact(SemanticModel)
         if self._value_of_tensors(value, tensors, depth):
             return True
         if self._returned_as_is(value, tensors, depth):
+            return True
+        if any(
+            b.kind is BindingKind.ASSIGN
+            and isinstance(b.value, cst.DictComp | cst.Call)
+            and self._comprehends_tensors(b.value, tensors, depth)
+            for b in scopes.reaching(value)
+        ):
+            return True  # `scaled = {k: v * w[k] for k, v in losses.items()}`
+        if self._items_backpropagated(value):
             return True
         scope = scopes.scope_of(value)
         return any(
@@ -1209,16 +1260,72 @@ depends on what the value is for.
             for target, stored in self.stores
         )
 
+    def _items_backpropagated(self, name: cst.Name) -> bool:
+        """`losses = criterion(out, y)`, then `total = sum(losses[k] * w[k] for k in losses)`
+        and `total.backward()` in the same scope: the dict's items are the losses the step
+        backpropagates, so tensors."""
+        scopes = self.ctx.fact(SemanticModel)
+        for load, parent in self._loads_in_place(name):
+            if not (isinstance(parent, cst.Subscript) and parent.value is load):
+                continue
+            assign = next(
+                (a for a in scopes.ancestors(parent) if isinstance(a, cst.Assign | cst.BaseSuite)),
+                None,
+            )
+            if (
+                isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+                and self._backpropagated(assign.targets[0].target)
+            ):
+                return True
+        return False
+
+    def _comprehends_tensors(
+        self, value: cst.BaseExpression, tensors: TensorFacts, depth: int
+    ) -> bool:
+        """`{k: v * w[k] for k, v in losses.items()}` or `sum(losses.values())`, where `losses`
+        holds tensors: each value computed from one of them (arithmetic keeps a tensor a
+        tensor) is a tensor, and so is their sum."""
+        if isinstance(value, cst.Call):  # `sum(losses.values())`
+            summed = _summed_dict(value)
+            return summed is not None and self._holds_tensor(summed, tensors, depth + 1)
+        if not isinstance(value, cst.DictComp) or value.for_in.inner_for_in is not None:
+            return False
+        loop = value.for_in
+        source = loop.iter
+        if not (
+            isinstance(source, cst.Call)
+            and isinstance(source.func, cst.Attribute)
+            and source.func.attr.value == "items"
+            and not source.args
+            and isinstance(loop.target, cst.Tuple)
+            and len(loop.target.elements) == 2
+            and isinstance(loop.target.elements[1].value, cst.Name)
+        ):
+            return False
+        item = loop.target.elements[1].value.value
+        computed = value.value
+        while isinstance(computed, cst.BinaryOperation):  # `v * w[k]`: the tensor's side
+            computed = computed.left
+        return (
+            isinstance(computed, cst.Name)
+            and computed.value == item
+            and self._holds_tensor(source.func.value, tensors, depth + 1)
+        )
+
     def _returned_as_is(self, name: cst.Name, tensors: TensorFacts, depth: int) -> bool:
-        """`loss_dict_reduced = reduce_loss_dict(loss_dict)`, where the file's helper returns
-        its parameter itself on one path (`if world_size < 2: return loss_dict`): on that path
-        the name holds what was passed, the tensors of `loss_dict`."""
+        """`loss_dict_reduced = reduce_loss_dict(loss_dict)`, where the helper (the file's, or
+        another module's) returns its parameter itself on one path (`if world_size < 2: return
+        loss_dict`): on that path the name holds what was passed, the tensors of `loss_dict`."""
         scopes = self.ctx.fact(SemanticModel)
         for binding in scopes.reaching(name):
             call = binding.value
             if binding.kind is not BindingKind.ASSIGN or not isinstance(call, cst.Call):
                 continue
             functions = scopes.callees.get(call, [])
+            if not functions and self._passes_back_elsewhere(call, tensors, depth):
+                return True
             if len(functions) != 1:
                 continue
             params = functions[0].params
@@ -1234,6 +1341,20 @@ depends on what the value is for.
                 if passed is not None and self._holds_tensor(passed, tensors, depth + 1):
                     return True
         return False
+
+    def _passes_back_elsewhere(self, call: cst.Call, tensors: TensorFacts, depth: int) -> bool:
+        """`utils.reduce_dict(loss_dict)`, where the helper of another module returns its
+        parameter itself on one path (the project index's `returns_argument`): on that path
+        the call gives back the tensors of `loss_dict`."""
+        project = self.ctx.project
+        outside = self.ctx.fact(SemanticModel).outside_callee(call)
+        if project is None or outside is None or outside[1] is not None:
+            return False
+        returned = project.returns_argument(self.ctx.absolute_path, outside[0])
+        if returned is None:
+            return False
+        passed = passed_argument(call, returned[1], returned[0])
+        return passed is not None and self._holds_tensor(passed, tensors, depth + 1)
 
     def _parameter_returned(
         self, returned: cst.Return, function: cst.FunctionDef
@@ -1826,6 +1947,47 @@ def _decoder(outside: tuple[str, str | None]) -> bool:
     `tokenizer.decode(ids)`."""
     tokens = set(name_tokens(outside[1] or outside[0].rsplit(".", 1)[-1]))
     return "decode" in tokens and bool(tokens & _TOKEN_WORDS)
+
+
+def _reads_parameter(function: cst.Lambda) -> bool:
+    """`lambda x: x.detach().cpu().numpy()`: a lambda whose body copies or reads one of its
+    parameters on the host (`.item()`, `.cpu()`, `.numpy()`, `.tolist()` in its method chain)."""
+    current: cst.BaseExpression = function.body
+    reads = False
+    while True:
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            reads = reads or current.func.attr.value in _METHODS
+            current = current.func.value
+        elif isinstance(current, cst.Attribute):
+            current = current.value
+        else:
+            break
+    params = function.params
+    names = {p.name.value for p in [*params.posonly_params, *params.params]}
+    return reads and isinstance(current, cst.Name) and current.value in names
+
+
+def _summed_dict(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`losses` in `sum(losses.values())`: Python's sum of a dict's values, a tensor when they
+    are; None for anything else."""
+    if not (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "sum"
+        and len(value.args) == 1
+        and value.args[0].keyword is None
+        and value.args[0].star == ""
+    ):
+        return None
+    values = value.args[0].value
+    if (
+        isinstance(values, cst.Call)
+        and isinstance(values.func, cst.Attribute)
+        and values.func.attr.value == "values"
+        and not values.args
+    ):
+        return values.func.value
+    return None
 
 
 def _indexed(value: cst.BaseExpression) -> bool:

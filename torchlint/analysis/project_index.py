@@ -104,6 +104,9 @@ class _Summary:
     # `Class.method` that returns a host read of the instance's own buffer or parameter
     # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
     state_reads: frozenset[str] = frozenset()
+    # module-level function -> (position, name) of the parameter it returns unchanged on one
+    # of its paths (`reduce_dict(d)`: `if world_size < 2: return d`)
+    passthrough: dict[str, tuple[int, str]] = field(default_factory=dict)
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
@@ -226,6 +229,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
             summary.state_reads = _state_reading_methods(tree)
+    elif part == "passthrough":
+        summary.passthrough = _passthrough_functions(tree)
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
     elif part == "periodic":
@@ -246,6 +251,7 @@ _PARTS = (
     "scopes",
     "grad_off",
     "syncs",
+    "passthrough",
     "eval_loaders",
     "periodic",
     "forwarding",
@@ -723,6 +729,27 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
                 if _writes_files(member):
                     writers.add(prefix + member.name)
     return frozenset(found), frozenset(writers)
+
+
+def _passthrough_functions(tree: ast.Module) -> dict[str, tuple[int, str]]:
+    """Module-level functions that return one of their positional parameters itself on one of
+    their paths, the parameter never rebound (`def reduce_dict(d): if world_size < 2: return d`):
+    on that path the caller gets back what it passed, tensors included."""
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        positional = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        returned, bound = set(), set()
+        for each in _walk(node):
+            if isinstance(each, ast.Return) and isinstance(each.value, ast.Name):
+                returned.add(each.value.id)
+            elif isinstance(each, ast.Name) and isinstance(each.ctx, ast.Store):
+                bound.add(each.id)
+        kept = [name for name in positional if name in returned and name not in bound]
+        if len(kept) == 1:
+            found[node.name] = (positional.index(kept[0]), kept[0])
+    return found
 
 
 def _state_reading_methods(tree: ast.Module) -> frozenset[str]:
@@ -1235,6 +1262,18 @@ class ProjectIndex:
         source = self._summary(target[0], part="syncs")
         member = f"{target[1]}.{method}" if method else target[1]
         return None if source is None else (source, member)
+
+    def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
+        """The (position, name) of the parameter that the function `name`, as written in `file`
+        and defined in another file of the project, returns unchanged on one of its paths
+        (`utils.reduce_dict(loss_dict)` on one GPU); None when it returns none."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        source = self._summary(target[0], part="passthrough") if target is not None else None
+        if target is None or source is None:
+            return None
+        return source.passthrough.get(target[1])
 
     def reads_own_state(self, file: Path, name: str, method: str) -> bool:
         """Whether the method `method` of the class `name`, as written in `file` and defined in
