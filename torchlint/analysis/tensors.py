@@ -393,7 +393,10 @@ class TensorFacts:
 
     def _binding(self, binding: Binding) -> Kind:
         if binding.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and binding.value is not None:
-            return self.kind(binding.value)
+            found = self.kind(binding.value)
+            if found is Kind.UNKNOWN and isinstance(binding.node, cst.AnnAssign):
+                return self._annotated(binding.node.annotation)  # `loss: Tensor = a + b`
+            return found
         if binding.kind is BindingKind.UNPACK and binding.value is not None:
             whole = self.kind(binding.value)  # `_, pred = torch.max(out, 1)`, `out, h = model(x)`
             if whole in (Kind.TENSOR, Kind.HOST_TENSOR):

@@ -1,0 +1,197 @@
+"""TL002 recall in-file: per-batch loops the loop facts did not see, and tensors the author typed.
+
+Each case is a small project of its own, checked once by the installed `torchlint` command and
+marked as in `test_production_cases.py`: a line ending in `# TL002: text` expects a finding on
+that line at the column where `text` starts, and every other TL002 finding is a failure.
+
+The classes, each from production code judges labelled as missed:
+- an evaluation loop over a range that steps by a batch size (`range(0, n, batch_size)`) runs
+  once per batch, like a loop over a loader;
+- a loop that fetches its batch inside a `with torch.no_grad():` or `try:` block at the top of
+  its body (`batch = next(it)` under `try`, `StopIteration` restarting the iterator) is a
+  per-batch loop too, as one that fetches it as its first statement is;
+- a range bounded by a count of iterations in each epoch (`total_it_each_epoch`) iterates steps,
+  not epochs, as `steps_per_epoch` does;
+- a loop whose target is named `batch` iterates batches, whatever its iterable is called
+  (`for i, batch in enumerate(gen_val):` over a loader handed in by another module);
+- optimizers stepped in a loop over them (`for opt in optimizers.values(): opt.step()`) make
+  one update: a periodic guard whose branch calls the function that does so is gradient
+  accumulation, and what that function runs (a per-parameter finiteness test) runs every update;
+- a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does.
+
+Precision: a range stepping by another step (`range(0, n, 2)`), a loop over files whose target
+is `batch_file`, and an annotated `float` stay silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects, shown
+
+CASES = [
+    Case(
+        "range-by-batch-size",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def evaluate(net, data, labels, batch_size, device):
+    total = 0.0
+    order = np.random.permutation(len(data))
+    for start in range(0, len(order), batch_size):
+        with torch.no_grad():
+            inds = order[start:start + batch_size]
+            x = torch.from_numpy(data[inds]).to(device)
+            y = torch.from_numpy(labels[inds]).to(device)
+            loss = ((net(x) - y) ** 2).mean()
+            total += loss.item()  # TL002: loss.item()
+    for start in range(0, len(order), 2):
+        x = torch.from_numpy(data[start]).to(device)
+        total += net(x).sum().item()
+    return total
+""",
+        },
+    ),
+    Case(
+        "batch-fetched-in-a-block",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer, start_it, total_it_each_epoch, meter, rank):
+    it = iter(loader)
+    for cur_it in range(start_it, total_it_each_epoch):
+        try:
+            batch = next(it)
+        except StopIteration:
+            it = iter(loader)
+            batch = next(it)
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        if rank == 0:
+            meter.update(loss.item())  # TL002: loss.item()
+
+
+def evaluate(model, get_batch, steps):
+    total = 0.0
+    for step in range(steps):
+        with torch.no_grad():
+            x, y = get_batch("val")
+            loss = model(x.cuda(), y.cuda())
+        total += loss.item()  # TL002: loss.item()
+    return total
+""",
+        },
+    ),
+    Case(
+        "loop-target-named-batch",
+        {
+            "utils_fit.py": """\
+import torch
+
+
+def fit_one_epoch(model, yolo_loss, gen_val, epoch_step_val, local_rank):
+    val_loss = 0
+    model.eval()
+    for iteration, batch in enumerate(gen_val):
+        if iteration >= epoch_step_val:
+            break
+        images, boxes = batch[0], batch[1]
+        with torch.no_grad():
+            images = images.cuda(local_rank)
+            boxes = boxes.cuda(local_rank)
+            loss_value = yolo_loss(model(images), boxes)
+        val_loss += loss_value.item()  # TL002: loss_value.item()
+    return val_loss
+
+
+def read_files(model, batch_files):
+    sizes = []
+    for batch_file in batch_files:
+        x = torch.load(batch_file).cuda()
+        sizes.append(model(x).sum().item())
+    return sizes
+""",
+        },
+    ),
+    Case(
+        "annotated-tensor-local",
+        {
+            "learner.py": """\
+import torch
+from torch import Tensor
+
+
+class Learner:
+    def train(self, loader, losses: list):
+        self.model.cuda()
+        for batch_num, mb in enumerate(loader):
+            mb = mb.cuda()
+            policy_loss, value_loss = self.losses(mb)
+            actor_loss: Tensor = policy_loss + value_loss
+            losses[batch_num] = float(actor_loss)  # TL002: float(actor_loss)
+            rate: float = self.rate + 1
+            losses[batch_num] += float(rate)
+            loss = actor_loss + self.critic_loss(mb)
+            loss.backward()
+            self.optimizer.step()
+""",
+        },
+    ),
+    Case(
+        "optimizers-stepped-in-a-loop-over-them",
+        {
+            "brain.py": """\
+import torch
+
+
+class Brain:
+    def fit(self, loader):
+        self.modules.cuda()
+        for i, batch in enumerate(loader):
+            loss = self.modules(batch.cuda()).mean()
+            (loss / self.accumulation).backward()
+            if (i + 1) % self.accumulation == 0:
+                self.optimizers_step()
+
+    def optimizers_step(self):
+        if self.skip_nonfinite_grads:
+            self.check_gradients()
+        for opt in self.optimizers.values():
+            opt.step()
+            opt.zero_grad()
+
+    def check_gradients(self):
+        for param in self.modules.parameters():
+            if param.grad is not None:
+                if not torch.isfinite(param.grad).all():  # TL002: torch.isfinite(param.grad).all()
+                    param.grad = None
+""",
+        },
+    ),
+]
+
+# Each case pins TL002 alone.
+CASES = [replace(case, rules=("TL002",)) for case in CASES]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Every case in its own project folder, all checked in one run."""
+    return check_projects(Path(tmp_path_factory.mktemp("host_sync_batch_loops")), CASES)
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_host_sync_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
