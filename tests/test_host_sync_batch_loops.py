@@ -17,6 +17,8 @@ The classes, each from production code judges labelled as missed:
 - optimizers stepped in a loop over them (`for opt in optimizers.values(): opt.step()`) make
   one update: a periodic guard whose branch calls the function that does so is gradient
   accumulation, and what that function runs (a per-parameter finiteness test) runs every update;
+- `torch.tensor(t)` of a device tensor copies it on its device (`torch.tensor(grad_norm).item()`
+  of a `clip_grad_norm_` result syncs), while `torch.tensor(3.0)` is built on the CPU;
 - a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does.
 
 Precision: a range stepping by another step (`range(0, n, 2)`), a loop over files whose target
@@ -173,6 +175,25 @@ class Brain:
             if param.grad is not None:
                 if not torch.isfinite(param.grad).all():  # TL002: torch.isfinite(param.grad).all()
                     param.grad = None
+""",
+        },
+    ),
+    Case(
+        "tensor-of-a-device-tensor",
+        {
+            "ppo.py": """\
+import torch
+
+
+def optimize(agent, loader, optimizer, info):
+    agent.cuda()
+    for x in loader:
+        loss = agent(x.cuda()).mean()
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(agent.parameters(), 1.0)
+        optimizer.step()
+        info.append(torch.tensor(grad_norm).item())  # TL002: torch.tensor(grad_norm).item()
+        info.append(torch.as_tensor(3.0).item())
 """,
         },
     ),

@@ -584,6 +584,10 @@ class TensorFacts:
             device = next(
                 (a.value for a in node.args if a.keyword and a.keyword.value == "device"), None
             )
+            if device is None and name in ("tensor", "as_tensor"):
+                data = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+                if data is not None and self.kind(data) is Kind.TENSOR:
+                    return Kind.TENSOR  # `torch.tensor(grad_norm)`: a copy on the data's device
             return (
                 Kind.TENSOR
                 if device is not None and self.loops.is_device_like(device)
