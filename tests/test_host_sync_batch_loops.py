@@ -19,6 +19,9 @@ The classes, each from production code judges labelled as missed:
   accumulation, and what that function runs (a per-parameter finiteness test) runs every update;
 - `torch.tensor(t)` of a device tensor copies it on its device (`torch.tensor(grad_norm).item()`
   of a `clip_grad_norm_` result syncs), while `torch.tensor(3.0)` is built on the CPU;
+- what a helper of the file returns after backpropagating it (`loss =
+  self.backward_propagate(loss, step)` returning its `loss`) is a loss, so a tensor: formatted
+  into the progress bar each batch, it syncs;
 - a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does.
 
 Precision: a range stepping by another step (`range(0, n, 2)`), a loop over files whose target
@@ -194,6 +197,37 @@ def optimize(agent, loader, optimizer, info):
         optimizer.step()
         info.append(torch.tensor(grad_norm).item())  # TL002: torch.tensor(grad_norm).item()
         info.append(torch.as_tensor(3.0).item())
+""",
+        },
+    ),
+    Case(
+        "loss-returned-by-a-backward-helper",
+        {
+            "train.py": """\
+import torch
+
+
+class Trainer:
+    def train(self, loader, bar):
+        self.model.cuda()
+        loss = 0
+        for step, batch in enumerate(loader):
+            bar.set_description(f"step {loss:.4f}")  # TL002: loss
+            logits = self.model(batch.cuda())
+            loss = self.backward_propagate(logits.mean(), step)
+            total = self.count(logits)
+            bar.set_postfix(f"{total}")
+
+    def backward_propagate(self, loss, step):
+        loss = loss / self.accumulation
+        loss.backward()
+        if step % self.accumulation == 0:
+            self.optimizer.step()
+        return loss
+
+    def count(self, logits):
+        logits.sum().backward()
+        return 3
 """,
         },
     ),
