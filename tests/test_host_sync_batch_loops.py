@@ -19,6 +19,9 @@ The classes, each from production code judges labelled as missed:
   accumulation, and what that function runs (a per-parameter finiteness test) runs every update;
 - `torch.tensor(t)` of a device tensor copies it on its device (`torch.tensor(grad_norm).item()`
   of a `clip_grad_norm_` result syncs), while `torch.tensor(3.0)` is built on the CPU;
+- a loop over epochs that steps the optimizer in its own body, with no loop over batches in
+  it, is full-batch training (a whole graph each step): each epoch is one step, and a read in
+  it syncs every step; an epoch loop around a per-batch loop stays a loop of epochs;
 - what a helper of the file returns after backpropagating it (`loss =
   self.backward_propagate(loss, step)` returning its `loss`) is a loss, so a tensor: formatted
   into the progress bar each batch, it syncs;
@@ -228,6 +231,33 @@ class Trainer:
     def count(self, logits):
         logits.sum().backward()
         return 3
+""",
+        },
+    ),
+    Case(
+        "full-graph-training-steps-each-epoch",
+        {
+            "main.py": """\
+import torch
+from tqdm import tqdm
+
+
+def pretrain(model, graph, feat, optimizer, max_epoch, device, loader):
+    x = feat.to(device)
+    model.to(device)
+    epoch_iter = tqdm(range(max_epoch))
+    for epoch in epoch_iter:
+        loss = model(graph, x)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        epoch_iter.set_description(f"epoch {epoch}: {loss.item():.4f}")  # TL002: loss.item()
+    for epoch in range(max_epoch):
+        for batch in loader:
+            loss = model(graph, batch.to(device))
+            loss.backward()
+            optimizer.step()
+        print(loss.item())
 """,
         },
     ),

@@ -267,7 +267,7 @@ class LoopFacts:
         candidates = {
             loop
             for loop in self.scopes.loops
-            if not self.is_epoch_loop(loop)
+            if (not self.is_epoch_loop(loop) or loop in self._direct_step)
             and not _runs_once(loop)
             and not (_few_iterations(loop) and loop not in self._stepping)
             and (
@@ -281,6 +281,9 @@ class LoopFacts:
         if candidates:  # a library module's `__main__` demo trains nothing per batch
             demo = self.ctx.fact(LibraryDemo)
             candidates = {loop for loop in candidates if not demo.runs_only_in_demo(loop)}
+        # A loop over epochs that steps the optimizer in its own body trains on the whole data
+        # each step (a graph, a small table): each epoch is one batch, unless a per-batch loop
+        # runs inside it (below).
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
