@@ -1367,7 +1367,11 @@ depends on what the value is for.
         the previous step's tensor, though textual order (`SemanticModel.reaching`) sees only
         the `loss = 0` before the loop."""
         value = candidate.value
-        if not isinstance(value, cst.Name) or not isinstance(loop, cst.For | cst.While):
+        if (
+            candidate.kind == "condition"  # `if not probas: probas = vals`: a first-time test
+            or not isinstance(value, cst.Name)
+            or not isinstance(loop, cst.For | cst.While)
+        ):
             return False
         scopes = self.ctx.fact(SemanticModel)
         at = scopes.order.get(value, -1)

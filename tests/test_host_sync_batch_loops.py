@@ -12,8 +12,10 @@ The classes, each from production code judges labelled as missed:
   per-batch loop too, as one that fetches it as its first statement is;
 - a range bounded by a count of iterations in each epoch (`total_it_each_epoch`) iterates steps,
   not epochs, as `steps_per_epoch` does;
-- a loop whose target is named `batch` iterates batches, whatever its iterable is called
-  (`for i, batch in enumerate(gen_val):` over a loader handed in by another module);
+- a loop whose target is named `batch` over a parameter iterates batches, whatever the
+  parameter is called (`for i, batch in enumerate(gen_val):` over a loader another module
+  hands in), though not over an iterable the function builds itself (`np.array_split(x, 64)`,
+  a progress wrapper);
 - optimizers stepped in a loop over them (`for opt in optimizers.values(): opt.step()`) make
   one update: a periodic guard whose branch calls the function that does so is gradient
   accumulation, and what that function runs (a per-parameter finiteness test) runs every update;
@@ -28,7 +30,8 @@ The classes, each from production code judges labelled as missed:
 - a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does.
 
 Precision: a range stepping by another step (`range(0, n, 2)`), a loop over files whose target
-is `batch_file`, and an annotated `float` stay silent.
+is `batch_file`, an annotated `float`, and a first-time test at the top of the loop (`if not
+first: first = logits`) stay silent.
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ def evaluate(model, get_batch, steps):
         "loop-target-named-batch",
         {
             "utils_fit.py": """\
+import numpy as np
 import torch
 
 
@@ -126,6 +130,15 @@ def read_files(model, batch_files):
         x = torch.load(batch_file).cuda()
         sizes.append(model(x).sum().item())
     return sizes
+
+
+def chunks(model, states, log_progress):
+    means = []
+    for batch in np.array_split(states, 64):
+        means.append(model(torch.tensor(batch).cuda()).mean().item())
+    for batch in log_progress("generate", states):
+        means.append(model(batch.cuda()).mean().item())
+    return means
 """,
         },
     ),
@@ -213,13 +226,15 @@ import torch
 class Trainer:
     def train(self, loader, bar):
         self.model.cuda()
-        loss = 0
+        loss, first = 0, []
         for step, batch in enumerate(loader):
             bar.set_description(f"step {loss:.4f}")  # TL002: loss
             logits = self.model(batch.cuda())
             loss = self.backward_propagate(logits.mean(), step)
             total = self.count(logits)
             bar.set_postfix(f"{total}")
+            if not first:
+                first = logits
 
     def backward_propagate(self, loss, step):
         loss = loss / self.accumulation

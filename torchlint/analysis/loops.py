@@ -275,7 +275,7 @@ class LoopFacts:
                 or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
                 or self._fetches_batches(loop)
                 or self._over_batch_numbers(loop)
-                or _targets_a_batch(loop)
+                or self._batches_handed_in(loop)
             )
         }
         if candidates:  # a library module's `__main__` demo trains nothing per batch
@@ -313,6 +313,20 @@ class LoopFacts:
                 ):
                     return True
         return False
+
+    def _batches_handed_in(self, loop: Loop) -> bool:
+        """`for i, batch in enumerate(gen_val):` over a parameter: a loader another module hands
+        in, which this file cannot name, and whose elements the author calls batches. An
+        iterable the function builds itself (`lp = self.log_progress(...)`, `np.array_split(x,
+        64)`) says what it is where it is built, and a generation or chunking loop is not
+        taken for one over batches on the strength of its target's name."""
+        if not isinstance(loop, cst.For) or not _targets_a_batch(loop):
+            return False
+        iterable = unwrap_iterable(loop.iter)
+        if len(iterable) != 1 or not isinstance(iterable[0], cst.Name):
+            return False
+        bindings = self.scopes.reaching(iterable[0])
+        return bool(bindings) and all(b.kind is BindingKind.PARAM for b in bindings)
 
     def _over_batch_numbers(self, loop: Loop) -> bool:
         """A `range` loop over batches: bounded by a count of batches (`for index in
@@ -1643,11 +1657,9 @@ def _top_statements(loop: Loop) -> Iterator[cst.SimpleStatementLine]:
             yield statement
 
 
-def _targets_a_batch(loop: Loop) -> bool:
+def _targets_a_batch(loop: cst.For) -> bool:
     """`for batch in ...:`, `for i, batch in enumerate(gen_val):`: the author names what each
-    iteration takes a batch, whatever the iterable is called (a loader another module hands in)."""
-    if not isinstance(loop, cst.For):
-        return False
+    iteration takes a batch."""
     target: cst.BaseExpression = loop.target
     if isinstance(target, cst.Tuple) and len(target.elements) == 2:
         target = target.elements[1].value  # the element of `enumerate(...)`
