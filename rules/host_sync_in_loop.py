@@ -795,6 +795,7 @@ depends on what the value is for.
         self.asked: list[cst.Call] = []  # `obj.method()` without arguments
         self.has_loops = False  # no loop, no per-batch loop: the facts need not be built
         self.stores: list[tuple[cst.Name, cst.BaseExpression]] = []  # `d[k] = v`: (d, v)
+        self._backprop_asked: set[cst.FunctionDef] = set()  # `_returns_backpropagated` in progress
 
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -918,7 +919,9 @@ depends on what the value is for.
         ]
         for candidate in [*self.candidates, *elsewhere]:
             loop = loops.per_batch_loop(candidate.node, every_update=True)
-            if loop is None or not self._syncs(candidate, tensors):
+            if loop is None or not (
+                self._syncs(candidate, tensors) or self._carried_tensor(candidate, loop, tensors)
+            ):
                 continue
             if borrowed and not isinstance(loop, cst.FunctionDef):
                 continue  # a loop of this file's own, which puts nothing on a device
@@ -1428,7 +1431,8 @@ depends on what the value is for.
         if not loads or not isinstance(value, cst.Name):
             return False
         scopes = self.ctx.fact(SemanticModel)
-        held = {id(b.node) for b in scopes.reaching(value)}  # `for key, loss in logs.items()`
+        reaching = scopes.reaching(value)
+        held = {id(b.node) for b in reaching}  # `for key, loss in logs.items()`
         backprop = self.ctx.fact(Backprop)  # after `accelerator.backward(loss)` holds floats
         return any(
             carrier in loads and {id(b.node) for b in scopes.reaching(carrier)} & held
@@ -1436,7 +1440,56 @@ depends on what the value is for.
             for target in targets
             for carrier in backprop.carriers(target)
             if isinstance(carrier, cst.Name)
+        ) or any(
+            b.kind is BindingKind.ASSIGN
+            and isinstance(b.value, cst.Call)
+            and self._returns_backpropagated(b.value)
+            for b in reaching
         )
+
+    def _carried_tensor(
+        self, candidate: _Candidate, loop: cst.CSTNode, tensors: TensorFacts
+    ) -> bool:
+        """`bar.set_description(f"{loss:.4f}")` at the top of a per-batch loop whose body binds
+        `loss` to the step's loss further down: from the second iteration on, the name holds
+        the previous step's tensor, though textual order (`SemanticModel.reaching`) sees only
+        the `loss = 0` before the loop."""
+        value = candidate.value
+        if (
+            candidate.kind == "condition"  # `if not probas: probas = vals`: a first-time test
+            or not isinstance(value, cst.Name)
+            or not isinstance(loop, cst.For | cst.While)
+        ):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        at = scopes.order.get(value, -1)
+        return any(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and scopes.order.get(b.node, -1) > at
+            and scopes.is_ancestor(loop.body, b.node)
+            and (
+                tensors.kind(b.value) is Kind.TENSOR
+                or (isinstance(b.value, cst.Call) and self._returns_backpropagated(b.value))
+            )
+            for b in scopes.all_bindings(value)
+        )
+
+    def _returns_backpropagated(self, call: cst.Call) -> bool:
+        """`loss = self.backward_propagate(loss, step)`, a function of the file every `return`
+        of which hands back a name it backpropagated (`loss.backward()` then `return loss`):
+        the caller's name holds that loss."""
+        targets = self.ctx.fact(SemanticModel).callees.get(call)
+        if not targets or len(targets) != 1 or targets[0] in self._backprop_asked:
+            return False
+        self._backprop_asked.add(targets[0])  # a recursive helper answers no
+        try:
+            returned = [r.value for r in own_returns(targets[0])]
+            return bool(returned) and all(
+                isinstance(r, cst.Name) and self._backpropagated(r) for r in returned
+            )
+        finally:
+            self._backprop_asked.discard(targets[0])
 
     def _syncs(self, candidate: _Candidate, tensors: TensorFacts) -> bool:
         if candidate.kind in ("callee", "state"):

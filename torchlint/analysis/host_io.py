@@ -27,7 +27,9 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
 
 - text made of token ids (`tokenizer.decode(ids)`, `batch_decode`);
 - a figure matplotlib draws (`plt.imshow(image)`);
-- a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`);
+- a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`),
+  or a slot of host tensors the code allocated for each batch's result (`outs[j] = y.cpu()`
+  where `outs` holds only `torch.zeros(...)` built without a device: layer-by-layer offloading);
 - a test whose branch leaves the loop or the program (`raise`, `break`, `sys.exit`, a
   `return` out of a loop): control flow that needs the value now. A branch that only skips
   the batch, picks a value or picks this step's path (`return` from a step function), and a
@@ -338,7 +340,62 @@ class HostWrites:
             return self._augmented(parent, node, depth, calls)
         if isinstance(parent, cst.Element) and parent.value is node:
             return self._unpacked(parent, depth, calls)
+        if (
+            isinstance(parent, cst.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and self._host_buffer_slot(parent.targets[0].target)
+        ):
+            return self._end()
         return None
+
+    def _host_buffer_slot(self, target: cst.BaseExpression) -> bool:
+        """`outs[j]` where `outs` is a list the function filled with tensors it allocated on
+        the host (`outs.append(torch.zeros(shape, dtype=dtype))`, no device) and binds only to
+        such lists (`inps, outs = outs, inps` between layers): host memory planned for each
+        batch's result, where layer-by-layer offloading keeps what the device cannot hold."""
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return False
+        return self._host_buffer(target.value, set())
+
+    def _host_buffer(self, name: cst.Name, seen: set[str]) -> bool:
+        if name.value in seen:
+            return True  # the other side of a swap, asked already
+        seen.add(name.value)
+        scope = self.scopes.scope_of(name)
+        bindings = self.scopes.all_bindings(name)
+        if not bindings or not all(self._buffer_binding(b, seen) for b in bindings):
+            return False
+        appended = [
+            call
+            for read in self.scopes.loads[scope].get(name.value, [])
+            for attribute in [self.scopes.parents.get(read)]
+            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append"
+            for call in [self.scopes.parents.get(attribute)]
+            if isinstance(call, cst.Call)
+        ]
+        return bool(appended) and all(
+            len(call.args) == 1 and self._host_allocation(call.args[0].value) for call in appended
+        )
+
+    def _buffer_binding(self, binding: Binding, seen: set[str]) -> bool:
+        """`outs = []` (filled by appends; the model binds each side of `inps, outs = [], []`
+        to its element), or the other buffer of a swap (`inps, outs = outs, inps`)."""
+        value = binding.value
+        if binding.kind is not BindingKind.ASSIGN:
+            return False
+        if isinstance(value, cst.List):
+            return not value.elements
+        return isinstance(value, cst.Name) and self._host_buffer(value, seen)
+
+    def _host_allocation(self, value: cst.BaseExpression) -> bool:
+        """`torch.zeros(shape, dtype=...)`: a tensor allocated on the host (no device given)."""
+        return (
+            isinstance(value, cst.Call)
+            and (self.symbols.qualname(value.func) or "").rpartition(".")[::2]
+            in (("torch", n) for n in _SHAPED)
+            and not any(a.keyword is not None and a.keyword.value == "device" for a in value.args)
+        )
 
     def _augmented(
         self, aug: cst.AugAssign, node: cst.CSTNode, depth: int, calls: tuple[cst.Call, ...]

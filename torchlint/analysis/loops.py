@@ -26,6 +26,8 @@ from torchlint.analysis.frameworks import may_drive_steps
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.names import (
     BATCH_COUNT_NAME,
+    BATCH_NAME,
+    BATCH_SIZE_NAME,
     COUNTER_NAME,
     SETTINGS_NAMES,
     STEP_COUNT_PARAMETER,
@@ -40,6 +42,7 @@ from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from torchlint.analysis.context import FileContext
@@ -230,12 +233,10 @@ class LoopFacts:
         `self.update_actor(...)`, each stepping its own optimizer, once per call)."""
         found: set[cst.FunctionDef] = set()
         for call in self.scopes.calls:
-            owner = self._owner(call)
-            if (
-                isinstance(owner, cst.FunctionDef)
-                and self._is_step_call(call)
-                and _last(call.func) == "step"
-            ):
+            if not self._is_step_call(call) or _last(call.func) != "step":
+                continue
+            owner = self._step_owner(call)
+            if isinstance(owner, cst.FunctionDef):
                 found.add(owner)
         calling = [
             (owner, callees)
@@ -266,7 +267,7 @@ class LoopFacts:
         candidates = {
             loop
             for loop in self.scopes.loops
-            if not self.is_epoch_loop(loop)
+            if (not self.is_epoch_loop(loop) or loop in self._direct_step)
             and not _runs_once(loop)
             and not (_few_iterations(loop) and loop not in self._stepping)
             and (
@@ -274,11 +275,15 @@ class LoopFacts:
                 or (isinstance(loop, cst.For) and self.is_loader_like(loop.iter))
                 or self._fetches_batches(loop)
                 or self._over_batch_numbers(loop)
+                or self._batches_handed_in(loop)
             )
         }
         if candidates:  # a library module's `__main__` demo trains nothing per batch
             demo = self.ctx.fact(LibraryDemo)
             candidates = {loop for loop in candidates if not demo.runs_only_in_demo(loop)}
+        # A loop over epochs that steps the optimizer in its own body trains on the whole data
+        # each step (a graph, a small table): each epoch is one batch, unless a per-batch loop
+        # runs inside it (below).
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
@@ -290,12 +295,11 @@ class LoopFacts:
         }
 
     def _fetches_batches(self, loop: Loop) -> bool:
-        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`.
-        Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
+        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`,
+        also as the first work of a block there (`try: batch = next(it)` restarting the iterator on
+        `StopIteration`, `with torch.no_grad(): x, y = get_batch("val")`). Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
         x = next(dl)`): its iterations are datasets."""
-        for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
+        for statement in _top_statements(loop):
             for small in statement.body:
                 value = small.value if isinstance(small, cst.Assign) else None
                 if not isinstance(value, cst.Call):
@@ -309,6 +313,20 @@ class LoopFacts:
                 ):
                     return True
         return False
+
+    def _batches_handed_in(self, loop: Loop) -> bool:
+        """`for i, batch in enumerate(gen_val):` over a parameter: a loader another module hands
+        in, which this file cannot name, and whose elements the author calls batches. An
+        iterable the function builds itself (`lp = self.log_progress(...)`, `np.array_split(x,
+        64)`) says what it is where it is built, and a generation or chunking loop is not
+        taken for one over batches on the strength of its target's name."""
+        if not isinstance(loop, cst.For) or not _targets_a_batch(loop):
+            return False
+        iterable = unwrap_iterable(loop.iter)
+        if len(iterable) != 1 or not isinstance(iterable[0], cst.Name):
+            return False
+        bindings = self.scopes.reaching(iterable[0])
+        return bool(bindings) and all(b.kind is BindingKind.PARAM for b in bindings)
 
     def _over_batch_numbers(self, loop: Loop) -> bool:
         """A `range` loop over batches: bounded by a count of batches (`for index in
@@ -326,6 +344,8 @@ class LoopFacts:
         stop = bounds[0] if len(bounds) == 1 else bounds[1]
         if BATCH_COUNT_NAME.search((_last(stop) or "").lower()):
             return True
+        if len(bounds) == 3 and BATCH_SIZE_NAME.search((_last(bounds[2]) or "").lower()):
+            return True  # `range(0, n, batch_size)`: each iteration starts a batch
         return self._feeds_slices(loop) or _over_dataset_samples(loop, stop)
 
     def _feeds_slices(self, loop: cst.For) -> bool:
@@ -449,7 +469,7 @@ class LoopFacts:
             is_step = self._is_step_call(call)
             if not is_step and call not in self.scopes.callees:
                 continue
-            owner = self._owner(call)
+            owner = self._step_owner(call) if is_step else self._owner(call)
             if owner is None:
                 continue
             if is_step:
@@ -479,6 +499,15 @@ class LoopFacts:
 
     def _calls_any(self, calls: list[cst.Call], functions: set[cst.CSTNode]) -> bool:
         return any(f in functions for call in calls for f in self.scopes.callees.get(call, ()))
+
+    def _step_owner(self, call: cst.Call) -> cst.CSTNode | None:
+        """The owner (`_owner`) of an optimizer step, past loops over optimizers: `for opt in
+        self.optimizers.values(): opt.step()` is one update of the function that runs it, not
+        a loop of updates."""
+        owner = self._owner(call)
+        while isinstance(owner, cst.For) and _over_optimizers(owner):
+            owner = self._owner(owner)
+        return owner
 
     def _owner(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost loop whose iterations, or function whose calls, evaluate `node`."""
@@ -1600,6 +1629,41 @@ def _calls_method(call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef
         and func.attr.value == function.name.value
         and is_name(func.value, owner.name.value)
     )
+
+
+def _over_optimizers(loop: cst.For) -> bool:
+    """`for opt in optimizers:`, `for name, opt in self.optimizers.items():`: each iteration
+    takes an optimizer (the target or the iterable is named like one)."""
+    names = [n.value for n in _names_in(loop.target)]
+    iterable = unwrap_iterable(loop.iter)
+    if len(iterable) == 1:
+        inner = iterable[0]
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+            inner = inner.func.value  # `optimizers.values()`
+        names.append(_last(inner) or "")
+    return any(is_optimizer_name(name) for name in names if name)
+
+
+def _top_statements(loop: Loop) -> Iterator[cst.SimpleStatementLine]:
+    """The simple statements of a loop's body, and those of the `with` and `try` blocks that
+    stand directly in it: where a loop fetches its batch."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.With | cst.Try) and isinstance(
+            statement.body, cst.IndentedBlock
+        ):
+            yield from (s for s in statement.body.body if isinstance(s, cst.SimpleStatementLine))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            yield statement
+
+
+def _targets_a_batch(loop: cst.For) -> bool:
+    """`for batch in ...:`, `for i, batch in enumerate(gen_val):`: the author names what each
+    iteration takes a batch."""
+    target: cst.BaseExpression = loop.target
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value  # the element of `enumerate(...)`
+    return isinstance(target, cst.Name) and BATCH_NAME.search(target.value.lower()) is not None
 
 
 def _runs_once(loop: Loop) -> bool:

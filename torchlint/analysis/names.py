@@ -109,6 +109,14 @@ BATCH_COUNT_NAME = re.compile(
     r"^(n|num|number|total)_?(train_|val_|test_|eval_)?batch(es)?$|^batch(es)?_?(count|num|number|total)$"
 )
 
+# A batch's size (lower-cased), the step of a range over batch starts: `range(0, n, batch_size)`,
+# `range(0, n, bs)`; each iteration of such a loop takes one batch.
+BATCH_SIZE_NAME = re.compile(r"^(train_|val_|test_|eval_)?(batch_?size|bs|batchsize)$")
+
+# What a loop target holding one batch is called (`for i, batch in enumerate(gen_val):`): the
+# author says the iterable yields batches, whatever the iterable is called.
+BATCH_NAME = re.compile(r"^(mini_?)?batch(_data)?$")
+
 
 # Functions named as a program's entry: they run once per run (`main()` under `__main__`).
 RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
@@ -121,8 +129,9 @@ LOADER_NAME = re.compile(
 
 
 # Names of epochs (`epoch`, `n_epochs`, `EPOCHS`), whose loops run whole passes over the data;
-# not a count of steps within one (`steps_per_epoch`, `iter_in_epoch`), which counts batches.
-EPOCH_NAME = re.compile(r"(?<!per_)(?<!per)(?<!in_)epoch", re.IGNORECASE)
+# not a count of steps within one (`steps_per_epoch`, `iter_in_epoch`, `total_it_each_epoch`),
+# which counts batches.
+EPOCH_NAME = re.compile(r"(?<!per_)(?<!per)(?<!in_)(?<!each_)epoch", re.IGNORECASE)
 
 
 # What a collection of loaders keyed by split is called (lower-cased): `self.data_loader["train"]`,

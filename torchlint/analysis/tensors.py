@@ -393,7 +393,10 @@ class TensorFacts:
 
     def _binding(self, binding: Binding) -> Kind:
         if binding.kind in (BindingKind.ASSIGN, BindingKind.AUGMENT) and binding.value is not None:
-            return self.kind(binding.value)
+            found = self.kind(binding.value)
+            if found is Kind.UNKNOWN and isinstance(binding.node, cst.AnnAssign):
+                return self._annotated(binding.node.annotation)  # `loss: Tensor = a + b`
+            return found
         if binding.kind is BindingKind.UNPACK and binding.value is not None:
             whole = self.kind(binding.value)  # `_, pred = torch.max(out, 1)`, `out, h = model(x)`
             if whole in (Kind.TENSOR, Kind.HOST_TENSOR):
@@ -581,6 +584,10 @@ class TensorFacts:
             device = next(
                 (a.value for a in node.args if a.keyword and a.keyword.value == "device"), None
             )
+            if device is None and name in ("tensor", "as_tensor"):
+                data = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+                if data is not None and self.kind(data) is Kind.TENSOR:
+                    return Kind.TENSOR  # `torch.tensor(grad_norm)`: a copy on the data's device
             return (
                 Kind.TENSOR
                 if device is not None and self.loops.is_device_like(device)
