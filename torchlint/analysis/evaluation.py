@@ -1079,9 +1079,7 @@ class Evaluation(Shared):
     def _returns_only_values(self, function: cst.FunctionDef) -> bool:
         """Whether `function` returns, and every return gives Python values (`.item()`, `float(...)`, tuples of them)."""
         if function not in self._value_returners:
-            returns = [
-                node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)
-            ]
+            returns = [node for node in self.model.own_nodes(function) if type(node) is cst.Return]
             self._value_returners[function] = bool(returns) and all(
                 r.value is not None and self._is_value(r.value) for r in returns
             )

@@ -68,6 +68,11 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _FEW_ITERATIONS = 10  # `range(5)`: a few samples printed, not batches
 _STEPPERS = frozenset({"trainer", "updater"})
+# The ancestors `_guards` judges: a branch, a handler, a block (statements after a skip) or
+# `and`/`or`; tested by exact type first, as every ancestor of a per-batch question is.
+_GUARDING = frozenset(
+    {cst.If, cst.IfExp, cst.ExceptHandler, cst.IndentedBlock, cst.BooleanOperation}
+)
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 # A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
 _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
@@ -334,10 +339,10 @@ class LoopFacts:
         targets = {n.value for n in _names_in(loop.target)}
         sliced: set[str] = set()
         calls: list[cst.Call] = []
-        for node in walk(loop.body):
-            if isinstance(node, cst.Assign) and _slices_by(node.value, targets):
+        for node in walk(loop.body):  # every node: exact types, not ABCMeta's hook
+            if type(node) is cst.Assign and _slices_by(node.value, targets):
                 sliced |= {n.value for t in node.targets for n in _names_in(t.target)}
-            elif isinstance(node, cst.Call) and is_module_name(_last(node.func) or ""):
+            elif type(node) is cst.Call and is_module_name(_last(node.func) or ""):
                 calls.append(node)
         return any(
             _slices_by(arg.value, targets) or any(n.value in sliced for n in _names_in(arg.value))
@@ -484,11 +489,14 @@ class LoopFacts:
         """The innermost loop whose iterations, or function whose calls, evaluate `node`."""
         child = node
         for parent in self.scopes.ancestors(node):
-            if isinstance(parent, cst.For | cst.While) and in_loop_body(parent, child):
+            kind = type(parent)  # exact types: `isinstance` goes through ABCMeta's hook
+            if (type(parent) is cst.For or type(parent) is cst.While) and in_loop_body(
+                parent, child
+            ):
                 return parent
-            if isinstance(parent, cst.FunctionDef):
+            if kind is cst.FunctionDef:
                 return parent
-            if isinstance(parent, cst.Lambda | cst.ClassDef):
+            if kind is cst.Lambda or kind is cst.ClassDef:
                 return None
             child = parent
         return None
@@ -689,12 +697,13 @@ class LoopFacts:
         for parent in self.scopes.ancestors(node):
             if every_iteration and self._guards(parent, child, every_update):
                 return None
-            if isinstance(parent, cst.For | cst.While):
+            kind = type(parent)  # exact types: `isinstance` goes through ABCMeta's hook
+            if type(parent) is cst.For or type(parent) is cst.While:
                 if in_loop_body(parent, child) and parent in self._per_batch:
                     return parent
-            elif isinstance(parent, cst.FunctionDef):
+            elif type(parent) is cst.FunctionDef:
                 return self._function_loop(parent, every_iteration, every_update)
-            elif isinstance(parent, cst.Lambda | cst.ClassDef):
+            elif kind is cst.Lambda or kind is cst.ClassDef:
                 return None
             child = parent
         return None
@@ -772,6 +781,8 @@ class LoopFacts:
         return project.overrides_called_per_step(self.ctx.absolute_path, key)
 
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
+        if type(parent) not in _GUARDING:
+            return False  # most ancestors: one exact type test, not five through ABCMeta's hook
         if isinstance(parent, cst.If | cst.IfExp):
             rare = self.rare_branch(parent.test)
             if child is parent.body:

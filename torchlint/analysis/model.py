@@ -50,6 +50,10 @@ _SCOPES = (
 )
 _SCOPE_TYPES = frozenset(_SCOPES)
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+# Exact types for tests the model makes of every call, target or scope: `isinstance` of a libcst
+# class goes through ABCMeta's hook whenever the answer is no (most of the time), and no libcst
+# node type has subclasses.
+_NAME_OR_ATTRIBUTE = frozenset({cst.Name, cst.Attribute})
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
@@ -159,6 +163,7 @@ class SemanticModel:
         )  # `self.x = ...` in methods
         self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self._returned: dict[cst.FunctionDef, list[cst.FunctionDef]] = {}
         self.module = ctx.module
         self.path = ctx.path
         self.project = ctx.project  # the project's other modules; None for text not on disk
@@ -240,7 +245,7 @@ class SemanticModel:
             return self.module, self.bindings[self.module].get(name, [])
         current: Scope | None = scope
         while current is not None:
-            skip = isinstance(current, cst.ClassDef) and current is not start
+            skip = type(current) is cst.ClassDef and current is not start
             found = self.bindings[current].get(name) if not skip else None
             if found and not (current is start and kind == "nonlocal"):
                 return current, found
@@ -566,7 +571,7 @@ class SemanticModel:
             self.calls.append(call)
             targets = self._targets(call, scope)
             self._link(call, targets)
-            if not targets and isinstance(call.func, cst.Name | cst.Attribute):
+            if not targets and type(call.func) in _NAME_OR_ATTRIBUTE:
                 unresolved.append((call, scope))
         # Calling what a parameter or a factory's result holds needs the edges found above:
         # `step_fn(x, y)` where every caller passes `train_step_fn = make_train_step_fn(model)`.
@@ -587,7 +592,7 @@ class SemanticModel:
         for a parameter."""
         if depth > _HELD_DEPTH:
             return []
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             return [
                 f
                 for factory in self.callees.get(value, ())
@@ -615,10 +620,17 @@ class SemanticModel:
         return functions
 
     def returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
-        """The nested functions a factory returns by name (`return perform_train_step`)."""
+        """The nested functions a factory returns by name (`return perform_train_step`), found
+        once per factory: every call of it asks again."""
+        known = self._returned.get(factory)
+        if known is None:
+            known = self._returned[factory] = self._returned_functions(factory)
+        return known
+
+    def _returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
         found = []
         for node in self.own_nodes(factory):
-            if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+            if type(node) is cst.Return and type(node.value) is cst.Name:
                 bindings = self.bindings[factory].get(node.value.value, [])
                 found += [
                     b.node
@@ -663,7 +675,7 @@ class SemanticModel:
 
     def _direct_targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             bindings = self._bindings_at(func.value, scope, call)
             found = [
                 b.node
@@ -835,7 +847,7 @@ class SemanticModel:
     def _callbacks(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         found = []
         for arg in call.args:
-            if isinstance(arg.value, cst.Name) and not arg.star:
+            if type(arg.value) is cst.Name and not arg.star:
                 _, bindings = self.resolve(arg.value.value, scope)
                 found += [
                     b.node
@@ -901,10 +913,10 @@ def target_names(
     target: cst.BaseExpression, path: tuple[int, ...] = ()
 ) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:
     """Names and attribute chains a target binds, with their position in a destructuring."""
-    if isinstance(target, cst.Tuple | cst.List):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for i, element in enumerate(target.elements):
             yield from target_names(element.value, (*path, i))
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from target_names(target.value, path)
     elif isinstance(target, cst.Name | cst.Attribute):
         yield target, path
@@ -1073,11 +1085,11 @@ class _Walker:
 
     def _note_mutation(self, target: cst.BaseExpression) -> None:
         """`batch[k] = v.to(device)` changes what `batch` holds without rebinding it."""
-        if isinstance(target, cst.Tuple | cst.List):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 self._note_mutation(element.value)
             return
-        if not isinstance(target, cst.Subscript | cst.Attribute):
+        if type(target) is not cst.Subscript and type(target) is not cst.Attribute:
             return
         root = target.value
         while isinstance(root, cst.Subscript | cst.Attribute):
