@@ -966,17 +966,20 @@ class _Walker:
         (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children. The
         children and parents the engine's traversal found are read, not found again; before the
         traversal is over, this walk records them."""
-        todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
+        # A node to visit is pushed as itself, one to leave wrapped in a 1-tuple (no node is a
+        # tuple), and a handled node's parent is read from the parent map: no triple per node.
+        todo: list[cst.CSTNode | tuple[cst.CSTNode]] = [root]
         model = self.s
         parents, order, known = model.parents, model.order, model.kids
         dispatch = _DISPATCH.get
         counter = self.counter
         while todo:
-            node, parent, leaving = todo.pop()
-            if leaving:
+            item = todo.pop()
+            if type(item) is tuple:
                 self.counter = counter
-                self._leave(node)
+                self._leave(item[0])
                 continue
+            node: cst.CSTNode = item  # type: ignore[assignment]  # not a tuple: a node
             counter += 1
             order[node] = counter
             kind = type(node)
@@ -984,7 +987,7 @@ class _Walker:
             descend = None
             if entry is not None:
                 self.counter = counter
-                self.parent, self.needs_leave = parent, False
+                self.parent, self.needs_leave = parents.get(node), False
                 bucket, handler, scope = entry
                 if bucket is not None:
                     bucket(model, node)
@@ -994,7 +997,7 @@ class _Walker:
                     self._push(cast(Scope, node))  # its exact type is one of the scopes
                     self.needs_leave = True
                 if self.needs_leave:
-                    todo.append((node, parent, True))
+                    todo.append((node,))
             if descend is False or kind in LEAF_TYPES:
                 continue
             kids = known.get(node)
@@ -1002,7 +1005,7 @@ class _Walker:
                 kids = known[node] = children(node)
                 for child in kids:
                     parents[child] = node
-            todo.extend([(child, node, False) for child in reversed(kids)])
+            todo.extend(reversed(kids))
         self.counter = counter
 
     def _leave(self, node: cst.CSTNode) -> None:
