@@ -1004,7 +1004,7 @@ depends on what the value is for.
 
     def _copies_to_host(self, function: cst.FunctionDef) -> bool:
         scopes = self.ctx.fact(SemanticModel)
-        returns = [n for n in scopes.own_nodes(function) if isinstance(n, cst.Return)]
+        returns = [n for n in scopes.own_nodes(function) if type(n) is cst.Return]
         copies = 0
         for node in returns:
             value = node.value

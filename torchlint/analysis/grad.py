@@ -718,7 +718,7 @@ class Grad(Shared):
         """Functions of this file `call` may run, by name (methods by attribute name; not the
         dunder protocol methods such as `super().__init__()`, whose grad mode nothing asks about)."""
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self._functions_by_name[0].get(func.value, [])
         if (
             isinstance(func, cst.Attribute)

@@ -119,7 +119,7 @@ def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _last(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
     if isinstance(node, cst.Attribute):
         return node.attr.value
@@ -366,9 +366,13 @@ class LoopFacts:
         """The loops around `node` in its function, innermost first."""
         found = []
         for parent in self.scopes.ancestors(node):
-            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            if (
+                type(parent) is cst.FunctionDef
+                or type(parent) is cst.Lambda
+                or type(parent) is cst.ClassDef
+            ):
                 break
-            if isinstance(parent, cst.For | cst.While):
+            if type(parent) is cst.For or type(parent) is cst.While:
                 found.append(parent)
         return found
 
@@ -503,7 +507,7 @@ class LoopFacts:
 
     def _is_step_call(self, call: cst.Call) -> bool:
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return False
         method = func.attr.value
         if method in ("backward", "manual_backward"):
@@ -783,7 +787,7 @@ class LoopFacts:
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
         if type(parent) not in _GUARDING:
             return False  # most ancestors: one exact type test, not five through ABCMeta's hook
-        if isinstance(parent, cst.If | cst.IfExp):
+        if type(parent) is cst.If or type(parent) is cst.IfExp:
             rare = self.rare_branch(parent.test)
             if child is parent.body:
                 if isinstance(parent, cst.If) and (
@@ -796,11 +800,11 @@ class LoopFacts:
                 and rare == "orelse"
                 and not (every_update and self.updates(parent.orelse))
             )
-        if isinstance(parent, cst.ExceptHandler):
+        if type(parent) is cst.ExceptHandler:
             return child is parent.body
-        if isinstance(parent, cst.IndentedBlock):
+        if type(parent) is cst.IndentedBlock:
             return self._after_skip(parent, child, every_update)
-        if isinstance(parent, cst.BooleanOperation):
+        if type(parent) is cst.BooleanOperation:
             return child is parent.right and self._latched(parent.left, parent.operator)
         return False
 
@@ -901,7 +905,7 @@ class LoopFacts:
         the nested form of a helper that runs now and then (`if steps == 0: if not at_first:
         return` `else: if steps % every != 0: return`): the arm that runs most times leaves,
         and so does each arm where neither is rare. What follows runs only now and then."""
-        if not isinstance(statement, cst.If) or depth > _MAX_GUARD_DEPTH:
+        if type(statement) is not cst.If or depth > _MAX_GUARD_DEPTH:
             return False
         rare = self.rare_branch(statement.test)
         arms = {"body": statement.body, "orelse": statement.orelse}
@@ -922,7 +926,9 @@ class LoopFacts:
         return any(
             (
                 isinstance(s, cst.SimpleStatementLine)
-                and any(isinstance(small, cst.Continue | cst.Return) for small in s.body)
+                and any(
+                    (type(small) is cst.Continue or type(small) is cst.Return) for small in s.body
+                )
             )
             or self._is_skip(s, depth)
             for s in arm.body
@@ -1222,9 +1228,7 @@ class LoopFacts:
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
-        if isinstance(node, cst.BinaryOperation) and isinstance(
-            node.operator, cst.Add | cst.Subtract
-        ):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
             return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
         if isinstance(node, cst.Attribute):
             return bool(COUNTER_NAME.search(node.attr.value.lower()))
@@ -1671,7 +1675,7 @@ def _over_dataset_samples(loop: cst.For, stop: cst.BaseExpression) -> bool:
 def _slices_by(node: cst.BaseExpression, targets: set[str]) -> bool:
     """A subscript in `node` with a slice whose bounds read one of `targets` (`x[i:i + bs]`)."""
     for current in walk(node):
-        if not isinstance(current, cst.Subscript):
+        if type(current) is not cst.Subscript:
             continue
         for element in current.slice:
             part = element.slice

@@ -598,7 +598,7 @@ class SemanticModel:
                 for factory in self.callees.get(value, ())
                 for f in self.returned_functions(factory)
             ]
-        if isinstance(value, cst.Attribute):
+        if type(value) is cst.Attribute:
             bindings = self.attr_bindings.get(dotted(value) or "", [])
             return [
                 f
@@ -685,10 +685,10 @@ class SemanticModel:
             return found or self._forwards([b.exact for b in bindings], scope)
         if (
             isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value in ("self", "cls")
         ):
-            klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
+            klass = next((p for p in self.ancestors(call) if type(p) is cst.ClassDef), None)
             if klass is None:
                 return []
             bound = self.bindings[klass].get(func.attr.value, [])
@@ -790,7 +790,7 @@ class SemanticModel:
         if call in self.callees:
             return None
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return (func.value, None)
         if not isinstance(func, cst.Attribute):
             return None
@@ -871,19 +871,19 @@ def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The callee of the call that builds `value`, past methods that return their receiver
     (`Net().cuda().eval()` -> `Net`)."""
     while (
-        isinstance(value, cst.Call)
+        type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
     ):
         value = value.func.value
-    return value.func if isinstance(value, cst.Call) else None
+    return value.func if type(value) is cst.Call else None
 
 
 def _rebinds_itself(value: cst.BaseExpression | None, name: cst.BaseExpression) -> bool:
     """`model = model.cuda()`, `self.net = self.net.to(device)`: the name bound again to what
     it held, through methods that return their receiver."""
     if not (
-        isinstance(value, cst.Call)
+        type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
     ):
@@ -918,7 +918,7 @@ def target_names(
             yield from target_names(element.value, (*path, i))
     elif type(target) is cst.StarredElement:
         yield from target_names(target.value, path)
-    elif isinstance(target, cst.Name | cst.Attribute):
+    elif type(target) is cst.Name or type(target) is cst.Attribute:
         yield target, path
 
 
@@ -1044,7 +1044,7 @@ class _Walker:
         self.needs_leave = True
 
     def _record(self, target: cst.BaseExpression, binding: Binding, scope: Scope) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.s.bindings[scope][target.value].append(binding)
             return
         key = dotted(target)
@@ -1095,7 +1095,7 @@ class _Walker:
         if type(target) is not cst.Subscript and type(target) is not cst.Attribute:
             return
         root = target.value
-        while isinstance(root, cst.Subscript | cst.Attribute):
+        while type(root) is cst.Subscript or type(root) is cst.Attribute:
             root = root.value
         if isinstance(root, cst.Name):
             self.s.mutated[self.scopes[-1]].add(root.value)
