@@ -128,7 +128,7 @@ def _last(node: cst.BaseExpression) -> str | None:
 
 def _has_modulo(node: cst.BaseExpression) -> bool:
     """A `%` between numbers (not string formatting) in an arithmetic expression."""
-    if not isinstance(node, cst.BinaryOperation):
+    if type(node) is not cst.BinaryOperation:
         return False
     if isinstance(node.operator, cst.Modulo) and not isinstance(
         node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
@@ -1230,7 +1230,7 @@ class LoopFacts:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
         if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
             return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return bool(COUNTER_NAME.search(node.attr.value.lower()))
         if not isinstance(node, cst.Name):
             return False

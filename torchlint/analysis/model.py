@@ -731,7 +731,7 @@ class SemanticModel:
         """The callee that built what `value` (a name or `self.` attribute) holds, when every
         binding agrees: `LM` for `lm = LM(cfg).cuda()`, `AutoModel.from_pretrained` for
         `m = AutoModel.from_pretrained(p)`. None when unknown."""
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             bindings = self.resolve(value.value, scope)[1]
         elif isinstance(value, cst.Attribute) and dotted(value.value) == "self":
             bindings = self.attr_bindings.get(dotted(value) or "", [])
@@ -832,12 +832,12 @@ class SemanticModel:
     def built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
         """The file's class whose instance `value` builds (`Net(...).cuda()`), seen from `scope`."""
         while (
-            isinstance(value, cst.Call)
+            type(value) is cst.Call
             and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in _MODULE_CHAIN
         ):
             value = value.func.value
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
             return None
         bindings = self.resolve(value.func.value, scope)[1]
         nodes = {b.node for b in bindings if b.kind is BindingKind.DEF}
@@ -925,7 +925,7 @@ def target_names(
 def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpression | None:
     """The part of a literal tuple/list right-hand side that lands on `path`, if exact."""
     for i in path:
-        if not isinstance(value, cst.Tuple | cst.List):
+        if type(value) is not cst.Tuple and type(value) is not cst.List:
             return None
         elements = value.elements
         if i >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):

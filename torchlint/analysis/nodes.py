@@ -164,7 +164,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def is_main_guard(statement: cst.CSTNode) -> bool:
     """`if __name__ == "__main__":` (a string on the right, as written)."""
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+    if type(statement) is not cst.If or type(statement.test) is not cst.Comparison:
         return False
     test = statement.test
     if not isinstance(test.left, cst.Name) or test.left.value != "__name__":
