@@ -755,7 +755,7 @@ when built.
             self.bias_attributes = [
                 n
                 for n in walk(self.ctx.module)
-                if isinstance(n, cst.Attribute) and n.attr.value == "bias"
+                if type(n) is cst.Attribute and n.attr.value == "bias"
             ]
         return self.bias_attributes
 
@@ -764,7 +764,7 @@ when built.
         feeds: dict[str, list[cst.Call]] = {}  # conv attribute -> its calls that feed a BatchNorm
         norms: dict[str, _Layer] = {}
         for node in walk(owner.body):
-            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
                 continue
             norm = self._attribute_layer(owner, node.func)
             if norm is None or norm.kind not in _NORMS:

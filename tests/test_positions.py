@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import PositionProvider
 
-from torchlint.analysis.positions import Positions
+from torchlint.analysis.positions import _NESTING, Positions
 
 SOURCES = {
     "plain": "import torch\n\nx = torch.zeros(3)\ny = x.sum().item()\n",
@@ -38,14 +38,22 @@ SOURCES = {
     "parenthesized decorator": "@(\n    print\n)\ndef f():\n    pass\n\n\nz = 1\n",
     "no trailing newline": "a = 1\nb = 2",
     "tabs and form feed": "if True:\n\tx = 1\n\x0c\ny = 2\n",
+    "loop bodies": (
+        "for epoch in range(3):\n    for x in data:  # batches\n        loss = f(x)\n"
+        "        if loss:\n            loss.backward()\n        elif x:\n            pass\n"
+        "        else:\n            y = (\n                1)\n    else:\n        z = 2\n"
+        "while True:\n    with ctx() as c:\n        c.run(); break\n"
+        "try:\n    a = 1\n    # kept\nexcept E:\n    a = 2\nfinally:\n    b = 3\n"
+    ),
 }
 
 
 def _all_units(positions: Positions) -> list:
-    """Every placeable statement: the module's, and those of classes' and functions' bodies."""
+    """Every placeable statement: the module's, and those of the bodies of classes, functions,
+    loops, `with`, `if` and `try` blocks."""
     units = list(positions._module_units().values())
     for unit in units:
-        if isinstance(unit.statement, cst.ClassDef | cst.FunctionDef):
+        if isinstance(unit.statement, _NESTING):
             before = set(positions._module_units())
             units += [u for s, u in positions._block_units(unit).items() if s not in before]
     return units
@@ -118,7 +126,7 @@ def test_a_node_found_through_its_ancestors_places_only_its_statement():
     assert module.body[0] not in positions.ranges  # the import was not generated
 
 
-def test_a_node_in_a_method_places_only_the_methods_statement_around_it():
+def test_a_node_in_a_method_places_only_the_innermost_statement_around_it():
     source = SOURCES["class"]
     module: Any = cst.parse_module(source)
     whole = _whole(module)
@@ -129,6 +137,7 @@ def test_a_node_in_a_method_places_only_the_methods_statement_around_it():
     line = branch.body.body[0]  # `return 1`
     ancestors = [branch.body, branch, method.body, method, cls.body, cls, module]
     assert positions.range(line, lambda node: ancestors) == whole[line]
-    assert branch in positions.ranges  # the method's statement that holds it, alone
-    assert method not in positions.ranges and cls not in positions.ranges
+    assert line in positions.ranges  # the statement of the `if` body that holds it, alone
+    assert branch not in positions.ranges and method not in positions.ranges
+    assert cls not in positions.ranges
     assert cls.body.body[2] not in positions.ranges

@@ -239,8 +239,8 @@ class DataLoaders:
         if not self.constructions:
             return {}
         fed: dict[Loop, frozenset[cst.Call]] = {}
-        for node in self.scopes.parents:
-            if isinstance(node, cst.For | cst.CompFor):
+        for node in self.scopes.parents:  # every node: an exact type test, not ABCMeta's hook
+            if type(node) is cst.For or type(node) is cst.CompFor:
                 loaders = self.sources(node.iter)
                 if loaders:
                     fed[node] = loaders

@@ -76,7 +76,7 @@ class LibraryDemo:
         built: set[str] = set()
         random = False
         for node in walk(guard):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             name = dotted(node.func) or ""
             leaf = name.rsplit(".", 1)[-1]
@@ -196,7 +196,7 @@ def _parses_command_line(code: cst.CSTNode) -> bool:
     """A read of the command line in `code`: `parser.parse_args()`, `tyro.cli(Args)`,
     `fire.Fire(main)`, `sys.argv`, or a `@hydra.main`/`@click.command` function."""
     for node in walk(code):
-        if not isinstance(node, cst.Attribute):
+        if type(node) is not cst.Attribute:
             continue
         if node.attr.value in _COMMAND_LINE_METHODS or dotted(node) in _COMMAND_LINE:
             return True  # `ArgumentParser(...).parse_args()` has no dotted name: its attribute says

@@ -295,7 +295,7 @@ class Evaluation(Shared):
     def _runs_module_method(self, call: cst.Call) -> bool:
         """`agent.act(obs)`: a method of a module class of this file that runs a forward itself."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or is_dunder(func.attr.value):
+        if type(func) is not cst.Attribute or is_dunder(func.attr.value):
             return False
         receiver = dotted(func.value) or ""
         owner = self._bound_classes.get(self._binding_key(receiver, call))
@@ -358,13 +358,13 @@ class Evaluation(Shared):
         found: dict[str, cst.ClassDef | None] = {}
         for target, value in self.model.assigns:
             while (
-                isinstance(value, cst.Call)
+                type(value) is cst.Call
                 and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value in _MODULE_CHAIN_METHODS
             ):
                 value = value.func.value
             name = dotted(target)
-            if not name or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            if not name or type(value) is not cst.Call or type(value.func) is not cst.Name:
                 continue
             owner = self.model.classes.get(value.func.value)
             if owner is None:
@@ -624,9 +624,9 @@ class Evaluation(Shared):
         """Whether `_constructs_module(value)` asks a factory of the file (`_returns_module`):
         the call itself, or the receiver of a chain of module methods, calls a function of the
         file by name."""
-        while isinstance(value, cst.Call):
+        while type(value) is cst.Call:
             func = value.func
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 return bool(self.model.callees.get(value))
             if not isinstance(func, cst.Attribute) or func.attr.value not in _MODULE_CHAIN_METHODS:
                 return False
@@ -652,7 +652,7 @@ class Evaluation(Shared):
         data: set[str] = set()
         other: set[str] = set()
         for target, value in self.model.assigns:
-            if not isinstance(target, cst.Name):
+            if type(target) is not cst.Name:
                 continue
             callee = _built_callee(value)
             qualname = (self.ctx.symbols.qualname(callee) or "") if callee is not None else ""
@@ -1114,9 +1114,7 @@ class Evaluation(Shared):
     def _returns_only_values(self, function: cst.FunctionDef) -> bool:
         """Whether `function` returns, and every return gives Python values (`.item()`, `float(...)`, tuples of them)."""
         if function not in self._value_returners:
-            returns = [
-                node for node in self.model.own_nodes(function) if isinstance(node, cst.Return)
-            ]
+            returns = [node for node in self.model.own_nodes(function) if type(node) is cst.Return]
             self._value_returners[function] = bool(returns) and all(
                 r.value is not None and self._is_value(r.value) for r in returns
             )
@@ -1868,7 +1866,7 @@ class Evaluation(Shared):
     def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
         """`detector = get_detector(url)`, where every function the call may run returns a
         module in eval mode: the binding switches `detector` to eval mode."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         targets = self.model.callees.get(value, ())
         if targets:
@@ -1928,7 +1926,7 @@ class Evaluation(Shared):
 
 def _takes_only_numbers(call: cst.Call) -> bool:
     """`data.head(1)`: every argument a number literal, which no module's forward takes."""
-    return all(isinstance(a.value, cst.Integer | cst.Float) for a in call.args)
+    return all((type(a.value) is cst.Integer or type(a.value) is cst.Float) for a in call.args)
 
 
 def _leading_size_one(call: cst.Call) -> bool:
@@ -1968,14 +1966,14 @@ def _class_written(built: str) -> str:
 def _built_callee(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """The callee that builds `value`, past methods returning their receiver (`Net().cuda()`)."""
     value = _chain_base(value)
-    return value.func if isinstance(value, cst.Call) else None
+    return value.func if type(value) is cst.Call else None
 
 
 def _chain_base(value: cst.BaseExpression) -> cst.BaseExpression:
     """`value` past the module methods that return their receiver (`Net().cuda().eval()`)."""
     while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
         and value.func.attr.value in _MODULE_CHAIN_METHODS
     ):
         value = value.func.value

@@ -253,16 +253,16 @@ class Grad(Shared):
         """The grad mode `node` runs in, as far as this file shows."""
         child = node
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, cst.With) and child is parent.body:
+            if type(parent) is cst.With and child is parent.body:
                 found = self._with_mode(parent)
                 if found is not None:
                     return found
             elif type(parent) is cst.If and child is parent.body:
                 if self._evaluation_stage_branch(parent):
                     return GradMode.DISABLED
-            elif isinstance(parent, cst.Lambda | cst.GeneratorExp):
+            elif type(parent) is cst.Lambda or type(parent) is cst.GeneratorExp:
                 return GradMode.MANAGED  # runs later, wherever it is consumed
-            elif isinstance(parent, cst.FunctionDef):
+            elif type(parent) is cst.FunctionDef:
                 found = self._function_mode(parent)
                 if found is not None:
                     return found
@@ -702,7 +702,7 @@ class Grad(Shared):
 
     def _call_needs_grad(self, call: cst.Call) -> bool:
         func = call.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             attr = func.attr.value
             if attr in _NEEDS_GRAD_METHODS:
                 return True
@@ -718,7 +718,7 @@ class Grad(Shared):
         """Functions of this file `call` may run, by name (methods by attribute name; not the
         dunder protocol methods such as `super().__init__()`, whose grad mode nothing asks about)."""
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self._functions_by_name[0].get(func.value, [])
         if (
             isinstance(func, cst.Attribute)

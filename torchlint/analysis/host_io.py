@@ -616,7 +616,7 @@ class WaitsByDesign:
 
     def _copies_to_host(self, function: cst.FunctionDef) -> bool:
         scopes = self.scopes
-        returns = [n for n in scopes.own_nodes(function) if isinstance(n, cst.Return)]
+        returns = [n for n in scopes.own_nodes(function) if type(n) is cst.Return]
         copies = 0
         for node in returns:
             value = node.value

@@ -50,9 +50,9 @@ class TrainedLeaves:
     def exit_operand(call: cst.Call) -> cst.BaseExpression | None:
         """`E` in `E.item()`, `E.tolist()`, `float(E)`: what becomes a Python value."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in EXIT_METHODS and not call.args:
+        if type(func) is cst.Attribute and func.attr.value in EXIT_METHODS and not call.args:
             return func.value
-        if isinstance(func, cst.Name) and func.value in EXIT_BUILTINS and len(call.args) == 1:
+        if type(func) is cst.Name and func.value in EXIT_BUILTINS and len(call.args) == 1:
             return call.args[0].value
         return None
 

@@ -71,6 +71,11 @@ _MAX_GUARD_DEPTH = 6
 # Owners of a `.step()` that updates parameters although not named as optimizers (Gluon-style).
 _FEW_ITERATIONS = 10  # `range(5)`: a few samples printed, not batches
 _STEPPERS = frozenset({"trainer", "updater"})
+# The ancestors `_guards` judges: a branch, a handler, a block (statements after a skip) or
+# `and`/`or`; tested by exact type first, as every ancestor of a per-batch question is.
+_GUARDING = frozenset(
+    {cst.If, cst.IfExp, cst.ExceptHandler, cst.IndentedBlock, cst.BooleanOperation}
+)
 _RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 # A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
 _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
@@ -117,7 +122,7 @@ def unwrap_iterable(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _last(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
     if isinstance(node, cst.Attribute):
         return node.attr.value
@@ -126,7 +131,7 @@ def _last(node: cst.BaseExpression) -> str | None:
 
 def _has_modulo(node: cst.BaseExpression) -> bool:
     """A `%` between numbers (not string formatting) in an arithmetic expression."""
-    if not isinstance(node, cst.BinaryOperation):
+    if type(node) is not cst.BinaryOperation:
         return False
     if isinstance(node.operator, cst.Modulo) and not isinstance(
         node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
@@ -354,10 +359,10 @@ class LoopFacts:
         targets = {n.value for n in _names_in(loop.target)}
         sliced: set[str] = set()
         calls: list[cst.Call] = []
-        for node in walk(loop.body):
-            if isinstance(node, cst.Assign) and _slices_by(node.value, targets):
+        for node in walk(loop.body):  # every node: exact types, not ABCMeta's hook
+            if type(node) is cst.Assign and _slices_by(node.value, targets):
                 sliced |= {n.value for t in node.targets for n in _names_in(t.target)}
-            elif isinstance(node, cst.Call) and is_module_name(_last(node.func) or ""):
+            elif type(node) is cst.Call and is_module_name(_last(node.func) or ""):
                 calls.append(node)
         return any(
             _slices_by(arg.value, targets) or any(n.value in sliced for n in _names_in(arg.value))
@@ -381,9 +386,13 @@ class LoopFacts:
         """The loops around `node` in its function, innermost first."""
         found = []
         for parent in self.scopes.ancestors(node):
-            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            if (
+                type(parent) is cst.FunctionDef
+                or type(parent) is cst.Lambda
+                or type(parent) is cst.ClassDef
+            ):
                 break
-            if isinstance(parent, cst.For | cst.While):
+            if type(parent) is cst.For or type(parent) is cst.While:
                 found.append(parent)
         return found
 
@@ -513,18 +522,21 @@ class LoopFacts:
         """The innermost loop whose iterations, or function whose calls, evaluate `node`."""
         child = node
         for parent in self.scopes.ancestors(node):
-            if isinstance(parent, cst.For | cst.While) and in_loop_body(parent, child):
+            kind = type(parent)  # exact types: `isinstance` goes through ABCMeta's hook
+            if (type(parent) is cst.For or type(parent) is cst.While) and in_loop_body(
+                parent, child
+            ):
                 return parent
-            if isinstance(parent, cst.FunctionDef):
+            if kind is cst.FunctionDef:
                 return parent
-            if isinstance(parent, cst.Lambda | cst.ClassDef):
+            if kind is cst.Lambda or kind is cst.ClassDef:
                 return None
             child = parent
         return None
 
     def _is_step_call(self, call: cst.Call) -> bool:
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return False
         method = func.attr.value
         if method in ("backward", "manual_backward"):
@@ -718,12 +730,13 @@ class LoopFacts:
         for parent in self.scopes.ancestors(node):
             if every_iteration and self._guards(parent, child, every_update):
                 return None
-            if isinstance(parent, cst.For | cst.While):
+            kind = type(parent)  # exact types: `isinstance` goes through ABCMeta's hook
+            if type(parent) is cst.For or type(parent) is cst.While:
                 if in_loop_body(parent, child) and parent in self._per_batch:
                     return parent
-            elif isinstance(parent, cst.FunctionDef):
+            elif type(parent) is cst.FunctionDef:
                 return self._function_loop(parent, every_iteration, every_update)
-            elif isinstance(parent, cst.Lambda | cst.ClassDef):
+            elif kind is cst.Lambda or kind is cst.ClassDef:
                 return None
             child = parent
         return None
@@ -801,7 +814,9 @@ class LoopFacts:
         return project.overrides_called_per_step(self.ctx.absolute_path, key)
 
     def _guards(self, parent: cst.CSTNode, child: cst.CSTNode, every_update: bool) -> bool:
-        if isinstance(parent, cst.If | cst.IfExp):
+        if type(parent) not in _GUARDING:
+            return False  # most ancestors: one exact type test, not five through ABCMeta's hook
+        if type(parent) is cst.If or type(parent) is cst.IfExp:
             rare = self.rare_branch(parent.test)
             if child is parent.body:
                 if isinstance(parent, cst.If) and (
@@ -814,11 +829,11 @@ class LoopFacts:
                 and rare == "orelse"
                 and not (every_update and self.updates(parent.orelse))
             )
-        if isinstance(parent, cst.ExceptHandler):
+        if type(parent) is cst.ExceptHandler:
             return child is parent.body
-        if isinstance(parent, cst.IndentedBlock):
+        if type(parent) is cst.IndentedBlock:
             return self._after_skip(parent, child, every_update)
-        if isinstance(parent, cst.BooleanOperation):
+        if type(parent) is cst.BooleanOperation:
             return child is parent.right and self._latched(parent.left, parent.operator)
         return False
 
@@ -919,7 +934,7 @@ class LoopFacts:
         the nested form of a helper that runs now and then (`if steps == 0: if not at_first:
         return` `else: if steps % every != 0: return`): the arm that runs most times leaves,
         and so does each arm where neither is rare. What follows runs only now and then."""
-        if not isinstance(statement, cst.If) or depth > _MAX_GUARD_DEPTH:
+        if type(statement) is not cst.If or depth > _MAX_GUARD_DEPTH:
             return False
         rare = self.rare_branch(statement.test)
         arms = {"body": statement.body, "orelse": statement.orelse}
@@ -940,7 +955,9 @@ class LoopFacts:
         return any(
             (
                 isinstance(s, cst.SimpleStatementLine)
-                and any(isinstance(small, cst.Continue | cst.Return) for small in s.body)
+                and any(
+                    (type(small) is cst.Continue or type(small) is cst.Return) for small in s.body
+                )
             )
             or self._is_skip(s, depth)
             for s in arm.body
@@ -1240,11 +1257,9 @@ class LoopFacts:
 
     def is_counter(self, node: cst.BaseExpression) -> bool:
         """An integer that counts iterations: an enumerate index, a range target, `n += 1`, or `i + 1`."""
-        if isinstance(node, cst.BinaryOperation) and isinstance(
-            node.operator, cst.Add | cst.Subtract
-        ):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
             return isinstance(node.right, cst.Integer) and self.is_counter(node.left)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return bool(COUNTER_NAME.search(node.attr.value.lower()))
         if not isinstance(node, cst.Name):
             return False
@@ -1724,7 +1739,7 @@ def _over_dataset_samples(loop: cst.For, stop: cst.BaseExpression) -> bool:
 def _slices_by(node: cst.BaseExpression, targets: set[str]) -> bool:
     """A subscript in `node` with a slice whose bounds read one of `targets` (`x[i:i + bs]`)."""
     for current in walk(node):
-        if not isinstance(current, cst.Subscript):
+        if type(current) is not cst.Subscript:
             continue
         for element in current.slice:
             part = element.slice

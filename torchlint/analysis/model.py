@@ -50,6 +50,10 @@ _SCOPES = (
 )
 _SCOPE_TYPES = frozenset(_SCOPES)
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+# Exact types for tests the model makes of every call, target or scope: `isinstance` of a libcst
+# class goes through ABCMeta's hook whenever the answer is no (most of the time), and no libcst
+# node type has subclasses.
+_NAME_OR_ATTRIBUTE = frozenset({cst.Name, cst.Attribute})
 _SUITES = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _HELD_DEPTH = 4  # assignments, factories and call sites followed to find the function a value holds
 # Methods that return the module they are called on (`Net().cuda().eval()` is still a `Net`).
@@ -159,6 +163,7 @@ class SemanticModel:
         )  # `self.x = ...` in methods
         self._exit: dict[cst.CSTNode, int] = {}
         self._statements: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self._returned: dict[cst.FunctionDef, list[cst.FunctionDef]] = {}
         self.module = ctx.module
         self.path = ctx.path
         self.project = ctx.project  # the project's other modules; None for text not on disk
@@ -240,7 +245,7 @@ class SemanticModel:
             return self.module, self.bindings[self.module].get(name, [])
         current: Scope | None = scope
         while current is not None:
-            skip = isinstance(current, cst.ClassDef) and current is not start
+            skip = type(current) is cst.ClassDef and current is not start
             found = self.bindings[current].get(name) if not skip else None
             if found and not (current is start and kind == "nonlocal"):
                 return current, found
@@ -566,7 +571,7 @@ class SemanticModel:
             self.calls.append(call)
             targets = self._targets(call, scope)
             self._link(call, targets)
-            if not targets and isinstance(call.func, cst.Name | cst.Attribute):
+            if not targets and type(call.func) in _NAME_OR_ATTRIBUTE:
                 unresolved.append((call, scope))
         # Calling what a parameter or a factory's result holds needs the edges found above:
         # `step_fn(x, y)` where every caller passes `train_step_fn = make_train_step_fn(model)`.
@@ -587,13 +592,13 @@ class SemanticModel:
         for a parameter."""
         if depth > _HELD_DEPTH:
             return []
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             return [
                 f
                 for factory in self.callees.get(value, ())
                 for f in self.returned_functions(factory)
             ]
-        if isinstance(value, cst.Attribute):
+        if type(value) is cst.Attribute:
             bindings = self.attr_bindings.get(dotted(value) or "", [])
             return [
                 f
@@ -615,10 +620,17 @@ class SemanticModel:
         return functions
 
     def returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
-        """The nested functions a factory returns by name (`return perform_train_step`)."""
+        """The nested functions a factory returns by name (`return perform_train_step`), found
+        once per factory: every call of it asks again."""
+        known = self._returned.get(factory)
+        if known is None:
+            known = self._returned[factory] = self._returned_functions(factory)
+        return known
+
+    def _returned_functions(self, factory: cst.FunctionDef) -> list[cst.FunctionDef]:
         found = []
         for node in self.own_nodes(factory):
-            if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+            if type(node) is cst.Return and type(node.value) is cst.Name:
                 bindings = self.bindings[factory].get(node.value.value, [])
                 found += [
                     b.node
@@ -663,7 +675,7 @@ class SemanticModel:
 
     def _direct_targets(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             bindings = self._bindings_at(func.value, scope, call)
             found = [
                 b.node
@@ -673,10 +685,10 @@ class SemanticModel:
             return found or self._forwards([b.exact for b in bindings], scope)
         if (
             isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value in ("self", "cls")
         ):
-            klass = next((p for p in self.ancestors(call) if isinstance(p, cst.ClassDef)), None)
+            klass = next((p for p in self.ancestors(call) if type(p) is cst.ClassDef), None)
             if klass is None:
                 return []
             bound = self.bindings[klass].get(func.attr.value, [])
@@ -719,7 +731,7 @@ class SemanticModel:
         """The callee that built what `value` (a name or `self.` attribute) holds, when every
         binding agrees: `LM` for `lm = LM(cfg).cuda()`, `AutoModel.from_pretrained` for
         `m = AutoModel.from_pretrained(p)`. None when unknown."""
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             bindings = self.resolve(value.value, scope)[1]
         elif isinstance(value, cst.Attribute) and dotted(value.value) == "self":
             bindings = self.attr_bindings.get(dotted(value) or "", [])
@@ -778,7 +790,7 @@ class SemanticModel:
         if call in self.callees:
             return None
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return (func.value, None)
         if not isinstance(func, cst.Attribute):
             return None
@@ -820,12 +832,12 @@ class SemanticModel:
     def built_class(self, value: cst.BaseExpression | None, scope: Scope) -> cst.ClassDef | None:
         """The file's class whose instance `value` builds (`Net(...).cuda()`), seen from `scope`."""
         while (
-            isinstance(value, cst.Call)
+            type(value) is cst.Call
             and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in _MODULE_CHAIN
         ):
             value = value.func.value
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
             return None
         bindings = self.resolve(value.func.value, scope)[1]
         nodes = {b.node for b in bindings if b.kind is BindingKind.DEF}
@@ -835,7 +847,7 @@ class SemanticModel:
     def _callbacks(self, call: cst.Call, scope: Scope) -> list[cst.FunctionDef]:
         found = []
         for arg in call.args:
-            if isinstance(arg.value, cst.Name) and not arg.star:
+            if type(arg.value) is cst.Name and not arg.star:
                 _, bindings = self.resolve(arg.value.value, scope)
                 found += [
                     b.node
@@ -859,19 +871,19 @@ def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The callee of the call that builds `value`, past methods that return their receiver
     (`Net().cuda().eval()` -> `Net`)."""
     while (
-        isinstance(value, cst.Call)
+        type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
     ):
         value = value.func.value
-    return value.func if isinstance(value, cst.Call) else None
+    return value.func if type(value) is cst.Call else None
 
 
 def _rebinds_itself(value: cst.BaseExpression | None, name: cst.BaseExpression) -> bool:
     """`model = model.cuda()`, `self.net = self.net.to(device)`: the name bound again to what
     it held, through methods that return their receiver."""
     if not (
-        isinstance(value, cst.Call)
+        type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
     ):
@@ -901,19 +913,19 @@ def target_names(
     target: cst.BaseExpression, path: tuple[int, ...] = ()
 ) -> Iterator[tuple[cst.BaseExpression, tuple[int, ...]]]:
     """Names and attribute chains a target binds, with their position in a destructuring."""
-    if isinstance(target, cst.Tuple | cst.List):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for i, element in enumerate(target.elements):
             yield from target_names(element.value, (*path, i))
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from target_names(target.value, path)
-    elif isinstance(target, cst.Name | cst.Attribute):
+    elif type(target) is cst.Name or type(target) is cst.Attribute:
         yield target, path
 
 
 def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpression | None:
     """The part of a literal tuple/list right-hand side that lands on `path`, if exact."""
     for i in path:
-        if not isinstance(value, cst.Tuple | cst.List):
+        if type(value) is not cst.Tuple and type(value) is not cst.List:
             return None
         elements = value.elements
         if i >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
@@ -954,17 +966,20 @@ class _Walker:
         (`_DISPATCH`) are handed to Python methods, and leaves are not asked for children. The
         children and parents the engine's traversal found are read, not found again; before the
         traversal is over, this walk records them."""
-        todo: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
+        # A node to visit is pushed as itself, one to leave wrapped in a 1-tuple (no node is a
+        # tuple), and a handled node's parent is read from the parent map: no triple per node.
+        todo: list[cst.CSTNode | tuple[cst.CSTNode]] = [root]
         model = self.s
         parents, order, known = model.parents, model.order, model.kids
         dispatch = _DISPATCH.get
         counter = self.counter
         while todo:
-            node, parent, leaving = todo.pop()
-            if leaving:
+            item = todo.pop()
+            if type(item) is tuple:
                 self.counter = counter
-                self._leave(node)
+                self._leave(item[0])
                 continue
+            node: cst.CSTNode = item  # type: ignore[assignment]  # not a tuple: a node
             counter += 1
             order[node] = counter
             kind = type(node)
@@ -972,7 +987,7 @@ class _Walker:
             descend = None
             if entry is not None:
                 self.counter = counter
-                self.parent, self.needs_leave = parent, False
+                self.parent, self.needs_leave = parents.get(node), False
                 bucket, handler, scope = entry
                 if bucket is not None:
                     bucket(model, node)
@@ -982,7 +997,7 @@ class _Walker:
                     self._push(cast(Scope, node))  # its exact type is one of the scopes
                     self.needs_leave = True
                 if self.needs_leave:
-                    todo.append((node, parent, True))
+                    todo.append((node,))
             if descend is False or kind in LEAF_TYPES:
                 continue
             kids = known.get(node)
@@ -990,7 +1005,7 @@ class _Walker:
                 kids = known[node] = children(node)
                 for child in kids:
                     parents[child] = node
-            todo.extend([(child, node, False) for child in reversed(kids)])
+            todo.extend(reversed(kids))
         self.counter = counter
 
     def _leave(self, node: cst.CSTNode) -> None:
@@ -1029,7 +1044,7 @@ class _Walker:
         self.needs_leave = True
 
     def _record(self, target: cst.BaseExpression, binding: Binding, scope: Scope) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.s.bindings[scope][target.value].append(binding)
             return
         key = dotted(target)
@@ -1073,14 +1088,14 @@ class _Walker:
 
     def _note_mutation(self, target: cst.BaseExpression) -> None:
         """`batch[k] = v.to(device)` changes what `batch` holds without rebinding it."""
-        if isinstance(target, cst.Tuple | cst.List):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 self._note_mutation(element.value)
             return
-        if not isinstance(target, cst.Subscript | cst.Attribute):
+        if type(target) is not cst.Subscript and type(target) is not cst.Attribute:
             return
         root = target.value
-        while isinstance(root, cst.Subscript | cst.Attribute):
+        while type(root) is cst.Subscript or type(root) is cst.Attribute:
             root = root.value
         if isinstance(root, cst.Name):
             self.s.mutated[self.scopes[-1]].add(root.value)

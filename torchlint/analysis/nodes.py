@@ -111,12 +111,12 @@ def find_all(node: cst.CSTNode, kinds: type | tuple[type, ...]) -> list[cst.CSTN
 
 def is_name(node: cst.CSTNode | None, value: str) -> bool:
     """`node` is the bare name `value`."""
-    return isinstance(node, cst.Name) and node.value == value
+    return type(node) is cst.Name and node.value == value
 
 
 def is_attribute(node: cst.CSTNode | None, *names: str) -> bool:
     """`node` is an attribute access `x.name` for one of `names` (any `x`)."""
-    return isinstance(node, cst.Attribute) and node.attr.value in names
+    return type(node) is cst.Attribute and node.attr.value in names
 
 
 def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
@@ -164,7 +164,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def is_main_guard(statement: cst.CSTNode) -> bool:
     """`if __name__ == "__main__":` (a string on the right, as written)."""
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+    if type(statement) is not cst.If or type(statement.test) is not cst.Comparison:
         return False
     test = statement.test
     if not isinstance(test.left, cst.Name) or test.left.value != "__name__":

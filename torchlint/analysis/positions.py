@@ -25,8 +25,10 @@ _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 # Statements whose body's statements are placed one by one: a finding in one method of a long
-# class generates that method's code, not the class's.
-_NESTING = (cst.ClassDef, cst.FunctionDef)
+# class generates that method's code, not the class's; one in a long training loop, the loop
+# body's statement that holds it. Only the first block (`body`) of each: CPython's statement has
+# the same `body`, while `elif`, `else` and handlers nest differently in the two trees.
+_NESTING = (cst.ClassDef, cst.FunctionDef, cst.For, cst.While, cst.With, cst.If, cst.Try)
 
 
 class _Unit:

@@ -134,10 +134,10 @@ def _write(model: SemanticModel, use: cst.CSTNode) -> cst.CSTNode | None:
     """The statement or call that writes into the value at `use`, through views of it; else None."""
     node, parent = use, model.parents.get(use)
     while True:
-        if isinstance(parent, cst.Subscript) and parent.value is node:
+        if type(parent) is cst.Subscript and parent.value is node:
             node, parent = parent, model.parents.get(parent)
             continue
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if type(parent) is cst.Attribute and parent.value is node:
             grand = model.parents.get(parent)
             if isinstance(grand, cst.Call) and grand.func is parent:
                 if _writing_method(parent.attr.value):
@@ -146,13 +146,13 @@ def _write(model: SemanticModel, use: cst.CSTNode) -> cst.CSTNode | None:
                 continue
             node, parent = parent, model.parents.get(parent)
             continue
-        if isinstance(parent, cst.Element) and isinstance(model.parents.get(parent), cst.Tuple):
+        if type(parent) is cst.Element and isinstance(model.parents.get(parent), cst.Tuple):
             node = model.parents[parent]  # `out=(x,)`
             parent = model.parents.get(node)
         break
-    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+    if type(parent) is cst.AssignTarget and parent.target is node:
         return parent if node is not use else None  # `x[i] = v` writes; `x = v` rebinds
-    if isinstance(parent, cst.AugAssign) and parent.target is node:
+    if type(parent) is cst.AugAssign and parent.target is node:
         return parent
     if isinstance(parent, cst.Arg) and parent.value is node:
         return _writing_argument(model, parent)

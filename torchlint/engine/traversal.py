@@ -73,28 +73,32 @@ class _Dispatcher:
     def walk(self, root: cst.Module) -> None:
         ctx, visits, leaves = self.ctx, self.visits, self.leaves
         parents, children_of = ctx.parents, ctx.children
-        todo: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        # A node to visit is pushed as itself, one to leave wrapped in a 1-tuple (no node is a
+        # tuple): no pair is built per node of the file.
+        todo: list[cst.CSTNode | tuple[cst.CSTNode]] = [root]
         while todo:
-            node, leaving = todo.pop()
+            item = todo.pop()
+            if type(item) is tuple:
+                node = item[0]
+                ctx.current = node
+                self._run(leaves[type(node).__name__], node)
+                continue
+            node = item  # type: ignore[assignment]  # not a tuple: a node (no cast call per node)
             kind = type(node)
             name = kind.__name__
-            if leaving:
-                ctx.current = node
-                self._run(leaves[name], node)
-                continue
             if kind is cst.Import or kind is cst.ImportFrom:
                 ctx.symbols.add(cast("cst.Import | cst.ImportFrom", node))  # its exact type, above
             if name in visits:
                 ctx.current = node
                 self._run(visits[name], node)
             if name in leaves:
-                todo.append((node, True))
+                todo.append((node,))
             if kind in LEAF_TYPES:
                 continue
             kids = children_of[node] = children(node)
             for child in kids:
                 parents[child] = node
-            todo.extend([(child, False) for child in reversed(kids)])
+            todo.extend(reversed(kids))
         ctx.current = None
         ctx.traversed = True
 
