@@ -231,6 +231,7 @@ class Evaluation(Shared):
             cst.FunctionDef, bool
         ] = {}  # functions of the file that return a new module
         self._repeating: dict[cst.FunctionDef, bool] = {}
+        self._dead: dict[cst.FunctionDef, bool] = {}  # `_never_runs`, asked per forward
         self._forward_helpers: dict[cst.FunctionDef, bool] = {}  # see `runs_forward`
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
@@ -790,7 +791,15 @@ class Evaluation(Shared):
 
     # -- evaluation scopes --------------------------------------------------------------
     def scope(self, call: cst.Call) -> EvalScope | None:
-        """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation."""
+        """The evaluation scope `call` runs in, or None when nothing says it runs for evaluation.
+        Whether the method runs at all is asked last, of scopes found: it scans the project."""
+        found = self._scope(call)
+        function = self.enclosing_function(call) if found is not None else None
+        if function is not None and self._never_runs(function):
+            return None  # a method no code of the project calls: dead code evaluates nothing
+        return found
+
+    def _scope(self, call: cst.Call) -> EvalScope | None:
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return None  # a library module's `__main__` demo or self-check evaluates nothing
         if self._warms_up(call):
@@ -800,8 +809,6 @@ class Evaluation(Shared):
             self._is_framework_hook(function) or is_dunder(function.name.value)
         ):
             return None  # hooks a framework runs without grad; construction code probing shapes
-        if function is not None and self._never_runs(function):
-            return None  # a method no code of the project calls: dead code evaluates nothing
         if function is not None and not self._in_own_loop(call) and self._self_test(function):
             return None  # a self-test's single forward (`def test(): ... out = net(x)`) runs once
         if function is not None and self._hands_out_result(call, function):
@@ -1033,6 +1040,11 @@ class Evaluation(Shared):
         only on its other classes, and no framework runs (`ProjectIndex.method_never_called`:
         `Trainer.test_step` left behind beside other trainers' own `test_step`): dead code,
         which evaluates nothing."""
+        if function not in self._dead:
+            self._dead[function] = self._never_runs_now(function)
+        return self._dead[function]
+
+    def _never_runs_now(self, function: cst.FunctionDef) -> bool:
         owner = self.enclosing_class(function)
         project = self.ctx.project
         if (
