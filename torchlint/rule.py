@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import libcst as cst
 
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.edits import import_binding, references, without_alias
 from torchlint.analysis.unimportable import Unimportable
 from torchlint.diagnostics import (
@@ -155,10 +156,13 @@ class Rule:
         """Record a finding at `node`. The checks every rule would otherwise repeat happen here: a
         performance rule reports nothing in test code when the engine says so, nor in a module
         the project cannot import (`Unimportable`: vendored code whose imports name another
-        root, whose code never runs), and a fix that writes what the file's target torch lacks
-        is dropped, with the message saying why."""
+        root, whose code never runs), nor in a branch that never runs (`DeadBranches`: `if
+        parallel:` after `parallel = False`), and a fix that writes what the file's target
+        torch lacks is dropped, with the message saying why."""
         ctx = self.ctx
-        if self.performance and ctx.fact(Unimportable).holds:
+        if self.performance and (
+            ctx.fact(Unimportable).holds or ctx.fact(DeadBranches).holds(node)
+        ):
             return
         have = ctx.target_torch_version
         if fix is not None and fix.min_torch is not None and have < fix.min_torch:

@@ -2,8 +2,11 @@
 
 Sources, per directory: `[project]` dependencies and optional dependencies in pyproject.toml,
 setup.cfg `install_requires`/`extras_require`, setup.py's `setup(...)` keywords read from its
-syntax tree, requirements*.txt (following `-r`), and conda's environment.yml. Requirements whose
-environment marker is false here are skipped. The target is the lowest version any of them
+syntax tree, requirements*.txt and the `.txt` files of a `requirements/` folder (following `-r`),
+conda's environment.yml, and the exact pins (`torch==1.6.0+cu101`) of the `pip install` commands
+in the Dockerfiles there or in its `docker/` folder: the environment a research codebase ships
+and runs in (a Dockerfile's `torch>=1.6` or bare `torch` installs the newest, so only `==` counts).
+Requirements whose environment marker is false here are skipped. The target is the lowest version any of them
 allows, because the code must run there; a file gets the nearest directory that declares torch,
 up to the repository's root (a folder whose declarations name no torch does not reset it).
 """
@@ -13,12 +16,13 @@ from __future__ import annotations
 import ast
 import configparser
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchlint.folders import holds_file, matching
+from torchlint.folders import holds, holds_file, matching
 
 if TYPE_CHECKING:
     from packaging.markers import Marker
@@ -35,6 +39,9 @@ LAST_1X = (1, 13)
 _TORCH_NAMES = ("torch", "pytorch")  # pytorch: conda's name for it
 _CONDA_SPEC = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-]+)\s*(?P<spec>[^#]*)")
 _RELEASE = re.compile(r"(\d+)(?:\.(\d+))?")
+_DOCKERFILES = ("Dockerfile", "Dockerfile.*", "Dockerfile-*", "*.Dockerfile", "*.dockerfile")
+_PIP = re.compile(r"(?:^|/)pip(?:\d+(?:\.\d+)*)?$")  # pip, pip3, pip3.10, /opt/conda/bin/pip
+_SHELL_OPERATORS = frozenset("();<>|&")
 
 
 class DeclarationError(Exception):
@@ -69,7 +76,8 @@ def declared_in(folder: Path) -> TorchTarget | None:
         for line in requirements:
             version = _lowest_torch(line)
             if version is not None:
-                found.append(TorchTarget(version, f"{path.name}: {line.strip()}"))
+                where = path.relative_to(folder).as_posix()
+                found.append(TorchTarget(version, f"{where}: {line.strip()}"))
     return min(found, key=lambda t: t.version) if found else None
 
 
@@ -84,9 +92,24 @@ def _declarations(folder: Path) -> list[tuple[Path, list[str]]]:
     found = [
         (folder / name, read(folder / name)) for name, read in readers if holds_file(folder, name)
     ]
-    for path in matching(folder, "requirements*.txt"):
+    requirements = matching(folder, "requirements*.txt")
+    if holds(folder, "requirements"):
+        requirements += matching(folder / "requirements", "*.txt")
+    for path in requirements:
         found.append((path, _requirements(path, set())))
+    for path in _dockerfiles(folder):
+        found.append((path, _docker_pins(path)))
     return found
+
+
+def _dockerfiles(folder: Path) -> list[Path]:
+    """The folder's own Dockerfiles and those of its `docker/` folder; deeper ones build a
+    subproject's image (a TensorRT export, a demo server), not this folder's environment."""
+    places = [folder, folder / "docker"] if holds(folder, "docker") else [folder]
+    found = [
+        path for place in places for pattern in _DOCKERFILES for path in matching(place, pattern)
+    ]
+    return [path for path in dict.fromkeys(found) if path.is_file()]
 
 
 def _text(path: Path) -> str:
@@ -192,6 +215,78 @@ def _requirements(path: Path, seen: set[Path]) -> list[str]:
         elif line and not line.startswith(("#", "-")):
             found.append(line)
     return found
+
+
+def _docker_pins(path: Path) -> list[str]:
+    """The exact torch pins its `RUN` instructions hand to `pip install`."""
+    return [pin for line in _instructions(_text(path)) for pin in _pip_pins(line)]
+
+
+def _instructions(text: str) -> list[str]:
+    """The Dockerfile's instructions, continued lines joined; comment lines are dropped, also
+    inside a continued instruction, as Docker drops them."""
+    found: list[str] = []
+    current = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        found.append(current + line)
+        current = ""
+    return [*found, current] if current else found
+
+
+def _pip_pins(instruction: str) -> list[str]:
+    """`torch==X` arguments of the `pip install` commands of a `RUN` instruction (shell form);
+    an instruction the shell lexer cannot read (an open quote) pins nothing."""
+    keyword, _, command = instruction.partition(" ")
+    if keyword.upper() != "RUN":
+        return []
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    found: list[str] = []
+    start = 0
+    for end in [*(i for i, t in enumerate(tokens) if set(t) <= _SHELL_OPERATORS), len(tokens)]:
+        found += _installed_pins(tokens[start:end])
+        start = end + 1
+    return found
+
+
+def _installed_pins(words: list[str]) -> list[str]:
+    """The exact torch pins of one simple command, when it is `pip install` (also `python -m
+    pip`, `uv pip`, with pip's own options before `install`)."""
+    pip = next((i for i, word in enumerate(words) if _PIP.search(word)), None)
+    if pip is None:
+        return []
+    rest = words[pip + 1 :]
+    verb = next((i for i, word in enumerate(rest) if not word.startswith("-")), None)
+    if verb is None or rest[verb] != "install":
+        return []
+    return [word for word in rest[verb + 1 :] if _exact_torch_pin(word)]
+
+
+def _exact_torch_pin(word: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if word.startswith("-"):
+        return False
+    try:
+        requirement = Requirement(word)
+    except InvalidRequirement:
+        return False
+    specifiers = list(requirement.specifier)
+    return (
+        requirement.name.lower() in _TORCH_NAMES
+        and bool(specifiers)
+        and all(spec.operator in ("==", "===") for spec in specifiers)
+    )
 
 
 def _conda(path: Path) -> list[str]:
