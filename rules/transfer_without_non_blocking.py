@@ -49,12 +49,14 @@ whatever the loader pins;
 calls already passing `non_blocking` (either way); copies inside a `with torch.cuda.stream(...)`
 block, where the consumer on another stream relies on the copy being complete; values read
 back on the host right away (`.item()`, `.cpu()`, `.tolist()`, `float(...)`), where nothing is
-left to overlap; copies in a loop each iteration of which waits for the device by design,
-outside any branch or inner loop (predictions copied to the host for a host metric,
-`pred.cpu().numpy()`; a `torch.distributed.barrier()`), where that wait has drained the stream
-before the next copy (a scalar read for a meter, `loss.item()`, is no such wait: it could stay
-on the device, and then the copy is the step's only sync; a wait only every `print_freq` steps,
-or on one rank, paces nothing); copies that run only now and then: under a periodic guard
+left to overlap; copies in a loop each iteration of which waits for the device, outside any
+branch, inner loop or comprehension (predictions copied to the host for a host metric,
+`pred.cpu().numpy()`; a scalar read, `meter.update(loss.item())`, `float(loss)`,
+`writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`), where that wait
+has drained the stream before the next copy (a wait only every `print_freq` steps, or on one
+rank, paces nothing; where the wait is a per-step scalar read, TL002's finding on that read
+comes first: once the value stays on the device, the copy is the step's only sync and this rule
+reports it); copies that run only now and then: under a periodic guard
 (`if i % args.print_freq == 0:`, where metrics are measured), after an early `continue` off the
 period, or in a helper only such a guarded call runs, which cost nothing per step; and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
@@ -174,6 +176,21 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                 for x, y in loader:
                     pred = model(x.to(device)).argmax(dim=1)
                     metric.update(pred.cpu().numpy(), y.numpy())
+            """
+        ),
+        # every iteration reads its loss on the host after the step: the stream is drained
+        Valid(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                meter.update(loss.item())
             """
         ),
         # a side stream: the consumer relies on the copy having finished

@@ -53,7 +53,8 @@ every other use of the value then reads a host number.
 waits for the device on purpose, so that one more read or a blocking copy costs no extra wait.
 Calls of the file's own functions every `return` of which hands back a host copy, and `for`
 loops every iteration of which, outside any branch or inner loop, copies an array to the host
-for a host computation (`metric(pred.cpu().numpy())`) or meets a distributed barrier.
+for a host computation (`metric(pred.cpu().numpy())`), reads a device scalar on the host
+(`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or meets a distributed barrier.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
-from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import WRITER_NAME
 from torchlint.analysis.nodes import find_all
 from torchlint.analysis.provenance import NumpyProvenance
@@ -564,6 +565,10 @@ _RETURNED_COPIES = frozenset({"cpu", "numpy", "tolist"})
 # Array copies of a device tensor to the host in a loop (`.numpy()` alone reads host arrays only).
 _ARRAY_COPIES = frozenset({"tolist", "cpu"})
 _BARRIERS = frozenset({"torch.distributed.barrier"})
+# Reads of one device value on the host: `loss.item()`, `float(loss)`, a scalar logged as is.
+_SCALAR_READS = frozenset({"item"})
+_SCALAR_CONVERSIONS = frozenset({"float", "int"})
+_SCALAR_LOGS = frozenset({"add_scalar"})
 # Where an array copy is only kept or spread, not computed on: no need for it now.
 _COLLECTING = frozenset({"append", "extend", "add", "insert"})
 _SPREADING = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
@@ -581,6 +586,10 @@ _CONDITIONAL = (
     cst.ExceptHandler,
     cst.Match,
     cst.CompFor,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
     cst.FunctionDef,
     cst.ClassDef,
     cst.Lambda,
@@ -637,15 +646,16 @@ class WaitsByDesign:
 
     # -- a loop each iteration of which drains the stream ---------------------------------
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
-        """Whether every iteration of the `for` loop waits for the device by design in its own
-        body, outside any branch, handler, inner loop or comprehension: an array copied to the
-        host (`pred.cpu().numpy()` for a host metric, `ids.tolist()`) or a
+        """Whether every iteration of the `for` loop waits for the device in its own body,
+        outside any branch, handler, inner loop or comprehension: an array copied to the host
+        (`pred.cpu().numpy()` for a host metric, `ids.tolist()`), a device scalar read on the
+        host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or a
         `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
-        copy the device is idle (judges reject copies without `non_blocking` there). A scalar
-        read (`meter.update(loss.item())`) is no such wait: it could stay on the device (TL002
-        says so), and once it does the next copy is the step's only sync (judged TPs). A read
-        under a periodic guard or on one rank leaves the other iterations unpaced; reads in
-        the loop's callees are not followed (unknown means no wait)."""
+        copy the device is idle (judges reject copies without `non_blocking` there: 30 FPs to 7
+        TPs in loops with a scalar read; a sync is a sync, even one TL002 asks to remove, and
+        once it goes the copy is the step's only sync and a finding again). A read under a
+        periodic guard or on one rank leaves the other iterations unpaced; reads in the loop's
+        callees are not followed (unknown means no wait)."""
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
@@ -655,17 +665,39 @@ class WaitsByDesign:
         return found
 
     def _waits_by_design(self, call: cst.Call) -> bool:
-        """An array copy of a device tensor to the host, or a distributed barrier."""
+        """An array copy of a device tensor to the host, a device scalar read on the host, or a
+        distributed barrier."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or call.args:
+        if isinstance(func, cst.Name):
+            return func.value in _SCALAR_CONVERSIONS and self._converts_tensor(call)
+        if not isinstance(func, cst.Attribute):
+            return False
+        if func.attr.value in _SCALAR_LOGS:
+            return self._logs_tensor(call)
+        if call.args:
             return False
         if func.attr.value == "barrier":
             return self.ctx.symbols.qualname(func) in _BARRIERS
+        if func.attr.value in _SCALAR_READS:
+            return self._reads_device(func.value)
         return (
             func.attr.value in _ARRAY_COPIES
             and self._reads_device(func.value)
             and self._computed_on_host(call)
         )
+
+    def _converts_tensor(self, call: cst.Call) -> bool:
+        """`float(loss)` of a value evidently a tensor (a plain number converts without a wait)."""
+        return len(call.args) == 1 and self._is_tensor(call.args[0].value)
+
+    def _logs_tensor(self, call: cst.Call) -> bool:
+        """`writer.add_scalar(tag, loss, step)` of a value evidently a tensor: the writer reads
+        it on the host as it logs (a plain number, `lr`, is no read)."""
+        value = passed_argument(call, "scalar_value", 1)
+        return value is not None and self._is_tensor(value)
+
+    def _is_tensor(self, value: cst.BaseExpression) -> bool:
+        return self.ctx.fact(TensorFacts).kind(value) is Kind.TENSOR
 
     def _computed_on_host(self, copy: cst.Call) -> bool:
         """The copy (through `.numpy()`, indexing) is handed straight to a host computation
