@@ -189,7 +189,9 @@ Not flagged:
   known to be on the CPU (`.cpu()` results, kept there by in-place updates and element stores, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
-  (`if torch.is_tensor(lr): lr = lr.item()`);
+  (`if torch.is_tensor(lr): lr = lr.item()`), and samples read straight from a dataset
+  (`dataset.get(i).tolist()`, `dataset[i]`, where `dataset` is built by a call handed no
+  device tensor and not of a class of the file that moves its samples to the device);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
   code is left alone by every performance rule; `def test(model, loader)` in a training script is
   an evaluation routine, not a test), values just agreed across ranks with a collective and
@@ -1511,6 +1513,8 @@ depends on what the value is for.
         # (`if torch.is_tensor(lr): lr = lr.item()`).
         if isinstance(candidate.value, cst.Name) and tensors.type_test(candidate.value) is not None:
             return False
+        if tensors.dataset_sample(candidate.value):
+            return False  # `dataset.get(i).tolist()`: a sample the dataset serves from the host
         return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
 
     def _deliberate(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:

@@ -15,8 +15,13 @@ The classes, each from production code judges labelled as false positives:
   stacked into numpy arrays (`{k: np.stack(v) for k, v in found.items()}`): its product is the
   host array, as for the list an `encode()` returns as one.
 
+- a sample read straight from a dataset (`dataset.get(i).tolist()`, `dataset[i]`) built by a
+  call that hands it no device tensor is host data: a dataset serves samples from files or
+  memory, and only one whose class of the file moves samples to the device, or a
+  `TensorDataset` of device tensors, serves them from the device.
+
 Precision kept: the same numpy helper called on a training loss that is printed, and the dict of
-per-batch copies reduced to means (a mean could be kept on the device), are still findings.
+per-batch copies reduced to means (a mean could be kept on the device), are still findings, and so is a row of a `TensorDataset` built from CUDA tensors.
 """
 
 from __future__ import annotations
@@ -161,6 +166,59 @@ class Linker:
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
         return {k: np.mean(v) for k, v in found.items()}
+""",
+        },
+    ),
+    Case(
+        "tokens-read-from-a-dataset",
+        {
+            "data.py": """\
+import numpy as np
+
+
+class TokenDataset:
+    def __init__(self, path):
+        self.tokens = np.load(path)
+
+    def get(self, i):
+        return self.tokens[i]
+
+
+def make_dataset(path):
+    return TokenDataset(path)
+""",
+            "generate.py": """\
+import torch
+from torch.utils.data import TensorDataset
+
+from data import make_dataset
+
+
+def get_batch(tokens):
+    return tokens, tokens != 0
+
+
+def precompute(model, paths, batch_size):
+    for path in paths:
+        dataset = make_dataset(path)
+        i = 0
+        while i < len(dataset):
+            model.clear_cache()
+            tokens = [dataset.get(j % len(dataset)).tolist() for j in range(i, i + batch_size)]
+            i += batch_size
+            with torch.no_grad():
+                tokens, mask = get_batch(torch.cuda.LongTensor(tokens))
+                logits = model(tokens, mask)
+            print(logits.float().mean().item())  # TL002: logits.float().mean().item()
+
+
+def replay(model, x, y, optimizer, batch_size):
+    dataset = TensorDataset(x.cuda(), y.cuda())
+    for start in range(0, len(dataset), batch_size):
+        ids = dataset[start][0].tolist()  # TL002: dataset[start][0].tolist()
+        loss = model(x[start:start + batch_size], ids).mean()
+        loss.backward()
+        optimizer.step()
 """,
         },
     ),
