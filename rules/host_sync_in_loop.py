@@ -152,7 +152,10 @@ a per-parameter `.item()`), a subclass's `train_step` that a base class's loop c
 `forward` of a loss module that a training step calls, and a function that steps the optimizer
 in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
 builds), or through a function of its file that does (an agent's `update()` that calls
-`update_critic()` and `update_actor()`): a training step, whoever runs it. A file that names no device runs such code on the
+`update_critic()` and `update_actor()`), or through what a `self.` attribute holds, of a
+project class whose `__call__` or `step` runs `backward()` and the optimizer's step itself
+(`self._model_opt(loss, params)` with dreamerv3's `tools.Optimizer`): a training step,
+whoever runs it. A file that names no device runs such code on the
 device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
