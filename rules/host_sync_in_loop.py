@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.accumulation import Backprop
+from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites, WaitsByDesign
@@ -151,7 +152,10 @@ a per-parameter `.item()`), a subclass's `train_step` that a base class's loop c
 `forward` of a loss module that a training step calls, and a function that steps the optimizer
 in its own body which nothing in its file calls (`optimize_parameters` of a model a registry
 builds), or through a function of its file that does (an agent's `update()` that calls
-`update_critic()` and `update_actor()`): a training step, whoever runs it. A file that names no device runs such code on the
+`update_critic()` and `update_actor()`), or through what a `self.` attribute holds, of a
+project class whose `__call__` or `step` runs `backward()` and the optimizer's step itself
+(`self._model_opt(loss, params)` with dreamerv3's `tools.Optimizer`): a training step,
+whoever runs it. A file that names no device runs such code on the
 device of the modules that call it, when the project names CUDA. A loop around another per-batch loop (over epochs, files or
 shards) does not. TL101, TL102 and TL103 read per-batch loops and device moves from the same
 facts.
@@ -188,13 +192,17 @@ Not flagged:
   known to be on the CPU (`.cpu()` results, kept there by in-place updates and element stores, DataLoader batches never moved to a device and
   what a model computes from them; batches of a dataset class of the file that moves each
   sample to the device itself are on the device), and conversions guarded by a type test
-  (`if torch.is_tensor(lr): lr = lr.item()`);
+  (`if torch.is_tensor(lr): lr = lr.item()`), and samples read straight from a dataset
+  (`dataset.get(i).tolist()`, `dataset[i]`, where `dataset` is built by a call handed no
+  device tensor and not of a class of the file that moves its samples to the device);
 - reads that are the point of the code: `assert`s and `self.assert*` checks, unit tests (test
   code is left alone by every performance rule; `def test(model, loader)` in a training script is
   an evaluation routine, not a test), values just agreed across ranks with a collective and
   branched on (`all_reduce(done); if done.item(): break`; an all-reduced loss that is logged
   is still a device tensor and is flagged), branches for one backend
-  (`if isinstance(device, DeviceMPS):`), and values handed to a `.step(...)` that is not an
+  (`if isinstance(device, DeviceMPS):`) or paths that run only off CUDA (the `else` of
+  `if x.is_cuda:`, of `if x.device.type in ["cuda", "npu"]:` or of
+  `if torch.cuda.is_available():`: a library's loop-heavy CPU branch), and values handed to a `.step(...)` that is not an
   optimizer's (`env.step(policy(obs).argmax().item())`: an environment acts on the host), and
   copies written straight to a file (`save_image(out.cpu(), path)`, `np.save(f, x.numpy())`,
   `json.dump(results, f)`);
@@ -216,7 +224,11 @@ Not flagged:
   tensor read as a number per iteration of an inner loop (`int(counts[b])`) is still
   flagged, whatever it is for: one read of the whole tensor before that loop would do; an
   element or chunk copied as an array (`images[i].cpu()` saved as a PNG, each rendered
-  chunk's `depth[0].cpu()` joined and written) is a host product like a whole batch;
+  chunk's `depth[0].cpu()` joined and written) is a host product like a whole batch; so is
+  an array a helper hands back, also in a returned tuple, that the loop writes into a numpy
+  buffer it allocated (`y0, s0 = _forward(net, tile)`, then `out[bslc] = y0`), and, in
+  evaluation, each batch's copy collected in a dict of lists that the function returns as
+  numpy arrays (`return {k: np.stack(v) for k, v in found.items()}`);
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
   every step: the loop already waits for the device there by design. So does an iteration
   that calls a helper of the file that returns host copies (`return t.detach().cpu()`,
@@ -1504,15 +1516,19 @@ depends on what the value is for.
         # (`if torch.is_tensor(lr): lr = lr.item()`).
         if isinstance(candidate.value, cst.Name) and tensors.type_test(candidate.value) is not None:
             return False
+        if tensors.dataset_sample(candidate.value):
+            return False  # `dataset.get(i).tolist()`: a sample the dataset serves from the host
         return not self.ctx.fact(NumpyProvenance).is_numpy(candidate.value)
 
     def _deliberate(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
         """Reads that are the point of the code: assertions, values agreed across ranks, backend
-        workarounds, values the host needs where they go."""
+        workarounds and paths that run off CUDA (`runs_without_cuda`: the `else` of `if
+        x.device.type in ["cuda"]:`), values the host needs where they go."""
         return (
             self._asserted(candidate.node)
             or (self._decides(candidate.node) and self._reduced_across_ranks(candidate.value))
             or self._backend_branch(candidate.node)
+            or runs_without_cuda(self.ctx, candidate.node)
             or self._written_out(candidate.node)
             or self._host_needed(candidate, loop)
         )

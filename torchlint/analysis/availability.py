@@ -1,15 +1,19 @@
-"""Code that runs only where no GPU is available.
+"""Code that runs only where no GPU is available, or where the data it tests is not on one.
 
 `if torch.cuda.is_available(): ... else: ...` is how a script keeps a CPU path: the `else`
 branch (and the body of `if not torch.cuda.is_available():`) runs only on a machine without
 CUDA, so advice about what GPUs do there (DataParallel's replication, for one) does not apply.
+A test of where a tensor lives picks such a path too: the `else` of `if x.is_cuda:` or of
+`if x.device.type in ["cuda", "npu"]:`, and the body of `if x.device.type == "cpu":` or of
+`if x.device.type != "cuda":`, run only when `x` is not on CUDA (a library's loop-heavy CPU
+branch beside its vectorised GPU one), so a read there waits for no CUDA stream.
 The test is read through `not`, `and`/`or` and names bound only to such a test
 (`use_cuda = torch.cuda.is_available()`); anything else is unknown, and unknown is not CPU-only.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -19,6 +23,8 @@ if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _AVAILABLE = frozenset({"torch.cuda.is_available"})
+# Attributes of a tensor that say where it lives, and the truth value that rules CUDA out.
+_PLACED = {"is_cuda": False, "is_cpu": True}
 _MAX_DEPTH = 4  # names bound to names bound to the test
 
 
@@ -63,6 +69,10 @@ def _rules_out_cuda(
                 for side in (test.left, test.right)
             )
         return False
+    if isinstance(test, cst.Attribute) and test.attr.value in _PLACED:
+        return value == _PLACED[test.attr.value]  # `x.is_cuda` false, `x.is_cpu` true
+    if isinstance(test, cst.Comparison):
+        return _device_type_rules_out_cuda(test, value)
     if isinstance(test, cst.Name):
         bindings = scopes.all_bindings(test)
         return bool(bindings) and all(
@@ -70,3 +80,35 @@ def _rules_out_cuda(
             for b in bindings
         )
     return False
+
+
+def _device_type_rules_out_cuda(test: cst.Comparison, value: bool) -> bool:
+    """`x.device.type == "cpu"` true, `device.type in ["cuda", "npu"]` false: the test, having
+    the truth value `value`, says the device type is not "cuda". Only a comparison of a
+    `.type` attribute with string literals is read."""
+    if len(test.comparisons) != 1 or not (
+        isinstance(test.left, cst.Attribute) and test.left.attr.value == "type"
+    ):
+        return False
+    target = test.comparisons[0]
+    positive = isinstance(target.operator, cst.Equal | cst.In)
+    if not positive and not isinstance(target.operator, cst.NotEqual | cst.NotIn):
+        return False
+    types = _strings(target.comparator)
+    if not types:
+        return False
+    # The type is one of `types` when a positive test holds or a negative one fails.
+    return ("cuda" in types) == (positive != value)
+
+
+def _strings(value: cst.BaseExpression) -> frozenset[str]:
+    """The string literals `"cuda"` or `["cuda", "npu"]` names; empty when any is not one."""
+    items = (
+        [e.value for e in value.elements]
+        if isinstance(value, cst.List | cst.Tuple | cst.Set)
+        else [value]
+    )
+    found = [i.evaluated_value for i in items if isinstance(i, cst.SimpleString)]
+    if len(found) != len(items) or not all(isinstance(f, str) for f in found):
+        return frozenset()
+    return frozenset(cast("list[str]", found))

@@ -262,7 +262,12 @@ class DataLoaders:
                 if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
                 else None
             )
-        if not isinstance(dataset, cst.Call) or not isinstance(dataset.func, cst.Name):
+        return isinstance(dataset, cst.Call) and self.builds_device_samples(dataset)
+
+    def builds_device_samples(self, dataset: cst.Call) -> bool:
+        """`MyDataset(...)` of a dataset class of this file whose code moves samples to the
+        device: what it serves is already there."""
+        if not isinstance(dataset.func, cst.Name):
             return False
         owner = self.scopes.classes.get(dataset.func.value)
         if owner is None:

@@ -28,8 +28,11 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
 - text made of token ids (`tokenizer.decode(ids)`, `batch_decode`);
 - a figure matplotlib draws (`plt.imshow(image)`);
 - a host buffer the value is written into (`memory.update_priorities(idx, td.cpu().numpy())`),
-  or a slot of host tensors the code allocated for each batch's result (`outs[j] = y.cpu()`
-  where `outs` holds only `torch.zeros(...)` built without a device: layer-by-layer offloading);
+  a slot of host tensors the code allocated for each batch's result (`outs[j] = y.cpu()`
+  where `outs` holds only `torch.zeros(...)` built without a device: layer-by-layer offloading),
+  or a slice of an array numpy allocated (`ya[bslc] = y0` where `ya = np.zeros(...)`: a result
+  assembled tile by tile in host memory), also where a helper hands the value back in a tuple
+  its caller unpacks (`y0, style0 = _forward(net, x)`);
 - a test whose branch leaves the loop or the program (`raise`, `break`, `sys.exit`, a
   `return` out of a loop): control flow that needs the value now. A branch that only skips
   the batch, picks a value or picks this step's path (`return` from a step function), and a
@@ -40,7 +43,8 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   of per-batch values could be kept on the device), or a list the value is collected into
   that is later handed to one or written: a metric the host computes over the whole set; or a
   list the function turns into a numpy array and returns (an `encode()` whose product is the
-  host array: each batch's copy is that product, not a sync to remove).
+  host array: each batch's copy is that product, not a sync to remove), also a dict of such
+  lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`).
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -345,10 +349,30 @@ class HostWrites:
             isinstance(parent, cst.Assign)
             and parent.value is node
             and len(parent.targets) == 1
-            and self._host_buffer_slot(parent.targets[0].target)
+            and (
+                self._host_buffer_slot(parent.targets[0].target)
+                or self._numpy_buffer_slot(parent.targets[0].target)
+            )
         ):
             return self._end()
         return None
+
+    def _numpy_buffer_slot(self, target: cst.BaseExpression) -> bool:
+        """`ya[bslc] = y0` where every binding of `ya` is an array numpy allocates
+        (`np.zeros((n, c, h, w), "float32")`): the result is assembled in host memory, which
+        takes no device tensor, slice by slice."""
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return False
+        bindings = self.scopes.all_bindings(target.value)
+        return bool(bindings) and all(self._numpy_allocation(b) for b in bindings)
+
+    def _numpy_allocation(self, binding: Binding) -> bool:
+        """`name = np.zeros(...)`: a binding to an array numpy allocates."""
+        value = binding.value
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
+            return False
+        name = (self.symbols.qualname(value.func) or "").rpartition(".")
+        return name[0] == "numpy" and name[2] in _SHAPED
 
     def _host_buffer_slot(self, target: cst.BaseExpression) -> bool:
         """`outs[j]` where `outs` is a list the function filled with tensors it allocated on
@@ -416,6 +440,8 @@ class HostWrites:
         """`preds, labels = preds[0], labels[0]`: the name in the value's place."""
         container = self.scopes.parents.get(element)
         assign = self.scopes.parents.get(container) if container is not None else None
+        if isinstance(container, cst.Tuple) and isinstance(assign, cst.Return):
+            return self._returned_element(container, element, depth, calls)
         if not (
             isinstance(container, cst.Tuple)
             and isinstance(assign, cst.Assign)
@@ -428,6 +454,40 @@ class HostWrites:
         if not (
             isinstance(target, cst.Tuple)
             and len(target.elements) == len(container.elements)
+            and isinstance(target.elements[place].value, cst.Name)
+        ):
+            return False
+        return self._bound_name(target.elements[place].value, assign, depth, calls)  # type: ignore[arg-type]
+
+    def _returned_element(
+        self, returned: cst.Tuple, element: cst.Element, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool:
+        """`return y, style`: at the call being followed, else at every call of the function,
+        the name the caller unpacks in the value's place (`y0, style0 = _forward(net, x)`)."""
+        place = returned.elements.index(element)
+        if calls:
+            callers: Sequence[cst.Call] = [calls[-1]]
+        else:
+            function = self.scopes.function_of(returned)
+            callers = self.scopes.callers.get(function, []) if function is not None else []
+        return bool(callers) and self._every(
+            callers,
+            lambda c: self._unpacked_at(c, place, len(returned.elements), depth, calls[:-1]),
+        )
+
+    def _unpacked_at(
+        self, call: cst.Call, place: int, size: int, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool:
+        """Every read of the name `a, b = call` binds in `place` of a tuple of `size`."""
+        assign = self.scopes.parents.get(call)
+        if not (
+            isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+        ):
+            return False
+        target = assign.targets[0].target
+        if not (
+            isinstance(target, cst.Tuple)
+            and len(target.elements) == size
             and isinstance(target.elements[place].value, cst.Name)
         ):
             return False
@@ -452,8 +512,14 @@ class HostWrites:
         collected = (
             name in _COLLECT
             and isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and self._collected(func.value)
+            and (
+                (isinstance(func.value, cst.Name) and self._collected(func.value))
+                or (
+                    isinstance(func.value, cst.Subscript)
+                    and isinstance(func.value.value, cst.Name)
+                    and self._lists_returned_as_arrays(func.value.value)
+                )
+            )
         )
         return (collected or self._host_metric(call)) and self._end()
 
@@ -541,6 +607,41 @@ class HostWrites:
             and any(self._numpy_binding(b) for b in self.scopes.reaching(read))
             for read in self.scopes.loads[scope].get(container.value, [])
         )
+
+    def _lists_returned_as_arrays(self, lists: cst.Name) -> bool:
+        """`found["dense"].append(e.cpu().numpy())`, then `return {k: np.stack(v) for k, v in
+        found.items()}`: a dict of per-batch lists that the function returns made into numpy
+        arrays, one per key (an `embed()` whose product is a host array for each kind)."""
+        scope = self.scopes.scope_of(lists)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        return any(
+            isinstance(node, cst.Return)
+            and isinstance(node.value, cst.DictComp | cst.ListComp)
+            and self._arrays_of(node.value, lists.value)
+            for node in self.scopes.own_nodes(scope)
+        )
+
+    def _arrays_of(self, comprehension: cst.DictComp | cst.ListComp, lists: str) -> bool:
+        """`{k: np.stack(v, axis=0) for k, v in lists.items()}`: a comprehension over the
+        dict's items or values that makes each with numpy (a plain reduction, `np.mean(v)`,
+        makes no array)."""
+        source = comprehension.for_in.iter
+        if not (
+            isinstance(source, cst.Call)
+            and isinstance(source.func, cst.Attribute)
+            and source.func.attr.value in ("items", "values")
+            and isinstance(source.func.value, cst.Name)
+            and source.func.value.value == lists
+        ):
+            return False
+        value = (
+            comprehension.value if isinstance(comprehension, cst.DictComp) else comprehension.elt
+        )
+        if not isinstance(value, cst.Call):
+            return False
+        name = self.symbols.qualname(value.func) or ""
+        return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
 
     def _numpy_binding(self, binding: Binding) -> bool:
         """`name = np.asarray(...)`: a binding to an array numpy makes (not a plain reduction,

@@ -167,6 +167,7 @@ class LoopFacts:
         self._rare_memo: dict[cst.CSTNode, str | None] = {}
         self._once_memo: dict[cst.FunctionDef, bool] = {}
         self._asking_parameters: set[cst.Param] = set()  # `_step_parameter` calls in progress
+        self._project_steppers: dict[tuple[cst.ClassDef, str, str], bool] = {}
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -219,7 +220,9 @@ class LoopFacts:
         another module runs (`model.optimize_parameters(step)` on a model a registry builds,
         `algorithm.update(batch)`), once per batch, whoever its caller is. What they run is
         per step as if they were a loop's body. Called in the file, their callers decide."""
-        if not may_train(self.ctx.source):
+        if not may_train(self.ctx.source) and not (
+            self.ctx.project is not None and "self." in self.ctx.source
+        ):  # no step call, nor one through a project class's method (`self._model_opt(loss)`)
             return set()
         self._per_batch  # noqa: B018 -- indexes the stepping owners
         return {
@@ -238,7 +241,9 @@ class LoopFacts:
         `self.update_actor(...)`, each stepping its own optimizer, once per call)."""
         found: set[cst.FunctionDef] = set()
         for call in self.scopes.calls:
-            if not self._is_step_call(call) or _last(call.func) != "step":
+            if not self._is_step_call(call) or (
+                _last(call.func) != "step" and not self._steps_through_project(call)
+            ):
                 continue
             owner = self._step_owner(call)
             if isinstance(owner, cst.FunctionDef):
@@ -542,13 +547,50 @@ class LoopFacts:
         if method in ("backward", "manual_backward"):
             return True
         if method != "step":
-            return False
+            return self._steps_through_project(call)
         owner = (_last(func.value) or "").lower()
         if "sched" in owner:
             return False
         if is_optimizer_name(owner) or owner in _STEPPERS:
             return True
-        return any(self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value))
+        return any(
+            self._is_optimizer_construction(b) for b in self.scopes.all_bindings(func.value)
+        ) or self._steps_through_project(call)
+
+    def _steps_through_project(self, call: cst.Call) -> bool:
+        """`self._model_opt(loss, params)`, `self.learner.step(loss)`: a call, handed values, of
+        what a `self.` attribute holds, where the attribute is built by a call in the class and
+        the project says that class's `__call__` (or `step`) runs `backward()` or an
+        optimizer's `step()` itself (`ProjectIndex.attribute_steps`): a function of another
+        module's class stepping the optimizer for its caller (dreamerv3's `tools.Optimizer`)."""
+        func = call.func
+        if not call.args or not isinstance(func, cst.Attribute):
+            return False
+        if isinstance(func.value, cst.Name):
+            attribute, method = func, "__call__"
+        elif isinstance(func.value, cst.Attribute) and func.attr.value == "step":
+            attribute, method = func.value, "step"
+        else:
+            return False
+        project = self.ctx.project
+        owner = self.scopes.self_class(attribute)
+        if project is None or owner is None:
+            return False
+        name = attribute.attr.value
+        key = (owner, name, method)
+        found = self._project_steppers.get(key)
+        if found is None:
+            values = self.scopes.attribute_values(owner, name)
+            found = self._project_steppers[key] = (
+                bool(values)
+                and all(
+                    isinstance(v, cst.Call)
+                    and not (self.ctx.symbols.qualname(v.func) or "torch").startswith("torch")
+                    for v in values
+                )
+                and project.attribute_steps(self.ctx.absolute_path, owner.name.value, name, method)
+            )
+        return found
 
     def _is_optimizer_construction(self, binding: Binding) -> bool:
         if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, cst.Call):

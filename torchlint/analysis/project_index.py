@@ -1754,7 +1754,7 @@ class ProjectIndex:
         factories = {key.removesuffix("()") for key in keys if key.endswith("()")}
         wanted = {(file, key) for key in keys}
         found: set[str] = set()
-        for other in self._callers(file, words, self._text_steps(file), factories):
+        for other in self._loop_callers(file, words, factories):
             summary = self._summary(other, consult=False, part="scopes")
             hits = self._per_step_targets(other, summary) & wanted if summary else set()
             if hits:
@@ -1837,14 +1837,38 @@ class ProjectIndex:
         calls one of `factories` (functions of `file` that define functions) anywhere: the
         gate, read from texts, before any `called_per_step` question about `file`."""
         file = file.absolute()
-        return bool(self._callers(file, names, self._text_steps(file), factories))
+        return bool(self._loop_callers(file, names, factories))
 
     def _text_steps(self, file: Path) -> bool:
-        """Whether `file`'s text may run a training step (`.backward(`, `.step(`)."""
+        """Whether `file` may run a training step (`.backward(`, `.step(` in its text), or
+        run one through a project class a `self.` attribute holds (`self._model_opt(loss)`),
+        which is asked of its summary only where other files call its names in some loop."""
         try:
-            return _STEP_TEXT.search(file.read_bytes().decode("utf-8", "replace")) is not None
+            text = file.read_bytes().decode("utf-8", "replace")
         except OSError:
             return False
+        return _STEP_TEXT.search(text) is not None or self._steps_through_attributes(file)
+
+    def _steps_through_attributes(self, file: Path) -> bool:
+        """Whether a method of `file` calls what a `self.` attribute holds, of a project class
+        whose method runs a training step itself (`attribute_steps`)."""
+        summary = self._summary(file, part="calls")
+        return summary is not None and any(
+            self.attribute_steps(file, owner.partition(".")[0], *target)
+            for callee, _, owner, _ in summary.calls
+            if owner and "." in owner
+            for target in [_attribute_call(callee)]
+            if target is not None
+        )
+
+    def _loop_callers(
+        self, file: Path, words: AbstractSet[str], factories: AbstractSet[str] = frozenset()
+    ) -> set[Path]:
+        """`_callers`, in any loop where `file` may run a training step itself
+        (`_text_steps`), which is asked only where that widens the answer."""
+        wider = self._callers(file, words, True, factories)
+        narrow = self._callers(file, words, False, factories)
+        return wider if wider != narrow and self._text_steps(file) else narrow
 
     def _callers(
         self,
@@ -1890,7 +1914,36 @@ class ProjectIndex:
         self._step_targets[file] = (summary, found)
         return found
 
+    def attribute_steps(self, file: Path, klass: str, attribute: str, method: str) -> bool:
+        """Whether `self.<attribute>(...)` (`method` `__call__`) or `self.<attribute>.<method>(...)`
+        in the class `klass` of `file` runs a method of a project class that runs a training
+        step itself: `self._model_opt(loss, params)` where `self._model_opt =
+        tools.Optimizer(...)` and `Optimizer.__call__` runs `backward()` and the optimizer's
+        `step()`. The calling function then updates the parameters, as if it stepped itself."""
+        file = file.absolute()
+        for location in self._attribute_classes(file, klass, attribute):
+            found = self._find_method(*location, method)
+            if found is not None and self._steps_in_body(*found):
+                return True
+        return False
+
     def _steps_itself(self, file: Path, key: str) -> bool:
+        """Whether the function `key` of `file` runs a training step: in its own body, or by
+        calling a project class's method that does through a `self.` attribute
+        (`attribute_steps`)."""
+        if self._steps_in_body(file, key):
+            return True
+        klass, _, method = key.partition(".")
+        summary = self._summary(file, part="calls") if method and "." not in method else None
+        return summary is not None and any(
+            self.attribute_steps(file, klass, *target)
+            for callee, _, owner, _ in summary.calls
+            if owner == key
+            for target in [_attribute_call(callee)]
+            if target is not None
+        )
+
+    def _steps_in_body(self, file: Path, key: str) -> bool:
         summary = self._summary(file, part="scopes")
         return summary is not None and key in summary.stepping
 
@@ -2377,6 +2430,19 @@ def _read(path: Path) -> tuple[str, str] | None:
     except OSError:
         return None
     return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
+
+
+def _attribute_call(callee: str) -> tuple[str, str] | None:
+    """`self.opt` -> (`opt`, `__call__`), `self.opt.step` -> (`opt`, `step`): a call of what a
+    `self.` attribute holds, and the method of its class that runs."""
+    parts = callee.split(".")
+    if parts[0] != "self":
+        return None
+    if len(parts) == 2:
+        return parts[1], "__call__"
+    if len(parts) == 3 and parts[2] == "step":
+        return parts[1], "step"
+    return None
 
 
 def _steps(node: ast.Call) -> bool:

@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, target_names
-from torchlint.analysis.names import is_loss_name, is_module_name, is_setting
+from torchlint.analysis.names import is_loss_name, is_module_name, is_setting, name_tokens
 from torchlint.analysis.nodes import own_returns
 from torchlint.analysis.symbols import dotted
 
@@ -250,6 +250,43 @@ class TensorFacts:
     def on_host(self, node: cst.BaseExpression) -> bool:
         """Evidently not a device tensor: converting it to Python costs no device sync."""
         return self.kind(node) in (Kind.HOST_TENSOR, Kind.NOT_TENSOR)
+
+    def dataset_sample(self, node: cst.BaseExpression) -> bool:
+        """A sample read straight from a dataset, so host data: `dataset.get(i)`, `dataset[i]`,
+        `self.train_dataset[i][0]`, where the name (its last word `dataset`) is bound only by
+        calls that hand it no device tensor, none a dataset class of this file that moves its
+        samples to the device, nor torch's `TensorDataset` of tensors not known to be on the
+        host. A dataset serves samples from files or host memory, for loader workers to batch
+        and a training loop to move (`gpt-neox`'s indexed token files read with `.get(i)`)."""
+        read = False
+        while isinstance(node, cst.Subscript):
+            node, read = node.value, True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ("get", "__getitem__")
+        ):
+            node, read = node.func.value, True
+        last = node.attr if isinstance(node, cst.Attribute) else node
+        if not (
+            read and isinstance(last, cst.Name) and name_tokens(last.value)[-1:] == ["dataset"]
+        ):
+            return False
+        bindings = self.scopes.all_bindings(node)
+        return bool(bindings) and all(self._host_dataset(b) for b in bindings)
+
+    def _host_dataset(self, binding: Binding) -> bool:
+        """`dataset = make_dataset(path, impl)`: built by a call whose samples stay on the host."""
+        value = binding.value
+        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
+            return False
+        if self.ctx.fact(DataLoaders).builds_device_samples(value):
+            return False
+        from_torch = (self.ctx.symbols.qualname(value.func) or "").startswith("torch.")
+        return not any(
+            self.kind(a.value) is Kind.TENSOR or (from_torch and not self.on_host(a.value))
+            for a in value.args
+        )
 
     def kind(self, node: cst.BaseExpression) -> Kind:
         found = self._memo.get(node)
