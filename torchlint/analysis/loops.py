@@ -124,6 +124,16 @@ def _last(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _moves_mark(small: cst.BaseSmallStatement, target: str, value: str) -> bool:
+    """`target = value`, both dotted names (`self.log_stats_t = t_env`)."""
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and dotted(small.targets[0].target) == target
+        and dotted(small.value) == value
+    )
+
+
 def _has_modulo(node: cst.BaseExpression) -> bool:
     """A `%` between numbers (not string formatting) in an arithmetic expression."""
     if not isinstance(node, cst.BinaryOperation):
@@ -958,6 +968,8 @@ class LoopFacts:
         if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            if self._elapsed_guard(test):
+                return "body"
             return self._rare_comparison(test.left, test.comparisons[0])
         if isinstance(test, cst.BinaryOperation) and _has_modulo(test):
             return "orelse"  # `if step % n:` is true on all but every n-th step
@@ -995,6 +1007,33 @@ class LoopFacts:
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
+
+    def _elapsed_guard(self, test: cst.Comparison) -> bool:
+        """`if t_env - self.log_stats_t >= interval:` (or `(episode - self.last) / interval >=
+        1.0`) whose branch moves the mark to now (`self.log_stats_t = t_env`) in its own
+        block: the branch runs once per interval, a periodic guard by elapsed counter. A test
+        whose branch leaves the mark alone (a warm-up: `if step - start >= warmup:`) runs on
+        every pass after it, so it is none."""
+        if not isinstance(test.comparisons[0].operator, cst.GreaterThan | cst.GreaterThanEqual):
+            return False
+        elapsed = test.left
+        if isinstance(elapsed, cst.BinaryOperation) and isinstance(elapsed.operator, cst.Divide):
+            elapsed = elapsed.left
+        if not (
+            isinstance(elapsed, cst.BinaryOperation) and isinstance(elapsed.operator, cst.Subtract)
+        ):
+            return False
+        now, mark = dotted(elapsed.left), dotted(elapsed.right)
+        guard = next(iter(self.scopes.ancestors(test)), None)
+        if now is None or mark is None or now == mark or not isinstance(guard, cst.If):
+            return False
+        if guard.test is not test or not isinstance(guard.body, cst.IndentedBlock):
+            return False
+        return any(
+            isinstance(line, cst.SimpleStatementLine)
+            and any(_moves_mark(small, mark, now) for small in line.body)
+            for line in guard.body.body
+        )
 
     def _passed_rarely(self, param: Binding, depth: int) -> str | None:
         """`if not skip_stats:` on a parameter that every call of the file passes the same rare
