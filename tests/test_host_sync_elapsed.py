@@ -79,6 +79,28 @@ def train(model, loader, optimizer, log_every):
         },
     ),
     Case(
+        "elapsed-time-guard",
+        {
+            "train.py": """\
+import time
+
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    last_print = time.time()
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        if time.time() - last_print > 30:
+            print(loss.item())
+            last_print = time.time()
+""",
+        },
+    ),
+    Case(
         "elapsed-test-that-never-moves-its-mark-guards-nothing",
         {
             "train.py": """\

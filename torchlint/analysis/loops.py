@@ -124,13 +124,14 @@ def _last(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _moves_mark(small: cst.BaseSmallStatement, target: str, value: str) -> bool:
-    """`target = value`, both dotted names (`self.log_stats_t = t_env`)."""
+def _moves_mark(small: cst.BaseSmallStatement, mark: str, now: cst.BaseExpression) -> bool:
+    """`mark = now`: the dotted mark set to the same expression the test subtracts it from
+    (`self.log_stats_t = t_env`, `last = time.time()`)."""
     return (
         isinstance(small, cst.Assign)
         and len(small.targets) == 1
-        and dotted(small.targets[0].target) == target
-        and dotted(small.value) == value
+        and dotted(small.targets[0].target) == mark
+        and small.value.deep_equals(now)
     )
 
 
@@ -1023,9 +1024,9 @@ class LoopFacts:
             isinstance(elapsed, cst.BinaryOperation) and isinstance(elapsed.operator, cst.Subtract)
         ):
             return False
-        now, mark = dotted(elapsed.left), dotted(elapsed.right)
+        now, mark = elapsed.left, dotted(elapsed.right)
         guard = next(iter(self.scopes.ancestors(test)), None)
-        if now is None or mark is None or now == mark or not isinstance(guard, cst.If):
+        if mark is None or dotted(now) == mark or not isinstance(guard, cst.If):
             return False
         if guard.test is not test or not isinstance(guard.body, cst.IndentedBlock):
             return False
