@@ -8,9 +8,9 @@ guard (`if step % log_every == 0:`, `if i == 0:`, an except handler, a latched f
 branch clears and only code run less often sets: `if self._need_stats:`, an elapsed counter
 whose branch moves its mark: `if t - self.last_log >= every: ...; self.last_log = t`) in
 between. A function that steps the optimizer in its own body and that nothing in the file
-calls is a training step that another module runs once per batch; functions the project's other modules run every step
-(helpers called in their loops, overrides of what a base class's loop calls, the `forward` of a
-module a training step calls) are per step too (`ProjectIndex`).
+calls is a training step that another module runs once per batch; functions the project's
+other modules run every step (helpers called in their loops, overrides of what a base class's
+loop calls, the `forward` of a module a training step calls) are per step too (`ProjectIndex`).
 """
 
 from __future__ import annotations
