@@ -5,11 +5,12 @@ nested loop) runs backward() or an optimizer step, directly or through a same-fi
 that does. `for epoch in range(...)` loops are never per-batch. Code runs on every batch when
 it sits in such a loop's body, or in a function called from such a place, with no periodic
 guard (`if step % log_every == 0:`, `if i == 0:`, an except handler, a latched flag that the
-branch clears and only code run less often sets: `if self._need_stats:`) in between. A function
-that steps the optimizer in its own body and that nothing in the file calls is a training step
-that another module runs once per batch; functions the project's other modules run every step
-(helpers called in their loops, overrides of what a base class's loop calls, the `forward` of a
-module a training step calls) are per step too (`ProjectIndex`).
+branch clears and only code run less often sets: `if self._need_stats:`, an elapsed counter
+whose branch moves its mark: `if t - self.last_log >= every: ...; self.last_log = t`) in
+between. A function that steps the optimizer in its own body and that nothing in the file
+calls is a training step that another module runs once per batch; functions the project's
+other modules run every step (helpers called in their loops, overrides of what a base class's
+loop calls, the `forward` of a module a training step calls) are per step too (`ProjectIndex`).
 """
 
 from __future__ import annotations
@@ -127,6 +128,17 @@ def _last(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def _moves_mark(small: cst.BaseSmallStatement, mark: str, now: cst.BaseExpression) -> bool:
+    """`mark = now`: the dotted mark set to the same expression the test subtracts it from
+    (`self.log_stats_t = t_env`, `last = time.time()`)."""
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and dotted(small.targets[0].target) == mark
+        and small.value.deep_equals(now)
+    )
 
 
 def _has_modulo(node: cst.BaseExpression) -> bool:
@@ -1017,6 +1029,8 @@ class LoopFacts:
         if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            if self._elapsed_guard(test):
+                return "body"
             return self._rare_comparison(test.left, test.comparisons[0])
         if isinstance(test, cst.BinaryOperation) and _has_modulo(test):
             return "orelse"  # `if step % n:` is true on all but every n-th step
@@ -1054,6 +1068,33 @@ class LoopFacts:
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
+
+    def _elapsed_guard(self, test: cst.Comparison) -> bool:
+        """`if t_env - self.log_stats_t >= interval:` (or `(episode - self.last) / interval >=
+        1.0`) whose branch moves the mark to now (`self.log_stats_t = t_env`) in its own
+        block: the branch runs once per interval, a periodic guard by elapsed counter. A test
+        whose branch leaves the mark alone (a warm-up: `if step - start >= warmup:`) runs on
+        every pass after it, so it is none."""
+        if not isinstance(test.comparisons[0].operator, cst.GreaterThan | cst.GreaterThanEqual):
+            return False
+        elapsed = test.left
+        if isinstance(elapsed, cst.BinaryOperation) and isinstance(elapsed.operator, cst.Divide):
+            elapsed = elapsed.left
+        if not (
+            isinstance(elapsed, cst.BinaryOperation) and isinstance(elapsed.operator, cst.Subtract)
+        ):
+            return False
+        now, mark = elapsed.left, dotted(elapsed.right)
+        guard = next(iter(self.scopes.ancestors(test)), None)
+        if mark is None or dotted(now) == mark or not isinstance(guard, cst.If):
+            return False
+        if guard.test is not test or not isinstance(guard.body, cst.IndentedBlock):
+            return False
+        return any(
+            isinstance(line, cst.SimpleStatementLine)
+            and any(_moves_mark(small, mark, now) for small in line.body)
+            for line in guard.body.body
+        )
 
     def _passed_rarely(self, param: Binding, depth: int) -> str | None:
         """`if not skip_stats:` on a parameter that every call of the file passes the same rare

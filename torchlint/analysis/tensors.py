@@ -35,6 +35,10 @@ class Kind(Enum):
     UNKNOWN = "unknown"
 
 
+# Attributes of pandas objects that `torch.Tensor` lacks: a value the code reads one of is no
+# tensor (`cols.get_loc("mask")` on a pandas Index), so its `.tolist()` copies nothing.
+_PANDAS_ONLY = frozenset({"get_loc", "get_indexer", "iloc", "loc", "iat", "to_numpy", "to_frame"})
+
 _TENSOR_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # torch.* functions that return no tensor (or that build one on the CPU, handled apart).
 _TORCH_NON_TENSOR = frozenset(
@@ -353,6 +357,8 @@ class TensorFacts:
         ):
             return self._accumulated(bindings)
         found = join([self._binding(b) for b in bindings])
+        if found is Kind.UNKNOWN and self._read_as_pandas(node, bindings):
+            return Kind.NOT_TENSOR
         if (
             found is Kind.HOST_TENSOR
             and node.value in self.scopes.mutated[self.scopes.scope_of(node)]
@@ -360,6 +366,21 @@ class TensorFacts:
         ):
             return Kind.UNKNOWN  # `batch[k] = batch[k].to(device)` may have moved what it holds
         return found
+
+    def _read_as_pandas(self, node: cst.Name, bindings: list[Binding]) -> bool:
+        """Whether the code reads a pandas-only attribute (`.get_loc`, `.iloc`) of the same value:
+        a use of the name in its scope that the same bindings reach."""
+        held = {id(b.node) for b in bindings}
+        for use in self.scopes.uses(self.scopes.scope_of(node), node.value):
+            parent = next(iter(self.scopes.ancestors(use)), None)
+            if (
+                isinstance(parent, cst.Attribute)
+                and parent.value is use
+                and parent.attr.value in _PANDAS_ONLY
+                and {id(b.node) for b in self.scopes.reaching(use)} == held
+            ):
+                return True
+        return False
 
     def type_test(self, node: cst.Name) -> Kind | None:
         """What an enclosing `if isinstance(x, np.ndarray):` / `if torch.is_tensor(x):` / `if hasattr(x, ...):` says `x` is.
@@ -651,7 +672,7 @@ class TensorFacts:
             return Kind.HOST_TENSOR
         if method == "cuda" or (method == "to" and self._moves(node)):
             return (
-                Kind.NOT_TENSOR if _constructs_object(func.value) else Kind.TENSOR
+                Kind.NOT_TENSOR if self._holds_object(func.value) else Kind.TENSOR
             )  # `DQN(n).to(device)` is a module
         base = self.kind(func.value)
         if base in (Kind.TENSOR, Kind.HOST_TENSOR):
@@ -659,6 +680,21 @@ class TensorFacts:
         if self._is_model(func):
             return self._forward(node)  # `self.model(x)`, `self.criterion(out, y)`
         return self._helper_result(node) if base is Kind.UNKNOWN else Kind.UNKNOWN
+
+    def _holds_object(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A class built (`DQN(n)`), or a name every reaching binding of which holds one, moved
+        or not (`model = Generator()`, then `model = model.cuda()`): moving it keeps a module."""
+        if _constructs_object(node):
+            return True
+        if not isinstance(node, cst.Name) or depth > 2:
+            return False
+        bindings = self.scopes.reaching(node)
+        return bool(bindings) and all(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and self._holds_object(_unmoved(b.value), depth + 1)
+            for b in bindings
+        )
 
     def _forward(self, call: cst.Call) -> Kind:
         """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
@@ -742,6 +778,17 @@ class TensorFacts:
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The receiver of a move (`model.cuda()`, `model.to(device)`), or the value itself."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("cuda", "to")
+    ):
+        return value.func.value
+    return value
 
 
 def _copied_to_host(binding: Binding) -> bool:
