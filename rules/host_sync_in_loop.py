@@ -812,26 +812,26 @@ depends on what the value is for.
     # -- collecting candidates during the traversal ------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if node.args and isinstance(func, cst.Name | cst.Attribute):
+        if node.args and type(func) in (cst.Name, cst.Attribute):
             self.handed.append(node)
         elif (
             not node.args
-            and isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.attr.value not in _METHODS
         ):
             self.asked.append(node)  # `model.get_step()`: may read the module's own buffer
-        if isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _METHODS:
             if func.attr.value == "numpy" and not _forced(node):
                 return  # `.numpy()` of a device tensor raises: its receiver is on the CPU already
             if func.attr.value == "cpu" or not any(a.keyword is None for a in node.args):
                 self.candidates.append(_Candidate("method", node, func.value))
             return
-        if isinstance(func, cst.Attribute) and func.attr.value in ("add_scalar", "add_scalars"):
+        if type(func) is cst.Attribute and func.attr.value in ("add_scalar", "add_scalars"):
             self.candidates.extend(_Candidate("logged", v, v) for v in _logged_values(node))
             return
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "format"
             and isinstance(func.value, _STRINGS)
         ):
@@ -839,7 +839,7 @@ depends on what the value is for.
                 _Candidate("format", a.value, a.value) for a in node.args
             )  # "{:.3f}".format(loss)
             return
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             return
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         if func.value in ("any", "all") and len(positional) == 1:
@@ -857,9 +857,7 @@ depends on what the value is for.
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript) and isinstance(
-                target.target.value, cst.Name
-            ):
+            if type(target.target) is cst.Subscript and type(target.target.value) is cst.Name:
                 self.stores.append((target.target.value, node.value))
 
     def visit_While(self, node: cst.While) -> None:
@@ -874,7 +872,7 @@ depends on what the value is for.
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         """`"%.4g" % loss` and `"%s %s" % (step, *losses)` format their operands."""
-        if not isinstance(node.operator, cst.Modulo) or not _is_text(node.left):
+        if type(node.operator) is not cst.Modulo or not _is_text(node.left):
             return
         operands = (
             [e.value for e in node.right.elements]
@@ -891,9 +889,9 @@ depends on what the value is for.
         todo = [test]
         while todo:
             current = todo.pop()
-            if isinstance(current, cst.BooleanOperation):
+            if type(current) is cst.BooleanOperation:
                 todo += [current.right, current.left]
-            elif isinstance(current, cst.UnaryOperation) and isinstance(current.operator, cst.Not):
+            elif type(current) is cst.UnaryOperation and type(current.operator) is cst.Not:
                 todo.append(current.expression)
             else:
                 self.candidates.append(_Candidate("condition", current, current))
@@ -1158,13 +1156,13 @@ depends on what the value is for.
     def _from_argument(self, value: cst.BaseExpression) -> bool:
         """Whether `value`'s receiver chain starts at a parameter, or a loop variable over one."""
         while True:
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if type(value) is cst.Call and type(value.func) is cst.Attribute:
                 value = value.func.value
-            elif isinstance(value, cst.Attribute | cst.Subscript):
+            elif type(value) is cst.Attribute or type(value) is cst.Subscript:
                 value = value.value
             else:
                 break
-        if not isinstance(value, cst.Name):
+        if type(value) is not cst.Name:
             return False
         scopes = self.ctx.fact(SemanticModel)
         bindings = scopes.reaching(value)

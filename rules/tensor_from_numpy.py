@@ -812,7 +812,7 @@ the import is removed once the fixes leave it unused.
         self.rewrites: list[Rewrite] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if node.args and isinstance(node.func, cst.Name | cst.Attribute):
+        if node.args and type(node.func) in (cst.Name, cst.Attribute):
             self.calls.append(node)
 
     def finish(self) -> None:
@@ -822,7 +822,7 @@ the import is removed once the fixes leave it unused.
 
     def _check(self, call: cst.Call) -> None:
         func = call.func
-        alias = self.ctx.fact(SemanticModel).alias_of(func) if isinstance(func, cst.Name) else None
+        alias = self.ctx.fact(SemanticModel).alias_of(func) if type(func) is cst.Name else None
         if self.ctx.symbols.qualname(func) == "torch.tensor" or (
             alias is not None and self.ctx.symbols.qualname(alias) == "torch.tensor"
         ):
