@@ -349,20 +349,20 @@ class HostWrites:
             isinstance(parent, cst.Assign)
             and parent.value is node
             and len(parent.targets) == 1
-            and (
-                self._host_buffer_slot(parent.targets[0].target)
-                or self._numpy_buffer_slot(parent.targets[0].target)
-            )
+            and self._host_slot(parent.targets[0].target)
         ):
             return self._end()
         return None
 
-    def _numpy_buffer_slot(self, target: cst.BaseExpression) -> bool:
-        """`ya[bslc] = y0` where every binding of `ya` is an array numpy allocates
+    def _host_slot(self, target: cst.BaseExpression) -> bool:
+        """`outs[j]` of a list of host tensors the function allocated (`_host_buffer`), or
+        `ya[bslc]` where every binding of `ya` is an array numpy allocates
         (`np.zeros((n, c, h, w), "float32")`): the result is assembled in host memory, which
         takes no device tensor, slice by slice."""
         if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
             return False
+        if self._host_buffer(target.value, set()):
+            return True
         bindings = self.scopes.all_bindings(target.value)
         return bool(bindings) and all(self._numpy_allocation(b) for b in bindings)
 
@@ -374,16 +374,11 @@ class HostWrites:
         name = (self.symbols.qualname(value.func) or "").rpartition(".")
         return name[0] == "numpy" and name[2] in _SHAPED
 
-    def _host_buffer_slot(self, target: cst.BaseExpression) -> bool:
-        """`outs[j]` where `outs` is a list the function filled with tensors it allocated on
-        the host (`outs.append(torch.zeros(shape, dtype=dtype))`, no device) and binds only to
-        such lists (`inps, outs = outs, inps` between layers): host memory planned for each
-        batch's result, where layer-by-layer offloading keeps what the device cannot hold."""
-        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
-            return False
-        return self._host_buffer(target.value, set())
-
     def _host_buffer(self, name: cst.Name, seen: set[str]) -> bool:
+        """`outs` is a list the function filled with tensors it allocated on the host
+        (`outs.append(torch.zeros(shape, dtype=dtype))`, no device) and binds only to such lists
+        (`inps, outs = outs, inps` between layers): host memory planned for each batch's result,
+        where layer-by-layer offloading keeps what the device cannot hold."""
         if name.value in seen:
             return True  # the other side of a swap, asked already
         seen.add(name.value)
@@ -449,15 +444,8 @@ class HostWrites:
             and len(assign.targets) == 1
         ):
             return None
-        target = assign.targets[0].target
         place = container.elements.index(element)
-        if not (
-            isinstance(target, cst.Tuple)
-            and len(target.elements) == len(container.elements)
-            and isinstance(target.elements[place].value, cst.Name)
-        ):
-            return False
-        return self._bound_name(target.elements[place].value, assign, depth, calls)  # type: ignore[arg-type]
+        return self._unpacked_into(assign, place, len(container.elements), depth, calls)
 
     def _returned_element(
         self, returned: cst.Tuple, element: cst.Element, depth: int, calls: tuple[cst.Call, ...]
@@ -484,6 +472,13 @@ class HostWrites:
             isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
         ):
             return False
+        return self._unpacked_into(assign, place, size, depth, calls)
+
+    def _unpacked_into(
+        self, assign: cst.Assign, place: int, size: int, depth: int, calls: tuple[cst.Call, ...]
+    ) -> bool:
+        """Every read of the name the one target of `assign`, a tuple of `size`, binds in
+        `place` (`a, b = ...`)."""
         target = assign.targets[0].target
         if not (
             isinstance(target, cst.Tuple)
