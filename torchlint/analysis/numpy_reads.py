@@ -58,9 +58,15 @@ def reaches_numpy(model: SemanticModel, call: cst.Call) -> bool:
         return False
     target = assign.targets[0].target
     return isinstance(target, cst.Name) and any(
-        _chain(model, use)[1] or _handed_to_numpy(model, _chain(model, use)[0])
-        for use in _later_uses(model, assign, target)
+        _converted(model, use) for use in _later_uses(model, assign, target)
     )
+
+
+def _converted(model: SemanticModel, use: cst.Name) -> bool:
+    """`use` reaches `.numpy()` through its own chain, or that chain is handed to a function
+    that does."""
+    top, numpy = _chain(model, use)
+    return numpy or _handed_to_numpy(model, top)
 
 
 def _chain(model: SemanticModel, node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
