@@ -1854,12 +1854,16 @@ class ProjectIndex:
         whose method runs a training step itself (`attribute_steps`)."""
         summary = self._summary(file, part="calls")
         return summary is not None and any(
-            self.attribute_steps(file, owner.partition(".")[0], *target)
+            self._calls_stepping_attribute(file, callee, owner)
             for callee, _, owner, _ in summary.calls
             if owner and "." in owner
-            for target in [_attribute_call(callee)]
-            if target is not None
         )
+
+    def _calls_stepping_attribute(self, file: Path, callee: str, owner: str) -> bool:
+        """Whether the call of `callee` in the method `owner` (`Class.method`) of `file` runs
+        what a `self.` attribute holds, of a project class that steps (`attribute_steps`)."""
+        target = _attribute_call(callee)
+        return target is not None and self.attribute_steps(file, owner.partition(".")[0], *target)
 
     def _loop_callers(
         self, file: Path, words: AbstractSet[str], factories: AbstractSet[str] = frozenset()
@@ -1933,14 +1937,12 @@ class ProjectIndex:
         (`attribute_steps`)."""
         if self._steps_in_body(file, key):
             return True
-        klass, _, method = key.partition(".")
+        method = key.partition(".")[2]
         summary = self._summary(file, part="calls") if method and "." not in method else None
         return summary is not None and any(
-            self.attribute_steps(file, klass, *target)
+            self._calls_stepping_attribute(file, callee, owner)
             for callee, _, owner, _ in summary.calls
             if owner == key
-            for target in [_attribute_call(callee)]
-            if target is not None
         )
 
     def _steps_in_body(self, file: Path, key: str) -> bool:
