@@ -633,18 +633,22 @@ class HostWrites:
         value = (
             comprehension.value if isinstance(comprehension, cst.DictComp) else comprehension.elt
         )
-        if not isinstance(value, cst.Call):
-            return False
-        name = self.symbols.qualname(value.func) or ""
-        return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
+        return isinstance(value, cst.Call) and self._makes_array(value)
 
     def _numpy_binding(self, binding: Binding) -> bool:
         """`name = np.asarray(...)`: a binding to an array numpy makes (not a plain reduction,
         `np.average(losses)`: a mean of per-batch values could be kept on the device)."""
         value = binding.value
-        if binding.kind is not BindingKind.ASSIGN or not isinstance(value, cst.Call):
-            return False
-        name = self.symbols.qualname(value.func) or ""
+        return (
+            binding.kind is BindingKind.ASSIGN
+            and isinstance(value, cst.Call)
+            and self._makes_array(value)
+        )
+
+    def _makes_array(self, call: cst.Call) -> bool:
+        """`np.stack(v)`, `np.asarray(x)`: a numpy function that makes an array, not a plain
+        reduction (`np.mean(v)`)."""
+        name = self.symbols.qualname(call.func) or ""
         return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
 
 
