@@ -259,6 +259,8 @@ _PARTS = (
 
 
 _STEP_TEXT = re.compile(r"\.\s*(?:backward|manual_backward|step)\s*\(")
+_STEP_BYTES = re.compile(_STEP_TEXT.pattern.encode())
+_STEPPER_DEF = re.compile(rb"def\s+(?:__call__|step)\s*\(")  # see `_attribute_call`
 _ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "trange", "list"})
 
 
@@ -1114,6 +1116,7 @@ class ProjectIndex:
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
         self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
+        self._attribute_steppers: dict[Path, tuple[_Summary, bool]] = {}  # `_text_steps`
         # While a file is linted: its text and the syntax tree CPython's check of it built.
         self._parsed: tuple[str, ast.Module] | None = None
         # Syntax trees the index parsed, by text, until the engine takes one to lint its file
@@ -1852,18 +1855,41 @@ class ProjectIndex:
     def _steps_through_attributes(self, file: Path) -> bool:
         """Whether a method of `file` calls what a `self.` attribute holds, of a project class
         whose method runs a training step itself (`attribute_steps`)."""
+        header = self._summary(file)
+        if header is None or not header.classes or not self._defines_stepping_callables:
+            return False  # no method, or no class to hold: the calls need not be collected
+        known = self._attribute_steppers.get(file)
+        if known is not None and known[0] is header:
+            return known[1]  # asked again for each question about the file's names
         summary = self._summary(file, part="calls")
-        return summary is not None and any(
+        found = summary is not None and any(
             self._calls_stepping_attribute(file, callee, owner)
             for callee, _, owner, _ in summary.calls
             if owner and "." in owner
         )
+        self._attribute_steppers[file] = (header, found)
+        return found
 
     def _calls_stepping_attribute(self, file: Path, callee: str, owner: str) -> bool:
         """Whether the call of `callee` in the method `owner` (`Class.method`) of `file` runs
         what a `self.` attribute holds, of a project class that steps (`attribute_steps`)."""
         target = _attribute_call(callee)
         return target is not None and self.attribute_steps(file, owner.partition(".")[0], *target)
+
+    @cached_property
+    def _defines_stepping_callables(self) -> bool:
+        """Whether some project file runs a training step and defines `__call__` or `step`
+        (`_attribute_call`'s methods): without one, no `self.` attribute holds a project class
+        whose call steps, and `attribute_steps` is never asked. Read once from texts, like
+        `_word_index`."""
+        for path in self._project_files():
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if _STEPPER_DEF.search(data) and _STEP_BYTES.search(data):
+                return True
+        return False
 
     def _loop_callers(
         self, file: Path, words: AbstractSet[str], factories: AbstractSet[str] = frozenset()
@@ -1938,7 +1964,9 @@ class ProjectIndex:
         if self._steps_in_body(file, key):
             return True
         method = key.partition(".")[2]
-        summary = self._summary(file, part="calls") if method and "." not in method else None
+        if not method or "." in method or not self._defines_stepping_callables:
+            return False
+        summary = self._summary(file, part="calls")
         return summary is not None and any(
             self._calls_stepping_attribute(file, callee, owner)
             for callee, _, owner, _ in summary.calls
