@@ -322,6 +322,8 @@ class Evaluation(Shared):
             return False
         if call.func.attr.value in _MODULE_API or receiver not in self._eval_receivers:
             return False
+        if receiver == "self" and not self._is_eval_receiver("self", self.enclosing_function(call)):
+            return False  # `self.eval()` in a class that is no module calls its own `eval` method
         tensors = self.ctx.fact(TensorFacts)
         return any(arg.keyword is None and tensors.is_tensor(arg.value) for arg in call.args)
 

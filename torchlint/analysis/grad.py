@@ -352,6 +352,8 @@ class Grad(Shared):
         framework = framework_of(self.ctx.symbols.qualname(built) or "")
         if framework is not None:
             return method in framework.no_grad_methods
+        if self._project_class_hands_over(built, method):
+            return True
         if not isinstance(built, cst.Attribute) or built.attr.value not in UNWRAP_METHOD_NAMES:
             return False
         inner = self.model.builders(built.value) if depth < 2 else []
@@ -360,6 +362,20 @@ class Grad(Shared):
             and built.attr.value in wrapper.unwrap_methods
             and method in wrapper.no_grad_methods
             for b in inner
+        )
+
+    def _project_class_hands_over(self, built: cst.BaseExpression, method: str) -> bool:
+        """`PromptForGeneration(plm)` of another project module, a subclass of transformers'
+        `GenerationMixin` whose `generate` is the library's or calls `super().generate(...)`:
+        the framework's `method` (the table's `no_grad_methods`) does the work, without grad."""
+        name = dotted(built)
+        project = self.ctx.project
+        if project is None or not name or not name.rsplit(".", 1)[-1][:1].isupper():
+            return False
+        outside = project.method_from_outside(self.ctx.absolute_path, name, method)
+        return any(
+            (framework := framework_of(base)) is not None and method in framework.no_grad_methods
+            for base in outside
         )
 
     def _decorated_mode(self, function: cst.FunctionDef) -> GradMode | None:

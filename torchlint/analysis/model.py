@@ -769,7 +769,10 @@ class SemanticModel:
     def _binding_builders(self, binding: Binding, depth: int) -> list[cst.BaseExpression]:
         if binding.kind is BindingKind.ASSIGN:
             callee = _constructor(binding.exact)
-            return [callee] if callee is not None else []
+            if callee is not None:
+                return [callee]
+            held = _chain_receiver(binding.exact)  # `model = model.cuda()`: what it held
+            return self.builders(held, depth - 1) if held is not None and depth > 0 else []
         if binding.kind is not BindingKind.PARAM or depth == 0:
             return []
         assert isinstance(binding.node, cst.Param)
@@ -877,6 +880,24 @@ def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     ):
         value = value.func.value
     return value.func if type(value) is cst.Call else None
+
+
+def _chain_receiver(value: cst.BaseExpression | None) -> cst.Name | None:
+    """The name whose module `value` hands back through methods that return their receiver
+    (`base.cuda().eval()` -> `base`), or None when `value` is no such chain on a name."""
+    if not (
+        type(value) is cst.Call
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN
+    ):
+        return None
+    while (
+        type(value) is cst.Call
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _MODULE_CHAIN
+    ):
+        value = value.func.value
+    return value if type(value) is cst.Name else None
 
 
 def _rebinds_itself(value: cst.BaseExpression | None, name: cst.BaseExpression) -> bool:

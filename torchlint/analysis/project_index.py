@@ -1381,6 +1381,26 @@ class ProjectIndex:
         source = self._summary(found[0], part="forwarding") if found is not None else None
         return source is not None and found is not None and found[1] in source.forwarding
 
+    def method_from_outside(self, file: Path, klass: str, method: str) -> frozenset[str]:
+        """The qualified names of the classes outside the project (`outside_bases`) whose
+        `method` runs when the project class `klass`, as written in `file`, is asked for it: no
+        class of its project lineage defines `method`, or the one that does hands the work to
+        `super().<method>(...)` (OpenPrompt's `PromptForGeneration.generate` wrapping
+        transformers' `GenerationMixin.generate`). Empty when unknown."""
+        file = file.absolute()
+        location = self._class_location(file, klass)
+        if location is None:
+            return frozenset()
+        found = self._find_method(*location, method)
+        if found is not None:
+            source = self._summary(found[0], part="calls")
+            wanted = f"{_SUPER}.{method}"
+            if source is None or not any(
+                callee == wanted and owner == found[1] for callee, _, owner, _ in source.calls
+            ):
+                return frozenset()
+        return self.outside_bases(file, klass)
+
     def imported_precision(self, file: Path) -> frozenset[str]:
         """What the project modules that `file` imports, directly or through their own imports,
         may say about numeric precision: a process-wide setting such as TF32 made in a config
@@ -2295,9 +2315,15 @@ class ProjectIndex:
         grad on and not under a periodic guard (`preds = self.compute_predictions(batch)` in
         the `step` of a subclass of the solver defining it). A function named for prediction
         is then the training forward, whatever its name says. Files that do not import `file`
-        are not asked: a method of the same name in an unrelated script says nothing."""
-        name = key.rpartition(".")[2]
-        for other in self._importers(file.absolute()):
+        are not asked: a method of the same name in an unrelated script says nothing, unless
+        (for a method) a file that imports `file` imports them too: a runner that builds the
+        policy and hands it to the trainer of another module (`Trainer(self.policy)`, whose
+        `update` backpropagates `self.policy.evaluate_actions(...)`)."""
+        name, file = key.rpartition(".")[2], file.absolute()
+        others = [*self._importers(file)]
+        if "." in key:
+            others += [o for o in self._co_imported(file) if o not in others]
+        for other in others:
             if not _mentions(other, name):
                 continue
             read = _read(other)
@@ -2307,6 +2333,29 @@ class ProjectIndex:
             if name in _training_callees(*read, self._tree_of):
                 return True
         return False
+
+    def _co_imported(self, file: Path) -> Iterator[Path]:
+        """The project files that a file importing `file` imports beside it, at the top or in a
+        function (`from .trainer import Trainer as TrainAlgo` in a runner's `__init__`): where
+        an instance of `file`'s class may be handed to."""
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        for importer in self._import_words.get(stem, ()):
+            imported = self._all_imported_files(importer) if importer != file else []
+            if file in imported:
+                yield from (f for f in imported if f not in (file, importer))
+
+    def _all_imported_files(self, file: Path) -> list[Path]:
+        """The project files `file` imports, at the top (`_imported_files`) or in a function."""
+        summary = self._summary(file, consult=False, part="calls")
+        if summary is None:
+            return []
+        found = self._imported_files(file)
+        for level, target in summary.local_imports.values():
+            for module in (target, target.rpartition(".")[0]):
+                source = self._module_file(file, level, module) if module or level else None
+                if source is not None:
+                    found.append(source.absolute())
+        return found
 
     def handed_over_without_grad(self, file: Path, key: str) -> bool:
         """Whether the project runs the method `key` (`Class.method`) only with grad off, also
