@@ -13,6 +13,7 @@ import libcst as cst
 from torchlint.analysis.accumulation import Backprop
 from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites, WaitsByDesign
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
@@ -1534,7 +1535,8 @@ depends on what the value is for.
     def _host_needed(self, candidate: _Candidate, loop: cst.CSTNode) -> bool:
         """The value goes where only the host can take it (`HostWrites.host_needs`): decoded,
         written into a host buffer, a shape, a test that leaves the loop; and, for an array
-        copied in evaluation (grad off, and no loop that runs it trains), a metric the host
+        copied in evaluation (grad off or a loop over validation data, and no loop that runs
+        it trains), a metric the host
         computes over the whole set. A scalar read (`.item()`, `float(t)`) for a metric is a
         number that could stay on the device, and training metrics could too, even where a
         no_grad helper computes them inside the training loop. One element of a tensor read as
@@ -1563,8 +1565,14 @@ depends on what the value is for.
             and isinstance(node, cst.Call)
             and (flow.host_needs(node, metrics=True) or self._handed_to_a_collector(node))
             and self.ctx.fact(LoopFacts).evaluates_only(node)
-            and self.ctx.fact(Grad).disabled(node)  # asked last: the grad facts cost a walk
-        )
+            and (self._over_eval_data(loop) or self.ctx.fact(Grad).disabled(node))
+        )  # the grad facts cost a walk: asked last
+
+    def _over_eval_data(self, loop: cst.CSTNode) -> bool:
+        """A loop over validation or test data (`for inputs in validation_dataloader:`,
+        `self.trainer.val_loader`): evaluation even where grad stays on (a forward without
+        `no_grad` after `model.eval()`, or only the forward under it)."""
+        return isinstance(loop, cst.For) and self.ctx.fact(Evaluation).is_eval_data(loop.iter)
 
     def _handed_to_a_collector(self, node: cst.Call) -> bool:
         """`logger.update_stats(pred=score.detach().cpu(), ...)`: a copy handed straight to a

@@ -71,6 +71,8 @@ _SHAPING = frozenset(
         "contiguous",
     }
 )
+# Factories whose positional arguments are the size (`zeros(n, 3)` or `zeros((n, 3))`).
+_SIZED = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
 _KEEP = frozenset({"device", "out", "pin_memory", "generator"})
 
@@ -107,6 +109,8 @@ Not flagged:
   library module's `__main__` demo;
 - `torch.tensor(data)` and `torch.as_tensor(data)`: the data starts on the host, so building
   with `device=` copies it from the host as well;
+- a size with a literal 0 dimension (`torch.ones((n, 0, 2)).cuda()`): the tensor has no
+  elements, nothing is filled on the host and the move copies nothing;
 - factories already given `device=` (a later `.to()` is something else), given `out=`,
   `pin_memory=` or a `generator=` (a CPU generator cannot draw on the GPU), or `**kwargs`;
 - `.to()` calls whose first argument is not a device (`.to(torch.float16)`, `.to(other_tensor)`);
@@ -481,6 +485,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         module, _, factory = (self.ctx.symbols.qualname(creation.func) or "").rpartition(".")
         if module != "torch" or not self._plain(creation):
             return
+        if _empty(creation, factory):
+            return  # no elements: nothing is filled on the host, and the move copies nothing
         if factory in _FACTORIES or (factory in _LEGACY and self._sized(creation)):
             self.candidates.append((node, creation, factory))
 
@@ -624,6 +630,30 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             at = Position(end.row, end.column - 1)  # before the closing parenthesis
             add = Edit(at, at, f"device={text}")
         return [add, Edit(self.ctx.end(move.func.value), self.ctx.end(move), "")]  # type: ignore[attr-defined]
+
+
+def _empty(creation: cst.Call, factory: str) -> bool:
+    """A size with a literal 0 dimension (`torch.ones((n, 0, 2))`, `torch.zeros(size=(0, 3))`):
+    the tensor has no elements, so building it on the device saves no fill and no copy."""
+    return any(
+        isinstance(d, cst.Integer) and d.evaluated_value == 0
+        for d in _dimensions(creation, factory)
+    )
+
+
+def _dimensions(creation: cst.Call, factory: str) -> list[cst.BaseExpression]:
+    """The size a factory is given, one expression per dimension; none where unknown."""
+    size = next((a.value for a in creation.args if a.keyword and a.keyword.value == "size"), None)
+    positional = [a.value for a in creation.args if a.keyword is None and not a.star]
+    if size is None and factory in ("full", "randint"):
+        size = next((v for v in positional if isinstance(v, cst.Tuple | cst.List)), None)
+    if size is None and (factory in _SIZED or factory in _LEGACY) and positional:
+        size = positional[0] if isinstance(positional[0], cst.Tuple | cst.List) else None
+        if size is None:
+            return positional
+    if isinstance(size, cst.Tuple | cst.List):
+        return [e.value for e in size.elements if not isinstance(e, cst.StarredElement)]
+    return [size] if size is not None else []
 
 
 def _passes(call: cst.Call, keyword: str) -> bool:

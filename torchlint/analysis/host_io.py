@@ -40,8 +40,11 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   decided on the device or the host's own numbers, and are no such end;
 - with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
   scikit-learn, scikit-image or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
-  of per-batch values could be kept on the device), or a list the value is collected into
-  that is later handed to one or written: a metric the host computes over the whole set; or a
+  of per-batch values could be kept on the device), which needs the copy on its own (a
+  ground-truth array matched with `np.unique`/`np.in1d` whatever else reads it), or a list the
+  value is collected into that is later handed to one, written, or zipped with another for a
+  comprehension that compares them pair by pair (`sum(int(p == t) for p, t in zip(preds,
+  labels))`, an accuracy): a metric the host computes over the whole set; or a
   list the function turns into a numpy array and returns (an `encode()` whose product is the
   host array: each batch's copy is that product, not a sync to remove), also a dict of such
   lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`).
@@ -516,7 +519,10 @@ class HostWrites:
                 )
             )
         )
-        return (collected or self._host_metric(call)) and self._end()
+        if self._host_metric(call):
+            self._shaped = True  # the host computes on the array: it needs the copy anyway
+            return self._end()
+        return collected and self._end()
 
     def _end(self) -> bool:
         """An end where the host needs the value, counted: a value only looked at is not needed."""
@@ -574,7 +580,7 @@ class HostWrites:
         also once joined, where the joined copies go to such ends only (`image =
         torch.cat(chunks).numpy()`, then `imwrite(path, (image * 255).astype(np.uint8))`)."""
         scope = self.scopes.scope_of(container)
-        for read in self.scopes.loads[scope].get(container.value, []):
+        for read in self.scopes.reads_of(container.value, scope):
             node: cst.CSTNode = read
             parent = self.scopes.parents.get(node)
             while isinstance(parent, cst.Subscript) and parent.value is node:
@@ -582,13 +588,32 @@ class HostWrites:
             call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
             if not isinstance(call, cst.Call):
                 continue
-            if is_writer(call) or self._host_metric(call):
+            if is_writer(call) or self._host_metric(call) or self._compared_pairwise(call):
                 return True
             if (self.symbols.qualname(call.func) or "") in _JOINS and self._consumed(
                 call, _MAX_DEPTH // 2, ()
             ):
                 return True
         return self._returned_as_array(container)
+
+    def _compared_pairwise(self, call: cst.Call) -> bool:
+        """`sum(int(p == t) for p, t in zip(preds, labels))`: the lists zipped for a
+        comprehension that compares their elements pair by pair, an accuracy the host
+        computes over what the loop collected."""
+        parent = self.scopes.parents.get(call)
+        if _name(call.func) != "zip" or not (
+            isinstance(parent, cst.CompFor) and parent.iter is call
+        ):
+            return False
+        comprehension = self.scopes.parents.get(parent)
+        if not isinstance(comprehension, cst.ListComp | cst.GeneratorExp | cst.SetComp):
+            return False
+        bound = {n.value for n in _names(parent.target)}
+        return len(bound) > 1 and any(
+            isinstance(c, cst.Comparison)
+            and {n.value for n in find_all(c, cst.Name) if isinstance(n, cst.Name)} >= bound
+            for c in find_all(comprehension.elt, cst.Comparison)
+        )
 
     def _returned_as_array(self, container: cst.Name) -> bool:
         """`all = np.asarray([e.numpy() for e in all])`, then `return all`: the function's

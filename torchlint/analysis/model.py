@@ -217,6 +217,17 @@ class SemanticModel:
             for other in pool
         )
 
+    def reads_of(self, name: str, scope: Scope) -> list[cst.Name]:
+        """Every read of `scope`'s `name`, in `scope` and in the functions, lambdas and
+        comprehensions inside it that see that binding (`zip(preds, labels)` as a
+        comprehension's iterable is read in the comprehension's scope here)."""
+        return [
+            read
+            for other in self._readers.get(name, [])
+            if other is scope or self.resolve(name, other)[0] is scope
+            for read in self.loads[other].get(name, [])
+        ]
+
     @cached_property
     def _readers(self) -> dict[str, list[Scope]]:
         """The scopes that read each name."""
