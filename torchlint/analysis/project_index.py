@@ -1111,6 +1111,7 @@ class ProjectIndex:
             Path, str
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
+        self._notebooks: list[Path] = []  # its notebooks, listed by the same walk
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         # path -> (its summary, its calls by the project function they reach: (grad off there,
         # the function making the call))
@@ -1548,15 +1549,8 @@ class ProjectIndex:
 
     def _notebooks_mention(self, name: str) -> bool:
         """Whether a notebook of the project writes `name` (its calls are not summarised)."""
+        self._project_files()  # the same walk lists the notebooks
         return any(_mentions(path, name) for path in self._notebooks)
-
-    @cached_property
-    def _notebooks(self) -> list[Path]:
-        found: list[Path] = []
-        for directory, folders, names in os.walk(self.root):
-            folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_PROJECT]
-            found += [Path(directory, n) for n in names if n.endswith(".ipynb")]
-        return found
 
     def _once_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
@@ -2184,6 +2178,7 @@ class ProjectIndex:
             for directory, folders, names in os.walk(self.root):
                 folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_PROJECT]
                 found += [Path(directory, n).absolute() for n in names if n.endswith(".py")]
+                self._notebooks += [Path(directory, n) for n in names if n.endswith(".ipynb")]
                 if len(found) > _MAX_FILES:
                     found = []
                     break
