@@ -896,38 +896,34 @@ def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
 def _chain_receiver(value: cst.BaseExpression | None) -> cst.Name | None:
     """The name whose module `value` hands back through methods that return their receiver
     (`base.cuda().eval()` -> `base`), or None when `value` is no such chain on a name."""
-    if not (
-        type(value) is cst.Call
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in _MODULE_CHAIN
-    ):
-        return None
-    while (
-        type(value) is cst.Call
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in _MODULE_CHAIN
-    ):
-        value = value.func.value
-    return value if type(value) is cst.Name else None
+    held = _chain_base(value)
+    return held if type(held) is cst.Name else None
 
 
 def _rebinds_itself(value: cst.BaseExpression | None, name: cst.BaseExpression) -> bool:
     """`model = model.cuda()`, `self.net = self.net.to(device)`: the name bound again to what
     it held, through methods that return their receiver."""
-    if not (
+    base = _chain_base(value)
+    held = dotted(base) if isinstance(base, cst.Name | cst.Attribute) else None
+    return held is not None and held == dotted(name)
+
+
+def _chain_base(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a chain of methods that return their receiver starts from (`base` of
+    `base.cuda().eval()`), or None when `value` is no such chain."""
+    if not _chained(value):
+        return None
+    while _chained(value):
+        value = value.func.value  # type: ignore[union-attr]
+    return value
+
+
+def _chained(value: cst.BaseExpression | None) -> bool:
+    return (
         type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
-    ):
-        return False
-    while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in _MODULE_CHAIN
-    ):
-        value = value.func.value
-    held = dotted(value) if isinstance(value, cst.Name | cst.Attribute) else None
-    return held is not None and held == dotted(name)
+    )
 
 
 def passed_argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
