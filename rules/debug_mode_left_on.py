@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.grad import name_tokens
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.nodes import walk
 from torchlint.analysis.text import may_train
 from torchlint.analysis.training import Training
@@ -25,6 +26,8 @@ _TOOLS: dict[str, tuple[str, str | None]] = {
     "torch.autograd.gradcheck.gradcheck": ("a gradient check", None),
     "torch.autograd.gradcheck.gradgradcheck": ("a gradient check", None),
 }
+# Tools that are one computation where they are called, not a mode that slows what follows.
+_CHECKS = frozenset({"a gradient check"})
 # Words in an `if` test or an enclosing function's name that say the code runs for debugging.
 _DEBUG_WORDS = frozenset(
     {
@@ -84,7 +87,9 @@ Flags autograd debugging tools in a file that trains (it calls `backward()` or a
 - `torch.autograd.profiler.profile(...)` and `torch.autograd.profiler.emit_nvtx(...)`;
 - `torch.autograd.gradcheck(...)` and `torch.autograd.gradgradcheck(...)`.
 
-Not flagged: tools behind a debug switch (an enclosing `if` or conditional expression whose
+Not flagged: a gradient check that runs once (before training starts, at the end of a
+`__main__` self-check): unlike the two modes, which slow every step after they are switched on,
+it costs one check where it is called; tools behind a debug switch (an enclosing `if` or conditional expression whose
 test names debug, anomaly, profile, check and the like: `if args.debug:`,
 `detect_anomaly() if cfg.detect_anomaly else nullcontext()`), calls whose on/off argument is
 not a literal (`set_detect_anomaly(args.detect_anomaly)`, `profile(enabled=args.profile)`),
@@ -301,14 +306,14 @@ behind a command-line switch that defaults to off.
             import torch
             from torch.autograd import gradcheck
 
-            assert gradcheck(layer, (x,))
             for x, y in loader:
+                assert gradcheck(layer, (x,))
                 loss = loss_fn(model(x), y)
                 loss.backward()
                 optimizer.step()
             """,
-            line=4,
-            column=8,
+            line=5,
+            column=12,
             message="a gradient check left on in training code slows every step; remove or guard it",
         ),
     ]
@@ -327,6 +332,8 @@ behind a command-line switch that defaults to off.
             return
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return  # a library module's `__main__` self-check, not its training
+        if tool in _CHECKS and self.ctx.fact(LoopFacts).runs_once(call):
+            return  # one check per run slows no step (judged FPs: a self-check's gradcheck)
         fix = self.make_fix(
             "Remove it, or run it only behind a debug switch", Applicability.DISPLAY_ONLY
         )

@@ -316,6 +316,39 @@ for img, mask in loader:
         },
         rules=("TL102",),
     ),
+    Case(
+        "per-class-reads-in-range-loop",
+        files={
+            "evaluate.py": _HEAD
+            + """
+dice = [0] * 3
+with torch.no_grad():
+    for img, mask in loader:
+        img, mask = img.cuda(), mask.cuda()
+        pred = model(img).argmax(dim=1)
+        for cls in range(1, cfg["nclass"]):
+            inter = ((pred == cls) * (mask == cls)).sum().item()
+            dice[cls - 1] += inter
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "reads-in-range-loop-of-a-count-the-batch-sets",
+        files={
+            "evaluate.py": _HEAD
+            + """
+with torch.no_grad():
+    for img, mask in loader:
+        img = img.cuda()  # TL102: img.cuda()
+        n = count_objects(mask)
+        pred = model(img)
+        for k in range(n):
+            scores[k] += pred[k].sum().item()
+"""
+        },
+        rules=("TL102",),
+    ),
 ]
 
 

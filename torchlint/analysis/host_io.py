@@ -59,7 +59,8 @@ every other use of the value then reads a host number.
 `WaitsByDesign` answers the other side, for the sync rules together: where the code already
 waits for the device on purpose, so that one more read or a blocking copy costs no extra wait.
 Calls of the file's own functions every `return` of which hands back a host copy, and `for`
-loops every iteration of which, outside any branch or inner loop, copies an array to the host
+loops every iteration of which, outside any branch or inner loop (save one over a fixed
+`range`), copies an array to the host
 for a host computation (`metric(pred.cpu().numpy())`), reads a device scalar on the host
 (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or meets a distributed barrier.
 """
@@ -772,7 +773,8 @@ class WaitsByDesign:
     # -- a loop each iteration of which drains the stream ---------------------------------
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
         """Whether every iteration of the `for` loop waits for the device in its own body,
-        outside any branch, handler, inner loop or comprehension: an array copied to the host
+        outside any branch, handler, comprehension or inner loop (save one over a fixed
+        `range`, `_counted`): an array copied to the host
         (`pred.cpu().numpy()` for a host metric, `ids.tolist()`), a device scalar read on the
         host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or a
         `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
@@ -847,16 +849,44 @@ class WaitsByDesign:
         return False
 
     def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
-        """Whether `node` runs once in each iteration of `loop`: it sits in the loop's body
-        with no conditional or repeating construct (`_CONDITIONAL`) between them."""
+        """Whether `node` runs in each iteration of `loop`: it sits in the loop's body with no
+        conditional or repeating construct (`_CONDITIONAL`) between them, save the body of an
+        inner loop over a fixed count (`_counted`)."""
         child = node
         for parent in self.scopes.ancestors(node):
             if parent is loop:
                 return child is loop.body
-            if isinstance(parent, _CONDITIONAL):
+            if isinstance(parent, _CONDITIONAL) and not (
+                isinstance(parent, cst.For) and child is parent.body and self._counted(parent, loop)
+            ):
                 return False
             child = parent
         return False
+
+    def _counted(self, inner: cst.For, loop: cst.For) -> bool:
+        """`for cls in range(1, cfg["nclass"]):` inside `loop`: a range whose bounds no
+        statement of `loop` binds runs the same count in every iteration, a count the code fixes
+        (classes, heads), so a wait in its body paces each iteration (UniMatch's per-class dice
+        reads: judged FPs). A range over a count the iteration computes (`range(n)` after `n =
+        count(mask)`) or a loop over a container may run zero times, and paces nothing."""
+        iterable = inner.iter
+        if not (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value == "range"
+            and iterable.args
+        ):
+            return False
+        for name in find_all(iterable, cst.Name):
+            if name is iterable.func or not isinstance(name, cst.Name):
+                continue
+            parent = self.scopes.parents.get(name)
+            if isinstance(parent, cst.Attribute) and parent.attr is name:
+                continue  # `cfg.nclass`: the attribute's root is asked
+            bound = self.scopes.bindings[self.scopes.scope_of(name)].get(name.value, [])
+            if any(self.scopes.is_ancestor(loop, b.node) for b in bound):
+                return False
+        return True
 
     def _reads_device(self, receiver: cst.BaseExpression) -> bool:
         """The receiver is a tensor that may live on the device: evidently one, or unknown
