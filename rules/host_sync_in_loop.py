@@ -1100,7 +1100,10 @@ depends on what the value is for.
                 and (s is first or all(self._host_side(c) for c in _calls(s)))
                 for s in between
             )
-            and not any(_rebinds(s, name) for s in find_all(inner.body, cst.SimpleStatementLine))
+            and not any(
+                _rebinds(cast("cst.SimpleStatementLine", s), name)
+                for s in find_all(inner.body, cst.SimpleStatementLine)
+            )
             and all(self._host_side(call) for call in _calls(inner))
         )
 
