@@ -217,8 +217,10 @@ Not flagged:
   that picks a step function's path, not a `while` test re-read every iteration), and, in
   evaluation (grad off), whole predictions or targets copied for a metric the host computes
   over the set (a numpy, scikit-learn, scikit-image or pycocotools call other than a plain
-  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file;
-  not when a training loop runs the copy, even through a no_grad helper), figures matplotlib
+  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file,
+  or handed to an evaluator's method the file does not define, `evaluator.eval({"y_pred":
+  torch.cat(preds)})`; not when a training loop runs the copy, even through a no_grad
+  helper), figures matplotlib
   draws, and ids a project helper named for decoding (`decode_sequence(vocab, seq)`) turns
   into text in evaluation. One use is enough on its own when it is a size: a buffer's shape
   (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count. One element of a
@@ -242,7 +244,11 @@ Not flagged:
 - a second read of a tensor in the statement right after such a read of it, with no call
   between that may queue device work (`a = action.item()` for `env.step(a)`, then
   `history.append(action.tolist())`): the first read drained the queue. After a read that is
-  itself flagged (a logged value), the second is flagged too;
+  itself flagged (a logged value), the second is flagged too. So are the per-element reads
+  of the same tensor in an inner loop that follows such a read (`crop = int(lengths.min().item())`,
+  then `for b in range(len(lengths)): n = int(lengths[b].item())` for a random crop offset),
+  where the loop queues no device computation (views, list appends, numpy, copies of host
+  data to the device);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
