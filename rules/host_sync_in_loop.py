@@ -217,8 +217,10 @@ Not flagged:
   that picks a step function's path, not a `while` test re-read every iteration), and, in
   evaluation (grad off), whole predictions or targets copied for a metric the host computes
   over the set (a numpy, scikit-learn, scikit-image or pycocotools call other than a plain
-  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file;
-  not when a training loop runs the copy, even through a no_grad helper), figures matplotlib
+  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file,
+  or handed to an evaluator's method the file does not define, `evaluator.eval({"y_pred":
+  torch.cat(preds)})`; not when a training loop runs the copy, even through a no_grad
+  helper), figures matplotlib
   draws, and ids a project helper named for decoding (`decode_sequence(vocab, seq)`) turns
   into text in evaluation. One use is enough on its own when it is a size: a buffer's shape
   (`max(sizes)` -> `torch.empty((n,))`), a slice bound, a `range` count. One element of a
@@ -242,7 +244,11 @@ Not flagged:
 - a second read of a tensor in the statement right after such a read of it, with no call
   between that may queue device work (`a = action.item()` for `env.step(a)`, then
   `history.append(action.tolist())`): the first read drained the queue. After a read that is
-  itself flagged (a logged value), the second is flagged too;
+  itself flagged (a logged value), the second is flagged too. So are the per-element reads
+  of the same tensor in an inner loop that follows such a read (`crop = int(lengths.min().item())`,
+  then `for b in range(len(lengths)): n = int(lengths[b].item())` for a random crop offset),
+  where the loop queues no device computation (views, list appends, numpy, copies of host
+  data to the device);
 - files that never put anything on an accelerator (no `.cuda()`, no `.to(device)` or
   `device=` that can be a GPU, no `"cuda"` device string; a `device` bound only to
   `torch.device("cpu")` is the CPU): there a sync costs nothing.
@@ -953,7 +959,10 @@ depends on what the value is for.
             element_wise = self._element_wise(candidate.node, owner)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
                 continue  # each iteration waits for the device by design: one read more is free
-            if any(self._repeats(candidate, earlier) for earlier in needed):
+            if any(
+                self._repeats(candidate, earlier) or self._drained_for_elements(candidate, earlier)
+                for earlier in needed
+            ):
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
             self.report(candidate.node, message, fix)
@@ -1054,6 +1063,73 @@ depends on what the value is for.
         return _quiet_calls(first, earlier.node, scopes, after=True) and _quiet_calls(
             second, later.node, scopes, after=False
         )
+
+    def _drained_for_elements(self, later: _Candidate, earlier: _Candidate) -> bool:
+        """`crop = int(lengths.min().item())` (a crop length the host needs), then, a few
+        statements on, `for b in range(len(lengths)): n = int(lengths[b].item())` as the inner
+        loop's first statement, to draw a random crop offset: the first read waited for every
+        queued kernel, and an inner loop that queues no device computation (views, list
+        appends, numpy and host randomness, copies of host data to the device) leaves nothing
+        for its per-element reads of the same tensor to wait on. Only where every statement
+        between the two is a simple one that calls nothing but builtins and these reads, and
+        nothing rebinds the tensor; an inner loop that runs a forward keeps its reads findings."""
+        if later.kind != "method" or earlier.kind == "callee":
+            return False
+        name = _read_tensor(later.value)
+        if name is None or _root(earlier.value) != name:
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        first = scopes.statement_of(earlier.node)
+        second = scopes.statement_of(later.node)
+        body = scopes.parents.get(second) if second is not None else None
+        inner = scopes.parents.get(body) if body is not None else None
+        block = scopes.parents.get(first) if first is not None else None
+        if not (
+            isinstance(first, cst.SimpleStatementLine)
+            and isinstance(inner, cst.For)
+            and isinstance(body, cst.IndentedBlock)
+            and body.body[0] is second
+            and isinstance(block, cst.IndentedBlock)
+            and not _conditional(earlier.node, first, scopes)
+            and _quiet_calls(first, earlier.node, scopes, after=True)
+        ):
+            return False
+        statements = list(block.body)
+        if first not in statements or inner not in statements:
+            return False
+        between = statements[statements.index(first) : statements.index(inner)]
+        return (
+            bool(between)
+            and all(
+                isinstance(s, cst.SimpleStatementLine)
+                and not _rebinds(s, name)
+                and (s is first or all(self._host_side(c) for c in _calls(s)))
+                for s in between
+            )
+            and not any(
+                _rebinds(cast("cst.SimpleStatementLine", s), name)
+                for s in find_all(inner.body, cst.SimpleStatementLine)
+            )
+            and all(self._host_side(call) for call in _calls(inner))
+        )
+
+    def _host_side(self, call: cst.Call) -> bool:
+        """A call that queues no device computation: builtins and list methods, the reads
+        themselves, numpy and Python's `random`, and a copy of host data to the device
+        (`torch.from_numpy(y).to(device)`)."""
+        func = call.func
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname.startswith(("numpy.", "random.")) or qualname in _HOST_TENSORS:
+            return True
+        if not isinstance(func, cst.Attribute):
+            return isinstance(func, cst.Name) and func.value in _QUIET_CALLS
+        if func.attr.value in ("to", "cuda"):
+            source = func.value
+            return (
+                isinstance(source, cst.Call)
+                and (self.ctx.symbols.qualname(source.func) or "") in _HOST_TENSORS
+            )
+        return func.attr.value in _QUIET_CALLS
 
     def _read_elsewhere(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
         """`meter.update(loss=loss)` every batch, where `Meter.update` (another module of the
@@ -2145,6 +2221,8 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
 
 
 # Calls that put no work on a device: builtins, list and set methods, and the reads themselves.
+# Tensors made from host data: copying one to the device waits for no kernel.
+_HOST_TENSORS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor"})
 _QUIET_CALLS = frozenset(
     {"int", "float", "bool", "len", "str", "list", "tuple", "print", "range", "enumerate", "zip"}
     | {"isinstance", "min", "max", "sum", "abs", "round", "sorted", "append", "extend", "add"}

@@ -47,7 +47,9 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   labels))`, an accuracy): a metric the host computes over the whole set; or a
   list the function turns into a numpy array and returns (an `encode()` whose product is the
   host array: each batch's copy is that product, not a sync to remove), also a dict of such
-  lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`).
+  lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`); or an evaluator's
+  method that takes the collected predictions, joined or in a dict (`evaluator.eval({"y_pred":
+  torch.cat(preds)})`, a method named for evaluation of an object the file does not define).
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -74,7 +76,7 @@ from typing import TYPE_CHECKING, Any, cast
 import libcst as cst
 
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import WRITER_NAME
+from torchlint.analysis.names import WRITER_NAME, is_eval_name
 from torchlint.analysis.nodes import find_all
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -523,7 +525,19 @@ class HostWrites:
         if self._host_metric(call):
             self._shaped = True  # the host computes on the array: it needs the copy anyway
             return self._end()
-        return collected and self._end()
+        return (collected or self._evaluator(call)) and self._end()
+
+    def _evaluator(self, call: cst.Call) -> bool:
+        """`evaluator.eval({"y_pred_pos": pred})`: a method named for evaluation, of an object
+        the file does not define and torch does not provide (OGB's `Evaluator`), takes what the
+        evaluation collected and computes the metric over the whole split on the host."""
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and is_eval_name(func.attr.value)
+            and call not in self.scopes.callees
+            and not (self.symbols.qualname(func) or "").startswith("torch")
+        )
 
     def _end(self) -> bool:
         """An end where the host needs the value, counted: a value only looked at is not needed."""
