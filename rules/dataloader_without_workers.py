@@ -7,7 +7,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
-from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -22,6 +22,19 @@ _SPLITS = (
     "torch.utils.data.Subset",
     "torch.utils.data.dataset.Subset",
 )
+# `torch.load` deserializes what it reads whole into memory: a dataset cached with `torch.save`.
+_LOADS = ("torch.load", "torch.serialization.load")
+# Library functions that return a `TensorDataset` at a position of their result when asked with
+# a keyword's literal value: transformers' SQuAD features, `(features, dataset)` for "pt".
+_RETURNS_TENSOR_DATASET = {
+    "transformers.squad_convert_examples_to_features": ("return_dataset", "pt", 1),
+    "transformers.data.squad_convert_examples_to_features": ("return_dataset", "pt", 1),
+    "transformers.data.processors.squad.squad_convert_examples_to_features": (
+        "return_dataset",
+        "pt",
+        1,
+    ),
+}
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -606,42 +619,94 @@ accelerator PyTorch warns and ignores it.
         return bool(appended) and all(tensors.kind(v) is Kind.TENSOR for v in appended)
 
     def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
-        """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a
-        split of one; also through a parameter every call of the file passes one for, and through
-        a function of the file whose every return gives one (`train(args, load_examples(...))`).
-        Workers have nothing to load, and pinning pays only where it can overlap."""
+        """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, what
+        `torch.load` gives (or an item of it: a cache written with `torch.save`), or a split of
+        one; also through a parameter every call of the file passes one for, and through a
+        function of the file whose every return of a single value gives one (`train(args,
+        load_examples(...))`; a function that returns the dataset with extras under a flag,
+        `return dataset, examples`, gives a tuple no loader is built on). Workers have nothing
+        to load, and pinning pays only where it can overlap."""
         if depth >= _MAX_DEPTH:
             return False
         if isinstance(dataset, cst.Name):
             return self._name_in_memory(dataset, depth)
         if isinstance(dataset, cst.List | cst.ListComp):
             return True
+        if isinstance(dataset, cst.Subscript):
+            return self._loaded(dataset.value, depth + 1)
         if not isinstance(dataset, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(dataset.func) or ""
-        if qualname in _TENSOR_DATASET:
+        if qualname in _TENSOR_DATASET or qualname in _LOADS:
             return True
         first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
         if qualname in _SPLITS:
             return self._in_memory(first, depth + 1)
-        functions = self.ctx.fact(SemanticModel).callees.get(dataset, [])
-        returned = [value for function in functions for value in returned_values(function)]
-        return bool(returned) and all(self._in_memory(v, depth + 1) for v in returned)
+        whole = [v for v in self._returned(dataset) if not isinstance(v, cst.Tuple)]
+        return bool(whole) and all(self._in_memory(v, depth + 1) for v in whole)
+
+    def _returned(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """What the functions of the file that `call` may run return."""
+        functions = self.ctx.fact(SemanticModel).callees.get(call, [])
+        return [value for function in functions for value in returned_values(function)]
+
+    def _loaded(self, node: cst.BaseExpression, depth: int) -> bool:
+        """`node` holds what `torch.load` gave, by every binding that reaches it."""
+        if isinstance(node, cst.Call):
+            return (self.ctx.symbols.qualname(node.func) or "") in _LOADS
+        if not isinstance(node, cst.Name) or depth >= _MAX_DEPTH:
+            return False
+        bindings = self.ctx.fact(SemanticModel).reaching(node)
+        return bool(bindings) and all(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and self._loaded(b.value, depth + 1)
+            for b in bindings
+        )
 
     def _name_in_memory(self, name: cst.Name, depth: int) -> bool:
-        """The one binding that reaches `name` holds an in-memory dataset: an assignment's value,
-        or, for a parameter, what every call of the file passes."""
+        """Every binding that reaches `name` holds an in-memory dataset (the branches of an `if`):
+        an assignment's value, its element of an unpacked tuple or call result, or, for a
+        parameter, what every call of the file passes."""
         model = self.ctx.fact(SemanticModel)
         bindings = model.reaching(name)
-        if len(bindings) != 1:
-            return False
-        binding = bindings[0]
-        if binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK):
+        return bool(bindings) and all(self._bound_in_memory(b, depth) for b in bindings)
+
+    def _bound_in_memory(self, binding: Binding, depth: int) -> bool:
+        """One binding of a dataset's name holds an in-memory dataset."""
+        if binding.kind is BindingKind.ASSIGN:
             return self._in_memory(binding.value, depth + 1)
+        if binding.kind is BindingKind.UNPACK:
+            if binding.value is None or len(binding.path) != 1:
+                return False
+            return self._element_in_memory(binding.value, binding.path[0], depth + 1)
         if binding.kind is not BindingKind.PARAM or not isinstance(binding.node, cst.Param):
             return False
-        passed = [value for _, value in model.arguments(binding.node)]
+        passed = [value for _, value in self.ctx.fact(SemanticModel).arguments(binding.node)]
         return bool(passed) and all(self._in_memory(v, depth + 1) for v in passed)
+
+    def _element_in_memory(self, value: cst.BaseExpression, index: int, depth: int) -> bool:
+        """Element `index` of what `value` gives, unpacked, is an in-memory dataset: of a tuple
+        written out, of a library call known to return a `TensorDataset` there, or of every
+        tuple a function of the file returns (`dataset, examples = load(..., True)`)."""
+        if isinstance(value, cst.Tuple | cst.List):
+            elements = value.elements
+            return index < len(elements) and self._in_memory(elements[index].value, depth)
+        if not isinstance(value, cst.Call):
+            return False
+        known = _RETURNS_TENSOR_DATASET.get(self.ctx.symbols.qualname(value.func) or "")
+        if known is not None:
+            keyword, literal, position = known
+            given = next(
+                (a.value for a in value.args if a.keyword and a.keyword.value == keyword), None
+            )
+            return (
+                index == position
+                and isinstance(given, cst.SimpleString)
+                and given.evaluated_value == literal
+            )
+        tuples = [v for v in self._returned(value) if isinstance(v, cst.Tuple)]
+        return bool(tuples) and all(self._element_in_memory(v, index, depth) for v in tuples)
 
     @staticmethod
     def _one_batch(args: LoaderArgs) -> bool:
