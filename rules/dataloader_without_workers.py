@@ -6,15 +6,36 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
+from torchlint.analysis.dataloaders import (
+    DataLoaders,
+    LoaderArgs,
+    Loop,
+    is_dataloader,
+    keyword_edits,
+)
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
 from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 WORKERS = 4
 _MAX_DEPTH = 8  # steps followed back from a loader's dataset to what builds it
+# What runs a statement only sometimes, or again: a branch, a loop, code deferred to a call.
+_CONDITIONAL = (
+    cst.If,
+    cst.IfExp,
+    cst.For,
+    cst.While,
+    cst.Try,
+    cst.BooleanOperation,
+    cst.Lambda,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.CompFor,
+)
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
 _SPLITS = (
     "torch.utils.data.random_split",
@@ -513,6 +534,8 @@ accelerator PyTorch warns and ignores it.
                 and not _overlaps(loaders, call)
             ):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
+            if pin and self._pin_unmeasurable(loaders, call, args):
+                pin = False
             if not workers and not pin:
                 continue
             if (
@@ -531,6 +554,96 @@ accelerator PyTorch warns and ignores it.
             for loop in loaders.loops_of(call)
             for move in loaders.moves.get(loop, ())
         )
+
+    def _pin_unmeasurable(self, loaders: DataLoaders, call: cst.Call, args: LoaderArgs) -> bool:
+        """`pin_memory` left out where the code chose so, or where pinning cannot show: pinned in
+        the other branch of the `if` that builds this loader, or, for a loader with workers, a
+        one-off inference pass of a program that trains, or batches each followed by
+        autoregressive generation."""
+        if self._pinned_in_other_branch(loaders, call):
+            return True
+        if not _has_workers(loaders, args):
+            return False
+        return self._one_off_pass(loaders, call) or self._generates_per_batch(loaders, call)
+
+    def _pinned_in_other_branch(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """The other branch of the nearest `if` around the loader, in its function, builds a
+        loader with `pin_memory` (`if workers > 0: DataLoader(..., pin_memory=True) else:
+        DataLoader(...)`): `pin_memory=workers > 0` in two statements, a choice."""
+        model = self.ctx.fact(SemanticModel)
+        child: cst.CSTNode = call
+        for parent in model.ancestors(call):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                return False
+            if isinstance(parent, cst.If):
+                other = parent.orelse if child is parent.body else parent.body
+                if child is parent.test or other is None:
+                    return False
+                return any(
+                    other_args.pins and model.is_ancestor(other, loader)
+                    for loader, other_args in loaders.constructions.items()
+                )
+            child = parent
+        return False
+
+    def _one_off_pass(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """Every loop over the loader is an inference pass (no backward or optimizer step) in a
+        function the file calls once and no other module imports (teacher outputs before
+        training), nothing runs it again, and the file trains: the pass is a sliver of the run,
+        its copies hidden behind the workers. A tool whose whole run is the pass trains nothing."""
+        training = self.ctx.fact(Training)
+        loops = loaders.loops_of(call)
+        if not loops or not training.trains or loaders.reiterated(call) is not None:
+            return False
+        model = self.ctx.fact(SemanticModel)
+        facts = self.ctx.fact(LoopFacts)
+        for loop in loops:
+            function = model.function_of(loop)
+            sites = model.callers.get(function, []) if function is not None else []
+            if (
+                not sites
+                or not facts.runs_once(loop)
+                or not all(facts.runs_once(site) for site in sites)
+                or any(model.is_ancestor(loop, step) for step in training.step_calls)
+                or self._imported_elsewhere(function)
+            ):
+                return False
+        return True
+
+    def _imported_elsewhere(self, function: cst.FunctionDef | None) -> bool:
+        """Whether another module of the project names `function`, which may then run it again."""
+        project = self.ctx.project
+        return (
+            function is not None
+            and project is not None
+            and project.named_by_importers(self.ctx.absolute_path, function.name.value)
+        )
+
+    def _generates_per_batch(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """Every iteration of a loop over the loader runs autoregressive generation
+        (`model.generate(...)` outside any branch or inner loop): seconds of decoding per batch
+        against the microseconds a pinned copy saves."""
+        model = self.ctx.fact(SemanticModel)
+        loops = loaders.loops_of(call)
+        return bool(loops) and all(
+            any(
+                isinstance(c.func, cst.Attribute)
+                and c.func.attr.value == "generate"
+                and self._every_iteration(model, loop, c)
+                for c in model.calls
+            )
+            for loop in loops
+        )
+
+    @staticmethod
+    def _every_iteration(model: SemanticModel, loop: Loop, node: cst.CSTNode) -> bool:
+        """`node` is in the body of `loop`, outside any branch, inner loop or nested function."""
+        for parent in model.ancestors(node):
+            if parent is loop:
+                return isinstance(loop, cst.For) and model.is_ancestor(loop.body, node)
+            if isinstance(parent, _CONDITIONAL):
+                return False
+        return False
 
     @staticmethod
     def _copies_loaded_memory(loaders: DataLoaders, call: cst.Call) -> bool:
@@ -687,14 +800,18 @@ accelerator PyTorch warns and ignores it.
 
     def _element_in_memory(self, value: cst.BaseExpression, index: int, depth: int) -> bool:
         """Element `index` of what `value` gives, unpacked, is an in-memory dataset: of a tuple
-        written out, of a library call known to return a `TensorDataset` there, or of every
+        written out, of a split of one, of a library call known to return a `TensorDataset` there, or of every
         tuple a function of the file returns (`dataset, examples = load(..., True)`)."""
         if isinstance(value, cst.Tuple | cst.List):
             elements = value.elements
             return index < len(elements) and self._in_memory(elements[index].value, depth)
         if not isinstance(value, cst.Call):
             return False
-        known = _RETURNS_TENSOR_DATASET.get(self.ctx.symbols.qualname(value.func) or "")
+        qualname = self.ctx.symbols.qualname(value.func) or ""
+        if qualname in _SPLITS:  # `train, val = random_split(dataset, ...)`: parts of one dataset
+            first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+            return self._in_memory(first, depth)
+        known = _RETURNS_TENSOR_DATASET.get(qualname)
         if known is not None:
             keyword, literal, position = known
             given = next(
