@@ -86,8 +86,11 @@ object); loops that never move their batches to a device (the data already lives
 class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, a
-`random_split`/`Subset` of one, also reaching the loader through a parameter every call of the
-file passes one for, or a function of the file that returns one) has nothing for workers to
+`random_split`/`Subset` of one, what `torch.load` gives (a cache written with `torch.save`), a
+`TensorDataset` a library builds (`squad_convert_examples_to_features(..., return_dataset="pt")`),
+bound so in every branch of an `if`, also reaching the loader through a parameter every call of
+the file passes one for, or a function of the file that returns one, alone or in the tuple
+it returns with extras under a flag: `dataset, examples = load(..., output_examples=True)`) has nothing for workers to
 load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
 (it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned
 copy then overlaps compute). Without workers a loader pins each batch in the main process right
@@ -99,7 +102,15 @@ the host (`x.float().to(device)`, `(x / 255).cuda()`, `y.clone().cuda()`): the l
 the batch, but the copy reads the new tensor, in pageable memory, so pinning serves no copy.
 (A cast to the dtype the batch already has returns the batch itself; torchlint cannot see the
 dtype, so it stays silent then too.) Views and indexing (`x.view(n, -1)`, `y[:, 0]`) copy the
-pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device. In a notebook the fix adds workers directly: its kernel is never re-imported by
+pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device.
+Nor is `pin_memory` asked where the code chose it by a branch (the other branch of the `if` that
+builds the loader pins: `if workers > 0: DataLoader(..., pin_memory=True) else: DataLoader(...)`
+is `pin_memory=workers > 0`) or, for a loader with workers, where pinning cannot show: a one-off
+inference pass of a file that trains (every loop over the loader runs no backward or optimizer
+step, in a function the file calls once and no other module imports, and nothing runs it again:
+teacher outputs before training), or a loop whose every batch goes through autoregressive
+generation (`model.generate(...)` outside any branch: seconds of decoding per batch). A tool
+whose whole run is such a pass (feature statistics over a dataset) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## When not to act
