@@ -6,15 +6,36 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchlint.analysis.dataloaders import DataLoaders, LoaderArgs, is_dataloader, keyword_edits
-from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.dataloaders import (
+    DataLoaders,
+    LoaderArgs,
+    Loop,
+    is_dataloader,
+    keyword_edits,
+)
+from torchlint.analysis.loops import LoopFacts
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
 from torchlint.analysis.tensors import Kind, TensorFacts
+from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
 
 WORKERS = 4
 _MAX_DEPTH = 8  # steps followed back from a loader's dataset to what builds it
+# What runs a statement only sometimes, or again: a branch, a loop, code deferred to a call.
+_CONDITIONAL = (
+    cst.If,
+    cst.IfExp,
+    cst.For,
+    cst.While,
+    cst.Try,
+    cst.BooleanOperation,
+    cst.Lambda,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.CompFor,
+)
 _TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
 _SPLITS = (
     "torch.utils.data.random_split",
@@ -22,6 +43,19 @@ _SPLITS = (
     "torch.utils.data.Subset",
     "torch.utils.data.dataset.Subset",
 )
+# `torch.load` deserializes what it reads whole into memory: a dataset cached with `torch.save`.
+_LOADS = ("torch.load", "torch.serialization.load")
+# Library functions that return a `TensorDataset` at a position of their result when asked with
+# a keyword's literal value: transformers' SQuAD features, `(features, dataset)` for "pt".
+_RETURNS_TENSOR_DATASET = {
+    "transformers.squad_convert_examples_to_features": ("return_dataset", "pt", 1),
+    "transformers.data.squad_convert_examples_to_features": ("return_dataset", "pt", 1),
+    "transformers.data.processors.squad.squad_convert_examples_to_features": (
+        "return_dataset",
+        "pt",
+        1,
+    ),
+}
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -52,8 +86,11 @@ object); loops that never move their batches to a device (the data already lives
 class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, a
-`random_split`/`Subset` of one, also reaching the loader through a parameter every call of the
-file passes one for, or a function of the file that returns one) has nothing for workers to
+`random_split`/`Subset` of one, what `torch.load` gives (a cache written with `torch.save`), a
+`TensorDataset` a library builds (`squad_convert_examples_to_features(..., return_dataset="pt")`),
+bound so in every branch of an `if`, also reaching the loader through a parameter every call of
+the file passes one for, or a function of the file that returns one, alone or in the tuple
+it returns with extras under a flag: `dataset, examples = load(..., output_examples=True)`) has nothing for workers to
 load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
 (it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned
 copy then overlaps compute). Without workers a loader pins each batch in the main process right
@@ -65,7 +102,15 @@ the host (`x.float().to(device)`, `(x / 255).cuda()`, `y.clone().cuda()`): the l
 the batch, but the copy reads the new tensor, in pageable memory, so pinning serves no copy.
 (A cast to the dtype the batch already has returns the batch itself; torchlint cannot see the
 dtype, so it stays silent then too.) Views and indexing (`x.view(n, -1)`, `y[:, 0]`) copy the
-pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device. In a notebook the fix adds workers directly: its kernel is never re-imported by
+pinned memory, and a cast after the copy (`x.to(device).float()`) runs on the device.
+Nor is `pin_memory` asked where the code chose it by a branch (the other branch of the `if` that
+builds the loader pins: `if workers > 0: DataLoader(..., pin_memory=True) else: DataLoader(...)`
+is `pin_memory=workers > 0`) or, for a loader with workers, where pinning cannot show: a one-off
+inference pass of a file that trains (every loop over the loader runs no backward or optimizer
+step, in a function the file calls once and no other module imports, and nothing runs it again:
+teacher outputs before training), or a loop whose every batch goes through autoregressive
+generation (`model.generate(...)` outside any branch: seconds of decoding per batch). A tool
+whose whole run is such a pass (feature statistics over a dataset) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## When not to act
@@ -500,6 +545,8 @@ accelerator PyTorch warns and ignores it.
                 and not _overlaps(loaders, call)
             ):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
+            if pin and self._pin_unmeasurable(loaders, call, args):
+                pin = False
             if not workers and not pin:
                 continue
             if (
@@ -518,6 +565,96 @@ accelerator PyTorch warns and ignores it.
             for loop in loaders.loops_of(call)
             for move in loaders.moves.get(loop, ())
         )
+
+    def _pin_unmeasurable(self, loaders: DataLoaders, call: cst.Call, args: LoaderArgs) -> bool:
+        """`pin_memory` left out where the code chose so, or where pinning cannot show: pinned in
+        the other branch of the `if` that builds this loader, or, for a loader with workers, a
+        one-off inference pass of a program that trains, or batches each followed by
+        autoregressive generation."""
+        if self._pinned_in_other_branch(loaders, call):
+            return True
+        if not _has_workers(loaders, args):
+            return False
+        return self._one_off_pass(loaders, call) or self._generates_per_batch(loaders, call)
+
+    def _pinned_in_other_branch(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """The other branch of the nearest `if` around the loader, in its function, builds a
+        loader with `pin_memory` (`if workers > 0: DataLoader(..., pin_memory=True) else:
+        DataLoader(...)`): `pin_memory=workers > 0` in two statements, a choice."""
+        model = self.ctx.fact(SemanticModel)
+        child: cst.CSTNode = call
+        for parent in model.ancestors(call):
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                return False
+            if isinstance(parent, cst.If):
+                other = parent.orelse if child is parent.body else parent.body
+                if child is parent.test or other is None:
+                    return False
+                return any(
+                    other_args.pins and model.is_ancestor(other, loader)
+                    for loader, other_args in loaders.constructions.items()
+                )
+            child = parent
+        return False
+
+    def _one_off_pass(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """Every loop over the loader is an inference pass (no backward or optimizer step) in a
+        function the file calls once and no other module imports (teacher outputs before
+        training), nothing runs it again, and the file trains: the pass is a sliver of the run,
+        its copies hidden behind the workers. A tool whose whole run is the pass trains nothing."""
+        training = self.ctx.fact(Training)
+        loops = loaders.loops_of(call)
+        if not loops or not training.trains or loaders.reiterated(call) is not None:
+            return False
+        model = self.ctx.fact(SemanticModel)
+        facts = self.ctx.fact(LoopFacts)
+        for loop in loops:
+            function = model.function_of(loop)
+            sites = model.callers.get(function, []) if function is not None else []
+            if (
+                not sites
+                or not facts.runs_once(loop)
+                or not all(facts.runs_once(site) for site in sites)
+                or any(model.is_ancestor(loop, step) for step in training.step_calls)
+                or self._imported_elsewhere(function)
+            ):
+                return False
+        return True
+
+    def _imported_elsewhere(self, function: cst.FunctionDef | None) -> bool:
+        """Whether another module of the project names `function`, which may then run it again."""
+        project = self.ctx.project
+        return (
+            function is not None
+            and project is not None
+            and project.named_by_importers(self.ctx.absolute_path, function.name.value)
+        )
+
+    def _generates_per_batch(self, loaders: DataLoaders, call: cst.Call) -> bool:
+        """Every iteration of a loop over the loader runs autoregressive generation
+        (`model.generate(...)` outside any branch or inner loop): seconds of decoding per batch
+        against the microseconds a pinned copy saves."""
+        model = self.ctx.fact(SemanticModel)
+        loops = loaders.loops_of(call)
+        return bool(loops) and all(
+            any(
+                isinstance(c.func, cst.Attribute)
+                and c.func.attr.value == "generate"
+                and self._every_iteration(model, loop, c)
+                for c in model.calls
+            )
+            for loop in loops
+        )
+
+    @staticmethod
+    def _every_iteration(model: SemanticModel, loop: Loop, node: cst.CSTNode) -> bool:
+        """`node` is in the body of `loop`, outside any branch, inner loop or nested function."""
+        for parent in model.ancestors(node):
+            if parent is loop:
+                return isinstance(loop, cst.For) and model.is_ancestor(loop.body, node)
+            if isinstance(parent, _CONDITIONAL):
+                return False
+        return False
 
     @staticmethod
     def _copies_loaded_memory(loaders: DataLoaders, call: cst.Call) -> bool:
@@ -606,42 +743,98 @@ accelerator PyTorch warns and ignores it.
         return bool(appended) and all(tensors.kind(v) is Kind.TENSOR for v in appended)
 
     def _in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
-        """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, or a
-        split of one; also through a parameter every call of the file passes one for, and through
-        a function of the file whose every return gives one (`train(args, load_examples(...))`).
-        Workers have nothing to load, and pinning pays only where it can overlap."""
+        """A dataset already in memory as tensors: `TensorDataset(x, y)`, a list of samples, what
+        `torch.load` gives (or an item of it: a cache written with `torch.save`), or a split of
+        one; also through a parameter every call of the file passes one for, and through a
+        function of the file whose every return of a single value gives one (`train(args,
+        load_examples(...))`; a function that returns the dataset with extras under a flag,
+        `return dataset, examples`, gives a tuple no loader is built on). Workers have nothing
+        to load, and pinning pays only where it can overlap."""
         if depth >= _MAX_DEPTH:
             return False
         if isinstance(dataset, cst.Name):
             return self._name_in_memory(dataset, depth)
         if isinstance(dataset, cst.List | cst.ListComp):
             return True
+        if isinstance(dataset, cst.Subscript):
+            return self._loaded(dataset.value, depth + 1)
         if not isinstance(dataset, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(dataset.func) or ""
-        if qualname in _TENSOR_DATASET:
+        if qualname in _TENSOR_DATASET or qualname in _LOADS:
             return True
         first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
         if qualname in _SPLITS:
             return self._in_memory(first, depth + 1)
-        functions = self.ctx.fact(SemanticModel).callees.get(dataset, [])
-        returned = [value for function in functions for value in returned_values(function)]
-        return bool(returned) and all(self._in_memory(v, depth + 1) for v in returned)
+        whole = [v for v in self._returned(dataset) if not isinstance(v, cst.Tuple)]
+        return bool(whole) and all(self._in_memory(v, depth + 1) for v in whole)
+
+    def _returned(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """What the functions of the file that `call` may run return."""
+        functions = self.ctx.fact(SemanticModel).callees.get(call, [])
+        return [value for function in functions for value in returned_values(function)]
+
+    def _loaded(self, node: cst.BaseExpression, depth: int) -> bool:
+        """`node` holds what `torch.load` gave, by every binding that reaches it."""
+        if isinstance(node, cst.Call):
+            return (self.ctx.symbols.qualname(node.func) or "") in _LOADS
+        if not isinstance(node, cst.Name) or depth >= _MAX_DEPTH:
+            return False
+        bindings = self.ctx.fact(SemanticModel).reaching(node)
+        return bool(bindings) and all(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and self._loaded(b.value, depth + 1)
+            for b in bindings
+        )
 
     def _name_in_memory(self, name: cst.Name, depth: int) -> bool:
-        """The one binding that reaches `name` holds an in-memory dataset: an assignment's value,
-        or, for a parameter, what every call of the file passes."""
+        """Every binding that reaches `name` holds an in-memory dataset (the branches of an `if`):
+        an assignment's value, its element of an unpacked tuple or call result, or, for a
+        parameter, what every call of the file passes."""
         model = self.ctx.fact(SemanticModel)
         bindings = model.reaching(name)
-        if len(bindings) != 1:
-            return False
-        binding = bindings[0]
-        if binding.kind in (BindingKind.ASSIGN, BindingKind.UNPACK):
+        return bool(bindings) and all(self._bound_in_memory(b, depth) for b in bindings)
+
+    def _bound_in_memory(self, binding: Binding, depth: int) -> bool:
+        """One binding of a dataset's name holds an in-memory dataset."""
+        if binding.kind is BindingKind.ASSIGN:
             return self._in_memory(binding.value, depth + 1)
+        if binding.kind is BindingKind.UNPACK:
+            if binding.value is None or len(binding.path) != 1:
+                return False
+            return self._element_in_memory(binding.value, binding.path[0], depth + 1)
         if binding.kind is not BindingKind.PARAM or not isinstance(binding.node, cst.Param):
             return False
-        passed = [value for _, value in model.arguments(binding.node)]
+        passed = [value for _, value in self.ctx.fact(SemanticModel).arguments(binding.node)]
         return bool(passed) and all(self._in_memory(v, depth + 1) for v in passed)
+
+    def _element_in_memory(self, value: cst.BaseExpression, index: int, depth: int) -> bool:
+        """Element `index` of what `value` gives, unpacked, is an in-memory dataset: of a tuple
+        written out, of a split of one, of a library call known to return a `TensorDataset` there, or of every
+        tuple a function of the file returns (`dataset, examples = load(..., True)`)."""
+        if isinstance(value, cst.Tuple | cst.List):
+            elements = value.elements
+            return index < len(elements) and self._in_memory(elements[index].value, depth)
+        if not isinstance(value, cst.Call):
+            return False
+        qualname = self.ctx.symbols.qualname(value.func) or ""
+        if qualname in _SPLITS:  # `train, val = random_split(dataset, ...)`: parts of one dataset
+            first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+            return self._in_memory(first, depth)
+        known = _RETURNS_TENSOR_DATASET.get(qualname)
+        if known is not None:
+            keyword, literal, position = known
+            given = next(
+                (a.value for a in value.args if a.keyword and a.keyword.value == keyword), None
+            )
+            return (
+                index == position
+                and isinstance(given, cst.SimpleString)
+                and given.evaluated_value == literal
+            )
+        tuples = [v for v in self._returned(value) if isinstance(v, cst.Tuple)]
+        return bool(tuples) and all(self._element_in_memory(v, index, depth) for v in tuples)
 
     @staticmethod
     def _one_batch(args: LoaderArgs) -> bool:
