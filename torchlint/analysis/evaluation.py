@@ -275,7 +275,7 @@ class Evaluation(Shared):
         return self._forward_helpers[helper]
 
     def _runs_own_forward(self, helper: cst.FunctionDef) -> bool:
-        if _is_forward_name(helper.name.value) or not any(
+        if self._is_module_forward(helper) or not any(
             ret.value is not None for ret in own_returns(helper)
         ):
             return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
@@ -291,6 +291,16 @@ class Evaluation(Shared):
             bool(forwards)
             and any(grad.call_mode(c) is GradMode.RECORDING for c in forwards)
             and all(self.scope(c) is None for c in forwards)
+        )
+
+    def _is_module_forward(self, function: cst.FunctionDef) -> bool:
+        """A function named for a forward (`forward`, `__call__`, `forward_features`) inside a
+        class or function: a module's forward, which `is_forward` answers at the call (or one
+        patched onto a module). A function at module level named
+        `forward(model, i, data)` belongs to no class: it is a helper training and evaluation
+        share, so its call is the forward of the loop that makes it."""
+        return _is_forward_name(function.name.value) and not isinstance(
+            self.parent(function), cst.Module
         )
 
     def _runs_module_method(self, call: cst.Call) -> bool:
