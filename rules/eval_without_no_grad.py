@@ -1472,7 +1472,10 @@ on over several cells gets one `with torch.no_grad():` per cell.
             scope = evaluation.leaf_exit_scope(call)
             if scope is None:
                 return None
-        return scope if self.ctx.fact(Grad).call_mode(call) is GradMode.RECORDING else None
+        if self.ctx.fact(Grad).call_mode(call) is not GradMode.RECORDING:
+            return None
+        # Asked last: it reads the project's files for a method of that name.
+        return None if runs and evaluation.method_turns_grad_on(call) else scope
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
         grad = self.ctx.fact(Grad)

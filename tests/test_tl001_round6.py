@@ -5,6 +5,10 @@ invented minimal project checked once by the installed `torchlint` (the scheme o
 - A module-level function named `forward(model, i, data)` is no module's forward: it is a
   helper that training and evaluation share, so its call in the loop after `model.eval()` is
   the evaluation forward (a method named `forward` stays the module's own).
+- A method of a project class that turns autograd on itself (`with torch.set_grad_enabled(True):`
+  around a Grad-CAM's `backward()`), called on a model whose class the calling file cannot
+  resolve (a registry's loader): the method needs the graph, so the call is no evaluation to put
+  under `no_grad`. A method of the same receiver that does not is still reported.
 """
 
 from __future__ import annotations
@@ -47,6 +51,41 @@ def train_test(model, train_data, test_data, opt):
 def run(model, train_data, test_data, opt):
     for _epoch in range(30):
         train_test(model, train_data, test_data, opt)
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "project_method_turns_grad_on_itself",
+        {
+            "models/vqa.py": """\
+import torch
+from torch import nn
+
+
+class VQA(nn.Module):
+    def forward_itm(self, samples):
+        image = samples["image"]
+        with torch.set_grad_enabled(True):
+            scores = self.itm(image, samples["text"])
+            scores.sum().backward()
+        samples["gradcams"] = self.itm.grads
+        return samples
+
+    def forward_cap(self, samples):
+        return self.captioner(samples["image"])
+""",
+            "demo.py": """\
+import torch
+from models.registry import load_model
+
+model = load_model("vqa", device="cuda")
+model.load_state_dict(torch.load("vqa.pt"))
+model.eval()
+for samples in batches:
+    samples = model.forward_itm(samples=samples)
+for samples in batches:
+    captions = model.forward_cap(samples)  # TL001: model.forward_cap(samples)
 """,
         },
         rules=("TL001",),

@@ -514,6 +514,19 @@ class Evaluation(Shared):
             return False
         return self.ctx.project.holds_no_parameters(self.ctx.absolute_path, built)
 
+    def method_turns_grad_on(self, call: cst.Call) -> bool:
+        """`model.forward_itm(samples)` on a model whose class the file does not resolve, where a
+        class of the project defines a method of that name that turns autograd on itself
+        (`with torch.set_grad_enabled(True):` for a Grad-CAM that calls `backward()`): the
+        method needs the graph, so the call evaluates nothing to put under `no_grad`."""
+        func = call.func
+        if self.ctx.project is None or not isinstance(func, cst.Attribute):
+            return False
+        method = func.attr.value
+        if method == "forward" or is_dunder(method):
+            return False  # the module's own forward: its grad mode is the caller's
+        return self.ctx.project.method_turns_grad_on(method)
+
     @cached_property
     def _built_classes(self) -> dict[str, str]:
         """The class each name is built from as written (`readers.FeatureCache`), where every
