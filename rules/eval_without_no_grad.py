@@ -1460,7 +1460,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         """The evaluation scope of `call` when it is a forward pass recording autograd (`runs`:
         it runs one, itself or through a helper of the file)."""
         if runs:
-            scope = evaluation.scope(call)
+            scope = evaluation.flag_scope(call) or evaluation.scope(call)
             if (
                 scope is None
                 or evaluation.is_frozen(evaluation.callee(call) or "")
@@ -1487,6 +1487,9 @@ on over several cells gets one `with torch.no_grad():` per cell.
             assert scope.block is not None  # a statement's scope names its block
             low, high = min(s.index for _, s in members), max(s.index for _, s in members)
             region = list(scope.block.body[low : high + 1])
+        if scope.flagged:
+            self._report_flagged(first, scope)
+            return
         if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
             return
         if function is not None and not scope.detached and grad.feeds_training(function):
@@ -1509,6 +1512,19 @@ on over several cells gets one `with torch.no_grad():` per cell.
         else:
             assert function is not None  # a scope without a forward is a function's
             message = f"`{function.name.value}` {scope.reason}, with autograd on"
+        self.report(first, message, fix)
+
+    def _report_flagged(self, first: cst.Call, scope: EvalScope) -> None:
+        """A loop that trains under a flag and evaluates without it: the training calls need the
+        graph, so no decorator or wrap fits; grad follows the flag instead."""
+        alias = self.ctx.torch_alias(scope.function)[0]
+        fix = self.make_fix(
+            f"Run the loop under `{alias}.set_grad_enabled(...)` of the training flag",
+            Applicability.DISPLAY_ONLY,
+        )
+        message = (
+            f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
+        )
         self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:

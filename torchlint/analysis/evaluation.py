@@ -217,6 +217,7 @@ class EvalScope:
     detached: bool = (
         False  # the function returns only Python values: its result cannot feed a backward
     )
+    flagged: bool = False  # a shared loop whose training a flag turns off (`flag_scope`)
 
 
 class Evaluation(Shared):
@@ -233,6 +234,7 @@ class Evaluation(Shared):
         self._repeating: dict[cst.FunctionDef, bool] = {}
         self._dead: dict[cst.FunctionDef, bool] = {}  # `_never_runs`, asked per forward
         self._forward_helpers: dict[cst.FunctionDef, bool] = {}  # see `runs_forward`
+        self._flags: dict[cst.FunctionDef, tuple[cst.Call, str] | None] = {}  # `flag_scope`
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
         # What `is_module` learnt of each name from its assignments (`_assigned`)
@@ -867,6 +869,88 @@ class Evaluation(Shared):
                 call, function
             )
         return found if found is not None and self.repeats(call) else None
+
+    def flag_scope(self, call: cst.Call) -> EvalScope | None:
+        """`iteration(epoch, loader, train=True)` runs the forward in a loop and trains only
+        under `if train:` (or `if phase == "train":`); a call of the file that passes another
+        value (`self.iteration(epoch, self.test_data, train=False)`) with grad on runs the same
+        loop as evaluation, recording a graph nobody uses. The training calls still need it, so
+        the scope is the loop's function, reported without an automatic fix."""
+        function = self.enclosing_function(call)
+        if function is None or not self._in_own_loop(call):
+            return None
+        if function not in self._flags:
+            self._flags[function] = self._evaluating_call(function)
+        found = self._flags[function]
+        if found is None:
+            return None
+        site, written = found
+        caller = self.enclosing_function(site)
+        where = f"`{caller.name.value}`" if caller is not None else "the module"
+        return EvalScope(
+            ("flag", function),
+            f"when {where} runs `{function.name.value}` with `{written}`",
+            function=function,
+            flagged=True,
+        )
+
+    def _evaluating_call(self, function: cst.FunctionDef) -> tuple[cst.Call, str] | None:
+        """The first call of `function` in the file, with grad on, that passes a value turning
+        its training guard off, and that argument as written."""
+        guard = self._training_guard(function)
+        sites = self.ctx.fact(Grad).call_sites(function) if guard is not None else None
+        if guard is None or not sites:
+            return None
+        name, trained = guard
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if self.enclosing_class(function) is not None and params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        grad = self.ctx.fact(Grad)
+        for site in sites:
+            arg = _argument(site, name, params.index(name) if name in params else -1)
+            if (
+                arg is not None
+                and _turns_training_off(arg.value, trained)
+                and grad.call_mode(site) is GradMode.RECORDING
+                and not self._run_without_grad_elsewhere(self.enclosing_function(site))
+            ):
+                return site, f"{name}={self.ctx.code(arg.value)}"
+        return None
+
+    def _run_without_grad_elsewhere(self, function: cst.FunctionDef | None) -> bool:
+        """A module-level function or method the file never calls, which the project's other
+        modules call only under `no_grad` (`with torch.no_grad(): trainer.val(...)`)."""
+        grad = self.ctx.fact(Grad)
+        if function is None or self.ctx.project is None or grad.call_sites(function) != []:
+            return False
+        owner = grad.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
+        return self.ctx.project.always_called_without_grad(self.ctx.absolute_path, key)
+
+    def _training_guard(self, function: cst.FunctionDef) -> tuple[str, str | None] | None:
+        """The parameter whose test guards every training step of `function`'s own body, with the
+        string it is compared with (`if phase == "train":`), None for a truth test (`if train:`);
+        None when some step runs unguarded, or none runs."""
+        needy = self.ctx.fact(Grad).needy_within(function)
+        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)}
+        guards = {self._guard_of(node, function, params) for node in needy}
+        if len(guards) != 1:
+            return None
+        return next(iter(guards))
+
+    def _guard_of(
+        self, node: cst.CSTNode, function: cst.FunctionDef, params: set[str]
+    ) -> tuple[str, str | None] | None:
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if parent is function:
+                return None
+            if isinstance(parent, cst.If) and child is parent.body:
+                found = _parameter_test(parent.test, params)
+                if found is not None:
+                    return found
+            child = parent
+        return None
 
     def _warms_up(self, call: cst.Call) -> bool:
         """A forward outside any loop of its function whose every input is a tensor holding no
@@ -1959,6 +2043,42 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, str | None] | None:
+    """`train` (a truth test of a parameter) or `phase == "train"` (a parameter compared with a
+    string): the parameter and the string, None for a truth test."""
+    if isinstance(test, cst.Name) and test.value in params:
+        return test.value, None
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value in params
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+    ):
+        return test.left.value, test.comparisons[0].comparator.evaluated_value  # type: ignore[return-value]
+    return None
+
+
+def _argument(call: cst.Call, name: str, position: int) -> cst.Arg | None:
+    """The argument `call` passes for the parameter `name` at `position` (-1: keyword only)."""
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return None  # `*args`, `**kwargs`: unknown
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+        if arg.keyword is None and i == position:
+            return arg
+    return None
+
+
+def _turns_training_off(value: cst.BaseExpression, trained: str | None) -> bool:
+    """`False` for a truth test; another string for a comparison with `trained`."""
+    if trained is None:
+        return literal_bool(value) is False
+    return isinstance(value, cst.SimpleString) and value.evaluated_value != trained
 
 
 def _takes_only_numbers(call: cst.Call) -> bool:
