@@ -74,7 +74,15 @@ its graph hangs off the model's forward, which gets the finding), the object `.e
 a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
 file that returns what a forward of its own computes with grad on, where no evaluation of its
 own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s loop, a helper
-training shares).
+training shares; also one at module level named `forward(model, i, data)`, which is no
+module's forward).
+
+A loop shared by training and testing that trains only under a test of one of its function's
+parameters (`if train:`, `if phase == "train":`) evaluates when the file calls that function
+with the flag off and grad on (`self.iteration(epoch, self.test_data, train=False)`), unless
+the project's other modules call that caller only under `no_grad`: the forward is reported
+with no automatic fix, since the training calls need the graph (run the loop under
+`torch.set_grad_enabled(train)`).
 
 Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
 differentiated in a training loop and updated after each backward) gets the same check
@@ -91,7 +99,10 @@ It stays quiet when:
   itself (a Hugging Face model's `generate`, also through a PEFT wrapper, through every
   binding that reaches the call and through what the file's calls pass for a parameter);
 - grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
-  manager of the file's own that does);
+  manager of the file's own that does), also by the method called, on a model whose class the
+  file does not resolve, where a class of the project defines a method of that name that turns
+  grad on itself (`model.forward_itm(samples)`, whose body enters
+  `torch.set_grad_enabled(True)` for a Grad-CAM that calls `backward()`);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
   `requires_grad`, steps an optimizer, or its result feeds a `backward()` (fine-tuning with
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
@@ -767,6 +778,28 @@ on over several cells gets one `with torch.no_grad():` per cell.
         ),
     ]
     invalid = [
+        # a loop that trains only under its flag, run with the flag off: no automatic fix
+        Invalid(
+            """
+            import torch
+
+            def run_epoch(net, loader, opt, train=True):
+                for x, y in loader:
+                    loss = (net(x) - y).pow(2).mean()
+                    if train:
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+
+            def fit(net, loaders, opt):
+                for epoch in range(10):
+                    run_epoch(net, loaders["train"], opt)
+                    run_epoch(net, loaders["test"], opt, train=False)
+            """,
+            line=5,
+            column=17,
+            message="`net(...)` evaluates (when `fit` runs `run_epoch` with `train=False`) with autograd recording",
+        ),
         Invalid(
             """
             import torch
