@@ -527,6 +527,9 @@ class Evaluation(Shared):
         method = func.attr.value
         if method == "forward" or is_dunder(method):
             return False  # the module's own forward: its grad mode is the caller's
+        receiver = dotted(func.value) or ""
+        if self._bound_classes.get(self._binding_key(receiver, call)) is not None:
+            return False  # a class of this file: the file sees its methods' grad mode
         return self.ctx.project.method_turns_grad_on(method)
 
     @cached_property
