@@ -74,7 +74,15 @@ its graph hangs off the model's forward, which gets the finding), the object `.e
 a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
 file that returns what a forward of its own computes with grad on, where no evaluation of its
 own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s loop, a helper
-training shares).
+training shares; also one at module level named `forward(model, i, data)`, which is no
+module's forward).
+
+A loop shared by training and testing that trains only under a test of one of its function's
+parameters (`if train:`, `if phase == "train":`) evaluates when the file calls that function
+with the flag off and grad on (`self.iteration(epoch, self.test_data, train=False)`), unless
+the project's other modules call that caller only under `no_grad`: the forward is reported
+with no automatic fix, since the training calls need the graph (run the loop under
+`torch.set_grad_enabled(train)`).
 
 Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
 differentiated in a training loop and updated after each backward) gets the same check
@@ -91,7 +99,10 @@ It stays quiet when:
   itself (a Hugging Face model's `generate`, also through a PEFT wrapper, through every
   binding that reaches the call and through what the file's calls pass for a parameter);
 - grad is switched explicitly (`torch.enable_grad()`, `set_grad_enabled(flag)`, a context
-  manager of the file's own that does);
+  manager of the file's own that does), also by the method called, on a model whose class the
+  file does not resolve, where a class of the project defines a method of that name that turns
+  grad on itself (`model.forward_itm(samples)`, whose body enters
+  `torch.set_grad_enabled(True)` for a Grad-CAM that calls `backward()`);
 - the evaluation code needs gradients: it calls `backward()` or `torch.autograd.grad`, sets
   `requires_grad`, steps an optimizer, or its result feeds a `backward()` (fine-tuning with
   frozen batch norm, adversarial examples, test-time adaptation): a call in a loop body or
@@ -767,6 +778,28 @@ on over several cells gets one `with torch.no_grad():` per cell.
         ),
     ]
     invalid = [
+        # a loop that trains only under its flag, run with the flag off: no automatic fix
+        Invalid(
+            """
+            import torch
+
+            def run_epoch(net, loader, opt, train=True):
+                for x, y in loader:
+                    loss = (net(x) - y).pow(2).mean()
+                    if train:
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+
+            def fit(net, loaders, opt):
+                for epoch in range(10):
+                    run_epoch(net, loaders["train"], opt)
+                    run_epoch(net, loaders["test"], opt, train=False)
+            """,
+            line=5,
+            column=17,
+            message="`net(...)` evaluates (when `fit` runs `run_epoch` with `train=False`) with autograd recording",
+        ),
         Invalid(
             """
             import torch
@@ -1460,7 +1493,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         """The evaluation scope of `call` when it is a forward pass recording autograd (`runs`:
         it runs one, itself or through a helper of the file)."""
         if runs:
-            scope = evaluation.scope(call)
+            scope = evaluation.flag_scope(call) or evaluation.scope(call)
             if (
                 scope is None
                 or evaluation.is_frozen(evaluation.callee(call) or "")
@@ -1472,7 +1505,10 @@ on over several cells gets one `with torch.no_grad():` per cell.
             scope = evaluation.leaf_exit_scope(call)
             if scope is None:
                 return None
-        return scope if self.ctx.fact(Grad).call_mode(call) is GradMode.RECORDING else None
+        if self.ctx.fact(Grad).call_mode(call) is not GradMode.RECORDING:
+            return None
+        # Asked last: it reads the project's files for a method of that name.
+        return None if runs and evaluation.method_turns_grad_on(call) else scope
 
     def _check_scope(self, members: list[tuple[cst.Call, EvalScope]]) -> None:
         grad = self.ctx.fact(Grad)
@@ -1484,6 +1520,9 @@ on over several cells gets one `with torch.no_grad():` per cell.
             assert scope.block is not None  # a statement's scope names its block
             low, high = min(s.index for _, s in members), max(s.index for _, s in members)
             region = list(scope.block.body[low : high + 1])
+        if scope.flagged:
+            self._report_flagged(first, scope)
+            return
         if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
             return
         if function is not None and not scope.detached and grad.feeds_training(function):
@@ -1506,6 +1545,19 @@ on over several cells gets one `with torch.no_grad():` per cell.
         else:
             assert function is not None  # a scope without a forward is a function's
             message = f"`{function.name.value}` {scope.reason}, with autograd on"
+        self.report(first, message, fix)
+
+    def _report_flagged(self, first: cst.Call, scope: EvalScope) -> None:
+        """A loop that trains under a flag and evaluates without it: the training calls need the
+        graph, so no decorator or wrap fits; grad follows the flag instead."""
+        alias = self.ctx.torch_alias(scope.function)[0]
+        fix = self.make_fix(
+            f"Run the loop under `{alias}.set_grad_enabled(...)` of the training flag",
+            Applicability.DISPLAY_ONLY,
+        )
+        message = (
+            f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
+        )
         self.report(first, message, fix)
 
     def _innermost(self, members: list[tuple[cst.Call, EvalScope]]) -> tuple[cst.Call, EvalScope]:

@@ -217,6 +217,7 @@ class EvalScope:
     detached: bool = (
         False  # the function returns only Python values: its result cannot feed a backward
     )
+    flagged: bool = False  # a shared loop whose training a flag turns off (`flag_scope`)
 
 
 class Evaluation(Shared):
@@ -233,6 +234,7 @@ class Evaluation(Shared):
         self._repeating: dict[cst.FunctionDef, bool] = {}
         self._dead: dict[cst.FunctionDef, bool] = {}  # `_never_runs`, asked per forward
         self._forward_helpers: dict[cst.FunctionDef, bool] = {}  # see `runs_forward`
+        self._flags: dict[cst.FunctionDef, tuple[cst.Call, str] | None] = {}  # `flag_scope`
         self._eval_loaders: dict[cst.FunctionDef, bool] = {}
         self._project_loaders: dict[str, bool] = {}  # asked for every call bound to a name
         # What `is_module` learnt of each name from its assignments (`_assigned`)
@@ -275,7 +277,7 @@ class Evaluation(Shared):
         return self._forward_helpers[helper]
 
     def _runs_own_forward(self, helper: cst.FunctionDef) -> bool:
-        if _is_forward_name(helper.name.value) or not any(
+        if self._is_module_forward(helper) or not any(
             ret.value is not None for ret in own_returns(helper)
         ):
             return False  # a module's forward is is_forward's; a helper returning nothing feeds nothing
@@ -291,6 +293,16 @@ class Evaluation(Shared):
             bool(forwards)
             and any(grad.call_mode(c) is GradMode.RECORDING for c in forwards)
             and all(self.scope(c) is None for c in forwards)
+        )
+
+    def _is_module_forward(self, function: cst.FunctionDef) -> bool:
+        """A function named for a forward (`forward`, `__call__`, `forward_features`) inside a
+        class or function: a module's forward, which `is_forward` answers at the call (or one
+        patched onto a module). A function at module level named
+        `forward(model, i, data)` belongs to no class: it is a helper training and evaluation
+        share, so its call is the forward of the loop that makes it."""
+        return _is_forward_name(function.name.value) and not isinstance(
+            self.parent(function), cst.Module
         )
 
     def _runs_module_method(self, call: cst.Call) -> bool:
@@ -503,6 +515,22 @@ class Evaluation(Shared):
         if not built:
             return False
         return self.ctx.project.holds_no_parameters(self.ctx.absolute_path, built)
+
+    def method_turns_grad_on(self, call: cst.Call) -> bool:
+        """`model.forward_itm(samples)` on a model whose class the file does not resolve, where a
+        class of the project defines a method of that name that turns autograd on itself
+        (`with torch.set_grad_enabled(True):` for a Grad-CAM that calls `backward()`): the
+        method needs the graph, so the call evaluates nothing to put under `no_grad`."""
+        func = call.func
+        if self.ctx.project is None or not isinstance(func, cst.Attribute):
+            return False
+        method = func.attr.value
+        if method == "forward" or is_dunder(method):
+            return False  # the module's own forward: its grad mode is the caller's
+        receiver = dotted(func.value) or ""
+        if self._bound_classes.get(self._binding_key(receiver, call)) is not None:
+            return False  # a class of this file: the file sees its methods' grad mode
+        return self.ctx.project.method_turns_grad_on(method)
 
     @cached_property
     def _built_classes(self) -> dict[str, str]:
@@ -844,6 +872,88 @@ class Evaluation(Shared):
                 call, function
             )
         return found if found is not None and self.repeats(call) else None
+
+    def flag_scope(self, call: cst.Call) -> EvalScope | None:
+        """`iteration(epoch, loader, train=True)` runs the forward in a loop and trains only
+        under `if train:` (or `if phase == "train":`); a call of the file that passes another
+        value (`self.iteration(epoch, self.test_data, train=False)`) with grad on runs the same
+        loop as evaluation, recording a graph nobody uses. The training calls still need it, so
+        the scope is the loop's function, reported without an automatic fix."""
+        function = self.enclosing_function(call)
+        if function is None or not self._in_own_loop(call):
+            return None
+        if function not in self._flags:
+            self._flags[function] = self._evaluating_call(function)
+        found = self._flags[function]
+        if found is None:
+            return None
+        site, written = found
+        caller = self.enclosing_function(site)
+        where = f"`{caller.name.value}`" if caller is not None else "the module"
+        return EvalScope(
+            ("flag", function),
+            f"when {where} runs `{function.name.value}` with `{written}`",
+            function=function,
+            flagged=True,
+        )
+
+    def _evaluating_call(self, function: cst.FunctionDef) -> tuple[cst.Call, str] | None:
+        """The first call of `function` in the file, with grad on, that passes a value turning
+        its training guard off, and that argument as written."""
+        guard = self._training_guard(function)
+        sites = self.ctx.fact(Grad).call_sites(function) if guard is not None else None
+        if guard is None or not sites:
+            return None
+        name, trained = guard
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if self.enclosing_class(function) is not None and params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        grad = self.ctx.fact(Grad)
+        for site in sites:
+            arg = _argument(site, name, params.index(name) if name in params else -1)
+            if (
+                arg is not None
+                and _turns_training_off(arg.value, trained)
+                and grad.call_mode(site) is GradMode.RECORDING
+                and not self._run_without_grad_elsewhere(self.enclosing_function(site))
+            ):
+                return site, f"{name}={self.ctx.code(arg.value)}"
+        return None
+
+    def _run_without_grad_elsewhere(self, function: cst.FunctionDef | None) -> bool:
+        """A module-level function or method the file never calls, which the project's other
+        modules call only under `no_grad` (`with torch.no_grad(): trainer.val(...)`)."""
+        grad = self.ctx.fact(Grad)
+        if function is None or self.ctx.project is None or grad.call_sites(function) != []:
+            return False
+        owner = grad.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
+        return self.ctx.project.always_called_without_grad(self.ctx.absolute_path, key)
+
+    def _training_guard(self, function: cst.FunctionDef) -> tuple[str, str | None] | None:
+        """The parameter whose test guards every training step of `function`'s own body, with the
+        string it is compared with (`if phase == "train":`), None for a truth test (`if train:`);
+        None when some step runs unguarded, or none runs."""
+        needy = self.ctx.fact(Grad).needy_within(function)
+        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)}
+        guards = {self._guard_of(node, function, params) for node in needy}
+        if len(guards) != 1:
+            return None
+        return next(iter(guards))
+
+    def _guard_of(
+        self, node: cst.CSTNode, function: cst.FunctionDef, params: set[str]
+    ) -> tuple[str, str | None] | None:
+        child = node
+        for parent in self.ctx.ancestors(node):
+            if parent is function:
+                return None
+            if isinstance(parent, cst.If) and child is parent.body:
+                found = _parameter_test(parent.test, params)
+                if found is not None:
+                    return found
+            child = parent
+        return None
 
     def _warms_up(self, call: cst.Call) -> bool:
         """A forward outside any loop of its function whose every input is a tensor holding no
@@ -1936,6 +2046,42 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, str | None] | None:
+    """`train` (a truth test of a parameter) or `phase == "train"` (a parameter compared with a
+    string): the parameter and the string, None for a truth test."""
+    if isinstance(test, cst.Name) and test.value in params:
+        return test.value, None
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value in params
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+    ):
+        return test.left.value, test.comparisons[0].comparator.evaluated_value  # type: ignore[return-value]
+    return None
+
+
+def _argument(call: cst.Call, name: str, position: int) -> cst.Arg | None:
+    """The argument `call` passes for the parameter `name` at `position` (-1: keyword only)."""
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return None  # `*args`, `**kwargs`: unknown
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+        if arg.keyword is None and i == position:
+            return arg
+    return None
+
+
+def _turns_training_off(value: cst.BaseExpression, trained: str | None) -> bool:
+    """`False` for a truth test; another string for a comparison with `trained`."""
+    if trained is None:
+        return literal_bool(value) is False
+    return isinstance(value, cst.SimpleString) and value.evaluated_value != trained
 
 
 def _takes_only_numbers(call: cst.Call) -> bool:

@@ -626,6 +626,11 @@ class Grad(Shared):
                 found.add(parent)
         return found
 
+    def needy_within(self, function: cst.FunctionDef) -> list[cst.CSTNode]:
+        """The nodes of `function`'s own body (not a nested function's) that need autograd:
+        backward, an optimizer step, a call of a function of the file that needs it."""
+        return [n for n in self._needy if self.enclosing_function(n) is function]
+
     def feeds_training(self, function: cst.FunctionDef) -> bool:
         """Whether a call of `function` sits in a loop body or function that itself runs backward.
 

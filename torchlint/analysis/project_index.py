@@ -95,6 +95,8 @@ class _Summary:
     grad_off: frozenset[str] = frozenset()
     # module-level `@contextmanager` functions that yield only inside a grad-off `with`
     grad_off_contexts: frozenset[str] = frozenset()
+    # `Class.method` whose own body enters `torch.enable_grad()`/`set_grad_enabled(True)`
+    grad_on: frozenset[str] = frozenset()
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
@@ -225,6 +227,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "grad_off":
         summary.grad_off = _decorated_grad_off(tree)
         summary.grad_off_contexts = _grad_off_contexts(tree)
+        if "enable_grad" in text or "set_grad_enabled(True" in text:
+            summary.grad_on = _grad_on_methods(tree)
     elif part == "syncs":
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
@@ -582,6 +586,48 @@ def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
             ):
                 found.add(prefix + member.name)
     return frozenset(found)
+
+
+def _grad_on_methods(tree: ast.Module) -> frozenset[str]:
+    """Methods of module-level classes whose own body (not a nested function's) enters a `with`
+    that turns autograd on (`with torch.set_grad_enabled(True):` around a Grad-CAM's
+    `loss.backward()`): the method needs the graph, whatever its caller's grad mode."""
+    return frozenset(
+        f"{node.name}.{member.name}"
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        for member in node.body
+        if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and _enters_grad_on(member)
+    )
+
+
+def _enters_grad_on(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue  # runs later, wherever it is called
+        if isinstance(node, ast.With | ast.AsyncWith) and any(
+            _turns_grad_on(item.context_expr) for item in node.items
+        ):
+            return True
+        stack.extend(_children(node))
+    return False
+
+
+def _turns_grad_on(expr: ast.expr) -> bool:
+    """`torch.enable_grad()`, `torch.set_grad_enabled(True)` and their aliases."""
+    if not isinstance(expr, ast.Call):
+        return False
+    leaf = (ast_dotted(expr.func) or "").rsplit(".", 1)[-1]
+    if leaf == "enable_grad":
+        return True
+    return (
+        leaf == "set_grad_enabled"
+        and bool(expr.args)
+        and isinstance(expr.args[0], ast.Constant)
+        and expr.args[0].value is True
+    )
 
 
 def _grad_off_contexts(tree: ast.Module) -> frozenset[str]:
@@ -2136,6 +2182,20 @@ class ProjectIndex:
                 continue
             self.consulted[other] = self._digests[other][2]
             if any(off and callee.endswith(suffix) for callee, off, *_ in summary.calls):
+                return True
+        return False
+
+    def method_turns_grad_on(self, method: str) -> bool:
+        """Whether a class of the project defines a method `method` whose body turns autograd
+        on itself (`with torch.set_grad_enabled(True):` for a Grad-CAM): a call of
+        `x.<method>(...)` on an instance whose class is not resolved may need the graph it
+        records (the class is unknown, so any such method counts: unknown stays silent)."""
+        suffix = "." + method
+        for other in self._project_files():
+            if not _mentions(other, "def " + method):
+                continue
+            summary = self._summary(other, part="grad_off")
+            if summary is not None and any(m.endswith(suffix) for m in summary.grad_on):
                 return True
         return False
 
