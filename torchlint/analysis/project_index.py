@@ -97,6 +97,9 @@ class _Summary:
     grad_off_contexts: frozenset[str] = frozenset()
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
+    # module-level functions that return an argument moved to a GPU on one of their paths
+    # (`def gpu(t, on=False): if on: return t.cuda()`)
+    device_movers: frozenset[str] = frozenset()
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
@@ -216,6 +219,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "device_functions":
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
+        if ".cuda(" in text or ".to(" in text:  # a mover calls one of them
+            summary.device_movers = _device_movers(tree)
     elif part == "calls":
         reads: set[str] = set()
         _collect_calls(tree, summary.calls, reads, summary.local_imports)
@@ -933,6 +938,40 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
             found[node.name] = True in kinds
 
 
+def _device_movers(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions one of whose returns is a parameter moved to a GPU: `.cuda()` of
+    it, or `.to(...)` of it with a device that can be a GPU (`"cuda"`, a `device` parameter)."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        parameters = {a.arg for a in (*node.args.posonlyargs, *node.args.args)}
+        if any(
+            isinstance(n, ast.Return) and _moved_parameter(n.value, parameters) for n in _walk(node)
+        ):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _moved_parameter(value: ast.expr | None, parameters: set[str]) -> bool:
+    """`t.cuda()`, `t.cuda(non_blocking=True)`, `t.to(device)`, `t.to("cuda")` of a parameter `t`."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id in parameters
+    ):
+        return False
+    if value.func.attr == "cuda":
+        return True
+    if value.func.attr != "to" or not value.args:
+        return False
+    target = value.args[0]
+    if isinstance(target, ast.Name):
+        return target.id in parameters and "dev" in target.id.lower()
+    return _device_kind(target) is True
+
+
 def _device_kind(value: ast.expr) -> bool | None:
     """True for a device that can be a GPU (`"cuda"`, `torch.device("cuda:0")`, `"cuda" if ... else
     "cpu"`), False for the CPU alone, None for anything else."""
@@ -1305,6 +1344,19 @@ class ProjectIndex:
         """Whether the function `name`, as written in `file`, returns a device of the project
         that can be a GPU (True) or only the CPU (False); None when unknown."""
         return self._device(file.absolute(), name, 0, functions=True)
+
+    def moves_to_gpu(self, file: Path, name: str, depth: int = 0) -> bool:
+        """Whether the function `name`, as written in `file`, is a module-level function of the
+        project that returns its argument moved to a GPU on one of its paths (`gpu(t, use_cuda)`
+        returning `t.cuda()`): what a call of it returns may be on the device."""
+        file = file.absolute()
+        summary = self._summary(file, part="device_functions")
+        if summary is None or depth > _MAX_DEPTH:
+            return False
+        if "." not in name and name in summary.device_movers:
+            return True
+        target = self._target(file, summary, name)
+        return target is not None and self.moves_to_gpu(target[0], target[1], depth + 1)
 
     def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
         """Whether the function `name`, as written in `file` and defined in another file of the
