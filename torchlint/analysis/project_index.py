@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from torchlint.analysis.ast_names import ast_dotted
+from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.names import (
     BATCH_COUNT_NAME,
     LOADER_NAME,
@@ -936,6 +937,33 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
         kinds = {_device_kind(r) if r is not None else None for r in returns}
         if kinds in ({True}, {False}):
             found[node.name] = True in kinds
+
+
+def _framework_steps(summary: _Summary) -> frozenset[str]:
+    """`Class.method` of the file's classes that a framework runs every step: a per-step hook
+    of a class derived directly from one of the framework's classes (`training_step` of a
+    `pl.LightningModule`), and the methods such a hook calls through `self.` (LoFTR's
+    `_trainval_inference`). Needs the "calls" part."""
+    found: set[str] = set()
+    for klass, (_, bases) in summary.classes.items():
+        per_step: set[str] = set()
+        for base in bases:
+            head, _, rest = base.partition(".")
+            level, target = summary.imports.get(head, (1, ""))
+            framework = None if level else framework_of(f"{target}.{rest}" if rest else target)
+            per_step |= framework.per_step if framework is not None else set()
+        found |= {
+            f"{klass}.{method}" for method in summary.methods.get(klass, frozenset()) & per_step
+        }
+    if not found:
+        return frozenset()
+    helpers = set()
+    for callee, _, owner, _ in summary.calls:
+        head, _, method = callee.partition(".")
+        klass = (owner or "").partition(".")[0]
+        if owner in found and head == "self" and method in summary.methods.get(klass, ()):
+            helpers.add(f"{klass}.{method}")
+    return frozenset(found | helpers)
 
 
 def _device_movers(tree: ast.Module) -> frozenset[str]:
@@ -1881,6 +1909,12 @@ class ProjectIndex:
                 (callee, owner.partition(".")[0])
                 for callee, _, owner, _ in summary.calls
                 if owner and "." in owner and owner in summary.stepping
+            ]
+            steps = _framework_steps(summary)
+            sites += [
+                (callee, owner.partition(".")[0])
+                for callee, _, owner, _ in summary.calls
+                if owner in steps
             ]
             for callee, owner in sites:
                 parts = callee.split(".")
