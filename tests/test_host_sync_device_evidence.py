@@ -15,7 +15,9 @@ The classes, from production code judges labelled as missed (validate production
   trainer): it names a GPU as `"cuda:0"` does.
 
 Precision: a project helper that moves nothing (`def as_float(t): return t.float()`) says
-nothing of the device, and `"cpu:{}".format(i)` names no GPU: those files' reads stay silent.
+nothing of the device, nor does one that moves to the device it is given (`to_device(x,
+device)`, `x.to(device)`) called without one (`.to(None)` keeps the tensor where it is); and
+`"cpu:{}".format(i)` names no GPU: those files' reads stay silent.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ def gpu(tensor, gpu=False):
     return tensor
 
 
+def to_device(tensor, device=None):
+    return tensor.to(device)
+
+
 def as_float(tensor):
     return tensor.float()
 """
@@ -46,9 +52,10 @@ from utils import {helper}
 
 
 class Model:
-    def __init__(self, net, use_cuda=False):
+    def __init__(self, net, use_cuda=False, device=None):
         self._net = net
         self._use_cuda = use_cuda
+        self._device = device
         self._optimizer = torch.optim.Adam(net.parameters())
 
     def fit(self, users, batches):
@@ -111,6 +118,19 @@ CASES = [
                 helper="gpu", flag=", self._use_cuda", mark="  # TL002: loss.item()"
             ),
         },
+    ),
+    Case(
+        "helper-of-another-module-moves-its-argument-to-the-device-given",
+        {
+            "utils.py": _UTILS,
+            "model.py": _FIT.format(
+                helper="to_device", flag=", device=self._device", mark="  # TL002: loss.item()"
+            ),
+        },
+    ),
+    Case(
+        "helper-of-another-module-called-without-its-device",
+        {"utils.py": _UTILS, "model.py": _FIT.format(helper="to_device", flag="", mark="")},
     ),
     Case(
         "helper-of-another-module-that-moves-nothing",

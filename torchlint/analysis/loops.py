@@ -181,7 +181,7 @@ class LoopFacts:
         self._once_memo: dict[cst.FunctionDef, bool] = {}
         self._asking_parameters: set[cst.Param] = set()  # `_step_parameter` calls in progress
         self._project_steppers: dict[tuple[cst.ClassDef, str, str], bool] = {}
-        self._movers: dict[str, bool] = {}  # `_moves_argument`, per callee name
+        self._movers: dict[str, tuple[int, str] | None] = {}  # `_moves_argument`, per callee
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -1514,21 +1514,26 @@ class LoopFacts:
         )
 
     def _moves_argument(self, call: cst.Call) -> bool:
-        """`gpu(t, use_cuda)`: a function of the project (this file or another module) that
-        returns its argument moved to a GPU on one of its paths."""
+        """`gpu(t, use_cuda)`, `to_device(x, device)`: a function of another module of the
+        project that returns its argument moved to a GPU on one of its paths, called with the
+        device it takes."""
         name = dotted(call.func)
         if self.ctx.project is None or name is None:
             return False
-        head = name.partition(".")[0]
-        imported = self.ctx.symbols.aliases.get(head)
-        if imported is None and head not in self.scopes.functions:
-            return False  # neither imported nor defined here: no function of the project
-        if imported is not None and imported.partition(".")[0] == "torch":
+        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
+        if imported is None or imported.partition(".")[0] == "torch":
+            return False  # not imported, or torch's own: no function of another module
+        if name not in self._movers:
+            self._movers[name] = self.ctx.project.moves_to_gpu(self.ctx.absolute_path, name)
+        mover = self._movers[name]
+        if mover is None:
             return False
-        known = self._movers.get(name)
-        if known is None:
-            known = self._movers[name] = self.ctx.project.moves_to_gpu(self.ctx.absolute_path, name)
-        return known
+        position, device = mover  # `to_device(x)` with no device moves nothing
+        return position < 0 or any(
+            (a.keyword is None and a.star == "" and i == position)
+            or (a.keyword is not None and a.keyword.value == device)
+            for i, a in enumerate(call.args)
+        )
 
     def is_device_like(self, node: cst.BaseExpression) -> bool:
         """An expression that can name a GPU: `device`, `"cuda:0"`, `args.device`, `x.device`, `local_rank`."""

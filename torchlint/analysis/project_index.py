@@ -99,8 +99,10 @@ class _Summary:
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
     # module-level functions that return an argument moved to a GPU on one of their paths
-    # (`def gpu(t, on=False): if on: return t.cuda()`)
-    device_movers: frozenset[str] = frozenset()
+    # (`def gpu(t, on=False): if on: return t.cuda()`) -> the position and name of the
+    # parameter that gives the device (`def to_device(x, device): return x.to(device)`), or
+    # (-1, "") when the move names none (`.cuda()`, `.to("cuda")`)
+    device_movers: dict[str, tuple[int, str]] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
@@ -966,38 +968,43 @@ def _framework_steps(summary: _Summary) -> frozenset[str]:
     return frozenset(found | helpers)
 
 
-def _device_movers(tree: ast.Module) -> frozenset[str]:
+def _device_movers(tree: ast.Module) -> dict[str, tuple[int, str]]:
     """Module-level functions one of whose returns is a parameter moved to a GPU: `.cuda()` of
-    it, or `.to(...)` of it with a device that can be a GPU (`"cuda"`, a `device` parameter)."""
-    found = set()
+    it, or `.to(...)` of it with a device that can be a GPU (`"cuda"`, a `device` parameter),
+    each with the parameter that gives the device ((-1, "") when none does)."""
+    found: dict[str, tuple[int, str]] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        parameters = {a.arg for a in (*node.args.posonlyargs, *node.args.args)}
-        if any(
-            isinstance(n, ast.Return) and _moved_parameter(n.value, parameters) for n in _walk(node)
-        ):
-            found.add(node.name)
-    return frozenset(found)
+        parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        moves = [
+            _moved_parameter(n.value, parameters) for n in _walk(node) if isinstance(n, ast.Return)
+        ]
+        devices = sorted(m for m in moves if m is not None)
+        if devices:
+            found[node.name] = devices[0]  # a move that needs no device argument first
+    return found
 
 
-def _moved_parameter(value: ast.expr | None, parameters: set[str]) -> bool:
-    """`t.cuda()`, `t.cuda(non_blocking=True)`, `t.to(device)`, `t.to("cuda")` of a parameter `t`."""
+def _moved_parameter(value: ast.expr | None, parameters: list[str]) -> tuple[int, str] | None:
+    """`t.cuda()`, `t.cuda(non_blocking=True)`, `t.to("cuda")` of a parameter `t` (-1, ""), or
+    `t.to(device)` of parameters `t` and `device` (the position and name of `device`)."""
     if not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and isinstance(value.func.value, ast.Name)
         and value.func.value.id in parameters
     ):
-        return False
+        return None
     if value.func.attr == "cuda":
-        return True
+        return (-1, "")
     if value.func.attr != "to" or not value.args:
-        return False
+        return None
     target = value.args[0]
     if isinstance(target, ast.Name):
-        return target.id in parameters and "dev" in target.id.lower()
-    return _device_kind(target) is True
+        named = target.id in parameters and "dev" in target.id.lower()
+        return (parameters.index(target.id), target.id) if named else None
+    return (-1, "") if _device_kind(target) is True else None
 
 
 def _device_kind(value: ast.expr) -> bool | None:
@@ -1373,18 +1380,21 @@ class ProjectIndex:
         that can be a GPU (True) or only the CPU (False); None when unknown."""
         return self._device(file.absolute(), name, 0, functions=True)
 
-    def moves_to_gpu(self, file: Path, name: str, depth: int = 0) -> bool:
-        """Whether the function `name`, as written in `file`, is a module-level function of the
-        project that returns its argument moved to a GPU on one of its paths (`gpu(t, use_cuda)`
-        returning `t.cuda()`): what a call of it returns may be on the device."""
+    def moves_to_gpu(self, file: Path, name: str, depth: int = 0) -> tuple[int, str] | None:
+        """Whether the function `name`, as written in `file` and defined in another module of the
+        project, returns its argument moved to a GPU on one of its paths (`gpu(t, use_cuda)`
+        returning `t.cuda()`): the position and name of the parameter that gives the device
+        ((-1, "") when none does), None when it moves nothing. Only the module
+        defining it is read past its header: the file asking is not parsed again for this."""
         file = file.absolute()
-        summary = self._summary(file, part="device_functions")
+        summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
-            return False
-        if "." not in name and name in summary.device_movers:
-            return True
+            return None
+        if depth and "." not in name and name not in summary.imports:
+            defined = self._summary(file, part="device_functions")  # the module defining it
+            return defined.device_movers.get(name) if defined is not None else None
         target = self._target(file, summary, name)
-        return target is not None and self.moves_to_gpu(target[0], target[1], depth + 1)
+        return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
 
     def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
         """Whether the function `name`, as written in `file` and defined in another file of the
