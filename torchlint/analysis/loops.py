@@ -102,6 +102,7 @@ _NOT_BATCHES = frozenset(
     }
 )
 _DEVICE_STRING = re.compile(r"^(cuda|mps|xpu|npu|hpu|xla)(:\d+)?$")
+_FORMATTED_DEVICE = re.compile(r"^(cuda|mps|xpu|npu|hpu):(\{\w*\}|%[ds])$")
 _DEVICE_NAME = re.compile(r"device|(^|_)dev($|_)|gpu|cuda|rank|accelerator")
 _DEVICE_KEYWORDS = frozenset({"device", "device_ids", "output_device", "map_location"})
 
@@ -180,6 +181,7 @@ class LoopFacts:
         self._once_memo: dict[cst.FunctionDef, bool] = {}
         self._asking_parameters: set[cst.Param] = set()  # `_step_parameter` calls in progress
         self._project_steppers: dict[tuple[cst.ClassDef, str, str], bool] = {}
+        self._movers: dict[str, tuple[int, str] | None] = {}  # `_moves_argument`, per callee
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -1424,6 +1426,10 @@ class LoopFacts:
             return True
         if any(self.moves_to_device(call) for call in self.scopes.calls):
             return True
+        if "cuda.amp" in self.ctx.source and any(
+            _cuda_amp(call, self.ctx) for call in self.scopes.calls
+        ):
+            return True
         return bool(self._step_entries) and self.ctx.fact(EntryPoints).framework_places_batches
 
     def run_by_other_modules(self, owner: StepOwner) -> bool:
@@ -1492,6 +1498,8 @@ class LoopFacts:
         if qualname == "torch.cuda.set_device":
             return True
         positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+        if positional and self._moves_argument(call):
+            return True
         if (
             (name == "to" or qualname == "torch.device")
             and positional
@@ -1505,6 +1513,28 @@ class LoopFacts:
             for a in call.args
         )
 
+    def _moves_argument(self, call: cst.Call) -> bool:
+        """`gpu(t, use_cuda)`, `to_device(x, device)`: a function of another module of the
+        project that returns its argument moved to a GPU on one of its paths, called with the
+        device it takes."""
+        name = dotted(call.func)
+        if self.ctx.project is None or name is None:
+            return False
+        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
+        if imported is None or imported.partition(".")[0] == "torch":
+            return False  # not imported, or torch's own: no function of another module
+        if name not in self._movers:
+            self._movers[name] = self.ctx.project.moves_to_gpu(self.ctx.absolute_path, name)
+        mover = self._movers[name]
+        if mover is None:
+            return False
+        position, device = mover  # `to_device(x)` with no device moves nothing
+        return position < 0 or any(
+            (a.keyword is None and a.star == "" and i == position)
+            or (a.keyword is not None and a.keyword.value == device)
+            for i, a in enumerate(call.args)
+        )
+
     def is_device_like(self, node: cst.BaseExpression) -> bool:
         """An expression that can name a GPU: `device`, `"cuda:0"`, `args.device`, `x.device`, `local_rank`."""
         if isinstance(node, cst.SimpleString):
@@ -1515,6 +1545,8 @@ class LoopFacts:
                 re.match(r"(cuda|xpu|mps|npu|hpu)", first.value)
             )
         if isinstance(node, cst.Integer):
+            return True
+        if _formatted_device(node):
             return True
         if isinstance(node, cst.IfExp):
             return self.is_device_like(node.body) or self.is_device_like(node.orelse)
@@ -1612,6 +1644,28 @@ class LoopFacts:
             return False
         value = node.evaluated_value
         return isinstance(value, str) and bool(_DEVICE_STRING.match(value))
+
+
+def _cuda_amp(call: cst.Call, ctx: FileContext) -> bool:
+    """`torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`: CUDA mixed precision,
+    which only the tensors of a GPU run take, whether or not `enabled=` turns it on."""
+    return (ctx.symbols.qualname(call.func) or "").startswith("torch.cuda.amp.")
+
+
+def _formatted_device(node: cst.BaseExpression) -> bool:
+    """`"cuda:{}".format(rank)`, `"cuda:%d" % rank`: a device string built from a GPU's name."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "format"
+    ):
+        template = node.func.value
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        template = node.left
+    else:
+        return False
+    value = template.evaluated_value if isinstance(template, cst.SimpleString) else None
+    return isinstance(value, str) and _FORMATTED_DEVICE.match(value) is not None
 
 
 # A helper outside the project whose name says it answers "now and then": `should_log(step)`,

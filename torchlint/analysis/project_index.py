@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from torchlint.analysis.ast_names import ast_dotted
+from torchlint.analysis.frameworks import framework_of
 from torchlint.analysis.names import (
     BATCH_COUNT_NAME,
     LOADER_NAME,
@@ -99,6 +100,11 @@ class _Summary:
     grad_on: frozenset[str] = frozenset()
     # module-level function -> whether the device it returns can be a GPU
     device_functions: dict[str, bool] = field(default_factory=dict)
+    # module-level functions that return an argument moved to a GPU on one of their paths
+    # (`def gpu(t, on=False): if on: return t.cuda()`) -> the position and name of the
+    # parameter that gives the device (`def to_device(x, device): return x.to(device)`), or
+    # (-1, "") when the move names none (`.cuda()`, `.to("cuda")`)
+    device_movers: dict[str, tuple[int, str]] = field(default_factory=dict)
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
@@ -218,6 +224,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "device_functions":
         if "device" in text:  # a function that returns a device builds or names one
             _collect_device_functions(tree, summary.device_functions)
+        if ".cuda(" in text or ".to(" in text:  # a mover calls one of them
+            summary.device_movers = _device_movers(tree)
     elif part == "calls":
         reads: set[str] = set()
         _collect_calls(tree, summary.calls, reads, summary.local_imports)
@@ -979,6 +987,72 @@ def _collect_device_functions(tree: ast.Module, found: dict[str, bool]) -> None:
             found[node.name] = True in kinds
 
 
+def _framework_steps(summary: _Summary) -> frozenset[str]:
+    """`Class.method` of the file's classes that a framework runs every step: a per-step hook
+    of a class derived directly from one of the framework's classes (`training_step` of a
+    `pl.LightningModule`), and the methods such a hook calls through `self.` (LoFTR's
+    `_trainval_inference`). Needs the "calls" part."""
+    found: set[str] = set()
+    for klass, (_, bases) in summary.classes.items():
+        per_step: set[str] = set()
+        for base in bases:
+            head, _, rest = base.partition(".")
+            level, target = summary.imports.get(head, (1, ""))
+            framework = None if level else framework_of(f"{target}.{rest}" if rest else target)
+            per_step |= framework.per_step if framework is not None else set()
+        found |= {
+            f"{klass}.{method}" for method in summary.methods.get(klass, frozenset()) & per_step
+        }
+    if not found:
+        return frozenset()
+    helpers = set()
+    for callee, _, owner, _ in summary.calls:
+        head, _, method = callee.partition(".")
+        klass = (owner or "").partition(".")[0]
+        if owner in found and head == "self" and method in summary.methods.get(klass, ()):
+            helpers.add(f"{klass}.{method}")
+    return frozenset(found | helpers)
+
+
+def _device_movers(tree: ast.Module) -> dict[str, tuple[int, str]]:
+    """Module-level functions one of whose returns is a parameter moved to a GPU: `.cuda()` of
+    it, or `.to(...)` of it with a device that can be a GPU (`"cuda"`, a `device` parameter),
+    each with the parameter that gives the device ((-1, "") when none does)."""
+    found: dict[str, tuple[int, str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        moves = [
+            _moved_parameter(n.value, parameters) for n in _walk(node) if isinstance(n, ast.Return)
+        ]
+        devices = sorted(m for m in moves if m is not None)
+        if devices:
+            found[node.name] = devices[0]  # a move that needs no device argument first
+    return found
+
+
+def _moved_parameter(value: ast.expr | None, parameters: list[str]) -> tuple[int, str] | None:
+    """`t.cuda()`, `t.cuda(non_blocking=True)`, `t.to("cuda")` of a parameter `t` (-1, ""), or
+    `t.to(device)` of parameters `t` and `device` (the position and name of `device`)."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id in parameters
+    ):
+        return None
+    if value.func.attr == "cuda":
+        return (-1, "")
+    if value.func.attr != "to" or not value.args:
+        return None
+    target = value.args[0]
+    if isinstance(target, ast.Name):
+        named = target.id in parameters and "dev" in target.id.lower()
+        return (parameters.index(target.id), target.id) if named else None
+    return (-1, "") if _device_kind(target) is True else None
+
+
 def _device_kind(value: ast.expr) -> bool | None:
     """True for a device that can be a GPU (`"cuda"`, `torch.device("cuda:0")`, `"cuda" if ... else
     "cpu"`), False for the CPU alone, None for anything else."""
@@ -1351,6 +1425,22 @@ class ProjectIndex:
         """Whether the function `name`, as written in `file`, returns a device of the project
         that can be a GPU (True) or only the CPU (False); None when unknown."""
         return self._device(file.absolute(), name, 0, functions=True)
+
+    def moves_to_gpu(self, file: Path, name: str, depth: int = 0) -> tuple[int, str] | None:
+        """Whether the function `name`, as written in `file` and defined in another module of the
+        project, returns its argument moved to a GPU on one of its paths (`gpu(t, use_cuda)`
+        returning `t.cuda()`): the position and name of the parameter that gives the device
+        ((-1, "") when none does), None when it moves nothing. Only the module
+        defining it is read past its header: the file asking is not parsed again for this."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return None
+        if depth and "." not in name and name not in summary.imports:
+            defined = self._summary(file, part="device_functions")  # the module defining it
+            return defined.device_movers.get(name) if defined is not None else None
+        target = self._target(file, summary, name)
+        return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
 
     def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
         """Whether the function `name`, as written in `file` and defined in another file of the
@@ -1875,6 +1965,12 @@ class ProjectIndex:
                 (callee, owner.partition(".")[0])
                 for callee, _, owner, _ in summary.calls
                 if owner and "." in owner and owner in summary.stepping
+            ]
+            steps = _framework_steps(summary)
+            sites += [
+                (callee, owner.partition(".")[0])
+                for callee, _, owner, _ in summary.calls
+                if owner in steps
             ]
             for callee, owner in sites:
                 parts = callee.split(".")
