@@ -965,8 +965,31 @@ the import is removed once the fixes leave it unused.
             return True
         if depth >= _MAX_CALLER_DEPTH:
             return False
-        callers = self.ctx.fact(SemanticModel).callers.get(function, ())
-        return any(self._repeats_at(site, depth + 1) for site in callers)
+        return any(self._repeats_at(site, depth + 1) for site in self._sites(function))
+
+    def _sites(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The file's calls of `function`: those the call graph resolves, and for a method every
+        `self.m(...)`, `cls.m(...)` or `Owner.m(...)` of its name (a subclass's `__getitem__`
+        calling an inherited helper, a classmethod called in a loop): where evidence of
+        repetition is sought, a same-named method of another class only keeps the old answer."""
+        model = self.ctx.fact(SemanticModel)
+        sites = list(model.callers.get(function, ()))
+        block = self.ctx.parents.get(function)
+        owner = self.ctx.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.ClassDef):
+            return sites
+        receivers = {"self", "cls", owner.name.value}
+        for attribute in model.attributes.get(function.name.value, ()):
+            call = self.ctx.parents.get(attribute)
+            if (
+                isinstance(call, cst.Call)
+                and call.func is attribute
+                and isinstance(attribute.value, cst.Name)
+                and attribute.value.value in receivers
+                and call not in sites
+            ):
+                sites.append(call)
+        return sites
 
     def _once_in_project(self, call: cst.Call) -> bool:
         """The straight-line code of a module-level function or a method that the project calls
