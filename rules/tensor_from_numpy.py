@@ -936,7 +936,8 @@ the import is removed once the fixes leave it unused.
 
     def _repeats(self, call: cst.Call) -> bool:
         """Evidence that a method's copy runs many times: a loop, comprehension or lambda around
-        it, a loader's per-sample code (`__getitem__`, a collate function and what they call), a
+        it, a loader's per-sample code (`__getitem__`, a collate function and what they call, a
+        PyTorch Geometric dataset's `get`), a
         module's `forward`, or a function that a per-batch loop runs, in this file or, through
         the project index, in another; or a caller in the file with such evidence. Without it
         the copy is taken to run once: unknown is silent (a calibrator's `fit`, a dataset's
@@ -957,7 +958,8 @@ the import is removed once the fixes leave it unused.
             child = parent
         if function is None:
             return False  # module-level code outside loops runs once
-        if self.ctx.fact(DataLoaders).sample_function(node) is not None:
+        loaders = self.ctx.fact(DataLoaders)
+        if loaders.sample_function(node) is not None or loaders.serves_samples(function):
             return True
         if function.name.value == "forward" or (
             self.ctx.fact(LoopFacts).per_batch_loop(node, every_iteration=False) is not None

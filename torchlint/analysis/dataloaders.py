@@ -389,6 +389,15 @@ class DataLoaders:
                     break
         return found
 
+    def serves_samples(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a dataset's method that hands out samples, whoever calls it
+        (`__getitem__`, `__iter__`, PyTorch Geometric's `get`): it runs once per sample."""
+        if function.name.value not in _SERVING_METHODS - {"__len__", "len"}:
+            return False
+        block = self.scopes.parents.get(function)
+        klass = self.scopes.parents.get(block) if block is not None else None
+        return isinstance(klass, cst.ClassDef) and bool(self._build_hooks(klass))
+
     def sample_function(self, node: cst.CSTNode) -> str | None:
         """What per-sample code runs `node` (`Images.__getitem__`, `collate_fn`), if any."""
         for parent in self.scopes.ancestors(node):
