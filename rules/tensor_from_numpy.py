@@ -8,7 +8,7 @@ from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.nodes import COMPREHENSIONS
+from torchlint.analysis.nodes import COMPREHENSIONS, in_loop_body
 from torchlint.analysis.provenance import Evidence, NumpyProvenance
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_name_torch_tensor, may_use_numpy
@@ -17,6 +17,11 @@ from torchlint.analysis.writes import holder, result_holders, written_after
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rewrite, Rule, Valid
 
+_MAX_CALLER_DEPTH = 3  # callers followed up the file's call graph for evidence of repetition
+# Tensor methods that convert the new tensor's dtype: a second copy of the whole array.
+_CONVERSIONS = frozenset(
+    {"float", "double", "half", "long", "int", "short", "bool", "bfloat16", "type"}
+)
 _KEPT_KEYWORDS = frozenset({"dtype", "device"})
 # numpy's dtype spellings -> the dtype's name; `float` and `int` are numpy's float64 and int64.
 _DTYPE_NAMES = {
@@ -77,7 +82,13 @@ every binding is one of these. `torch.tensor` under a local alias (`to_tensor = 
 origin, are never flagged.
 
 Only a copy that may repeat is flagged: in a loop or comprehension, in a `Dataset`'s
-`__getitem__`, a collate function, a `forward`, or any function that may run many times. A copy
+`__getitem__`, a collate function, a `forward`, or a module-level function that may run many
+times. In a method, which is called through instances that neither the file nor the project
+index follows, the code must show that the copy repeats: a loop, comprehension or lambda around
+it, a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
+through the project index, in another module), or a caller in the file with such evidence;
+or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`), which
+copies the whole array twice however often it runs. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
 whose every call in the file runs once, the code outside loops of an undecorated function or
 method whose every call in the project runs once, other modules and calls through a base class's
@@ -89,6 +100,10 @@ call as `self.m(...)`) is flagged only when the array is a data set read whole f
 `scipy.io.loadmat(...)`, pandas' `.values`/`.to_numpy()`), where even one extra copy doubles its memory.
 
 Not flagged:
+- a copy in a method that the code does not show repeating (a calibrator's `fit`, a dataset's
+  augmentation step that another module calls while building it, a collate method handed to
+  a loader in another module): unknown is silent, and such copies were found to run once or
+  to copy a handful of numbers;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
   piece is copied once in it, not per step;
@@ -129,8 +144,8 @@ Not flagged:
 The copy is worth removing where it is sizeable and on a hot path: per sample in a `Dataset`'s
 `__getitem__` or a collate function, per step in a training or evaluation loop or a function
 such a loop calls, or a whole data set copied once. The rule cannot always see how often a
-function runs when other modules call it (a helper of a library its users call, a call chain
-through a receiver or a loop it cannot rule out, a data-preparation method reached from a
+module-level function runs when other modules call it (a helper of a library its users call, a
+call chain through a receiver or a loop it cannot rule out, a data-preparation method reached from a
 constructor in another module, such as a dataparser's outputs built when a
 configuration builds the data manager) nor how large the array is: a copy that runs
 once per run (offline preprocessing, a conversion script, set-up reached only from
@@ -194,6 +209,18 @@ the import is removed once the fixes leave it unused.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors without copies](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # a method whose callers the code does not show repeating: unknown is silent
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            class Calibrator:
+                def fit(self, errors):
+                    self.scale = torch.tensor(np.std(np.stack(errors), axis=0))
+                    return self
+            """
+        ),
         Valid(
             """
             import torch
@@ -881,7 +908,90 @@ the import is removed once the fixes leave it unused.
         build = self.ctx.fact(DataLoaders).build_pass(call)
         if build is not None:
             return build == "piece" or not data_set
-        return not data_set and self._once_in_project(call)
+        if data_set or self._once_in_project(call):
+            return not data_set
+        return self._in_method(call) and not self._repeats(call) and not self._converted(call)
+
+    def _in_method(self, call: cst.Call) -> bool:
+        """Whether the code holding `call` is a method's own: called through instances, which
+        neither the file nor the project index follows to the loops that may run it."""
+        function = self.ctx.fact(SemanticModel).function_of(call)
+        block = self.ctx.parents.get(function) if function is not None else None
+        return block is not None and isinstance(self.ctx.parents.get(block), cst.ClassDef)
+
+    def _converted(self, call: cst.Call) -> bool:
+        """Whether the new tensor is converted at once (`torch.tensor(x).float()`,
+        `.to(torch.float)`): the whole array is copied twice, which judges count even once per
+        run (a data set standardised in a `setup()` method)."""
+        attribute = self.ctx.parents.get(call)
+        if not isinstance(attribute, cst.Attribute) or attribute.value is not call:
+            return False
+        method = self.ctx.parents.get(attribute)
+        if not isinstance(method, cst.Call) or method.func is not attribute:
+            return False
+        name = attribute.attr.value
+        if name == "to":
+            return any(self._dtype_name(a.value) is not None for a in method.args)
+        return name in _CONVERSIONS
+
+    def _repeats(self, call: cst.Call) -> bool:
+        """Evidence that a method's copy runs many times: a loop, comprehension or lambda around
+        it, a loader's per-sample code (`__getitem__`, a collate function and what they call, a
+        PyTorch Geometric dataset's `get`), a
+        module's `forward`, or a function that a per-batch loop runs, in this file or, through
+        the project index, in another; or a caller in the file with such evidence. Without it
+        the copy is taken to run once: unknown is silent (a calibrator's `fit`, a dataset's
+        augmentation step that another module's build calls)."""
+        return self._repeats_at(call, 0)
+
+    def _repeats_at(self, node: cst.CSTNode, depth: int) -> bool:
+        child = node
+        function = None
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, (cst.For, cst.While)) and in_loop_body(parent, child):
+                return True
+            if isinstance(parent, (*COMPREHENSIONS, cst.Lambda)):
+                return True
+            if isinstance(parent, cst.FunctionDef):
+                function = parent
+                break
+            child = parent
+        if function is None:
+            return False  # module-level code outside loops runs once
+        loaders = self.ctx.fact(DataLoaders)
+        if loaders.sample_function(node) is not None or loaders.serves_samples(function):
+            return True
+        if function.name.value == "forward" or (
+            self.ctx.fact(LoopFacts).per_batch_loop(node, every_iteration=False) is not None
+        ):
+            return True
+        if depth >= _MAX_CALLER_DEPTH:
+            return False
+        return any(self._repeats_at(site, depth + 1) for site in self._sites(function))
+
+    def _sites(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The file's calls of `function`: those the call graph resolves, and for a method every
+        `self.m(...)`, `cls.m(...)` or `Owner.m(...)` of its name (a subclass's `__getitem__`
+        calling an inherited helper, a classmethod called in a loop): where evidence of
+        repetition is sought, a same-named method of another class only keeps the old answer."""
+        model = self.ctx.fact(SemanticModel)
+        sites = list(model.callers.get(function, ()))
+        block = self.ctx.parents.get(function)
+        owner = self.ctx.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.ClassDef):
+            return sites
+        receivers = {"self", "cls", owner.name.value}
+        for attribute in model.attributes.get(function.name.value, ()):
+            call = self.ctx.parents.get(attribute)
+            if (
+                isinstance(call, cst.Call)
+                and call.func is attribute
+                and isinstance(attribute.value, cst.Name)
+                and attribute.value.value in receivers
+                and call not in sites
+            ):
+                sites.append(call)
+        return sites
 
     def _once_in_project(self, call: cst.Call) -> bool:
         """The straight-line code of a module-level function or a method that the project calls

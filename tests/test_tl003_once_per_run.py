@@ -113,8 +113,8 @@ class Scaling:
         self.scales = torch.tensor(scales)
         return self
 
-    def apply(self, uncs):
-        return torch.tensor(np.sqrt(uncs.numpy())) * self.scales  # TL003: torch.tensor(np.sqrt(uncs.numpy()))
+    def apply(self, uncs):  # once per model, not per batch: no evidence that it repeats
+        return torch.tensor(np.sqrt(uncs.numpy())) * self.scales
 """,
             "predict.py": """\
 from calibrate import Scaling

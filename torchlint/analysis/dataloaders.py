@@ -285,13 +285,14 @@ class DataLoaders:
         passed as `collate_fn=` (a def, a lambda, `functools.partial(f, ...)`), and the file's
         functions and methods those call. Each with what it is, as the findings name it."""
         found: dict[cst.FunctionDef | cst.Lambda, str] = {}
-        for name, klass in self.scopes.classes.items():
-            if not any(derives_from(self.ctx, base.value, DATASETS) for base in klass.bases):
-                continue
-            body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
-            for method in body:
-                if isinstance(method, cst.FunctionDef) and method.name.value in _SAMPLE_METHODS:
-                    found[method] = f"`{name}.{method.name.value}`"
+        for method in (m for name in _SAMPLE_METHODS for m in self.scopes.functions.get(name, ())):
+            # by method, not by class name: a notebook may define the same class in several cells
+            block = self.scopes.parents.get(method)
+            klass = self.scopes.parents.get(block) if block is not None else None
+            if isinstance(klass, cst.ClassDef) and any(
+                derives_from(self.ctx, base.value, DATASETS) for base in klass.bases
+            ):
+                found[method] = f"`{klass.name.value}.{method.name.value}`"
         for args in self.constructions.values():
             for function in self._collate_functions(args.collate_fn):
                 found.setdefault(function, "`collate_fn`")
@@ -387,6 +388,15 @@ class DataLoaders:
                     found.setdefault(parent, []).append(call)
                     break
         return found
+
+    def serves_samples(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a dataset's method that hands out samples, whoever calls it
+        (`__getitem__`, `__iter__`, PyTorch Geometric's `get`): it runs once per sample."""
+        if function.name.value not in _SERVING_METHODS - {"__len__", "len"}:
+            return False
+        block = self.scopes.parents.get(function)
+        klass = self.scopes.parents.get(block) if block is not None else None
+        return isinstance(klass, cst.ClassDef) and bool(self._build_hooks(klass))
 
     def sample_function(self, node: cst.CSTNode) -> str | None:
         """What per-sample code runs `node` (`Images.__getitem__`, `collate_fn`), if any."""
