@@ -10,7 +10,8 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.text import moves_a_call_result
 from torchlint.diagnostics import Applicability, Edit, FixAvailability, Position
 from torchlint.rule import Invalid, Rule, Valid
@@ -597,7 +598,41 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
         target = positional[0] if positional else keywords.get("device")
         if target is None or not self.ctx.fact(DataLoaders).may_be_accelerator(target):
             return None
+        if self._host_device(target):
+            return None  # `.to(batch_y.device)` of a batch left on the CPU moves nothing
         return target if len(move.args) == 1 else False
+
+    def _host_device(self, target: cst.BaseExpression) -> bool:
+        """`x.device` of a loader batch that stays on the host: `x` comes from a loader loop's
+        target through dtype methods only, and is never moved (`batch_y = batch_y.float()`)."""
+        if not isinstance(target, cst.Attribute) or target.attr.value != "device":
+            return False
+        batch = target.value
+        return (
+            isinstance(batch, cst.Name)
+            and self.ctx.fact(TensorFacts).kind(batch) is Kind.HOST_TENSOR
+            and self._loop_target(batch, 0)
+        )
+
+    def _loop_target(self, name: cst.Name, depth: int) -> bool:
+        """Whether every value `name` holds is a loop's target, through dtype methods only."""
+        model = self.ctx.fact(SemanticModel)
+        bindings = model.reaching(name)
+        if not bindings or depth > 4:
+            return False
+        for binding in bindings:
+            if binding.kind is BindingKind.LOOP:
+                continue
+            value = binding.exact
+            if not (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _KEEPS_BATCH
+                and isinstance(value.func.value, cst.Name)
+                and self._loop_target(value.func.value, depth + 1)
+            ):
+                return False
+        return True
 
     @staticmethod
     def _exact(factory: str, creation: cst.Call) -> bool:
@@ -630,6 +665,10 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
             at = Position(end.row, end.column - 1)  # before the closing parenthesis
             add = Edit(at, at, f"device={text}")
         return [add, Edit(self.ctx.end(move.func.value), self.ctx.end(move), "")]  # type: ignore[attr-defined]
+
+
+# Methods after which a loader batch is still the batch, where it was (`batch_y.float()`).
+_KEEPS_BATCH = frozenset({"float", "double", "half", "long", "int", "bool", "contiguous"})
 
 
 def _empty(creation: cst.Call, factory: str) -> bool:
