@@ -101,7 +101,7 @@ def train(model, criterion, loader, opt, weights):
         opt.step()
         reduced = dist_utils.reduce_dict(losses)
         logger.update(**{k: v for k, v in reduced.items()})  # TL002: logger.update(**{k: v for k, v in reduced.items()})
-        logged = dist_utils.as_floats(losses)
+        logged = dist_utils.as_floats(losses)  # TL002: dist_utils.as_floats(losses)
         logger.update(**logged)
 """,
         },
