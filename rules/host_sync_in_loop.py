@@ -126,8 +126,10 @@ evaluation loop:
   params)` syncs once per parameter);
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
 - passing a tensor to a function or method of another module of the project that reads its
-  arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`): the
-  project index summarises each file's functions with `ast`;
+  arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`, or
+  turns each value of a dict it is given into a number with `float(v)`; `grad_norm(params)`
+  returning `math.sqrt` of a sum accumulated from them): the project index summarises each
+  file's functions with `ast`;
 - calling a method of another module's class that returns a host read of the instance's own
   buffer or parameter (`model.get_step()` where `get_step` returns `self.step.data.item()` of a
   registered buffer), which lives on the module's device;

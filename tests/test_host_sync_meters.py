@@ -13,7 +13,8 @@ items (`losses["err"]`) and the sum of its values hold tensors too; so does what
 another module hands back unchanged on one of its paths (`reduce_dict(losses)`, which returns
 the dict itself on one GPU: the project index's `returns_argument`). A module-level lambda that
 copies its parameter to the host (`to_np = lambda x: x.detach().cpu().numpy()`) syncs where it is
-called, as a helper of another module does.
+called, as a helper of another module does. A helper that turns each value of the dict into a
+number (`as_floats`: `{k: float(v) ...}`) syncs at its call; the host numbers it hands back do not.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def train(model, criterion, loader, opt, weights):
         opt.step()
         reduced = dist_utils.reduce_dict(losses)
         logger.update(**{k: v for k, v in reduced.items()})  # TL002: logger.update(**{k: v for k, v in reduced.items()})
-        logged = dist_utils.as_floats(losses)
+        logged = dist_utils.as_floats(losses)  # TL002: dist_utils.as_floats(losses)
         logger.update(**logged)
 """,
         },

@@ -765,7 +765,9 @@ def _module_level_names(tree: ast.Module) -> set[str]:
 
 
 _HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
-_HOST_READ_TEXT = re.compile(r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\(")
+_HOST_READ_TEXT = re.compile(
+    r"\.\s*(?:item|tolist|cpu|numpy|add_scalars?)\s*\(|\bfloat\s*\(|\bmath\.\w+\s*\("
+)
 
 
 def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
@@ -893,7 +895,11 @@ def _called_name(func: ast.expr) -> str:
 
 
 def _reads_arguments(function: ast.FunctionDef) -> bool:
-    loops, reads, assigns = [], [], []
+    """Whether `function` reads on the host a value computed from its parameters: a tensor
+    method's host copy or a TensorBoard scalar of one, or a Python conversion (`_converted`) of
+    a value derived from one (a loop variable over it, a sum accumulated from it), not of the
+    parameter itself."""
+    loops, reads, converted, assigns = [], [], [], []
     for node in _walk(function):  # one walk: the loops, the assignments and the host reads
         if isinstance(node, ast.For | ast.comprehension):  # `{k: v.item() for k, v in d.items()}`
             loops.append(node)
@@ -901,8 +907,10 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-        ):
+        ) or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)):
             assigns.append(node)
+        elif isinstance(node, ast.Call) and (value := _converted(node)) is not None:
+            converted.append(value)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -912,7 +920,7 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
             reads.append(node.func.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             reads += _logged_values(node)
-    if not reads:
+    if not reads and not converted:
         return False
     args = function.args
     params = {
@@ -920,13 +928,35 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
         if a is not None and a.arg not in ("self", "cls")
     }
+    direct = set(params)
     for loop in loops:  # loop variables over a parameter carry its values
         if _root(loop.iter) in params:
             params |= {n.id for n in _walk(loop.target) if isinstance(n, ast.Name)}
+    valued = set(params)  # ... and what is computed from their values, not their form
     for assign in sorted(assigns, key=lambda a: a.lineno):  # `acc = (scores == targets).sum()`
-        if _operands(assign.value) & params:
-            params.add(assign.targets[0].id)  # type: ignore[attr-defined]
-    return any(_operands(value) & params for value in reads)
+        target = assign.target if isinstance(assign, ast.AugAssign) else assign.targets[0]
+        if _operands(assign.value) & params:  # also `total += p.grad.norm() ** 2`
+            params.add(target.id)  # type: ignore[attr-defined]
+        if _operands(assign.value, values=True) & valued:  # not `d_k = query.size(-1)`
+            valued.add(target.id)  # type: ignore[attr-defined]
+    derived = valued - direct
+    return any(_operands(value) & params for value in reads) or any(
+        _operands(value, values=True) & derived for value in converted
+    )
+
+
+def _converted(call: ast.Call) -> ast.expr | None:
+    """The value `float(v)` or `math.sqrt(total)` turns into a Python number: of a tensor, a
+    host read."""
+    func = call.func
+    named = (isinstance(func, ast.Name) and func.id == "float") or (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "math"
+    )
+    if not named or len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
+        return None
+    return call.args[0]
 
 
 def _logged_values(call: ast.Call) -> list[ast.expr]:
@@ -944,13 +974,21 @@ def _logged_values(call: ast.Call) -> list[ast.expr]:
     return [] if value is None else [value]
 
 
-def _operands(node: ast.expr) -> set[str]:
+# What reads a tensor's form, known on the host without a sync: `x.shape`, `x.size(-1)`.
+_FORM_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device"})
+_FORM_METHODS = frozenset({"size", "dim", "numel", "nelement"})
+
+
+def _operands(node: ast.expr, values: bool = False) -> set[str]:
     """The names a value is computed from: through method chains, comparisons, arithmetic and
     subscripts (`(scores.argmax(1) == targets).float().sum()` gives scores and targets), not
-    through the arguments of calls (`torch.tensor(step)` is built, not read)."""
+    through the arguments of calls (`torch.tensor(step)` is built, not read). With `values`,
+    not through a look at a tensor's form either (`query.size(-1)`, `x.shape[0]`)."""
     found, todo = set(), [node]
     while todo:
         current = todo.pop()
+        if values and _reads_form(current):
+            continue
         if isinstance(current, ast.Name):
             found.add(current.id)
         elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
@@ -962,6 +1000,17 @@ def _operands(node: ast.expr) -> set[str]:
         elif isinstance(current, ast.Compare):
             todo += [current.left, *current.comparators]
     return found
+
+
+def _reads_form(node: ast.expr) -> bool:
+    """`x.shape`, `x.ndim`, `x.size(0)`, `x.dim()`: the form of a tensor, not its values."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _FORM_ATTRIBUTES
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _FORM_METHODS
+    )
 
 
 def _root(node: ast.expr) -> str | None:
