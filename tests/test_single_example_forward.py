@@ -4,6 +4,11 @@
   `x[None]`, also through names, a dict of inputs and an earlier forward's result) is a demo:
   it runs once and evaluates no workload, even in a script that only loads weights or after
   training in the same run. The same forward in a loop, or on a whole split, is still reported.
+- A module class of the file named for a model with its loss (`ModelWithLoss`, `NetWithLoss`)
+  runs the model's forward: it is no criterion, whatever its last word; and a local name bound
+  to a `self.` attribute that holds a module (also its `.module`, what a DataParallel wraps)
+  holds one too (`model_with_loss = self.model_with_loss` in a loop shared by training and
+  validation that trains only under `if phase == "train":`).
 """
 
 from __future__ import annotations
@@ -74,6 +79,51 @@ for x, y in loader:
 pred = net(features)  # TL001: net(features)
 for clip in clips:
     print(net(clip.unsqueeze(0)).argmax())
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "model-with-loss-in-shared-epoch-loop",
+        files={
+            "trainer.py": """\
+import torch
+
+
+class ModelWithLoss(torch.nn.Module):
+    def __init__(self, model, loss):
+        super().__init__()
+        self.model = model
+        self.loss = loss
+
+    def forward(self, batch):
+        out = self.model(batch["input"])
+        return out, self.loss(out, batch)
+
+
+class Trainer:
+    def __init__(self, model, loss, optimizer):
+        self.optimizer = optimizer
+        self.model_with_loss = ModelWithLoss(model, loss)
+
+    def run_epoch(self, phase, loader):
+        model_with_loss = self.model_with_loss
+        if phase == "train":
+            model_with_loss.train()
+        else:
+            model_with_loss.eval()
+        for batch in loader:
+            out, loss = model_with_loss(batch)  # TL001: model_with_loss(batch)
+            if phase == "train":
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+
+    def val(self, loader):
+        return self.run_epoch("val", loader)
+
+    def train(self, loader):
+        return self.run_epoch("train", loader)
 """,
         },
         rules=("TL001",),

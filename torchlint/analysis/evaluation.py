@@ -630,14 +630,26 @@ class Evaluation(Shared):
 
     def _binds_module(self, key: str) -> bool:
         """`key` is assigned a module construction: `model = Net().to(device)`, `self.enc =
-        nn.LSTM(...)`."""
+        nn.LSTM(...)`, or a `self.` attribute assigned one (`model_with_loss =
+        self.model_with_loss`, or its `.module`, what a DataParallel wraps)."""
         if key not in self._module_keys:
+            self._module_keys[key] = False  # an attribute bound to itself, through others
             self._module_keys[key] = key in self._factory_built_modules or any(
-                self._constructs_module(value)
+                self._constructs_module(value) or self._holds_module_attribute(value)
                 for value in self._assigned.get(key, ())
                 if not self._reaches_factory(value)
             )
         return self._module_keys[key]
+
+    def _holds_module_attribute(self, value: cst.BaseExpression) -> bool:
+        """`self.model_with_loss` or `self.model_with_loss.module`, where the class assigns that
+        attribute a module construction."""
+        if isinstance(value, cst.Attribute) and value.attr.value == "module":
+            value = value.value
+        name = dotted(value) if isinstance(value, cst.Attribute) else None
+        if not name or not name.startswith("self.") or name.count(".") != 1:
+            return False
+        return self._binds_module(self._binding_key(name, value))
 
     @cached_property
     def _factory_built_modules(self) -> set[str]:
@@ -723,8 +735,8 @@ class Evaluation(Shared):
             owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
             return "model" in owner or "for" in owner  # not a tokenizer, config or processor
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return not func.value.endswith(
-                "Loss"
+            return not _names_criterion(
+                func.value
             )  # a criterion: the cost is the forward it follows
         if not factories and self._project_eval_loader(value):
             return True  # `detector = metric_utils.get_feature_detector(url)`
@@ -736,7 +748,7 @@ class Evaluation(Shared):
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             # A class of another module of the project (`Scorer()` from `nets.py`)
             last = (dotted(func) or "").rsplit(".", 1)[-1]
-            return not last.endswith("Loss") and self.model.class_is_module(func) is True
+            return not _names_criterion(last) and self.model.class_is_module(func) is True
         last = qualname.rsplit(".", 1)[-1]
         if last in NOT_CALLABLE_MODULES or last.endswith("Loss"):
             return False
@@ -2102,6 +2114,16 @@ def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, st
     ):
         return test.left.value, test.comparisons[0].comparator.evaluated_value  # type: ignore[return-value]
     return None
+
+
+def _names_criterion(name: str) -> bool:
+    """`PerceptualLoss`, `GANLoss`: a class named for a loss, whose graph hangs off the forward
+    it follows. Not `ModelWithLoss` or `NetWithLoss`: a model run with its loss, whose forward
+    is the model's."""
+    if not name.endswith("Loss"):
+        return False
+    tokens = name_tokens(name)
+    return not ("with" in tokens and any(is_module_name(t) for t in tokens))
 
 
 def _first_is_zero(call: cst.Call) -> bool:
