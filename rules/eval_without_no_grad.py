@@ -69,7 +69,9 @@ unless another module of the project calls a method of that name under `no_grad`
 A call counts as a forward pass when the callee is a module
 built in the file (also through a function of the file that returns one, `net = create_net()`,
 or loaded whole with `torch.load(path)` without `weights_only`; not a criterion such as `nn.CrossEntropyLoss()` or a class named `...Loss`:
-its graph hangs off the model's forward, which gets the finding), the object `.eval()` is called on, or named like one (`model`, `net`,
+its graph hangs off the model's forward, which gets the finding; but `ModelWithLoss`, a model
+run with its loss, is a module; a local name bound to a `self.` attribute holding one, or to its
+`.module`, holds one too), the object `.eval()` is called on, or named like one (`model`, `net`,
 `encoder`, `backbone`...; not `tf_model` or `keras_net`, another framework's model); a call of a method of a module class of the file that itself runs
 a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
 file that returns what a forward of its own computes with grad on, where no evaluation of its
@@ -171,7 +173,10 @@ framework base, no `getattr` lookup, no notebook naming it) never runs; one noth
 is API, and is still reported.
 A forward on evaluation data or after
 training in the same run, or in a script that only loads weights and runs them, is still
-reported when it runs once: it is the workload (a whole split, the images a script generates).
+reported when it runs once: it is the workload (a whole split, the images a script generates),
+unless its input is one example made into a batch of one (`net(clip.unsqueeze(0))`,
+`model(x[None])`, also through names, a dict of inputs or an earlier forward's result): a
+demo showing one result.
 
 It reports once per evaluation scope (function, loop or block), at the first forward pass.
 

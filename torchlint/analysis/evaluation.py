@@ -179,6 +179,7 @@ _MODULE_CHAIN_METHODS = frozenset(
 )
 # Tensor methods that change only a tensor's device, dtype or layout: a fill stays a fill
 # through them (`torch.zeros(...).to(d).type_as(w)`).
+_ONE_EXAMPLE_DEPTH = 4  # bindings followed back from a forward's input to its batch of one
 _TENSOR_CASTS = _MODULE_CHAIN_METHODS | frozenset(
     {"type", "type_as", "long", "int", "short", "byte", "bool", "contiguous"}
 )
@@ -629,14 +630,26 @@ class Evaluation(Shared):
 
     def _binds_module(self, key: str) -> bool:
         """`key` is assigned a module construction: `model = Net().to(device)`, `self.enc =
-        nn.LSTM(...)`."""
+        nn.LSTM(...)`, or a `self.` attribute assigned one (`model_with_loss =
+        self.model_with_loss`, or its `.module`, what a DataParallel wraps)."""
         if key not in self._module_keys:
+            self._module_keys[key] = False  # an attribute bound to itself, through others
             self._module_keys[key] = key in self._factory_built_modules or any(
-                self._constructs_module(value)
+                self._constructs_module(value) or self._holds_module_attribute(value)
                 for value in self._assigned.get(key, ())
                 if not self._reaches_factory(value)
             )
         return self._module_keys[key]
+
+    def _holds_module_attribute(self, value: cst.BaseExpression) -> bool:
+        """`self.model_with_loss` or `self.model_with_loss.module`, where the class assigns that
+        attribute a module construction."""
+        if isinstance(value, cst.Attribute) and value.attr.value == "module":
+            value = value.value
+        name = dotted(value) if isinstance(value, cst.Attribute) else None
+        if not name or not name.startswith("self.") or name.count(".") != 1:
+            return False
+        return self._binds_module(self._binding_key(name, value))
 
     @cached_property
     def _factory_built_modules(self) -> set[str]:
@@ -722,8 +735,8 @@ class Evaluation(Shared):
             owner = name_tokens((dotted(func.value) or "").rsplit(".", 1)[-1])
             return "model" in owner or "for" in owner  # not a tokenizer, config or processor
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return not func.value.endswith(
-                "Loss"
+            return not _names_criterion(
+                func.value
             )  # a criterion: the cost is the forward it follows
         if not factories and self._project_eval_loader(value):
             return True  # `detector = metric_utils.get_feature_detector(url)`
@@ -735,7 +748,7 @@ class Evaluation(Shared):
         if not qualname.startswith(_MODULE_CONSTRUCTOR_PREFIXES):
             # A class of another module of the project (`Scorer()` from `nets.py`)
             last = (dotted(func) or "").rsplit(".", 1)[-1]
-            return not last.endswith("Loss") and self.model.class_is_module(func) is True
+            return not _names_criterion(last) and self.model.class_is_module(func) is True
         last = qualname.rsplit(".", 1)[-1]
         if last in NOT_CALLABLE_MODULES or last.endswith("Loss"):
             return False
@@ -867,6 +880,8 @@ class Evaluation(Shared):
                 or self._inference_script_scope(call, function)
             )
             if found is not None:
+                if not self.repeats(call) and self._on_one_example(call):
+                    return None  # `net(clip.unsqueeze(0))` once: a demo on one example
                 return found
             found = self._global_eval_scope(call, function) or self._attribute_eval_scope(
                 call, function
@@ -1684,6 +1699,42 @@ class Evaluation(Shared):
                 return False
         return False
 
+    def _on_one_example(self, call: cst.Call) -> bool:
+        """Whether an input of `call` is one example made into a batch of one (`x.unsqueeze(0)`,
+        `x[None]`), directly or through the one binding of a name, a dict or list of inputs, or
+        the result of an earlier call on such inputs (`samples = model.match(samples=samples)`):
+        a forward that runs once on it shows one result (a demo, a tutorial's listening test),
+        it evaluates no workload."""
+        return any(self._one_example(arg.value, _ONE_EXAMPLE_DEPTH, set()) for arg in call.args)
+
+    def _one_example(self, expr: cst.BaseExpression, depth: int, seen: set[int]) -> bool:
+        if id(expr) in seen or depth < 0:
+            return False
+        seen.add(id(expr))
+        if isinstance(expr, cst.Name):
+            bound = self._bound_value(expr)
+            return bound is not expr and self._one_example(bound, depth - 1, seen)
+        if isinstance(expr, cst.Subscript):
+            if _adds_leading_axis(expr):
+                return True
+            return self._one_example(expr.value, depth, seen)
+        if isinstance(expr, cst.Dict):
+            return any(
+                isinstance(e, cst.DictElement) and self._one_example(e.value, depth, seen)
+                for e in expr.elements
+            )
+        if isinstance(expr, cst.List | cst.Tuple):
+            return any(self._one_example(e.value, depth, seen) for e in expr.elements)
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "unsqueeze" and _first_is_zero(expr):
+                return True
+            if self._one_example(func.value, depth, seen):
+                return True  # `.to(device)`, `.cuda()` and other methods of the batch of one
+        return any(self._one_example(a.value, depth, seen) for a in expr.args)
+
     def _bound_value(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """What a name holds where it is used, when one binding with a value reaches it."""
         if not isinstance(expr, cst.Name):
@@ -2063,6 +2114,28 @@ def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, st
     ):
         return test.left.value, test.comparisons[0].comparator.evaluated_value  # type: ignore[return-value]
     return None
+
+
+def _names_criterion(name: str) -> bool:
+    """`PerceptualLoss`, `GANLoss`: a class named for a loss, whose graph hangs off the forward
+    it follows. Not `ModelWithLoss` or `NetWithLoss`: a model run with its loss, whose forward
+    is the model's."""
+    if not name.endswith("Loss"):
+        return False
+    tokens = name_tokens(name)
+    return not ("with" in tokens and any(is_module_name(t) for t in tokens))
+
+
+def _first_is_zero(call: cst.Call) -> bool:
+    """`x.unsqueeze(0)` or `x.unsqueeze(dim=0)`: a leading axis of size one."""
+    value = call.args[0].value if len(call.args) == 1 else None
+    return isinstance(value, cst.Integer) and value.value == "0"
+
+
+def _adds_leading_axis(expr: cst.Subscript) -> bool:
+    """`x[None]` or `x[None, ...]`: a leading axis of size one."""
+    first = expr.slice[0].slice if expr.slice else None
+    return isinstance(first, cst.Index) and is_name(first.value, "None")
 
 
 def _argument(call: cst.Call, name: str, position: int) -> cst.Arg | None:
