@@ -2384,9 +2384,20 @@ class ProjectIndex:
         if key not in self._modules:
             self._modules[key] = self._find_module_file(file, level, module)
         found = self._modules[key]
+        if found is None and not level and module and file.parent != self.root:
+            found = self._script_sibling(file, module)
         if found is None and added_paths and not level and "." in module:
             return self._on_added_path([p for p in module.split(".") if p])
         return found
+
+    def _script_sibling(self, file: Path, module: str) -> Path | None:
+        """The module an absolute import names from the importing file's own folder, which
+        Python puts first on `sys.path` when that file runs as a script (`train/train.py`
+        doing `import trainlib` for `train/trainlib/`); remembered per folder like the rest."""
+        key = (file.parent, -1, module)
+        if key not in self._modules:
+            self._modules[key] = self._find_module_file(file, 1, module)
+        return self._modules[key]
 
     def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
