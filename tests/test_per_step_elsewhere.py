@@ -61,6 +61,51 @@ if __name__ == "__main__":
         },
         rules=("TL002",),
     ),
+    # A detector's `forward` computes its losses in training mode through a criterion built
+    # in its constructor: the criterion's `forward` runs on every training step, whoever calls
+    # the detector (a framework's trainer here). Its evaluation-only postprocessor does not.
+    Case(
+        "criterion_in_training_forward",
+        {
+            "det/__init__.py": "",
+            "det/detector.py": """\
+import torch
+from torch import nn
+
+from .loss import Postprocess, SetCriterion
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        self.criterion = SetCriterion()
+        self.post = Postprocess()
+        self.device = torch.device("cuda")
+
+    def forward(self, images, targets=None):
+        out = self.head(images.to(self.device))
+        if self.training:
+            return self.criterion(out, targets)
+        return self.post(out)
+""",
+            "det/loss.py": """\
+from torch import nn
+
+
+class SetCriterion(nn.Module):
+    def forward(self, outputs, targets):
+        matched = (outputs > 0).sum().item()  # TL002: (outputs > 0).sum().item()
+        return outputs.sum() / max(matched, 1)
+
+
+class Postprocess(nn.Module):
+    def forward(self, outputs):
+        return outputs, (outputs > 0).sum().item()
+""",
+        },
+        rules=("TL002",),
+    ),
 ]
 
 

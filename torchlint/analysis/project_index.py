@@ -341,6 +341,10 @@ class _ScopeWalk:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             params = scope.args.posonlyargs + scope.args.args
             me = params[0].arg if params else None
+        # A module's `forward` in training mode runs on every training step, whoever calls it
+        # (a framework's trainer, a registry-built model): what its `if self.training:` branch
+        # calls runs per batch, like a loop's body over a loader.
+        training = me if me is not None and getattr(scope, "name", "") == "forward" else None
         body = getattr(scope, "body", [])
         stack: list[tuple[ast.AST, str | None]] = [(node, None) for node in body]
         while stack:
@@ -369,6 +373,13 @@ class _ScopeWalk:
                 stack += [(node.test, kind), *((c, None) for c in node.body)]
                 stack += [(c, kind) for c in node.orelse]
                 continue
+            elif isinstance(node, ast.If) and kind is None and training is not None:
+                sense = _training_test(node.test, training)
+                if sense is not None:
+                    stack += [(node.test, None)]
+                    stack += [(c, "batch" if sense else None) for c in node.body]
+                    stack += [(c, None if sense else "batch") for c in node.orelse]
+                    continue
             stack += [(c, kind) for c in _children(node)]
 
     def _call(self, node: ast.Call, kind: str | None) -> None:
@@ -394,6 +405,15 @@ class _ScopeWalk:
             and target.value.id == me
         ):
             self.self_bound.append((target.attr, callee))
+
+
+def _training_test(test: ast.expr, me: str) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    operand = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if ast_dotted(operand) != f"{me}.training":
+        return None
+    return not negated
 
 
 def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
