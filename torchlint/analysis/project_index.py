@@ -1972,8 +1972,9 @@ class ProjectIndex:
     def forward_called_per_step(self, file: Path, klass: str) -> bool:
         """Whether another module calls an instance of the module class `klass` of `file` every
         step, so that its `forward` runs every step: `self.criterion(out, y)` where
-        `self.criterion = RobustLoss()` in the caller's class, called in a loop over a loader or
-        in a method that steps the optimizer itself (a training step, whoever calls it)."""
+        `self.criterion = RobustLoss()` in the caller's class, called in a loop over a loader,
+        in a module's `forward` under `if self.training:` (`_ScopeWalk`), or in a method that
+        steps the optimizer itself (a training step, whoever calls it)."""
         file = file.absolute()
         for other in self._word_index[2].get(klass, ()):
             summary = self._summary(other, consult=False, part="calls") if other != file else None
