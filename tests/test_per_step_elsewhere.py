@@ -106,6 +106,43 @@ class Postprocess(nn.Module):
         },
         rules=("TL002",),
     ),
+    # A base trainer's loop runs `self.forward_propagation(...)` on every step; the subclasses
+    # of the same file override it, and theirs is what runs there. A method of a subclass that
+    # the base does not call stays unknown.
+    Case(
+        "override_of_a_base_in_the_same_file",
+        {
+            "trainer.py": """\
+import torch
+
+
+class Trainer:
+    def forward_propagation(self, batch, model):
+        raise NotImplementedError
+
+    def train(self, loader, model, optimizer):
+        model.cuda()
+        batches = iter(loader)
+        while True:
+            batch = [t.cuda() for t in next(batches)]
+            loss = self.forward_propagation(batch, model)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+class MlmTrainer(Trainer):
+    def forward_propagation(self, batch, model):
+        loss, correct = model(*batch)
+        self.total_correct += correct.item()  # TL002: correct.item()
+        return loss
+
+    def report(self, correct):
+        return correct.item()
+""",
+        },
+        rules=("TL002",),
+    ),
 ]
 
 

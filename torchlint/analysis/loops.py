@@ -826,6 +826,10 @@ class LoopFacts:
             found = self.per_batch_loop(call, every_iteration, every_update)
             if found is not None:
                 break
+        if found is None and function not in self.scopes.callers:
+            overridden = self._overridden_here(function)
+            if overridden is not None:
+                found = self._function_loop(overridden, every_iteration, every_update)
         if (
             found is None
             and function not in self.scopes.callers  # the file's own callers decide, if any
@@ -838,6 +842,38 @@ class LoopFacts:
             found = function  # another module of the project calls it every step
         self._function_memo[key] = found
         return found
+
+    def _overridden_here(self, function: cst.FunctionDef) -> cst.FunctionDef | None:
+        """The method of the same name of the nearest base class written in this file (by name,
+        `class MlmTrainer(Trainer):`), which `function` overrides: where the base's own code
+        calls `self.<method>(...)` in its loop, the override is what runs there."""
+        owner = self._owner_class(function)
+        seen: set[cst.ClassDef] = set()
+        while owner is not None and owner not in seen:
+            seen.add(owner)
+            bases = [
+                self._module_classes.get(arg.value.value)
+                for arg in owner.bases
+                if isinstance(arg.value, cst.Name)
+            ]
+            local = [base for base in bases if base is not None]
+            if len(local) != 1:  # none here, or several: which one's method runs is not asked
+                return None
+            owner = local[0]
+            method = self._methods_of(owner).get(function.name.value)
+            if method is not None:
+                return method
+        return None
+
+    @cached_property
+    def _module_classes(self) -> dict[str, cst.ClassDef]:
+        """The file's module-level classes by name."""
+        return {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}
+
+    @staticmethod
+    def _methods_of(klass: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+        body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+        return {m.name.value: m for m in body if isinstance(m, cst.FunctionDef)}
 
     def _forward_per_step(self, function: cst.FunctionDef) -> bool:
         """The `forward` of a module class whose instances another module calls every step
