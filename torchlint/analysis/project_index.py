@@ -341,6 +341,10 @@ class _ScopeWalk:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             params = scope.args.posonlyargs + scope.args.args
             me = params[0].arg if params else None
+        # A module's `forward` in training mode runs on every training step, whoever calls it
+        # (a framework's trainer, a registry-built model): what its `if self.training:` branch
+        # calls runs per batch, like a loop's body over a loader.
+        training = me if me is not None and getattr(scope, "name", "") == "forward" else None
         body = getattr(scope, "body", [])
         stack: list[tuple[ast.AST, str | None]] = [(node, None) for node in body]
         while stack:
@@ -369,6 +373,13 @@ class _ScopeWalk:
                 stack += [(node.test, kind), *((c, None) for c in node.body)]
                 stack += [(c, kind) for c in node.orelse]
                 continue
+            elif isinstance(node, ast.If) and kind is None and training is not None:
+                sense = _training_test(node.test, training)
+                if sense is not None:
+                    stack += [(node.test, None)]
+                    stack += [(c, "batch" if sense else None) for c in node.body]
+                    stack += [(c, None if sense else "batch") for c in node.orelse]
+                    continue
             stack += [(c, kind) for c in _children(node)]
 
     def _call(self, node: ast.Call, kind: str | None) -> None:
@@ -394,6 +405,15 @@ class _ScopeWalk:
             and target.value.id == me
         ):
             self.self_bound.append((target.attr, callee))
+
+
+def _training_test(test: ast.expr, me: str) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    operand = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if ast_dotted(operand) != f"{me}.training":
+        return None
+    return not negated
 
 
 def _loop_kind(loop: ast.For | ast.AsyncFor | ast.While) -> str:
@@ -2001,8 +2021,9 @@ class ProjectIndex:
     def forward_called_per_step(self, file: Path, klass: str) -> bool:
         """Whether another module calls an instance of the module class `klass` of `file` every
         step, so that its `forward` runs every step: `self.criterion(out, y)` where
-        `self.criterion = RobustLoss()` in the caller's class, called in a loop over a loader or
-        in a method that steps the optimizer itself (a training step, whoever calls it)."""
+        `self.criterion = RobustLoss()` in the caller's class, called in a loop over a loader,
+        in a module's `forward` under `if self.training:` (`_ScopeWalk`), or in a method that
+        steps the optimizer itself (a training step, whoever calls it)."""
         file = file.absolute()
         for other in self._word_index[2].get(klass, ()):
             summary = self._summary(other, consult=False, part="calls") if other != file else None
@@ -2433,9 +2454,20 @@ class ProjectIndex:
         if key not in self._modules:
             self._modules[key] = self._find_module_file(file, level, module)
         found = self._modules[key]
+        if found is None and not level and module and file.parent != self.root:
+            found = self._script_sibling(file, module)
         if found is None and added_paths and not level and "." in module:
             return self._on_added_path([p for p in module.split(".") if p])
         return found
+
+    def _script_sibling(self, file: Path, module: str) -> Path | None:
+        """The module an absolute import names from the importing file's own folder, which
+        Python puts first on `sys.path` when that file runs as a script (`train/train.py`
+        doing `import trainlib` for `train/trainlib/`); remembered per folder like the rest."""
+        key = (file.parent, -1, module)
+        if key not in self._modules:
+            self._modules[key] = self._find_module_file(file, 1, module)
+        return self._modules[key]
 
     def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
         if level:
