@@ -6,8 +6,9 @@ that does. `for epoch in range(...)` loops are never per-batch. Code runs on eve
 it sits in such a loop's body, or in a function called from such a place, with no periodic
 guard (`if step % log_every == 0:`, `if i == 0:`, an except handler, a latched flag that the
 branch clears and only code run less often sets: `if self._need_stats:`, an elapsed counter
-whose branch moves its mark: `if t - self.last_log >= every: ...; self.last_log = t`) in
-between. A function that steps the optimizer in its own body and that nothing in the file
+whose branch moves its mark: `if t - self.last_log >= every: ...; self.last_log = t`, also
+joined to other tests by `and`, or a count of intervals whose branch advances the count:
+`if elapsed // every >= saves: ...; saves += 1`) in between. A function that steps the optimizer in its own body and that nothing in the file
 calls is a training step that another module runs once per batch; functions the project's
 other modules run every step (helpers called in their loops, overrides of what a base class's
 loop calls, the `forward` of a module a training step calls) are per step too (`ProjectIndex`).
@@ -139,6 +140,21 @@ def _moves_mark(small: cst.BaseSmallStatement, mark: str, now: cst.BaseExpressio
         and len(small.targets) == 1
         and dotted(small.targets[0].target) == mark
         and small.value.deep_equals(now)
+    )
+
+
+def _advances(small: cst.BaseSmallStatement, count: str) -> bool:
+    """`count += 1` or `count = count + 1`: the dotted count grows by a positive step."""
+    if isinstance(small, cst.AugAssign):
+        return dotted(small.target) == count and isinstance(small.operator, cst.AddAssign)
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return False
+    value = small.value
+    return (
+        dotted(small.targets[0].target) == count
+        and isinstance(value, cst.BinaryOperation)
+        and isinstance(value.operator, cst.Add)
+        and dotted(value.left) == count
     )
 
 
@@ -1080,7 +1096,7 @@ class LoopFacts:
         if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            if self._elapsed_guard(test):
+            if self._elapsed_guard(test) or self._counted_interval(test):
                 return "body"
             return self._rare_comparison(test.left, test.comparisons[0])
         if isinstance(test, cst.BinaryOperation) and _has_modulo(test):
@@ -1136,14 +1152,49 @@ class LoopFacts:
         ):
             return False
         now, mark = elapsed.left, dotted(elapsed.right)
-        guard = next(iter(self.scopes.ancestors(test)), None)
-        if mark is None or dotted(now) == mark or not isinstance(guard, cst.If):
+        guard = self._guard_of(test)
+        if mark is None or dotted(now) == mark or guard is None:
             return False
-        if guard.test is not test or not isinstance(guard.body, cst.IndentedBlock):
+        if not isinstance(guard.body, cst.IndentedBlock):
             return False
         return any(
             isinstance(line, cst.SimpleStatementLine)
             and any(_moves_mark(small, mark, now) for small in line.body)
+            for line in guard.body.body
+        )
+
+    def _guard_of(self, test: cst.Comparison) -> cst.If | None:
+        """The `if` whose test is `test`, alone or joined to others by `and`/`or` (`if rank == 0
+        and now - last > every:`): how the parts combine is `rare_branch`'s to say."""
+        child: cst.CSTNode = test
+        for parent in self.scopes.ancestors(test):
+            if isinstance(parent, cst.BooleanOperation):
+                child = parent
+                continue
+            return parent if isinstance(parent, cst.If) and parent.test is child else None
+        return None
+
+    def _counted_interval(self, test: cst.Comparison) -> bool:
+        """`if elapsed // interval >= saves:` whose branch advances the count (`saves += 1`, or
+        `self.saves = self.saves + 1`) in its own block: the intervals passed so far against the
+        times the branch ran, so it runs once per interval (OpenPCDet's checkpoint every N
+        seconds). A branch that leaves the count alone runs on every pass after the first
+        interval, so it is none."""
+        if not isinstance(test.comparisons[0].operator, cst.GreaterThan | cst.GreaterThanEqual):
+            return False
+        ratio = test.left
+        if not (
+            isinstance(ratio, cst.BinaryOperation)
+            and isinstance(ratio.operator, cst.FloorDivide | cst.Divide)
+        ):
+            return False
+        count = dotted(test.comparisons[0].comparator)
+        guard = self._guard_of(test)
+        if count is None or guard is None or not isinstance(guard.body, cst.IndentedBlock):
+            return False
+        return any(
+            isinstance(line, cst.SimpleStatementLine)
+            and any(_advances(small, count) for small in line.body)
             for line in guard.body.body
         )
 
