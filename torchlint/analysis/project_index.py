@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import cast
 
 from torchlint.analysis.ast_names import ast_dotted
 from torchlint.analysis.frameworks import framework_of
@@ -919,27 +920,24 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
     method's host copy or a TensorBoard scalar of one, or a Python conversion (`_converted`) of
     a value derived from one (a loop variable over it, a sum accumulated from it), not of the
     parameter itself."""
-    loops, reads, converted, assigns = [], [], [], []
+    loops: list[ast.For | ast.comprehension] = []
+    assigns: list[ast.Assign | ast.AugAssign] = []
+    reads: list[ast.expr] = []
+    converted: list[ast.expr] = []
     for node in _walk(function):  # one walk: the loops, the assignments and the host reads
-        if isinstance(node, ast.For | ast.comprehension):  # `{k: v.item() for k, v in d.items()}`
-            loops.append(node)
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ) or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)):
-            assigns.append(node)
-        elif isinstance(node, ast.Call) and (value := _converted(node)) is not None:
-            converted.append(value)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _HOST_READS
-            and not node.args
-        ):
-            reads.append(node.func.value)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            reads += _logged_values(node)
+        kind = type(node)  # exact types: this runs on every node of the summarised files
+        if kind is ast.For or kind is ast.comprehension:  # `{k: v.item() for k, v in d.items()}`
+            loops.append(cast(ast.For | ast.comprehension, node))
+        elif kind is ast.Assign:
+            single = cast(ast.Assign, node)
+            if len(single.targets) == 1 and type(single.targets[0]) is ast.Name:
+                assigns.append(single)
+        elif kind is ast.AugAssign:
+            augment = cast(ast.AugAssign, node)
+            if type(augment.target) is ast.Name:
+                assigns.append(augment)
+        elif kind is ast.Call:
+            _call_reads(cast(ast.Call, node), reads, converted)
     if not reads and not converted:
         return False
     args = function.args
@@ -963,6 +961,19 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
     return any(_operands(value) & params for value in reads) or any(
         _operands(value, values=True) & derived for value in converted
     )
+
+
+def _call_reads(call: ast.Call, reads: list[ast.expr], converted: list[ast.expr]) -> None:
+    """Adds what a call reads on the host: `float(v)`/`math.f(v)` to `converted`; the receiver
+    of `.item()`-like copies and what `add_scalar` logs to `reads`."""
+    value = _converted(call)
+    if value is not None:
+        converted.append(value)
+    elif type(call.func) is ast.Attribute:
+        if call.func.attr in _HOST_READS and not call.args:
+            reads.append(call.func.value)
+        else:
+            reads += _logged_values(call)
 
 
 def _converted(call: ast.Call) -> ast.expr | None:
@@ -1302,6 +1313,7 @@ class ProjectIndex:
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._notebooks: list[Path] = []  # its notebooks, listed by the same walk
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
+        self._resolved: dict[tuple[Path, int, str, bool], Path | None] = {}
         # path -> (its summary, its calls by the project function they reach: (grad off there,
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
@@ -1502,6 +1514,8 @@ class ProjectIndex:
         ((-1, "") when none does), None when it moves nothing. Only the module
         defining it is read past its header: the file asking is not parsed again for this."""
         file = file.absolute()
+        if depth and "." not in name and not _may_hand_mover(file, name):
+            return None  # its text neither returns a move nor imports the name: no parse
         summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
             return None
@@ -2449,7 +2463,16 @@ class ProjectIndex:
         self, file: Path, level: int, module: str, added_paths: bool = False
     ) -> Path | None:
         """The project file a module name refers to, remembered per folder: asked for every
-        call of an imported name, most of them modules outside the project."""
+        call of an imported name, most of them modules outside the project (and remembered
+        per file too, since each `file.parent` is a new path to hash)."""
+        asked = (file, level, module, added_paths)
+        if asked not in self._resolved:
+            self._resolved[asked] = self._resolve_module(file, level, module, added_paths)
+        return self._resolved[asked]
+
+    def _resolve_module(
+        self, file: Path, level: int, module: str, added_paths: bool
+    ) -> Path | None:
         key = (file.parent if level else self.root, level, module)
         if key not in self._modules:
             self._modules[key] = self._find_module_file(file, level, module)
@@ -3015,6 +3038,26 @@ def _import_line_words(path: Path) -> frozenset[str]:
     except OSError:
         return frozenset()
     return frozenset(w for line in _IMPORT_LINE.findall(text) for w in re.findall(r"\w+", line))
+
+
+# A return of a name moved by `.cuda(`/`.to(`, as `_device_movers` needs, in any spacing.
+_MOVER_TEXT = re.compile(rb"\breturn[\s(\\]+\w+[\s)\\]*\.\s*(?:cuda|to)\s*\(")
+
+
+def _may_hand_mover(path: Path, name: str) -> bool:
+    """Whether the module's text may define a GPU mover (`_device_movers`) or import `name`
+    from another module (a re-export, or a star import): a text test, a superset of what
+    parsing it would find, so the utility modules a file calls are not parsed for nothing."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if _MOVER_TEXT.search(data):
+        return True
+    word = re.escape(name.encode())
+    return re.search(rb"\bimport\b[^\n]*(?:\*|\b" + word + rb"\b)", data) is not None or (
+        re.search(rb"\bimport\s*\([^)]*\b" + word + rb"\b", data) is not None
+    )
 
 
 def _mentions(path: Path, name: str) -> bool:
