@@ -702,18 +702,54 @@ class SemanticModel:
             klass = next((p for p in self.ancestors(call) if type(p) is cst.ClassDef), None)
             if klass is None:
                 return []
-            bound = self.bindings[klass].get(func.attr.value, [])
-            methods = [
-                b.node
-                for b in bound
-                if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
-            ]
+            methods = self._own_methods(klass, func.attr.value)
+            methods += self.overrides(klass, func.attr.value)
             return methods or self._forwards(
                 [b.exact for b in self.attr_bindings.get(dotted(func) or "", [])], scope
             )
         if isinstance(func, cst.Attribute):
             return self._instance_method(func, scope)
         return []
+
+    def _own_methods(self, klass: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """The `def name` statements in the body of `klass` itself."""
+        return [
+            b.node
+            for b in self.bindings[klass].get(name, [])
+            if b.kind is BindingKind.DEF and isinstance(b.node, cst.FunctionDef)
+        ]
+
+    def overrides(self, klass: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """The methods `name` that the file's subclasses of `klass` (at any depth) define: what
+        `self.name(...)` in a method of `klass` runs when `self` is one of them (a base trainer's
+        loop calling `self.forward_propagation(batch)`, which each subclass overrides)."""
+        if name not in self._method_names:
+            return []  # no class of the file defines it: most self calls of a flat class end here
+        found: list[cst.FunctionDef] = []
+        seen = {klass}
+        pending = list(self._subclasses.get(klass, ()))
+        while pending:
+            sub = pending.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            found += self._own_methods(sub, name)
+            pending += self._subclasses.get(sub, ())
+        return found
+
+    @cached_property
+    def _subclasses(self) -> dict[cst.ClassDef, list[cst.ClassDef]]:
+        """The file's classes each class of the file is a direct base of, from the bases as
+        written (`class MlmTrainer(Trainer)`); a base named from elsewhere links nothing."""
+        found: dict[cst.ClassDef, list[cst.ClassDef]] = defaultdict(list)
+        for klass in self.classes.values():
+            for base in klass.bases:
+                parent = (
+                    self.classes.get(base.value.value) if type(base.value) is cst.Name else None
+                )
+                if parent is not None and parent is not klass:
+                    found[parent].append(klass)
+        return found
 
     def _instance_method(self, func: cst.Attribute, scope: Scope) -> list[cst.FunctionDef]:
         """`lm.generate(x)` where every binding of `lm` builds the file's class `LM`: `LM.generate`."""
