@@ -842,11 +842,6 @@ class LoopFacts:
             found = self.per_batch_loop(call, every_iteration, every_update)
             if found is not None:
                 break
-        if found is None and function not in self.scopes.callers:
-            for call in self._base_self_calls(function):
-                found = self.per_batch_loop(call, every_iteration, every_update)
-                if found is not None:
-                    break
         if (
             found is None
             and function not in self.scopes.callers  # the file's own callers decide, if any
@@ -859,50 +854,6 @@ class LoopFacts:
             found = function  # another module of the project calls it every step
         self._function_memo[key] = found
         return found
-
-    def _base_self_calls(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """The `self.<method>(...)` calls that the base classes written in this file (by name,
-        `class MlmTrainer(Trainer):`, one base at each level) make of the method `function`
-        overrides: on an instance of the subclass they run the override. Calls of a base's
-        method from elsewhere (an instance of the base itself) say nothing of the subclass."""
-        owner = self._owner_class(function)
-        seen: set[cst.ClassDef] = set()
-        sites: list[cst.Call] = []
-        while owner is not None and owner not in seen:
-            seen.add(owner)
-            bases = [
-                self._module_classes.get(arg.value.value)
-                for arg in owner.bases
-                if isinstance(arg.value, cst.Name)
-            ]
-            local = [base for base in bases if base is not None]
-            if len(local) != 1:  # none here, or several: which one's method runs is not asked
-                break
-            owner = local[0]
-            sites += self._self_calls_in(owner, function.name.value)
-        return sites
-
-    def _self_calls_in(self, owner: cst.ClassDef, method: str) -> list[cst.Call]:
-        """The calls `self.<method>(...)` written in the class `owner`'s body."""
-        sites = []
-        for name in self.scopes.names.get(method, ()):
-            attribute = self.scopes.parents.get(name)
-            call = self.scopes.parents.get(attribute) if attribute is not None else None
-            if (
-                isinstance(attribute, cst.Attribute)
-                and attribute.attr is name
-                and is_name(attribute.value, "self")
-                and isinstance(call, cst.Call)
-                and call.func is attribute
-                and any(a is owner for a in self.scopes.ancestors(call))
-            ):
-                sites.append(call)
-        return sites
-
-    @cached_property
-    def _module_classes(self) -> dict[str, cst.ClassDef]:
-        """The file's module-level classes by name."""
-        return {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}
 
     def _forward_per_step(self, function: cst.FunctionDef) -> bool:
         """The `forward` of a module class whose instances another module calls every step
