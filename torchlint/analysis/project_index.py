@@ -1314,6 +1314,7 @@ class ProjectIndex:
         self._notebooks: list[Path] = []  # its notebooks, listed by the same walk
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         self._resolved: dict[tuple[Path, int, str, bool], Path | None] = {}
+        self._mover_texts: dict[tuple[Path, str], bool] = {}
         # path -> (its summary, its calls by the project function they reach: (grad off there,
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
@@ -1514,7 +1515,7 @@ class ProjectIndex:
         ((-1, "") when none does), None when it moves nothing. Only the module
         defining it is read past its header: the file asking is not parsed again for this."""
         file = file.absolute()
-        if depth and "." not in name and not _may_hand_mover(file, name):
+        if depth and "." not in name and not self._may_hand_mover(file, name):
             return None  # its text neither returns a move nor imports the name: no parse
         summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
@@ -1524,6 +1525,17 @@ class ProjectIndex:
             return defined.device_movers.get(name) if defined is not None else None
         target = self._target(file, summary, name)
         return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
+
+    def _may_hand_mover(self, file: Path, name: str) -> bool:
+        """`_may_hand_mover` of the file's text, remembered per file and name: many files of a
+        project ask about the same utility module."""
+        key = (file, name)
+        if key not in self._mover_texts:
+            try:
+                self._mover_texts[key] = _may_hand_mover(file.read_bytes(), name)
+            except OSError:
+                self._mover_texts[key] = False
+        return self._mover_texts[key]
 
     def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
         """Whether the function `name`, as written in `file` and defined in another file of the
@@ -3044,14 +3056,10 @@ def _import_line_words(path: Path) -> frozenset[str]:
 _MOVER_TEXT = re.compile(rb"\breturn[\s(\\]+\w+[\s)\\]*\.\s*(?:cuda|to)\s*\(")
 
 
-def _may_hand_mover(path: Path, name: str) -> bool:
-    """Whether the module's text may define a GPU mover (`_device_movers`) or import `name`
-    from another module (a re-export, or a star import): a text test, a superset of what
-    parsing it would find, so the utility modules a file calls are not parsed for nothing."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
+def _may_hand_mover(data: bytes, name: str) -> bool:
+    """Whether a module's text may define a GPU mover (`_device_movers`) or import `name` from
+    another module (a re-export, or a star import): a text test, a superset of what parsing it
+    would find, so the utility modules a file calls are not parsed for nothing."""
     if _MOVER_TEXT.search(data):
         return True
     word = re.escape(name.encode())
