@@ -1044,14 +1044,11 @@ depends on what the value is for.
         first read in a simple statement, with nothing but builtins, list methods and these
         reads called in the two statements; a first read that is itself reported is no excuse
         (a run of logged reads stays a run of findings)."""
-        if later.kind != "method" or earlier.kind == "callee":
+        pair = self._same_tensor_reads(later, earlier)
+        if pair is None:
             return False
-        name = _read_tensor(later.value)
-        if name is None or _root(earlier.value) != name:
-            return False
+        name, first, second = pair
         scopes = self.ctx.fact(SemanticModel)
-        first = scopes.statement_of(earlier.node)
-        second = scopes.statement_of(later.node)
         block = scopes.parents.get(first) if first is not None else None
         if not (
             isinstance(first, cst.SimpleStatementLine)
@@ -1066,6 +1063,19 @@ depends on what the value is for.
             second, later.node, scopes, after=False
         )
 
+    def _same_tensor_reads(
+        self, later: _Candidate, earlier: _Candidate
+    ) -> tuple[str, cst.CSTNode | None, cst.CSTNode | None] | None:
+        """For a later method read of the tensor an earlier read (not a callee's) copied: the
+        tensor's name and the statements holding the two reads."""
+        if later.kind != "method" or earlier.kind == "callee":
+            return None
+        name = _read_tensor(later.value)
+        if name is None or _root(earlier.value) != name:
+            return None
+        scopes = self.ctx.fact(SemanticModel)
+        return name, scopes.statement_of(earlier.node), scopes.statement_of(later.node)
+
     def _drained_for_elements(self, later: _Candidate, earlier: _Candidate) -> bool:
         """`crop = int(lengths.min().item())` (a crop length the host needs), then, a few
         statements on, `for b in range(len(lengths)): n = int(lengths[b].item())` as the inner
@@ -1075,14 +1085,11 @@ depends on what the value is for.
         for its per-element reads of the same tensor to wait on. Only where every statement
         between the two is a simple one that calls nothing but builtins and these reads, and
         nothing rebinds the tensor; an inner loop that runs a forward keeps its reads findings."""
-        if later.kind != "method" or earlier.kind == "callee":
+        pair = self._same_tensor_reads(later, earlier)
+        if pair is None:
             return False
-        name = _read_tensor(later.value)
-        if name is None or _root(earlier.value) != name:
-            return False
+        name, first, second = pair
         scopes = self.ctx.fact(SemanticModel)
-        first = scopes.statement_of(earlier.node)
-        second = scopes.statement_of(later.node)
         body = scopes.parents.get(second) if second is not None else None
         inner = scopes.parents.get(body) if body is not None else None
         block = scopes.parents.get(first) if first is not None else None

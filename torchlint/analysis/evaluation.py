@@ -33,7 +33,7 @@ from torchlint.analysis.grad import (
     literal_bool,
 )
 from torchlint.analysis.leaves import TrainedLeaves
-from torchlint.analysis.model import Binding, BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
     NOT_CALLABLE_MODULES,
@@ -925,14 +925,14 @@ class Evaluation(Shared):
             params = params[1:]
         grad = self.ctx.fact(Grad)
         for site in sites:
-            arg = _argument(site, name, params.index(name) if name in params else -1)
+            value = passed_argument(site, name, params.index(name) if name in params else None)
             if (
-                arg is not None
-                and _turns_training_off(arg.value, trained)
+                value is not None
+                and _turns_training_off(value, trained)
                 and grad.call_mode(site) is GradMode.RECORDING
                 and not self._run_without_grad_elsewhere(self.enclosing_function(site))
             ):
-                return site, f"{name}={self.ctx.code(arg.value)}"
+                return site, f"{name}={self.ctx.code(value)}"
         return None
 
     def _run_without_grad_elsewhere(self, function: cst.FunctionDef | None) -> bool:
@@ -2136,18 +2136,6 @@ def _adds_leading_axis(expr: cst.Subscript) -> bool:
     """`x[None]` or `x[None, ...]`: a leading axis of size one."""
     first = expr.slice[0].slice if expr.slice else None
     return isinstance(first, cst.Index) and is_name(first.value, "None")
-
-
-def _argument(call: cst.Call, name: str, position: int) -> cst.Arg | None:
-    """The argument `call` passes for the parameter `name` at `position` (-1: keyword only)."""
-    for i, arg in enumerate(call.args):
-        if arg.star:
-            return None  # `*args`, `**kwargs`: unknown
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-        if arg.keyword is None and i == position:
-            return arg
-    return None
 
 
 def _turns_training_off(value: cst.BaseExpression, trained: str | None) -> bool:

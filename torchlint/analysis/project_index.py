@@ -1315,6 +1315,7 @@ class ProjectIndex:
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         self._resolved: dict[tuple[Path, int, str, bool], Path | None] = {}
         self._mover_texts: dict[tuple[Path, str], bool] = {}
+        self._mover_sources: dict[Path, bytes | None] = {}
         # path -> (its summary, its calls by the project function they reach: (grad off there,
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
@@ -1527,14 +1528,21 @@ class ProjectIndex:
         return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
 
     def _may_hand_mover(self, file: Path, name: str) -> bool:
-        """`_may_hand_mover` of the file's text, remembered per file and name: many files of a
-        project ask about the same utility module."""
+        """Whether the module may define a GPU mover or re-export `name` (`_MOVER_TEXT`,
+        `_imports_name`), remembered per file and name: many files of a project ask about the
+        same utility module, which is read once (its text kept only when it returns no moved
+        parameter, for the import test of each name asked)."""
         key = (file, name)
-        if key not in self._mover_texts:
+        if key in self._mover_texts:
+            return self._mover_texts[key]
+        if file not in self._mover_sources:
             try:
-                self._mover_texts[key] = _may_hand_mover(file.read_bytes(), name)
+                data = file.read_bytes()
             except OSError:
-                self._mover_texts[key] = False
+                data = b""
+            self._mover_sources[file] = None if _MOVER_TEXT.search(data) else data
+        source = self._mover_sources[file]
+        self._mover_texts[key] = source is None or _imports_name(source, name)
         return self._mover_texts[key]
 
     def returns_eval_module(self, file: Path, name: str, depth: int = 0) -> bool:
@@ -3056,12 +3064,11 @@ def _import_line_words(path: Path) -> frozenset[str]:
 _MOVER_TEXT = re.compile(rb"\breturn[\s(\\]+\w+[\s)\\]*\.\s*(?:cuda|to)\s*\(")
 
 
-def _may_hand_mover(data: bytes, name: str) -> bool:
-    """Whether a module's text may define a GPU mover (`_device_movers`) or import `name` from
-    another module (a re-export, or a star import): a text test, a superset of what parsing it
-    would find, so the utility modules a file calls are not parsed for nothing."""
-    if _MOVER_TEXT.search(data):
-        return True
+def _imports_name(data: bytes, name: str) -> bool:
+    """Whether a module's text may import `name` from another module (a re-export, or a star
+    import): with `_MOVER_TEXT`, a superset of what parsing it for GPU movers
+    (`_device_movers`) would find, so the utility modules a file calls are not parsed for
+    nothing."""
     word = re.escape(name.encode())
     return re.search(rb"\bimport\b[^\n]*(?:\*|\b" + word + rb"\b)", data) is not None or (
         re.search(rb"\bimport\s*\([^)]*\b" + word + rb"\b", data) is not None
