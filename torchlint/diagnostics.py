@@ -72,8 +72,9 @@ class Position:
 def source_lines(text: str) -> list[str]:
     """The lines that rows count, broken where Python's tokenizer and libcst break them: at
     \\n, \\r\\n and \\r only. `str.splitlines` also breaks at form feeds and Unicode line
-    separators, which would shift every row after one."""
-    return _LINE_BREAK.split(text)
+    separators, which would shift every row after one. Without a \r, a plain split does it
+    several times faster."""
+    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 _MAX_BASES = 8  # classes of the file followed to reach a framework's class
 # A module-level function that defines a function: a factory whose closure may be returned.
-_FACTORY = re.compile(r"^def\s+(\w+)[^\n]*\n(?:[ \t][^\n]*\n|\n)*?[ \t]+def\s", re.MULTILINE)
+# (A line's rest `[^\n]*+` is possessive: only all of it can precede its newline.)
+_FACTORY = re.compile(r"^def\s+(\w+)[^\n]*+\n(?:[ \t][^\n]*+\n|\n)*?[ \t]+def\s", re.MULTILINE)
 
 
 def called_in_loops_elsewhere(source: str, project: ProjectIndex, file: Path) -> bool:

@@ -13,8 +13,18 @@ from functools import lru_cache
 
 def name_tokens(name: str) -> list[str]:
     """Lower-case words of an identifier: `valLoader2` -> ["val", "loader"], `netG` -> ["net", "g"]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[^a-z]+", spaced.lower()) if t]
+    return list(_tokens(name))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(name: str) -> tuple[str, ...]:
+    """`name_tokens`, remembered: a file asks about the same few names many times."""
+    spaced = _CAMEL_HUMP.sub(r"\1_\2", name)
+    return tuple(t for t in _NON_LETTERS.split(spaced.lower()) if t)
+
+
+_CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
+_NON_LETTERS = re.compile(r"[^a-z]+")
 
 
 _EVAL_FUNCTION_WORDS = frozenset(

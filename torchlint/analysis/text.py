@@ -13,8 +13,9 @@ from torchlint.analysis.names import EVAL_DATA_WORDS, is_eval_data_name, is_eval
 
 # What may stand between two tokens of one expression: whitespace, a backslash joining lines,
 # a comment ending its line (inside brackets). Each alternative starts with its own character,
-# so a failed search never backtracks into exponential splits.
-GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
+# so a failed search never backtracks into exponential splits; and no token that follows a gap
+# starts with one of them, so the gap is possessive: it never gives back what it took.
+GAP = r"(?:[\s\\]|#[^\r\n]*+[\r\n])*+"
 
 # Text that every `.backward`/`.manual_backward`/`.step` call has, also split over lines.
 STEP_CALL_TEXT = re.compile(r"\." + GAP + r"(?:manual_)?(?:backward|step)\b")
@@ -34,7 +35,11 @@ _ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?i
 _DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 # `for i, batch in enumerate(gen):` and `range(0, n, batch_size)`: `loops._targets_a_batch` and
 # `LoopFacts._over_batch_numbers`' batch-size step (names.BATCH_NAME, names.BATCH_SIZE_NAME).
-_BATCH_TARGET_TEXT = re.compile(r"\bfor\s+(?:\w+\s*,\s*)?(?:mini_?)?batch(?:_data)?\s+in\b")
+_BATCH_TARGET_TEXT = re.compile(
+    r"for(?<=\bfor)\s+(?:\w+\s*,\s*)?(?:mini_?)?batch(?:_data)?\s+in\b"
+)  # opens with its word, then checks the boundary behind it (`names_after`)
+# What `_BATCH_STEP_TEXT` must contain, found fast: it opens with the comma code is full of.
+_BATCH_SIZE_CLOSE = re.compile(r"(?:batch_?size|bs|batchsize)\s*\)")
 _BATCH_STEP_TEXT = re.compile(
     r",\s*(?:[\w.]+\.)?(?:train_|val_|test_|eval_)?(?:batch_?size|bs|batchsize)\s*\)"
 )
@@ -55,7 +60,7 @@ def may_have_batch_loops(text: str) -> bool:
         or ("iter" in low and _ITER_TEXT.search(low))
         or ("range(len(" in low and _DATASET_RANGE_TEXT.search(low))
         or ("batch" in low and _BATCH_TARGET_TEXT.search(low))
-        or ("range(" in low and _BATCH_STEP_TEXT.search(low))
+        or ("range(" in low and _BATCH_SIZE_CLOSE.search(low) and _BATCH_STEP_TEXT.search(low))
     )
 
 
@@ -89,12 +94,11 @@ _EVAL_DATA_STRING = re.compile(
     + _ELEMENT_STRING
     + r"[^'\"\n]*\\[xuUN0-7]"
 )
-# What either alternative above must contain: a quoted word of evaluation data, or an escape.
-# Opening with a quote, not with the brackets and commas code is full of, it rules out most
-# files at a third of the cost; the full pattern then runs on the few left.
-_EVAL_DATA_STRING_CORE = re.compile(
-    r"['\"](?:" + "|".join(sorted(EVAL_DATA_WORDS)) + r")['\"]|\\[xuUN0-7]"
-)
+# What either alternative above must contain: a quoted word of evaluation data, or an escape
+# (`_may_name_eval_data`). Opening with a quote, not with the brackets and commas code is full
+# of, it rules out most files at a third of the cost; the full pattern then runs on the few left.
+_EVAL_DATA_STRING_CORE = re.compile(r"['\"](?:" + "|".join(sorted(EVAL_DATA_WORDS)) + r")['\"]")
+_ESCAPE = re.compile(r"\\[xuUN0-7]")
 # Every word of evaluation data contains one of these, lower-cased ("eval" its "val").
 _EVAL_DATA_ROOT = re.compile("val|test|dev|holdout")
 _WORD = re.compile(r"\w*")
@@ -131,9 +135,17 @@ def may_evaluate(text: str) -> bool:
         return True
     if any(is_eval_name(name) for name in names_after("def", text)):
         return True
-    if _EVAL_DATA_STRING_CORE.search(text) and _EVAL_DATA_STRING.search(text):
+    if _may_name_eval_data(text) and _EVAL_DATA_STRING.search(text):
         return True
     return any(is_eval_data_name(word) for word in _words_with_eval_data_roots(text))
+
+
+def _may_name_eval_data(text: str) -> bool:
+    """`_EVAL_DATA_STRING`'s gate: two searches, the escape's only where a backslash is (a
+    single pattern of both alternatives scans twice as slowly)."""
+    return _EVAL_DATA_STRING_CORE.search(text) is not None or (
+        "\\" in text and _ESCAPE.search(text) is not None
+    )
 
 
 def _words_with_eval_data_roots(text: str) -> set[str]:
