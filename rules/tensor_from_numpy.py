@@ -85,7 +85,8 @@ Only a copy that may repeat is flagged: in a loop or comprehension, in a `Datase
 `__getitem__`, a collate function, a `forward`, or a module-level function that may run many
 times. In a method, which is called through instances that neither the file nor the project
 index follows, the code must show that the copy repeats: a loop, comprehension or lambda around
-it, a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
+it (not one over a mapping's `.items()`, `.keys()` or `.values()`, which runs once per key: the
+few fields of a processor's output), a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
 through the project index, in another module), or a caller in the file with such evidence;
 or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`), which
 copies the whole array twice however often it runs. A copy
@@ -104,6 +105,11 @@ Not flagged:
   augmentation step that another module calls while building it, a collate method handed to
   a loader in another module): unknown is silent, and such copies were found to run once or
   to copy a handful of numbers;
+- an array that numpy has just built from a list of Python numbers: `np.array(scores)` after
+  `scores.extend(out.tolist())` or `.append(x.item())`, `np.concatenate` of `[i] * len(atoms)`
+  lists, `np.array([len(s) for s in batch])`. Converting each Python object costs far more than
+  the copy that follows, and such lists hold a number or a few per sample (ids, lengths, one
+  score per completion): even per batch, the copy is never what a loop waits on;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
   piece is copied once in it, not per step;
@@ -209,6 +215,20 @@ the import is removed once the fixes leave it unused.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors without copies](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # built from Python numbers (one id per atom, the lengths of a batch): the copy is noise
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            def collate(graphs):
+                owners = []
+                for i, graph in enumerate(graphs):
+                    owners.append([i] * len(graph.atoms))
+                lengths = np.array([len(g.atoms) for g in graphs])
+                return torch.tensor(np.concatenate(owners)), torch.tensor(lengths)
+            """
+        ),
         # a method whose callers the code does not show repeating: unknown is silent
         Valid(
             """
@@ -869,6 +889,8 @@ the import is removed once the fixes leave it unused.
             return  # copying an array that views a tensor keeps the new tensor apart from it
         if self.ctx.fact(NumpyProvenance).may_not_share(data.value):
             return  # `a[::-1]`, `np.frombuffer(blob)`: `from_numpy` raises or warns; the copy is needed
+        if self.ctx.fact(NumpyProvenance).from_python_numbers(evidence):
+            return  # ids, lengths, scores: building the array from Python objects dwarfs the copy
         if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
@@ -949,8 +971,11 @@ the import is removed once the fixes leave it unused.
         function = None
         for parent in self.ctx.ancestors(node):
             if isinstance(parent, (cst.For, cst.While)) and in_loop_body(parent, child):
-                return True
-            if isinstance(parent, (*COMPREHENSIONS, cst.Lambda)):
+                if not _over_keys(parent):
+                    return True
+            elif isinstance(parent, cst.Lambda) or (
+                isinstance(parent, COMPREHENSIONS) and not _over_keys(parent)
+            ):
                 return True
             if isinstance(parent, cst.FunctionDef):
                 function = parent
@@ -1092,6 +1117,23 @@ the import is removed once the fixes leave it unused.
         if name == "arange":  # numpy infers its dtype from the arguments: integers give int64
             return "float64" if any(isinstance(a.value, cst.Float) for a in call.args) else "int64"
         return "float64" if name in _FLOAT64_BY_DEFAULT else None
+
+
+def _over_keys(loop: cst.CSTNode) -> bool:
+    """A loop or comprehension over a mapping's `.items()`, `.keys()` or `.values()`: it runs once
+    per key (the few fields of a batch or of a processor's output), not once per sample."""
+    if isinstance(loop, cst.For):
+        iterable: cst.BaseExpression | None = loop.iter
+    elif isinstance(loop, COMPREHENSIONS) and loop.for_in.inner_for_in is None:
+        iterable = loop.for_in.iter
+    else:
+        return False
+    return (
+        isinstance(iterable, cst.Call)
+        and not iterable.args
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "keys", "values")
+    )
 
 
 def _head(call: cst.Call) -> str | None:
