@@ -110,6 +110,10 @@ Not flagged:
   lists, `np.array([len(s) for s in batch])`. Converting each Python object costs far more than
   the copy that follows, and such lists hold a number or a few per sample (ids, lengths, one
   score per completion): even per batch, the copy is never what a loop waits on;
+- a copy beside an autoregressive decode: a `.generate(...)` call of the same function, in the
+  same iteration of the innermost loop around the copy (a batch of symbol ids and speaker
+  embeddings before a spectrogram decode, a processor's outputs before text generation). The
+  decode runs the model once per generated token, so one copy of its inputs is noise;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
   piece is copied once in it, not per step;
@@ -893,6 +897,8 @@ the import is removed once the fixes leave it unused.
             return  # ids, lengths, scores: building the array from Python objects dwarfs the copy
         if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
+        if self._beside_decode(call):
+            return  # next to an autoregressive decode, which runs the model once per token
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return  # a library module's `__main__` demo: not the project's training or evaluation
         if becomes_weight(self.ctx, call):
@@ -934,6 +940,36 @@ the import is removed once the fixes leave it unused.
             return not data_set
         return self._in_method(call) and not self._repeats(call) and not self._converted(call)
 
+    def _beside_decode(self, call: cst.Call) -> bool:
+        """Whether the copy runs beside an autoregressive decode: a `.generate(...)` call of the
+        same function, in the same iteration of the innermost loop around the copy (a loop over
+        a mapping's keys aside). The decode runs the model once per generated token, so a copy
+        of its inputs once per decode is noise (judged: a batch of symbol ids and speaker
+        embeddings before a 2000-step spectrogram decode, processor outputs before generation)."""
+        model = self.ctx.fact(SemanticModel)
+        function = model.function_of(call)
+        if function is None:
+            return False
+        scope: cst.CSTNode = function
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                break
+            if _repeating_loop(parent, child):
+                scope = parent
+                break
+            child = parent
+        for attribute in model.attributes.get("generate", ()):
+            site = self.ctx.parents.get(attribute)
+            if (
+                isinstance(site, cst.Call)
+                and site.func is attribute
+                and model.is_ancestor(scope, site)
+                and model.function_of(site) is function
+            ):
+                return True
+        return False
+
     def _in_method(self, call: cst.Call) -> bool:
         """Whether the code holding `call` is a method's own: called through instances, which
         neither the file nor the project index follows to the loops that may run it."""
@@ -970,12 +1006,7 @@ the import is removed once the fixes leave it unused.
         child = node
         function = None
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, (cst.For, cst.While)) and in_loop_body(parent, child):
-                if not _over_keys(parent):
-                    return True
-            elif isinstance(parent, cst.Lambda) or (
-                isinstance(parent, COMPREHENSIONS) and not _over_keys(parent)
-            ):
+            if isinstance(parent, cst.Lambda) or _repeating_loop(parent, child):
                 return True
             if isinstance(parent, cst.FunctionDef):
                 function = parent
@@ -1117,6 +1148,13 @@ the import is removed once the fixes leave it unused.
         if name == "arange":  # numpy infers its dtype from the arguments: integers give int64
             return "float64" if any(isinstance(a.value, cst.Float) for a in call.args) else "int64"
         return "float64" if name in _FLOAT64_BY_DEFAULT else None
+
+
+def _repeating_loop(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """A loop whose body holds `child`, or a comprehension, that runs more than once per key."""
+    if isinstance(parent, cst.For | cst.While):
+        return in_loop_body(parent, child) and not _over_keys(parent)
+    return isinstance(parent, COMPREHENSIONS) and not _over_keys(parent)
 
 
 def _over_keys(loop: cst.CSTNode) -> bool:

@@ -5,7 +5,8 @@ array numpy has just built from a list of Python numbers (one molecule id per at
 `[i] * len(atoms)`; one reward score per completion gathered with `.tolist()`; the lengths of
 a batch), where converting each Python object costs far more than the copy that follows; and
 a copy in a loop over a dict's items, which runs once per key (a few processor outputs), not
-per sample. Each case is an invented project; a line marked `# TL003: text` expects a finding
+per sample. A copy beside an autoregressive decode (`model.generate(...)` in the same loop
+iteration or function) is noise next to the decode's forward pass per token. Each case is an invented project; a line marked `# TL003: text` expects a finding
 there (`project_cases.Case`), every other TL003 finding of a case is a failure. One
 `torchlint` run checks all cases.
 """
@@ -94,6 +95,37 @@ from scoring import best_of, embeddings, score_shard
 def run(model, shards, order):
     for shard in shards:
         yield score_shard(model, shard, order, 8), best_of(model, shard, 8), embeddings(model, shard, 8)
+""",
+        },
+        rules=("TL003",),
+    ),
+    # a copy beside an autoregressive decode in the same loop iteration: the decode runs the
+    # model once per generated token, so the copy is noise; a copy beside one forward repeats
+    Case(
+        "copy-beside-generate",
+        {
+            "synthesize.py": """\
+import numpy as np
+import torch
+
+
+class Synthesizer:
+    def synthesize(self, batches, embeds):
+        specs = []
+        for i, batch in enumerate(batches):
+            chars = np.stack(batch)
+            speakers = np.stack(embeds[i])
+            chars = torch.tensor(chars).long()
+            speakers = torch.tensor(speakers).float()
+            specs.append(self.model.generate(chars, speakers))
+        return specs
+
+    def score(self, batches):
+        out = []
+        for batch in batches:
+            x = torch.tensor(np.stack(batch))  # TL003: torch.tensor(np.stack(batch))
+            out.append(self.model(x))
+        return out
 """,
         },
         rules=("TL003",),
