@@ -88,8 +88,10 @@ index follows, the code must show that the copy repeats: a loop, comprehension o
 it (not one over a mapping's `.items()`, `.keys()` or `.values()`, which runs once per key: the
 few fields of a processor's output), a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
 through the project index, in another module), or a caller in the file with such evidence;
-or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`), which
-copies the whole array twice however often it runs. A copy
+or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`) and kept
+(stored on the object, `self.x = ...`, or handed to a class such as `TensorDataset(...)`), which
+copies a whole data set twice however often it runs; a converted input that one forward of the
+call consumes (`x = torch.tensor(feats).float(); return self.forward(x)`) is not kept. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
 whose every call in the file runs once, the code outside loops of an undecorated function or
 method whose every call in the project runs once, other modules and calls through a base class's
@@ -979,8 +981,10 @@ the import is removed once the fixes leave it unused.
 
     def _converted(self, call: cst.Call) -> bool:
         """Whether the new tensor is converted at once (`torch.tensor(x).float()`,
-        `.to(torch.float)`): the whole array is copied twice, which judges count even once per
-        run (a data set standardised in a `setup()` method)."""
+        `.to(torch.float)`) and kept as a data set: the whole array is copied twice, which
+        judges count even once per run (a data set standardised in a `setup()` method). A
+        converted input that one call's forward consumes is not kept (a feature matrix built
+        per search generation): its copy is judged unmeasurable."""
         attribute = self.ctx.parents.get(call)
         if not isinstance(attribute, cst.Attribute) or attribute.value is not call:
             return False
@@ -989,8 +993,32 @@ the import is removed once the fixes leave it unused.
             return False
         name = attribute.attr.value
         if name == "to":
-            return any(self._dtype_name(a.value) is not None for a in method.args)
-        return name in _CONVERSIONS
+            converted = any(self._dtype_name(a.value) is not None for a in method.args)
+        else:
+            converted = name in _CONVERSIONS
+        return converted and self._held(method)
+
+    def _held(self, value: cst.Call) -> bool:
+        """Whether the tensor (through chained tensor methods, `.to(device)`) is stored on the
+        object (`self.x = ...`) or handed to a class (`TensorDataset(...)`): a data set held."""
+        node: cst.CSTNode = value
+        while True:
+            parent = self.ctx.parents.get(node)
+            outer = self.ctx.parents.get(parent) if parent is not None else None
+            if not (isinstance(parent, cst.Attribute) and isinstance(outer, cst.Call)):
+                break
+            node = outer  # `.to(device)`, `.unsqueeze(0)`
+        parent = self.ctx.parents.get(node)
+        if isinstance(parent, cst.Assign):
+            return all(
+                isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self"
+                for t in parent.targets
+            )
+        if isinstance(parent, cst.Arg):
+            site = self.ctx.parents.get(parent)
+            callee = (dotted(site.func) or "") if isinstance(site, cst.Call) else ""
+            return callee.rsplit(".", 1)[-1][:1].isupper()
+        return False
 
     def _repeats(self, call: cst.Call) -> bool:
         """Evidence that a method's copy runs many times: a loop, comprehension or lambda around
