@@ -85,10 +85,13 @@ Only a copy that may repeat is flagged: in a loop or comprehension, in a `Datase
 `__getitem__`, a collate function, a `forward`, or a module-level function that may run many
 times. In a method, which is called through instances that neither the file nor the project
 index follows, the code must show that the copy repeats: a loop, comprehension or lambda around
-it, a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
+it (not one over a mapping's `.items()`, `.keys()` or `.values()`, which runs once per key: the
+few fields of a processor's output), a loader's per-sample code, a `forward`, a per-batch loop that runs it (in the file or,
 through the project index, in another module), or a caller in the file with such evidence;
-or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`), which
-copies the whole array twice however often it runs. A copy
+or the new tensor is converted at once (`torch.tensor(x).float()`, `.to(torch.float)`) and kept
+(stored on the object, `self.x = ...`, or handed to a class such as `TensorDataset(...)`), which
+copies a whole data set twice however often it runs; a converted input that one forward of the
+call consumes (`x = torch.tensor(feats).float(); return self.forward(x)`) is not kept. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
 whose every call in the file runs once, the code outside loops of an undecorated function or
 method whose every call in the project runs once, other modules and calls through a base class's
@@ -104,6 +107,15 @@ Not flagged:
   augmentation step that another module calls while building it, a collate method handed to
   a loader in another module): unknown is silent, and such copies were found to run once or
   to copy a handful of numbers;
+- an array that numpy has just built from a list of Python numbers: `np.array(scores)` after
+  `scores.extend(out.tolist())` or `.append(x.item())`, `np.concatenate` of `[i] * len(atoms)`
+  lists, `np.array([len(s) for s in batch])`. Converting each Python object costs far more than
+  the copy that follows, and such lists hold a number or a few per sample (ids, lengths, one
+  score per completion): even per batch, the copy is never what a loop waits on;
+- a copy beside an autoregressive decode: a `.generate(...)` call of the same function, in the
+  same iteration of the innermost loop around the copy (a batch of symbol ids and speaker
+  embeddings before a spectrogram decode, a processor's outputs before text generation). The
+  decode runs the model once per generated token, so one copy of its inputs is noise;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
   piece is copied once in it, not per step;
@@ -209,6 +221,20 @@ the import is removed once the fixes leave it unused.
 - [Faster Deep Learning Training with PyTorch (L. Kuhn): create tensors without copies](https://efficientdl.com/faster-deep-learning-in-pytorch-a-guide/)
 """
     valid = [
+        # built from Python numbers (one id per atom, the lengths of a batch): the copy is noise
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            def collate(graphs):
+                owners = []
+                for i, graph in enumerate(graphs):
+                    owners.append([i] * len(graph.atoms))
+                lengths = np.array([len(g.atoms) for g in graphs])
+                return torch.tensor(np.concatenate(owners)), torch.tensor(lengths)
+            """
+        ),
         # a method whose callers the code does not show repeating: unknown is silent
         Valid(
             """
@@ -869,8 +895,12 @@ the import is removed once the fixes leave it unused.
             return  # copying an array that views a tensor keeps the new tensor apart from it
         if self.ctx.fact(NumpyProvenance).may_not_share(data.value):
             return  # `a[::-1]`, `np.frombuffer(blob)`: `from_numpy` raises or warns; the copy is needed
+        if self.ctx.fact(NumpyProvenance).from_python_numbers(evidence):
+            return  # ids, lengths, scores: building the array from Python objects dwarfs the copy
         if self._one_off(call, evidence):
             return  # a one-off copy of a small array: set-up code, not a per-batch copy
+        if self._beside_decode(call):
+            return  # next to an autoregressive decode, which runs the model once per token
         if self.ctx.fact(LibraryDemo).runs_only_in_demo(call):
             return  # a library module's `__main__` demo: not the project's training or evaluation
         if becomes_weight(self.ctx, call):
@@ -912,6 +942,36 @@ the import is removed once the fixes leave it unused.
             return not data_set
         return self._in_method(call) and not self._repeats(call) and not self._converted(call)
 
+    def _beside_decode(self, call: cst.Call) -> bool:
+        """Whether the copy runs beside an autoregressive decode: a `.generate(...)` call of the
+        same function, in the same iteration of the innermost loop around the copy (a loop over
+        a mapping's keys aside). The decode runs the model once per generated token, so a copy
+        of its inputs once per decode is noise (judged: a batch of symbol ids and speaker
+        embeddings before a 2000-step spectrogram decode, processor outputs before generation)."""
+        model = self.ctx.fact(SemanticModel)
+        function = model.function_of(call)
+        if function is None:
+            return False
+        scope: cst.CSTNode = function
+        child: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if parent is function:
+                break
+            if _repeating_loop(parent, child):
+                scope = parent
+                break
+            child = parent
+        for attribute in model.attributes.get("generate", ()):
+            site = self.ctx.parents.get(attribute)
+            if (
+                isinstance(site, cst.Call)
+                and site.func is attribute
+                and model.is_ancestor(scope, site)
+                and model.function_of(site) is function
+            ):
+                return True
+        return False
+
     def _in_method(self, call: cst.Call) -> bool:
         """Whether the code holding `call` is a method's own: called through instances, which
         neither the file nor the project index follows to the loops that may run it."""
@@ -921,8 +981,10 @@ the import is removed once the fixes leave it unused.
 
     def _converted(self, call: cst.Call) -> bool:
         """Whether the new tensor is converted at once (`torch.tensor(x).float()`,
-        `.to(torch.float)`): the whole array is copied twice, which judges count even once per
-        run (a data set standardised in a `setup()` method)."""
+        `.to(torch.float)`) and kept as a data set: the whole array is copied twice, which
+        judges count even once per run (a data set standardised in a `setup()` method). A
+        converted input that one call's forward consumes is not kept (a feature matrix built
+        per search generation): its copy is judged unmeasurable."""
         attribute = self.ctx.parents.get(call)
         if not isinstance(attribute, cst.Attribute) or attribute.value is not call:
             return False
@@ -931,8 +993,32 @@ the import is removed once the fixes leave it unused.
             return False
         name = attribute.attr.value
         if name == "to":
-            return any(self._dtype_name(a.value) is not None for a in method.args)
-        return name in _CONVERSIONS
+            converted = any(self._dtype_name(a.value) is not None for a in method.args)
+        else:
+            converted = name in _CONVERSIONS
+        return converted and self._held(method)
+
+    def _held(self, value: cst.Call) -> bool:
+        """Whether the tensor (through chained tensor methods, `.to(device)`) is stored on the
+        object (`self.x = ...`) or handed to a class (`TensorDataset(...)`): a data set held."""
+        node: cst.CSTNode = value
+        while True:
+            parent = self.ctx.parents.get(node)
+            outer = self.ctx.parents.get(parent) if parent is not None else None
+            if not (isinstance(parent, cst.Attribute) and isinstance(outer, cst.Call)):
+                break
+            node = outer  # `.to(device)`, `.unsqueeze(0)`
+        parent = self.ctx.parents.get(node)
+        if isinstance(parent, cst.Assign):
+            return all(
+                isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self"
+                for t in parent.targets
+            )
+        if isinstance(parent, cst.Arg):
+            site = self.ctx.parents.get(parent)
+            callee = (dotted(site.func) or "") if isinstance(site, cst.Call) else ""
+            return callee.rsplit(".", 1)[-1][:1].isupper()
+        return False
 
     def _repeats(self, call: cst.Call) -> bool:
         """Evidence that a method's copy runs many times: a loop, comprehension or lambda around
@@ -948,9 +1034,7 @@ the import is removed once the fixes leave it unused.
         child = node
         function = None
         for parent in self.ctx.ancestors(node):
-            if isinstance(parent, (cst.For, cst.While)) and in_loop_body(parent, child):
-                return True
-            if isinstance(parent, (*COMPREHENSIONS, cst.Lambda)):
+            if isinstance(parent, cst.Lambda) or _repeating_loop(parent, child):
                 return True
             if isinstance(parent, cst.FunctionDef):
                 function = parent
@@ -1092,6 +1176,30 @@ the import is removed once the fixes leave it unused.
         if name == "arange":  # numpy infers its dtype from the arguments: integers give int64
             return "float64" if any(isinstance(a.value, cst.Float) for a in call.args) else "int64"
         return "float64" if name in _FLOAT64_BY_DEFAULT else None
+
+
+def _repeating_loop(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """A loop whose body holds `child`, or a comprehension, that runs more than once per key."""
+    if isinstance(parent, cst.For | cst.While):
+        return in_loop_body(parent, child) and not _over_keys(parent)
+    return isinstance(parent, COMPREHENSIONS) and not _over_keys(parent)
+
+
+def _over_keys(loop: cst.CSTNode) -> bool:
+    """A loop or comprehension over a mapping's `.items()`, `.keys()` or `.values()`: it runs once
+    per key (the few fields of a batch or of a processor's output), not once per sample."""
+    if isinstance(loop, cst.For):
+        iterable: cst.BaseExpression | None = loop.iter
+    elif isinstance(loop, COMPREHENSIONS) and loop.for_in.inner_for_in is None:
+        iterable = loop.for_in.iter
+    else:
+        return False
+    return (
+        isinstance(iterable, cst.Call)
+        and not iterable.args
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "keys", "values")
+    )
 
 
 def _head(call: cst.Call) -> str | None:

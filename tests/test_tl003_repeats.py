@@ -106,6 +106,7 @@ class Agent(torch.nn.Module):
             "ecg.py": """\
 import numpy as np
 import torch
+from torch.utils.data import TensorDataset
 
 
 class Records:
@@ -115,6 +116,25 @@ class Records:
         self.x = torch.tensor(x).to(torch.float)  # TL003: torch.tensor(x)
         self.y = torch.tensor(y).float()  # TL003: torch.tensor(y)
         self.z = torch.tensor(y).to("cpu")
+        self.train = TensorDataset(torch.tensor(y[:8]).float())  # TL003: torch.tensor(y[:8])
+""",
+        },
+        rules=("TL003",),
+    ),
+    # converted, but only for one forward of the call: a transient input, not a data set kept
+    Case(
+        "method-converts-an-input-for-one-forward",
+        {
+            "predictor.py": """\
+import numpy as np
+import torch
+
+
+class Predictor:
+    def predict(self, archs):
+        feats = [self.encoder.features(a) for a in archs]
+        x = torch.tensor(np.array(feats)).float().to(self.device)
+        return self.forward(x)
 """,
         },
         rules=("TL003",),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import is_name
+from torchlint.analysis.nodes import is_attribute, is_name
 
 __all__ = ["Evidence", "NumpyProvenance"]
 
@@ -144,6 +144,11 @@ _FOREIGN_ARRAYS = frozenset(
 )
 _FOREIGN_ARCHIVES = frozenset({"scipy.io.loadmat"})
 _ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+# numpy functions that build an array out of the objects of a list they are given.
+_LIST_BUILDERS = frozenset({"array", "asarray", "stack", "concatenate", "hstack", "vstack"})
+# Builtins that return a Python number, and list methods that neither add to a list nor hand it on.
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "round"})
+_LIST_READS = frozenset({"sort", "reverse", "pop", "index", "count", "copy", "clear"})
 _MAX_DEPTH = 40
 _MAX_CALL_DEPTH = 4  # factories followed to find an instance's class
 _SCOPES = (
@@ -209,6 +214,110 @@ class NumpyProvenance:
         if isinstance(origin.func, cst.Attribute) and origin.func.attr.value == "to_numpy":
             return True
         return (self.symbols.qualname(origin.func) or "") in _DATA_READERS
+
+    def from_python_numbers(self, evidence: Evidence) -> bool:
+        """Whether numpy has just built the array from a list of Python numbers: `np.array(scores)`
+        after `scores.extend(out.tolist())` or `.append(x.item())`, `np.concatenate` of
+        `[i] * len(atoms)` lists, `np.array([len(s) for s in batch])`. Converting each Python
+        object costs far more than copying the array that results, and such lists hold a number or
+        a few per sample (ids, lengths, scores): the copy is never what a loop waits on."""
+        origin = evidence.origin
+        if not isinstance(origin, cst.Call):
+            return False
+        name = self.symbols.qualname(origin.func) or ""
+        args = self._positional(origin)
+        if not name.startswith("numpy.") or name[len("numpy.") :] not in _LIST_BUILDERS or not args:
+            return False
+        return self._numbers(args[0].value, origin, 0)
+
+    def _numbers(self, expr: cst.BaseExpression, built: cst.Call, depth: int) -> bool:
+        """A list (or tuple, or nested lists) whose items are evidently Python numbers."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.List | cst.Tuple):
+            return all(
+                self._number(e.value, depth) or self._numbers(e.value, built, depth + 1)
+                for e in expr.elements
+                if isinstance(e, cst.Element)
+            )
+        if isinstance(expr, cst.ListComp):
+            return self._number(expr.elt, depth) or self._numbers(expr.elt, built, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            return (  # `[i] * len(atoms)`
+                isinstance(expr.left, cst.List)
+                and self._numbers(expr.left, built, depth + 1)
+                and self._number(expr.right, depth)
+            )
+        if isinstance(expr, cst.Call):
+            return is_attribute(expr.func, "tolist")
+        return isinstance(expr, cst.Name) and self._filled_with_numbers(expr, built, depth)
+
+    def _filled_with_numbers(self, name: cst.Name, built: cst.Call, depth: int) -> bool:
+        """A list bound to numbers (`scores = []`) that its scope only fills with numbers
+        (`.append(x.item())`, `.extend(out.tolist())`) and hands to nothing but `built` and `len`."""
+        reaching = self.b.reaching(name)
+        if not reaching or not all(
+            b.exact is not None and self._numbers(b.exact, built, depth + 1) for b in reaching
+        ):
+            return False
+        scope = self.b.scope_of(name)
+        return all(
+            self._number_use(read, built, depth)
+            for read in self.b.reads_of(name.value, scope)
+            if any(b in reaching for b in self.b.reaching(read))  # the list, not a later rebinding
+        )
+
+    def _number_use(self, read: cst.Name, built: cst.Call, depth: int) -> bool:
+        parent = self.b.parents.get(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            call = self.b.parents.get(parent)
+            if not isinstance(call, cst.Call) or call.func is not parent:
+                return False
+            method = parent.attr.value
+            if method in _LIST_READS:
+                return True
+            items = [a.value for a in self._positional(call)]
+            if method in ("append", "insert") and items:
+                return self._number(items[-1], depth) or self._numbers(items[-1], built, depth + 1)
+            return (
+                method == "extend" and len(items) == 1 and self._numbers(items[0], built, depth + 1)
+            )
+        if isinstance(parent, cst.Arg):
+            call = self.b.parents.get(parent)
+            return call is built or (isinstance(call, cst.Call) and is_name(call.func, "len"))
+        if isinstance(parent, cst.Subscript):  # an item read, not one stored
+            return not isinstance(self.b.parents.get(parent), cst.AssignTarget | cst.AugAssign)
+        return not isinstance(parent, cst.AssignTarget | cst.AugAssign | cst.Element)
+
+    def _number(self, expr: cst.BaseExpression, depth: int) -> bool:
+        """A Python number: a literal, `len(x)`, `int(x)`, `x.item()`, arithmetic of such, or a
+        counter from `range(...)`/`enumerate(...)`."""
+        if isinstance(expr, cst.Integer | cst.Float):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return self._number(expr.expression, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._number(expr.left, depth) and self._number(expr.right, depth)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name):
+                return func.value in _NUMBER_BUILTINS and self.symbols.qualname(func) is None
+            return is_attribute(func, "item") and not expr.args
+        if not isinstance(expr, cst.Name) or depth > 3:
+            return False
+        reaching = self.b.reaching(expr)
+        return bool(reaching) and all(self._counter(b, depth) for b in reaching)
+
+    def _counter(self, binding: Binding, depth: int) -> bool:
+        """`i` of `for i in range(n)` or `for i, x in enumerate(xs)`, or a name bound to a number."""
+        if binding.exact is not None:
+            return self._number(binding.exact, depth + 1)
+        if binding.kind is not BindingKind.LOOP or not isinstance(binding.value, cst.Call):
+            return False
+        func = binding.value.func
+        if is_name(func, "range"):
+            return binding.path == ()
+        return is_name(func, "enumerate") and binding.path == (0,)
 
     def is_numpy(self, expr: cst.BaseExpression) -> bool:
         return self.evidence(expr) is not None
