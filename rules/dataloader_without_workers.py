@@ -538,12 +538,7 @@ accelerator PyTorch warns and ignores it.
             if in_memory:
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
-            if (
-                pin
-                and in_memory
-                and not _has_workers(loaders, args)
-                and not _overlaps(loaders, call)
-            ):
+            if pin and in_memory and not _has_workers(loaders, args) and not loaders.overlaps(call):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
             if pin and self._pin_unmeasurable(loaders, call, args):
                 pin = False
@@ -569,13 +564,17 @@ accelerator PyTorch warns and ignores it.
     def _pin_unmeasurable(self, loaders: DataLoaders, call: cst.Call, args: LoaderArgs) -> bool:
         """`pin_memory` left out where the code chose so, or where pinning cannot show: pinned in
         the other branch of the `if` that builds this loader, or, for a loader with workers, a
-        one-off inference pass of a program that trains, or batches each followed by
-        autoregressive generation."""
+        one-off inference pass of a program that trains, an export pass that writes each
+        batch's results to files, or batches each followed by autoregressive generation."""
         if self._pinned_in_other_branch(loaders, call):
             return True
         if not _has_workers(loaders, args):
             return False
-        return self._one_off_pass(loaders, call) or self._generates_per_batch(loaders, call)
+        return (
+            self._one_off_pass(loaders, call)
+            or loaders.exports_per_batch(call)
+            or self._generates_per_batch(loaders, call)
+        )
 
     def _pinned_in_other_branch(self, loaders: DataLoaders, call: cst.Call) -> bool:
         """The other branch of the nearest `if` around the loader, in its function, builds a
@@ -915,17 +914,3 @@ def _has_workers(loaders: DataLoaders, args: LoaderArgs) -> bool:
         and not (isinstance(value, cst.Integer) and value.evaluated_value == 0)
         and not loaders.zero_by_default(value)
     )
-
-
-def _overlaps(loaders: DataLoaders, call: cst.Call) -> bool:
-    """Some CUDA copy of the loader's batches is `non_blocking=True` (or given a flag): from
-    pinned memory it runs while the device computes, which a pageable copy cannot."""
-    for loop in loaders.loops_of(call):
-        for move in loaders.moves.get(loop, ()):
-            flag = next(
-                (a.value for a in move.args if a.keyword and a.keyword.value == "non_blocking"),
-                None,
-            )
-            if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
-                return True
-    return False
