@@ -92,8 +92,10 @@ bound so in every branch of an `if`, also reaching the loader through a paramete
 the file passes one for, or a function of the file that returns one, alone or in the tuple
 it returns with extras under a flag: `dataset, examples = load(..., output_examples=True)`) has nothing for workers to
 load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
-(it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned
-copy then overlaps compute). Without workers a loader pins each batch in the main process right
+(it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned copy
+then overlaps compute) and does not wait for the device in every iteration (`loss.item()` each
+step, or a helper that copies the batch and returns `out.cpu()`: after such a wait the device is
+idle at the next copy, so a non_blocking copy has nothing to overlap). Without workers a loader pins each batch in the main process right
 before the loop copies it: one more host copy, pageable into pinned memory, in place of the one
 the CUDA driver makes through its own pinned staging buffer, so a synchronous copy gains
 nothing (the `pin_memory()`/`non_blocking` guide below measures pinning then copying as slower
@@ -108,9 +110,15 @@ builds the loader pins: `if workers > 0: DataLoader(..., pin_memory=True) else: 
 is `pin_memory=workers > 0`) or, for a loader with workers, where pinning cannot show: a one-off
 inference pass of a file that trains (every loop over the loader runs no backward or optimizer
 step, in a function the file calls once and no other module imports, and nothing runs it again:
-teacher outputs before training), or a loop whose every batch goes through autoregressive
-generation (`model.generate(...)` outside any branch: seconds of decoding per batch). A tool
-whose whole run is such a pass (feature statistics over a dataset) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
+teacher outputs before training), an export pass (every loop over the loader writes each
+batch's results to files as it goes, `torch.save(feat, path)` or `np.save` per sample outside any
+branch, runs no backward or optimizer step, and nothing runs it again: features or spectrograms
+precomputed for a later stage, paced by the read back and the disk write; an evaluation that
+writes only under a flag, `if args.save_result:`, is still asked), or a loop whose every batch
+goes through autoregressive generation (`model.generate(...)` outside any branch: seconds of
+decoding per batch). A tool
+whose whole run is an inference pass that keeps its results (feature statistics over a dataset,
+written once at the end) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## When not to act
