@@ -92,8 +92,10 @@ bound so in every branch of an `if`, also reaching the loader through a paramete
 the file passes one for, or a function of the file that returns one, alone or in the tuple
 it returns with extras under a flag: `dataset, examples = load(..., output_examples=True)`) has nothing for workers to
 load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
-(it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned
-copy then overlaps compute). Without workers a loader pins each batch in the main process right
+(it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned copy
+then overlaps compute) and does not wait for the device in every iteration (`loss.item()` each
+step, or a helper that copies the batch and returns `out.cpu()`: after such a wait the device is
+idle at the next copy, so a non_blocking copy has nothing to overlap). Without workers a loader pins each batch in the main process right
 before the loop copies it: one more host copy, pageable into pinned memory, in place of the one
 the CUDA driver makes through its own pinned staging buffer, so a synchronous copy gains
 nothing (the `pin_memory()`/`non_blocking` guide below measures pinning then copying as slower
@@ -108,9 +110,15 @@ builds the loader pins: `if workers > 0: DataLoader(..., pin_memory=True) else: 
 is `pin_memory=workers > 0`) or, for a loader with workers, where pinning cannot show: a one-off
 inference pass of a file that trains (every loop over the loader runs no backward or optimizer
 step, in a function the file calls once and no other module imports, and nothing runs it again:
-teacher outputs before training), or a loop whose every batch goes through autoregressive
-generation (`model.generate(...)` outside any branch: seconds of decoding per batch). A tool
-whose whole run is such a pass (feature statistics over a dataset) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
+teacher outputs before training), an export pass (every loop over the loader writes each
+batch's results to files as it goes, `torch.save(feat, path)` or `np.save` per sample outside any
+branch, runs no backward or optimizer step, and nothing runs it again: features or spectrograms
+precomputed for a later stage, paced by the read back and the disk write; an evaluation that
+writes only under a flag, `if args.save_result:`, is still asked), or a loop whose every batch
+goes through autoregressive generation (`model.generate(...)` outside any branch: seconds of
+decoding per batch). A tool
+whose whole run is an inference pass that keeps its results (feature statistics over a dataset,
+written once at the end) is still asked. In a notebook the fix adds workers directly: its kernel is never re-imported by
 them, so there is no `if __name__ == "__main__":` guard to add.
 
 ## When not to act
@@ -538,12 +546,7 @@ accelerator PyTorch warns and ignores it.
             if in_memory:
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
-            if (
-                pin
-                and in_memory
-                and not _has_workers(loaders, args)
-                and not _overlaps(loaders, call)
-            ):
+            if pin and in_memory and not _has_workers(loaders, args) and not loaders.overlaps(call):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
             if pin and self._pin_unmeasurable(loaders, call, args):
                 pin = False
@@ -569,13 +572,17 @@ accelerator PyTorch warns and ignores it.
     def _pin_unmeasurable(self, loaders: DataLoaders, call: cst.Call, args: LoaderArgs) -> bool:
         """`pin_memory` left out where the code chose so, or where pinning cannot show: pinned in
         the other branch of the `if` that builds this loader, or, for a loader with workers, a
-        one-off inference pass of a program that trains, or batches each followed by
-        autoregressive generation."""
+        one-off inference pass of a program that trains, an export pass that writes each
+        batch's results to files, or batches each followed by autoregressive generation."""
         if self._pinned_in_other_branch(loaders, call):
             return True
         if not _has_workers(loaders, args):
             return False
-        return self._one_off_pass(loaders, call) or self._generates_per_batch(loaders, call)
+        return (
+            self._one_off_pass(loaders, call)
+            or loaders.exports_per_batch(call)
+            or self._generates_per_batch(loaders, call)
+        )
 
     def _pinned_in_other_branch(self, loaders: DataLoaders, call: cst.Call) -> bool:
         """The other branch of the nearest `if` around the loader, in its function, builds a
@@ -915,17 +922,3 @@ def _has_workers(loaders: DataLoaders, args: LoaderArgs) -> bool:
         and not (isinstance(value, cst.Integer) and value.evaluated_value == 0)
         and not loaders.zero_by_default(value)
     )
-
-
-def _overlaps(loaders: DataLoaders, call: cst.Call) -> bool:
-    """Some CUDA copy of the loader's batches is `non_blocking=True` (or given a flag): from
-    pinned memory it runs while the device computes, which a pageable copy cannot."""
-    for loop in loaders.loops_of(call):
-        for move in loaders.moves.get(loop, ()):
-            flag = next(
-                (a.value for a in move.args if a.keyword and a.keyword.value == "non_blocking"),
-                None,
-            )
-            if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
-                return True
-    return False

@@ -15,18 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import COMPREHENSIONS, in_loop_body, returned_values
+from torchlint.analysis.names import WRITER_NAME
+from torchlint.analysis.nodes import COMPREHENSIONS, find_all, in_loop_body, returned_values
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.host_io import WaitsByDesign
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATASETS = frozenset(
@@ -95,6 +97,20 @@ _VIEW_METHODS = _ITERATION_METHODS | frozenset(
 _MAX_DEPTH = 8
 _MAX_CALL_DEPTH = 3  # callers followed to find the loops that run a function again
 Loop = cst.For | cst.CompFor
+# What runs its body only sometimes: a branch, a handler, a comprehension, deferred code.
+_BRANCHING = (
+    cst.If,
+    cst.IfExp,
+    cst.While,
+    cst.Try,
+    cst.TryStar,
+    cst.BooleanOperation,
+    cst.Match,
+    cst.Lambda,
+    cst.FunctionDef,
+    cst.ClassDef,
+    *COMPREHENSIONS,
+)
 
 
 @dataclass(frozen=True)
@@ -773,6 +789,70 @@ class DataLoaders:
             return found
         return set()
 
+    # -- whether pinning a loader's batches can pay -----------------------------------
+    def overlaps(self, loader: cst.Call) -> bool:
+        """Some CUDA copy of the loader's batches is `non_blocking=True` (or given a flag) and
+        can run while the device computes: its loop does not wait for the device in every
+        iteration (`loss.item()`, `pred.cpu()` for a host metric: `WaitsByDesign`), and the
+        function that copies does not hand back a host copy of what it computed (`return
+        out.cpu()`). After such a wait the device is idle at the next copy: a non_blocking copy
+        from pinned memory then has nothing to overlap, as a synchronous one."""
+        from torchlint.analysis.host_io import WaitsByDesign  # host_io -> tensors -> here
+
+        waits = self.ctx.fact(WaitsByDesign)
+        for loop in self.loops_of(loader):
+            if waits.drains_every_iteration(loop):
+                continue
+            for move in self.moves.get(loop, ()):
+                if _non_blocking(move) and not self._copier_returns_to_host(loop, move, waits):
+                    return True
+        return False
+
+    def _copier_returns_to_host(self, loop: Loop, move: cst.Call, waits: WaitsByDesign) -> bool:
+        """The copy sits in a function of the file other than the loop's, and every call of that
+        function gets back a host copy (`return out.cpu()`): each batch's result is read back
+        before the loop goes on."""
+        function = self.scopes.function_of(move)
+        if function is None or function is self.scopes.function_of(loop):
+            return False
+        sites = self.scopes.callers.get(function, [])
+        return bool(sites) and all(waits.returns_host_copy(site) for site in sites)
+
+    def exports_per_batch(self, loader: cst.Call) -> bool:
+        """Every loop over the loader is an export pass: it writes each batch's results to files
+        as it goes (`torch.save(feat, path)`, `np.save(...)` per sample of the batch), outside
+        any branch, and runs no backward or optimizer step, and nothing runs it again
+        (precomputed features, synthesized spectrograms for a later stage). The per-batch read
+        back and disk write pace the loop: a pinned copy of a batch the workers prepared saves
+        nothing measurable. A loop that writes only under a flag (`if args.save_result:`) is
+        an evaluation that may write nothing, and is not one."""
+        from torchlint.analysis.training import Training
+
+        loops = self.loops_of(loader)
+        if not loops or self.reiterated(loader) is not None:
+            return False
+        steps = self.ctx.fact(Training).step_calls
+        return all(
+            isinstance(loop, cst.For)
+            and not any(self.scopes.is_ancestor(loop, step) for step in steps)
+            and any(
+                _writes(call) and self._each_iteration(loop, call)
+                for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
+            )
+            for loop in loops
+        )
+
+    def _each_iteration(self, loop: cst.For, node: cst.CSTNode) -> bool:
+        """`node` runs in every iteration of `loop`: in its body with no branch, handler,
+        comprehension or nested function between them (inner loops over the batch's samples
+        and `with` blocks allowed)."""
+        for parent in self.scopes.ancestors(node):
+            if parent is loop:
+                return True
+            if isinstance(parent, _BRANCHING):
+                return False
+        return False
+
 
 def _move_target(call: cst.Call) -> cst.BaseExpression | None:
     """The device a `.to(...)` call names: its first positional argument, or `device=`."""
@@ -783,6 +863,19 @@ def _move_target(call: cst.Call) -> cst.BaseExpression | None:
             None,
         )
     return target
+
+
+def _writes(call: cst.Call) -> bool:
+    """A call named like a file writer (`torch.save`, `np.save`, `imwrite`, `save_image`)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func) or ""
+    return bool(WRITER_NAME.search(name))
+
+
+def _non_blocking(move: cst.Call) -> bool:
+    """`non_blocking=` given something other than a literal `False`."""
+    flag = _keyword(move, "non_blocking")
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
 
 
 def _is_self(node: cst.BaseExpression) -> bool:
