@@ -1768,29 +1768,35 @@ class ProjectIndex:
             return True  # a cycle adds no caller from outside it
         if depth > _MAX_DEPTH or not name or "." in name:
             return False
-        sites = self._function_sites(file, name)
-        if not self._plain_mentions(file, name, {where for where, _, _, _ in sites}):
+        calling = self._calling_files(name)  # the text first: most names fail it at once
+        if calling is None:
             return False
+        sites = self._function_sites(file, name)
+        if not calling <= {file} | {where for where, _, _, _ in sites}:
+            return False  # a call the imports do not resolve (`a.b.name(...)`) may reach it
         busy = busy | {(file, name)}
         return all(
             owner is not None and self._unreached(where, owner, depth + 1, busy)
             for where, _, owner, _ in sites
         )
 
-    def _plain_mentions(self, file: Path, name: str, callers: set[Path]) -> bool:
-        """Whether every file of the project that writes `name` writes it only in the plain
-        forms `unreached` reads: a call of the bare name (in `file`, or in a file whose calls
-        were resolved to it: `callers`), its undecorated definition, `super(name, ...)`, an
-        import line or a quoted `__all__` entry."""
+    def _calling_files(self, name: str) -> set[Path] | None:
+        """The files of the project that call the bare `name`, when every file that writes it
+        does so only in the plain forms `unreached` reads (a call of the bare name, its
+        undecorated definition, `super(name, ...)`, an import line or a quoted `__all__`
+        entry); None otherwise."""
+        calling: set[Path] = set()
         for other in self._project_files():
             if not _mentions(other, name):
                 continue
             read = _read(other)
-            calls = other == file or other in callers
-            if read is None or not _plain_text_mentions(read[0], name, calls):
-                return False
+            calls = _plain_text_mentions(read[0], name) if read is not None else None
+            if read is None or calls is None:
+                return None
             self.consulted[other] = read[1]
-        return True
+            if calls:
+                calling.add(other)
+        return calling
 
     def method_never_called(self, file: Path, klass: str, method: str) -> bool:
         """Whether the project calls the method `method` only on other classes than the
@@ -3120,30 +3126,32 @@ def _imports_name(data: bytes, name: str) -> bool:
     )
 
 
-def _plain_text_mentions(text: str, name: str, calls: bool) -> bool:
-    """Whether each word `name` of `text` is its undecorated `def` or `class` line, an import
-    line, a quoted string (`__all__`), `super(name, ...)` or, where `calls`, a call of the bare
-    name. An attribute of that name (`nets.name`) may be it, called or handed over."""
+def _plain_text_mentions(text: str, name: str) -> bool | None:
+    """Whether `text` calls the bare `name`, when each word `name` of it is such a call, its
+    undecorated `def` or `class` line, an import line, a quoted `__all__` entry or
+    `super(name, ...)`; None for any other mention: an attribute of that name (`nets.name`)
+    may be it, called or handed over, and a bare name not called is handed over."""
+    calls = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start, end = match.span()
         line_start = text.rfind("\n", 0, start) + 1
         before, after = text[line_start:start], text[end:]
         if before.lstrip().startswith(("from ", "import ")):
             if re.match(r"[ \t]+as\b", after):
-                return False  # imported under another name, which is not followed
+                return None  # imported under another name, which is not followed
             continue
         if after[:1] in ("'", '"') and before.endswith(after[0]) and _in_all(text, start):
             continue
         if re.fullmatch(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+", before):
             if _decorated(text, line_start):
-                return False  # registered, or wrapped: who calls it is not known
+                return None  # registered, or wrapped: who calls it is not known
             continue
-        if re.search(r"\bsuper\(\s*$", before) or (
-            calls and not before.endswith(".") and re.match(r"\s*\(", after)
-        ):
+        if re.search(r"\bsuper\(\s*$", before):
             continue
-        return False
-    return True
+        if before.endswith(".") or not re.match(r"\s*\(", after):
+            return None
+        calls = True
+    return calls
 
 
 def _in_all(text: str, start: int) -> bool:
