@@ -50,7 +50,12 @@ Not flagged: a construction that runs only where CUDA is unavailable (the `else`
 which scripts keep so that `model.module` works on the CPU path: without a GPU, DataParallel
 calls the module directly. Nor a wrap bound to a name that is only unwrapped again
 (`model = model.module`) or given weights (`model.load_state_dict(...)`): the usual way to
-load a checkpoint saved from a wrapped model, whose wrapper never runs a forward.
+load a checkpoint saved from a wrapped model, whose wrapper never runs a forward; such a
+wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
+(`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
+Nor a wrap in a module-level function or class that the project never runs: called only
+from code that is never called itself (a vendored builder or trainer left unused), and never
+handed over, decorated or reached through a module attribute.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
