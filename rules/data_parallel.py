@@ -53,9 +53,10 @@ calls the module directly. Nor a wrap bound to a name that is only unwrapped aga
 load a checkpoint saved from a wrapped model, whose wrapper never runs a forward; such a
 wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
 (`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
-Nor a wrap in a module-level function or class that the project never runs: called only
-from code that is never called itself (a vendored builder or trainer left unused), and never
-handed over, decorated or reached through a module attribute.
+Nor a wrap in a module-level class that the project never builds: called only from
+functions that are never called themselves (a vendored generator or trainer left unused), and
+never handed over, decorated, derived from or reached through a module attribute. A function
+that nothing calls is still flagged: it is an entry point or API, whose callers are its users.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -379,9 +380,11 @@ which a codemod cannot write for you.
         return reads > 0 and (delegates or not stored)
 
     def _never_runs(self, node: cst.Call) -> bool:
-        """The wrap sits in an undecorated module-level function or class that the project
-        never runs (`ProjectIndex.unreached`: only called from code that is never called
-        itself, never handed over): a vendored helper or trainer left unused."""
+        """The wrap sits in an undecorated module-level class that the project never builds
+        (`ProjectIndex.unreached`: built only by functions that are never called themselves,
+        never handed over): a vendored generator or trainer left unused. A module-level
+        function that nothing calls is not asked: it is an entry point run by hand or API,
+        whose callers are its users (a classifier-training function of a GAN zoo)."""
         project = self.ctx.project
         if project is None:
             return False
@@ -389,7 +392,11 @@ which a codemod cannot write for you.
         for ancestor in self.ctx.fact(SemanticModel).ancestors(node):
             if isinstance(ancestor, cst.FunctionDef | cst.ClassDef):
                 outer = ancestor
-        if outer is None or outer.decorators or outer not in self.ctx.module.body:
+        if (
+            not isinstance(outer, cst.ClassDef)
+            or outer.decorators
+            or outer not in self.ctx.module.body
+        ):
             return False
         name = outer.name.value
         if name not in self._unreached:

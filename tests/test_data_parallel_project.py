@@ -1,11 +1,12 @@
 """TL004 in invented projects: a DataParallel wrap that never runs is no finding.
 
-Production repositories vendor whole libraries (a pix2pix generator builder, a minGPT trainer, a
-synchronised-BatchNorm helper) of which the project uses a part; a wrap inside a function or
-class that no code of the project calls, except code that is never called itself, never builds
-the wrapper. The project index says so from the calls it already summarises; a name handed over
-(`mp.spawn(main_worker)`), registered by a decorator or called through a module attribute is
-not followed, so its wrap stays a finding. Checked once by the installed `torchlint`.
+Production repositories vendor whole libraries (a pix2pix generator and its builder, a minGPT
+trainer) of which the project uses a part; a wrap inside a class that no code of the project
+builds, except functions that are never called themselves, never runs. The project index says
+so from the calls it already summarises. A function that nothing calls is an entry point or
+API, and a name handed over (`mp.spawn(main_worker)`), registered by a decorator or called
+through a module attribute is not followed, so their wraps stay findings. Checked once by the
+installed `torchlint`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ from nets import Net
 model = Net()
 for x in loader:
     model(x).sum().backward()
+"""
+
+GEN = """\
+import torch
+
+
+class Gen(torch.nn.Module):
+    def __init__(self, model):
+        super(Gen, self).__init__()
+        self.model = torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
 """
 
 CASES = [
@@ -54,8 +65,9 @@ def define_G(gpu_ids):
             "train.py": _TRAIN,
         },
     ),
+    # A function nothing calls is an entry point or API: its users call it.
     Case(
-        "vendored-helper-exported-recursive",
+        "uncalled-function-is-api",
         rules=("TL004",),
         files={
             "sync/__init__.py": "from .batchnorm import convert_model\n",
@@ -68,7 +80,7 @@ __all__ = ["SyncBN", "convert_model"]
 def convert_model(module):
     if isinstance(module, torch.nn.DataParallel):
         mod = convert_model(module.module)
-        return torch.nn.DataParallel(mod, device_ids=module.device_ids)
+        return torch.nn.DataParallel(mod, device_ids=module.device_ids)  # TL004: torch.nn.DataParallel(mod, device_ids=module.device_ids)
     for name, child in module.named_children():
         module.add_module(name, convert_model(child))
     return module
@@ -103,25 +115,23 @@ class Net(torch.nn.Module):
             "train.py": _TRAIN,
         },
     ),
-    # Reached: called from a main, handed over, decorated, called through the module.
+    # Reached: built by a function a main calls, handed over, decorated, built through the
+    # module, fetched by name, derived from.
     Case(
-        "builder-called-from-main",
+        "class-built-from-main",
         rules=("TL004",),
         files={
-            "nets.py": """\
-import torch
+            "nets.py": GEN,
+            "train.py": """\
+from nets import Gen
 
 
 def build(model):
-    return torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
-""",
-            "train.py": """\
-from nets import build
+    return Gen(model)
 
 
 def main():
-    model = build(Net())
-    model(x)
+    build(Net())(x)
 
 
 if __name__ == "__main__":
@@ -130,26 +140,12 @@ if __name__ == "__main__":
         },
     ),
     Case(
-        "worker-handed-to-spawn",
+        "class-handed-to-a-registry",
         rules=("TL004",),
-        files={
-            "train.py": """\
-import torch
-import torch.multiprocessing as mp
-
-
-def worker(rank, model):
-    model = torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
-    model(x)
-
-
-def main():
-    mp.spawn(worker, nprocs=2)
-""",
-        },
+        files={"nets.py": GEN, "train.py": "from nets import Gen\n\nMODELS = {'gen': Gen}\n"},
     ),
     Case(
-        "registered-builder",
+        "registered-class",
         rules=("TL004",),
         files={
             "nets.py": """\
@@ -165,39 +161,24 @@ class Wrapped(torch.nn.Module):
         },
     ),
     Case(
-        "builder-called-through-module",
+        "class-built-through-module",
         rules=("TL004",),
         files={
-            "nets.py": """\
-import torch
-
-
-def build(model):
-    return torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
-""",
-            "train.py": """\
-import models.nets as nets
-
-model = nets.build(Net())
-""",
+            "nets.py": GEN,
+            "train.py": "import models.nets as nets\n\nmodel = nets.Gen(Net())\n",
         },
     ),
     Case(
-        "builder-fetched-by-name",
+        "class-fetched-by-name",
+        rules=("TL004",),
+        files={"nets.py": GEN, "train.py": 'import nets\n\nmodel = getattr(nets, "Gen")(Net())\n'},
+    ),
+    Case(
+        "class-derived-from",
         rules=("TL004",),
         files={
-            "nets.py": """\
-import torch
-
-
-def build(model):
-    return torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
-""",
-            "train.py": """\
-import nets
-
-model = getattr(nets, "build")(Net())
-""",
+            "nets.py": GEN,
+            "train.py": "from nets import Gen\n\nclass Big(Gen):\n    pass\n\nBig(m)\n",
         },
     ),
 ]
