@@ -50,7 +50,13 @@ Not flagged: a construction that runs only where CUDA is unavailable (the `else`
 which scripts keep so that `model.module` works on the CPU path: without a GPU, DataParallel
 calls the module directly. Nor a wrap bound to a name that is only unwrapped again
 (`model = model.module`) or given weights (`model.load_state_dict(...)`): the usual way to
-load a checkpoint saved from a wrapped model, whose wrapper never runs a forward.
+load a checkpoint saved from a wrapped model, whose wrapper never runs a forward; such a
+wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
+(`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
+Nor a wrap in a module-level class that the project never builds: called only from
+functions that are never called themselves (a vendored generator or trainer left unused), and
+never handed over, decorated, derived from or reached through a module attribute. A function
+that nothing calls is still flagged: it is an entry point or API, whose callers are its users.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -92,6 +98,16 @@ which a codemod cannot write for you.
             net.load_state_dict(torch.load(path))
             net = net.module
             net.cuda().eval()
+            """
+        ),
+        # The wrapper hands its method to callers from the inner module: only its weights' names
+        # (`module.`-prefixed, as the checkpoint has them) are kept, its forward never runs.
+        Valid(
+            """
+            import torch
+            fan = torch.nn.DataParallel(FAN().eval())
+            fan.get_heatmap = fan.module.get_heatmap
+            nets.fan = fan
             """
         ),
         Valid(
@@ -236,6 +252,17 @@ which a codemod cannot write for you.
         Invalid(
             """
             import torch
+            fan = torch.nn.DataParallel(FAN())
+            fan.get_heatmap = fan.module.get_heatmap
+            heatmaps = fan(images)
+            """,
+            line=2,
+            column=7,
+            message="use `DistributedDataParallel`",
+        ),
+        Invalid(
+            """
+            import torch
             Parallel = torch.nn.DataParallel
             model = Parallel(model)
             """,
@@ -291,6 +318,8 @@ which a codemod cannot write for you.
             return  # no GPU there: DataParallel runs the module as it is
         if self._only_unwrapped(node):
             return  # the wrapper's forward, the only place it splits batches, never runs
+        if self._never_runs(node):
+            return  # vendored code the project never calls: the wrap is never built
         if name in _FUNCTIONAL:
             fix = self.make_fix(
                 "Wrap the model once in `DistributedDataParallel`, launched with `torchrun`",
@@ -317,7 +346,9 @@ which a codemod cannot write for you.
         (`model = model.module`) or handles the wrapper's weights and placement
         (`model.load_state_dict(...)`, `model.cuda()` as a statement): a checkpoint saved from a
         wrapped model is loaded so. The wrapper is never called, returned or handed on, so
-        DataParallel never runs."""
+        DataParallel never runs. It may be stored (`nets.fan = fan`) once the code has given it
+        its inner module's method (`fan.get_heatmap = fan.module.get_heatmap`): callers are
+        routed around the wrapper's forward, which keeps only the checkpoint's names."""
         model = self.ctx.fact(SemanticModel)
         statement = model.statement_of(node)
         assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
@@ -329,7 +360,7 @@ which a codemod cannot write for you.
         scope = model.scope_of(target)
         if model.read_in_nested_scope(target.value, scope):
             return False
-        reads = 0
+        reads, delegates, stored = 0, False, False
         for use in model.uses(scope, target.value):
             parent = model.parents.get(use)
             if use is target or isinstance(parent, cst.AssignTarget):
@@ -338,10 +369,43 @@ which a codemod cannot write for you.
                 continue  # `x.model`: an attribute that shares the name
             if not any(b.value is node for b in model.reaching(use)):
                 continue
-            if not self._unwraps(model, use):
+            if _delegates(model, use):
+                delegates = True
+            elif _stored(model, use):
+                stored = True
+                continue
+            elif not self._unwraps(model, use):
                 return False
             reads += 1
-        return reads > 0
+        return reads > 0 and (delegates or not stored)
+
+    def _never_runs(self, node: cst.Call) -> bool:
+        """The wrap sits in an undecorated module-level class that the project never builds
+        (`ProjectIndex.unreached`: built only by functions that are never called themselves,
+        never handed over): a vendored generator or trainer left unused. A module-level
+        function that nothing calls is not asked: it is an entry point run by hand or API,
+        whose callers are its users (a classifier-training function of a GAN zoo)."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        outer = None
+        for ancestor in self.ctx.fact(SemanticModel).ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef):
+                outer = ancestor
+        if (
+            not isinstance(outer, cst.ClassDef)
+            or outer.decorators
+            or outer not in self.ctx.module.body
+        ):
+            return False
+        name = outer.name.value
+        if name not in self._unreached:
+            self._unreached[name] = project.unreached(self.ctx.absolute_path, name)
+        return self._unreached[name]
+
+    @cached_property
+    def _unreached(self) -> dict[str, bool]:
+        return {}
 
     @staticmethod
     def _unwraps(model: SemanticModel, use: cst.Name) -> bool:
@@ -420,3 +484,33 @@ which a codemod cannot write for you.
     def _classes(self) -> dict[str, cst.ClassDef]:
         """The file's module-level classes by name."""
         return {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}
+
+
+def _delegates(model: SemanticModel, use: cst.Name) -> bool:
+    """`use.m = use.module.m`: the wrapper's attribute set to its inner module's method."""
+    attribute = model.parents.get(use)
+    target = model.parents.get(attribute) if attribute is not None else None
+    assign = model.parents.get(target) if target is not None else None
+    if not (
+        isinstance(attribute, cst.Attribute)
+        and attribute.value is use
+        and isinstance(target, cst.AssignTarget)
+        and isinstance(assign, cst.Assign)
+    ):
+        return False
+    value = assign.value
+    return (
+        isinstance(value, cst.Attribute)
+        and value.attr.value == attribute.attr.value
+        and dotted(value.value) == f"{use.value}.module"
+    )
+
+
+def _stored(model: SemanticModel, use: cst.Name) -> bool:
+    """`nets.fan = use`: the wrapper stored in an attribute or item, as the whole value."""
+    assign = model.parents.get(use)
+    return (
+        isinstance(assign, cst.Assign)
+        and assign.value is use
+        and all(isinstance(t.target, cst.Attribute | cst.Subscript) for t in assign.targets)
+    )

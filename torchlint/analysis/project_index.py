@@ -1774,6 +1774,57 @@ class ProjectIndex:
         point run by hand or by a test runner."""
         return not self._function_sites(file.absolute(), function)
 
+    def unreached(self, file: Path, name: str) -> bool:
+        """Whether the module-level function or class `name` of `file` never runs: the project
+        calls it only from module-level functions that never run themselves (itself included: a
+        recursive helper, or `define_G` building a vendored `ResnetGenerator`), and every file
+        that writes the name does so as a call, its own undecorated `def`/`class` line,
+        `super(name, ...)`, an import or an `__all__` string (`_plain_mentions`), so it is never
+        handed over (`mp.spawn(main_worker)`, `Fire(train)`), registered by a decorator, derived
+        from or called through a module (`nets.build(...)`). False when unknown, when a notebook
+        names it or when the project is too large to scan."""
+        file = file.absolute()
+        if file not in self._project_files() or self._notebooks_mention(name):
+            return False
+        return self._unreached(file, name, 0, frozenset())
+
+    def _unreached(
+        self, file: Path, name: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if (file, name) in busy:
+            return True  # a cycle adds no caller from outside it
+        if depth > _MAX_DEPTH or not name or "." in name:
+            return False
+        calling = self._calling_files(name)  # the text first: most names fail it at once
+        if calling is None:
+            return False
+        sites = self._function_sites(file, name)
+        if not calling <= {file} | {where for where, _, _, _ in sites}:
+            return False  # a call the imports do not resolve (`a.b.name(...)`) may reach it
+        busy = busy | {(file, name)}
+        return all(
+            owner is not None and self._unreached(where, owner, depth + 1, busy)
+            for where, _, owner, _ in sites
+        )
+
+    def _calling_files(self, name: str) -> set[Path] | None:
+        """The files of the project that call the bare `name`, when every file that writes it
+        does so only in the plain forms `unreached` reads (a call of the bare name, its
+        undecorated definition, `super(name, ...)`, an import line or a quoted `__all__`
+        entry); None otherwise."""
+        calling: set[Path] = set()
+        for other in self._project_files():
+            if not _mentions(other, name):
+                continue
+            read = _read(other)
+            calls = _plain_text_mentions(read[0], name) if read is not None else None
+            if read is None or calls is None:
+                return None
+            self.consulted[other] = read[1]
+            if calls:
+                calling.add(other)
+        return calling
+
     def method_never_called(self, file: Path, klass: str, method: str) -> bool:
         """Whether the project calls the method `method` only on other classes than the
         module-level class `klass` of `file`, so that this one never runs (`Trainer.test_step`
@@ -3103,6 +3154,51 @@ def _imports_name(data: bytes, name: str) -> bool:
     ) is not None or (
         re.search(rb"import(?<=\bimport)\s*\([^)]*\b" + word + rb"\b", data) is not None
     )
+
+
+def _plain_text_mentions(text: str, name: str) -> bool | None:
+    """Whether `text` calls the bare `name`, when each word `name` of it is such a call, its
+    undecorated `def` or `class` line, an import line, a quoted `__all__` entry or
+    `super(name, ...)`; None for any other mention: an attribute of that name (`nets.name`)
+    may be it, called or handed over, and a bare name not called is handed over."""
+    calls = False
+    for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
+        start, end = match.span()
+        line_start = text.rfind("\n", 0, start) + 1
+        before, after = text[line_start:start], text[end:]
+        if before.lstrip().startswith(("from ", "import ")):
+            if re.match(r"[ \t]+as\b", after):
+                return None  # imported under another name, which is not followed
+            continue
+        if after[:1] in ("'", '"') and before.endswith(after[0]) and _in_all(text, start):
+            continue
+        if re.fullmatch(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+", before):
+            if _decorated(text, line_start):
+                return None  # registered, or wrapped: who calls it is not known
+            continue
+        if re.search(r"\bsuper\(\s*$", before):
+            continue
+        if before.endswith(".") or not re.match(r"\s*\(", after):
+            return None
+        calls = True
+    return calls
+
+
+def _in_all(text: str, start: int) -> bool:
+    """Whether `start` lies in the list or tuple of an `__all__` assignment (an exported
+    name); any other string may be looked up (`getattr(nets, "name")`)."""
+    head = text.rfind("__all__", 0, start)
+    return head >= 0 and not re.search(r"[\])]", text[head:start])
+
+
+def _decorated(text: str, line_start: int) -> bool:
+    """Whether the statement at `line_start` carries a decorator (the line above it, blank
+    lines and comments aside, opens with `@`)."""
+    for line in reversed(text[:line_start].splitlines()):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped.startswith("@")
+    return False
 
 
 def _mentions(path: Path, name: str) -> bool:

@@ -1,0 +1,194 @@
+"""TL004 in invented projects: a DataParallel wrap that never runs is no finding.
+
+Production repositories vendor whole libraries (a pix2pix generator and its builder, a minGPT
+trainer) of which the project uses a part; a wrap inside a class that no code of the project
+builds, except functions that are never called themselves, never runs. The project index says
+so from the calls it already summarises. A function that nothing calls is an entry point or
+API, and a name handed over (`mp.spawn(main_worker)`), registered by a decorator or called
+through a module attribute is not followed, so their wraps stay findings. Checked once by the
+installed `torchlint`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects, shown
+
+_TRAIN = """\
+import torch
+from nets import Net
+
+model = Net()
+for x in loader:
+    model(x).sum().backward()
+"""
+
+GEN = """\
+import torch
+
+
+class Gen(torch.nn.Module):
+    def __init__(self, model):
+        super(Gen, self).__init__()
+        self.model = torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
+"""
+
+CASES = [
+    Case(
+        "vendored-builder-never-called",
+        rules=("TL004",),
+        files={
+            "nets.py": """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Generator(nn.Module):
+    def __init__(self, gpu_ids):
+        super(Generator, self).__init__()
+        self.gpu_ids = gpu_ids
+
+    def forward(self, x):
+        return nn.parallel.data_parallel(self.body, x, self.gpu_ids)
+
+
+def define_G(gpu_ids):
+    return Generator(gpu_ids)
+""",
+            "train.py": _TRAIN,
+        },
+    ),
+    # A function nothing calls is an entry point or API: its users call it.
+    Case(
+        "uncalled-function-is-api",
+        rules=("TL004",),
+        files={
+            "sync/__init__.py": "from .batchnorm import convert_model\n",
+            "sync/batchnorm.py": """\
+import torch
+
+__all__ = ["SyncBN", "convert_model"]
+
+
+def convert_model(module):
+    if isinstance(module, torch.nn.DataParallel):
+        mod = convert_model(module.module)
+        return torch.nn.DataParallel(mod, device_ids=module.device_ids)  # TL004: torch.nn.DataParallel(mod, device_ids=module.device_ids)
+    for name, child in module.named_children():
+        module.add_module(name, convert_model(child))
+    return module
+""",
+            "nets.py": "import torch\n\nclass Net(torch.nn.Module):\n    pass\n",
+            "train.py": _TRAIN,
+        },
+    ),
+    Case(
+        "vendored-trainer-class-never-built",
+        rules=("TL004",),
+        files={
+            "mingpt/trainer.py": """\
+import torch
+
+
+class TrainerConfig:
+    lr = 1e-3
+
+
+class Trainer:
+    def __init__(self, model, config):
+        self.model = torch.nn.DataParallel(model).cuda()
+""",
+            "nets.py": """\
+import torch
+from mingpt.trainer import TrainerConfig
+
+class Net(torch.nn.Module):
+    config = TrainerConfig()
+""",
+            "train.py": _TRAIN,
+        },
+    ),
+    # Reached: built by a function a main calls, handed over, decorated, built through the
+    # module, fetched by name, derived from.
+    Case(
+        "class-built-from-main",
+        rules=("TL004",),
+        files={
+            "nets.py": GEN,
+            "train.py": """\
+from nets import Gen
+
+
+def build(model):
+    return Gen(model)
+
+
+def main():
+    build(Net())(x)
+
+
+if __name__ == "__main__":
+    main()
+""",
+        },
+    ),
+    Case(
+        "class-handed-to-a-registry",
+        rules=("TL004",),
+        files={"nets.py": GEN, "train.py": "from nets import Gen\n\nMODELS = {'gen': Gen}\n"},
+    ),
+    Case(
+        "registered-class",
+        rules=("TL004",),
+        files={
+            "nets.py": """\
+import torch
+
+
+@MODELS.register()
+class Wrapped(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
+""",
+        },
+    ),
+    Case(
+        "class-built-through-module",
+        rules=("TL004",),
+        files={
+            "nets.py": GEN,
+            "train.py": "import models.nets as nets\n\nmodel = nets.Gen(Net())\n",
+        },
+    ),
+    Case(
+        "class-fetched-by-name",
+        rules=("TL004",),
+        files={"nets.py": GEN, "train.py": 'import nets\n\nmodel = getattr(nets, "Gen")(Net())\n'},
+    ),
+    Case(
+        "class-derived-from",
+        rules=("TL004",),
+        files={
+            "nets.py": GEN,
+            "train.py": "from nets import Gen\n\nclass Big(Gen):\n    pass\n\nBig(m)\n",
+        },
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return check_projects(Path(tmp_path_factory.mktemp("tl004")), CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_data_parallel_project_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
