@@ -9,8 +9,13 @@ import sys
 import pytest
 from conftest import torchlint_executable
 
+# A run ends with os._exit (no interpreter teardown): the probe turns that into SystemExit so
+# it can read sys.modules after the run.
 PROBE = """
-import runpy, sys
+import os, runpy, sys
+def leave(code):
+    raise SystemExit(code)
+os._exit = leave
 sys.argv = {argv!r}
 try:
     runpy.run_path({exe!r}, run_name="__main__")
