@@ -1151,7 +1151,12 @@ depends on what the value is for.
         syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
         path = self.ctx.absolute_path
         for call in self.handed:
-            outside = scopes.outside_callee(call) or self._inherited(call) or self._held_in(call)
+            outside = (
+                self._closure_of(call)
+                or scopes.outside_callee(call)
+                or self._inherited(call)
+                or self._held_in(call)
+            )
             if outside is None:
                 continue
             if outside not in syncing:  # the cheap question first: most callees read nothing
@@ -1257,6 +1262,18 @@ depends on what the value is for.
             or (b.kind is BindingKind.LOOP and b.value is not None and self._from_argument(b.value))
             for b in bindings
         )
+
+    def _closure_of(self, call: cst.Call) -> tuple[str, None] | None:
+        """`averager(losses)` where `averager = EMA()` and `EMA` is not the file's: the closure
+        that call of another module's factory returned, `("EMA()", None)` for the project
+        index to answer (`syncs_arguments`)."""
+        func = call.func
+        if type(func) is not cst.Name:
+            return None
+        scopes = self.ctx.fact(SemanticModel)
+        built = scopes.built_from(func, scopes.scope_of(call))
+        name = dotted(built) if built is not None else None
+        return (name + "()", None) if name else None
 
     def _inherited(self, call: cst.Call) -> tuple[str, str | None] | None:
         """`self.reduce_loss_dict(...)` that no method of the file answers: ("self.<Class>",

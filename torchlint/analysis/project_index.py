@@ -796,7 +796,8 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
     `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
     loop variable over one (`for k, v in values.items(): v.item()`, or a comprehension's), or
     of a local computed from them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
-    those of them that write files (`synth_samples` saving a plot and a wav per utterance)."""
+    those of them that write files (`synth_samples` saving a plot and a wav per utterance). A
+    factory whose returned closure reads its arguments is noted as `factory()`."""
     found, writers = set(), set()
     for node in tree.body:
         members = [(node, "")]
@@ -807,7 +808,25 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
                 found.add(prefix + member.name)
                 if _writes_files(member):
                     writers.add(prefix + member.name)
+        if isinstance(node, ast.FunctionDef) and _returns_syncing_closure(node):
+            found.add(node.name + "()")
     return frozenset(found), frozenset(writers)
+
+
+def _returns_syncing_closure(function: ast.FunctionDef) -> bool:
+    """`def EMA(beta): def _update(metrics): ... float(value) ...; return _update`: a factory
+    whose returned closure reads what it is handed on the host (noted as `EMA()`, as
+    `stepping` notes a factory whose closure steps). Only the function's own statements are
+    read for the nested definition and its return."""
+    nested = {s.name: s for s in function.body if isinstance(s, ast.FunctionDef)}
+    if not nested:
+        return False
+    returned = {
+        s.value.id
+        for s in function.body
+        if isinstance(s, ast.Return) and isinstance(s.value, ast.Name)
+    }
+    return any(_reads_arguments(nested[name]) for name in returned if name in nested)
 
 
 def _passthrough_functions(tree: ast.Module) -> dict[str, tuple[int, str]]:
@@ -1444,8 +1463,9 @@ class ProjectIndex:
         return self._device(file.absolute(), name, 0)
 
     def syncs_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
-        """Whether the function `name` (or the method `method` of the class `name`), as written
-        in `file` and defined in another file of the project, reads its arguments on the host."""
+        """Whether the function `name` (or the method `method` of the class `name`, or with
+        `name` as `factory()` the closure that factory returns), as written in `file` and
+        defined in another file of the project, reads its arguments on the host."""
         found = self._syncing(file, name, method)
         return found is not None and found[1] in found[0].syncs
 
@@ -1460,14 +1480,15 @@ class ProjectIndex:
         member's name there."""
         file = file.absolute()
         summary = self._summary(file)
-        target = self._target(file, summary, name) if summary is not None else None
+        factory = name.removesuffix("()")  # `EMA()`: the closure the factory returns
+        target = self._target(file, summary, factory) if summary is not None else None
         if target is None:
             return None
         source = self._summary(target[0])
         if source is None or not source.host_reads:
             return None
         source = self._summary(target[0], part="syncs")
-        member = f"{target[1]}.{method}" if method else target[1]
+        member = f"{target[1]}.{method}" if method else target[1] + name[len(factory) :]
         return None if source is None else (source, member)
 
     def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
