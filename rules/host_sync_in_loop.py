@@ -942,7 +942,7 @@ depends on what the value is for.
                 self._syncs(candidate, tensors) or self._carried_tensor(candidate, loop, tensors)
             ):
                 continue
-            if borrowed and not isinstance(loop, cst.FunctionDef):
+            if borrowed and not self._in_borrowed_step(loop, loops):
                 continue  # a loop of this file's own, which puts nothing on a device
             if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
                 continue  # the caller's line reports it: `meter.update(loss=loss)`
@@ -968,6 +968,49 @@ depends on what the value is for.
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
             self.report(candidate.node, message, fix)
+
+    def _in_borrowed_step(
+        self, loop: cst.For | cst.While | cst.FunctionDef, loops: LoopFacts
+    ) -> bool:
+        """In a file that names no device, whether `loop` runs on its callers' device: a
+        function other modules run every step (`per_batch_loop` answering the function), or
+        a loop of the file that steps the optimizer on each slice of a batch its function is
+        handed (`for minibatch in batch.split(size): ...; self.optim.step(loss)` in an
+        algorithm's update): the batch comes from the caller, on the caller's device. A loop
+        over a loader the file iterates itself stays CPU work: nothing moves its batches."""
+        if isinstance(loop, cst.FunctionDef):
+            return True
+        return (
+            isinstance(loop, cst.For)
+            and not loops.is_loader_like(loop.iter)
+            and isinstance(loop.iter, cst.Call)  # a slicing of it, not the parameter itself
+            and self._handed_batch(loop.iter)
+            and loops.updates(loop.body)
+        )
+
+    def _handed_batch(self, value: cst.BaseExpression) -> bool:
+        """Whether `value`'s receiver chain starts at a parameter, also one the function rebinds
+        to a call it hands the parameter to (`batch = self._add_returns(batch, buffer)`): what
+        the caller handed in, processed."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute:
+            value = value.func.value
+        if type(value) is not cst.Name:
+            return False
+        name = value.value
+        scopes = self.ctx.fact(SemanticModel)
+        function = scopes.function_of(value)
+        if function is None or not any(p.name.value == name for p in function.params.params):
+            return False
+        bindings = scopes.reaching(value)
+        return bool(bindings) and all(
+            b.kind is BindingKind.PARAM
+            or (
+                b.kind is BindingKind.ASSIGN
+                and b.value is not None
+                and any(cast("cst.Name", n).value == name for n in find_all(b.value, cst.Name))
+            )
+            for b in bindings
+        )
 
     def _waiting_loops(
         self,

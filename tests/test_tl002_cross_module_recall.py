@@ -38,6 +38,34 @@ def counter():
     return note
 """
 
+_ALGORITHM = """\
+import torch
+
+
+class Algorithm(torch.nn.Module):
+    class Optimizer:
+        def __init__(self, optim, module):
+            self._optim = optim
+            self._module = module
+
+        def step(self, loss):
+            self._optim.zero_grad()
+            loss.backward()
+            self._optim.step()
+
+    def _create_optimizer(self, module, lr):
+        optim = self.Optimizer(torch.optim.Adam(module.parameters(), lr), module)
+        return optim
+
+
+class ActorCritic(Algorithm):
+    def __init__(self, actor, critic, lr):
+        super().__init__()
+        self.actor = actor.cuda()
+        self.critic = critic.cuda()
+        self.optim = self._create_optimizer(self.critic, lr)
+"""
+
 CASES = [
     # A factory of another module returns a closure that turns every value it is handed into
     # a Python float: calling the closure with the step's device losses syncs at the call.
@@ -83,6 +111,73 @@ def train(model, loader, opt):
         opt.step()
         logs = averager({"loss": 1.0})
         n = notes({"loss": loss})
+""",
+        },
+        rules=("TL002",),
+    ),
+    # An algorithm's update, run every step by another module, loops over minibatches of the
+    # batch it is handed and steps the optimizer in each: the file names no device, its
+    # callers' batches are on the GPU (the project names CUDA), so each `.item()` syncs.
+    Case(
+        "minibatch-loop-of-an-update-another-module-runs",
+        files={
+            "base.py": _ALGORITHM,
+            "trainer.py": """\
+from ppo import PPO
+
+
+def train(algorithm, collector, epochs):
+    for epoch in range(epochs):
+        for step in range(100):
+            batch = collector.collect(n_step=2048)
+            algorithm.update(batch, 64)
+""",
+            "ppo.py": """\
+import torch
+from base import ActorCritic
+
+
+class PPO(ActorCritic):
+    def update(self, batch, size):
+        losses = []
+        for minibatch in batch.split(size, merge_last=True):
+            value = self.critic(minibatch.obs).flatten()
+            loss = (minibatch.returns - value).pow(2).mean()
+            self.optim.step(loss)
+            losses.append(loss.item())  # TL002: loss.item()
+        return losses
+""",
+        },
+        rules=("TL002",),
+    ),
+    # The same loop in a method no module runs every step, stepping only a scheduler: its
+    # loop is the file's own, and the file puts nothing on a device.
+    Case(
+        "scheduler-attribute-of-a-base-class-steps-nothing",
+        files={
+            "base.py": """\
+import torch
+
+
+class Algorithm(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net.cuda()
+        self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.Adam(net.parameters()))
+""",
+            "evaluate.py": """\
+import torch
+from base import Algorithm
+
+
+class Evaluator(Algorithm):
+    def check(self, batch, size):
+        losses = []
+        for minibatch in batch.split(size, merge_last=True):
+            loss = (minibatch.returns - self.net(minibatch.obs)).pow(2).mean()
+            self.sched.step(loss)
+            losses.append(loss.item())
+        return losses
 """,
         },
         rules=("TL002",),
