@@ -983,10 +983,23 @@ depends on what the value is for.
         return (
             isinstance(loop, cst.For)
             and not loops.is_loader_like(loop.iter)
-            and isinstance(loop.iter, cst.Call)  # a slicing of it, not the parameter itself
-            and self._handed_batch(loop.iter)
+            and self._slices_handed_batch(loop.iter)
             and loops.updates(loop.body)
         )
+
+    def _slices_handed_batch(self, value: cst.BaseExpression) -> bool:
+        """`batch.split(size)` of a parameter (`_handed_batch`), or a name bound only to such
+        calls (`gen = rollouts.feed_forward_generator(adv, n)`); not the parameter itself,
+        which may be a loader."""
+        if type(value) is cst.Name:
+            bindings = self.ctx.fact(SemanticModel).reaching(value)
+            return bool(bindings) and all(
+                b.kind is BindingKind.ASSIGN
+                and type(b.value) is cst.Call
+                and self._handed_batch(b.value)
+                for b in bindings
+            )
+        return type(value) is cst.Call and self._handed_batch(value)
 
     def _handed_batch(self, value: cst.BaseExpression) -> bool:
         """Whether `value`'s receiver chain starts at a parameter, also one the function rebinds

@@ -150,6 +150,53 @@ class PPO(ActorCritic):
         },
         rules=("TL002",),
     ),
+    # The minibatches drawn from a generator of the rollouts handed in (`gen =
+    # rollouts.feed_forward_generator(...)`) are the handed batch's too; a loop over a loader
+    # handed in as it is stays the file's own CPU loop, as far as this file says.
+    Case(
+        "generator-of-handed-rollouts-and-a-handed-loader",
+        files={
+            "main.py": """\
+import torch
+from algo import PPO, fit
+
+
+def main(actor_critic, rollouts, loader, opt, updates):
+    agent = PPO(actor_critic.cuda(), opt)
+    for j in range(updates):
+        rollouts.collect()
+        agent.update(rollouts)
+        fit(actor_critic, loader, opt)
+""",
+            "algo.py": """\
+class PPO:
+    def __init__(self, actor_critic, optimizer):
+        self.actor_critic = actor_critic
+        self.optimizer = optimizer
+
+    def update(self, rollouts):
+        total = 0.0
+        generator = rollouts.feed_forward_generator(4)
+        for obs, ret in generator:
+            loss = (ret - self.actor_critic(obs)).pow(2).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            total += loss.item()  # TL002: loss.item()
+        return total
+
+
+def fit(model, loader, optimizer):
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+""",
+        },
+        rules=("TL002",),
+    ),
     # The same loop in a method no module runs every step, stepping only a scheduler: its
     # loop is the file's own, and the file puts nothing on a device.
     Case(
