@@ -197,6 +197,64 @@ def fit(model, loader, optimizer):
         },
         rules=("TL002",),
     ),
+    # A trainer whose device comes from its base class in another module: the loader is
+    # wrapped in a prefetcher handed that device (`DataPrefetcher(loader, device=...)`), so
+    # the batches behind the progress bar are on the device and the loss read syncs. The
+    # first few batches kept for pictures (`if len(shown) < 4:`) are no per-batch work.
+    Case(
+        "prefetcher-handed-the-base-class-device",
+        files={
+            "base.py": """\
+import torch
+
+
+class BaseTrainer:
+    def __init__(self, model, n_gpu):
+        self.device = torch.device("cuda:0" if n_gpu > 0 else "cpu")
+        self.model = model.to(self.device)
+""",
+            "prefetch.py": """\
+class DataPrefetcher:
+    def __init__(self, loader, device):
+        self.loader = loader
+        self.device = device
+
+    def __iter__(self):
+        for x, y in self.loader:
+            yield x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+""",
+            "trainer.py": """\
+from tqdm import tqdm
+
+from base import BaseTrainer
+from prefetch import DataPrefetcher
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, n_gpu, train_loader, optimizer, loss):
+        super().__init__(model, n_gpu)
+        self.optimizer = optimizer
+        self.loss = loss
+        self.train_loader = DataPrefetcher(train_loader, device=self.device)
+
+    def train_epoch(self):
+        total = 0.0
+        shown = []
+        tbar = tqdm(self.train_loader)
+        for data, target in tbar:
+            self.optimizer.zero_grad()
+            output = self.model(data)
+            loss = self.loss(output, target)
+            loss.backward()
+            self.optimizer.step()
+            total += loss.item()  # TL002: loss.item()
+            if len(shown) < 4:
+                shown.append(output[0].cpu())
+        return total, shown
+""",
+        },
+        rules=("TL002",),
+    ),
     # The same loop in a method no module runs every step, stepping only a scheduler: its
     # loop is the file's own, and the file puts nothing on a device.
     Case(
