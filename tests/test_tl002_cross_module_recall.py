@@ -255,6 +255,55 @@ class Trainer(BaseTrainer):
         },
         rules=("TL002",),
     ),
+    # A metrics helper of another module that reads nothing itself but hands values computed
+    # from its arguments to a helper of its module that copies them to numpy: the call syncs,
+    # through the chain. A helper handing them to one that reads nothing stays silent. (The
+    # copy itself, of a value the helper computes, is found where it is too, as for a helper
+    # called directly: this module runs every step.)
+    Case(
+        "metrics-helper-reads-through-a-helper-of-its-module",
+        files={
+            "metrics.py": """\
+import torch
+
+
+def pixel_accuracy(predict, target, labeled):
+    correct = ((predict == target) * labeled).sum()
+    return correct.cpu().numpy(), labeled.sum().cpu().numpy()  # TL002: correct.cpu()
+
+
+def eval_metrics(output, target, num_class):
+    predict = output.argmax(1) + 1
+    target = target + 1
+    labeled = (target > 0) * (target <= num_class)
+    return pixel_accuracy(predict, target, labeled)
+
+
+def shapes(output):
+    return sizes(output)
+
+
+def sizes(t):
+    return list(t.shape)
+""",
+            "train.py": """\
+from metrics import eval_metrics, shapes
+
+
+def train(model, loader, opt, n):
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        out = model(x)
+        loss = (out - y).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        acc = eval_metrics(out, y, n)  # TL002: eval_metrics(out, y, n)
+        dims = shapes(out)
+""",
+        },
+        rules=("TL002",),
+    ),
     # The same loop in a method no module runs every step, stepping only a scheduler: its
     # loop is the file's own, and the file puts nothing on a device.
     Case(
