@@ -1411,6 +1411,8 @@ depends on what the value is for.
             return True
         if self._returned_as_is(value, tensors, depth):
             return True
+        if self._tensor_on_a_path(value, tensors):
+            return True
         if any(
             b.kind is BindingKind.ASSIGN
             and isinstance(b.value, cst.DictComp | cst.Call)
@@ -1431,6 +1433,29 @@ depends on what the value is for.
             )
             for target, stored in self.stores
         )
+
+    def _tensor_on_a_path(self, name: cst.Name, tensors: TensorFacts) -> bool:
+        """`grad_norm = clip_grad_norm_(...)` on one path and `0.0` or another module's helper
+        on the others: on that path a callee that reads its argument reads a device tensor,
+        each step that path runs (`tensor_to_scalar(grad_norm)`). Not where a path holds a
+        host tensor, nor for a name bound in no assignment, or rebound from itself (`norm =
+        norm.item()`), or holding a number where the call reads it."""
+        scopes = self.ctx.fact(SemanticModel)
+        at = scopes.order.get(name)
+        if at is None:
+            return False
+        earlier = [b for b in scopes.all_bindings(name) if b.order < at]  # every path's
+        if len(earlier) < 2 or any(
+            b.kind is not BindingKind.ASSIGN
+            or b.value is None
+            or any(cast("cst.Name", n).value == name.value for n in find_all(b.value, cst.Name))
+            for b in earlier
+        ):
+            return False
+        if any(tensors.kind(b.value) is Kind.NOT_TENSOR for b in scopes.reaching(name) if b.value):
+            return False
+        kinds = [tensors.kind(b.value) for b in earlier if b.value is not None]
+        return Kind.TENSOR in kinds and Kind.HOST_TENSOR not in kinds
 
     def _items_backpropagated(self, name: cst.Name) -> bool:
         """`losses = criterion(out, y)`, then `total = sum(losses[k] * w[k] for k in losses)`

@@ -304,6 +304,55 @@ def train(model, loader, opt, n):
         },
         rules=("TL002",),
     ),
+    # A gradient norm that is a device tensor on one path (`clip_grad_norm_`) and another
+    # module's helper's result on the other, handed to a meter of another module that reads
+    # what it is given: on the clipping path each step syncs at the call. A loss already
+    # read (`loss = loss.item()`, that read the finding) is a number at the meter: no sync at
+    # that call.
+    Case(
+        "grad-norm-tensor-on-one-path-to-a-meter",
+        files={
+            "meters.py": """\
+import torch
+
+
+def total_norm(parameters):
+    return sum(p.grad.detach().norm() ** 2 for p in parameters) ** 0.5
+
+
+class MetricLogger:
+    def __init__(self):
+        self.sums = {}
+
+    def update(self, **values):
+        for k, v in values.items():
+            if isinstance(v, torch.Tensor):
+                v = v.item()
+            self.sums[k] = self.sums.get(k, 0.0) + v
+""",
+            "train.py": """\
+import torch
+from meters import MetricLogger, total_norm
+
+
+def train(model, loader, opt, max_norm):
+    logger = MetricLogger()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        if max_norm > 0:
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        else:
+            norm = total_norm(model.parameters())
+        opt.step()
+        logger.update(grad_norm=norm)  # TL002: logger.update(grad_norm=norm)
+        loss = loss.item()  # TL002: loss.item()
+        logger.update(loss=loss)
+""",
+        },
+        rules=("TL002",),
+    ),
     # The same loop in a method no module runs every step, stepping only a scheduler: its
     # loop is the file's own, and the file puts nothing on a device.
     Case(
