@@ -942,7 +942,7 @@ depends on what the value is for.
                 self._syncs(candidate, tensors) or self._carried_tensor(candidate, loop, tensors)
             ):
                 continue
-            if borrowed and not isinstance(loop, cst.FunctionDef):
+            if borrowed and not self._in_borrowed_step(loop, loops):
                 continue  # a loop of this file's own, which puts nothing on a device
             if loops.run_by_other_modules(loop) and self._reads_argument(candidate):
                 continue  # the caller's line reports it: `meter.update(loss=loss)`
@@ -968,6 +968,62 @@ depends on what the value is for.
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
             self.report(candidate.node, message, fix)
+
+    def _in_borrowed_step(
+        self, loop: cst.For | cst.While | cst.FunctionDef, loops: LoopFacts
+    ) -> bool:
+        """In a file that names no device, whether `loop` runs on its callers' device: a
+        function other modules run every step (`per_batch_loop` answering the function), or
+        a loop of the file that steps the optimizer on each slice of a batch its function is
+        handed (`for minibatch in batch.split(size): ...; self.optim.step(loss)` in an
+        algorithm's update): the batch comes from the caller, on the caller's device. A loop
+        over a loader the file iterates itself stays CPU work: nothing moves its batches."""
+        if isinstance(loop, cst.FunctionDef):
+            return True
+        return (
+            isinstance(loop, cst.For)
+            and not loops.is_loader_like(loop.iter)
+            and self._slices_handed_batch(loop.iter)
+            and loops.updates(loop.body)
+        )
+
+    def _slices_handed_batch(self, value: cst.BaseExpression) -> bool:
+        """`batch.split(size)` of a parameter (`_handed_batch`), or a name bound only to such
+        calls (`gen = rollouts.feed_forward_generator(adv, n)`); not the parameter itself,
+        which may be a loader."""
+        if type(value) is cst.Name:
+            bindings = self.ctx.fact(SemanticModel).reaching(value)
+            return bool(bindings) and all(
+                b.kind is BindingKind.ASSIGN
+                and type(b.value) is cst.Call
+                and self._handed_batch(b.value)
+                for b in bindings
+            )
+        return type(value) is cst.Call and self._handed_batch(value)
+
+    def _handed_batch(self, value: cst.BaseExpression) -> bool:
+        """Whether `value`'s receiver chain starts at a parameter, also one the function rebinds
+        to a call it hands the parameter to (`batch = self._add_returns(batch, buffer)`): what
+        the caller handed in, processed."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute:
+            value = value.func.value
+        if type(value) is not cst.Name:
+            return False
+        name = value.value
+        scopes = self.ctx.fact(SemanticModel)
+        function = scopes.function_of(value)
+        if function is None or not any(p.name.value == name for p in function.params.params):
+            return False
+        bindings = scopes.reaching(value)
+        return bool(bindings) and all(
+            b.kind is BindingKind.PARAM
+            or (
+                b.kind is BindingKind.ASSIGN
+                and b.value is not None
+                and any(cast("cst.Name", n).value == name for n in find_all(b.value, cst.Name))
+            )
+            for b in bindings
+        )
 
     def _waiting_loops(
         self,
@@ -1151,7 +1207,12 @@ depends on what the value is for.
         syncing: dict[tuple[str, str | None], bool] = {}  # few callees, called many times
         path = self.ctx.absolute_path
         for call in self.handed:
-            outside = scopes.outside_callee(call) or self._inherited(call) or self._held_in(call)
+            outside = (
+                self._closure_of(call)
+                or scopes.outside_callee(call)
+                or self._inherited(call)
+                or self._held_in(call)
+            )
             if outside is None:
                 continue
             if outside not in syncing:  # the cheap question first: most callees read nothing
@@ -1258,6 +1319,18 @@ depends on what the value is for.
             for b in bindings
         )
 
+    def _closure_of(self, call: cst.Call) -> tuple[str, None] | None:
+        """`averager(losses)` where `averager = EMA()` and `EMA` is not the file's: the closure
+        that call of another module's factory returned, `("EMA()", None)` for the project
+        index to answer (`syncs_arguments`)."""
+        func = call.func
+        if type(func) is not cst.Name:
+            return None
+        scopes = self.ctx.fact(SemanticModel)
+        built = scopes.built_from(func, scopes.scope_of(call))
+        name = dotted(built) if built is not None else None
+        return (name + "()", None) if name else None
+
     def _inherited(self, call: cst.Call) -> tuple[str, str | None] | None:
         """`self.reduce_loss_dict(...)` that no method of the file answers: ("self.<Class>",
         method), for the project index to find in the class's bases in other modules."""
@@ -1338,6 +1411,8 @@ depends on what the value is for.
             return True
         if self._returned_as_is(value, tensors, depth):
             return True
+        if self._tensor_on_a_path(value, tensors):
+            return True
         if any(
             b.kind is BindingKind.ASSIGN
             and isinstance(b.value, cst.DictComp | cst.Call)
@@ -1358,6 +1433,29 @@ depends on what the value is for.
             )
             for target, stored in self.stores
         )
+
+    def _tensor_on_a_path(self, name: cst.Name, tensors: TensorFacts) -> bool:
+        """`grad_norm = clip_grad_norm_(...)` on one path and `0.0` or another module's helper
+        on the others: on that path a callee that reads its argument reads a device tensor,
+        each step that path runs (`tensor_to_scalar(grad_norm)`). Not where a path holds a
+        host tensor, nor for a name bound in no assignment, or rebound from itself (`norm =
+        norm.item()`), or holding a number where the call reads it."""
+        scopes = self.ctx.fact(SemanticModel)
+        at = scopes.order.get(name)
+        if at is None:
+            return False
+        earlier = [b for b in scopes.all_bindings(name) if b.order < at]  # every path's
+        if len(earlier) < 2 or any(
+            b.kind is not BindingKind.ASSIGN
+            or b.value is None
+            or any(cast("cst.Name", n).value == name.value for n in find_all(b.value, cst.Name))
+            for b in earlier
+        ):
+            return False
+        if any(tensors.kind(b.value) is Kind.NOT_TENSOR for b in scopes.reaching(name) if b.value):
+            return False
+        kinds = [tensors.kind(b.value) for b in earlier if b.value is not None]
+        return Kind.TENSOR in kinds and Kind.HOST_TENSOR not in kinds
 
     def _items_backpropagated(self, name: cst.Name) -> bool:
         """`losses = criterion(out, y)`, then `total = sum(losses[k] * w[k] for k in losses)`

@@ -477,15 +477,43 @@ class LoopFacts:
             return True
         return any(self._binding_is_loader(b, depth) for b in self.scopes.all_bindings(node))
 
-    def yields_device_batches(self, node: cst.BaseExpression) -> bool:
-        """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a `DeviceDataLoader`."""
+    def yields_device_batches(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a
+        `DeviceDataLoader`, a wrapper of a loader handed the device (`DataPrefetcher(loader,
+        device=self.device)`, a project class that copies each batch there ahead of use), also
+        behind a progress bar bound to a name (`tbar = tqdm(self.train_loader)`)."""
         for inner in unwrap_iterable(node):
             values = [inner] + [
                 b.value for b in self.scopes.all_bindings(inner) if b.value is not None
             ]
-            if any(isinstance(v, cst.Call) and _moves_batches(v) for v in values):
+            if any(
+                isinstance(v, cst.Call) and (_moves_batches(v) or self._wraps_to_device(v))
+                for v in values
+            ):
+                return True
+            if depth == 0 and any(
+                isinstance(v, cst.Call)
+                and unwrap_iterable(v) != [v]
+                and self.yields_device_batches(v, 1)
+                for v in values[1:]
+            ):
                 return True
         return False
+
+    def _wraps_to_device(self, call: cst.Call) -> bool:
+        """`DataPrefetcher(train_loader, device=self.device)`: a call handed a loader first and a
+        device by keyword."""
+        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        return (
+            first is not None
+            and any(
+                a.keyword is not None
+                and a.keyword.value == "device"
+                and self.is_device_like(a.value)
+                for a in call.args
+            )
+            and self.is_loader_like(first)
+        )
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
         if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
@@ -1343,6 +1371,29 @@ class LoopFacts:
             return False
         return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
 
+    def _bounded_collection(self, node: cst.BaseExpression) -> bool:
+        """`len(val_visual)` of a list bound once, empty, outside the loops around the test:
+        `if len(val_visual) < 15: val_visual.append(...)` collects the first few batches."""
+        if not (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "len"
+            and len(node.args) == 1
+            and isinstance(node.args[0].value, cst.Name)
+        ):
+            return False
+        name = node.args[0].value
+        loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
+        bindings = self.scopes.all_bindings(name)
+        if not loops or len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return False
+        value = bindings[0].exact
+        return (
+            isinstance(value, cst.List)
+            and not value.elements
+            and not any(self.scopes.is_ancestor(loop, bindings[0].node) for loop in loops)
+        )
+
     def _rare_comparison(
         self, left: cst.BaseExpression, target: cst.ComparisonTarget
     ) -> str | None:
@@ -1357,7 +1408,11 @@ class LoopFacts:
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
             and isinstance(right, cst.Integer)
-            and (self._bounded_counter(left) or self.is_counter(left))
+            and (
+                self._bounded_counter(left)
+                or self.is_counter(left)
+                or self._bounded_collection(left)
+            )
         ):
             return "body"  # `if shown < 3:`, `if batch_i < 3:`: the first few times only
         if self._modulo_value(left) or self._modulo_value(right):

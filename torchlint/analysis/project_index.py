@@ -819,18 +819,61 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
     `.item()`/`.tolist()`/`.cpu()`/`.numpy()` or a TensorBoard `add_scalar` of a parameter, of a
     loop variable over one (`for k, v in values.items(): v.item()`, or a comprehension's), or
     of a local computed from them (`acc = (scores == targets).sum()`). A tensor passed to one syncs at the call. Second,
-    those of them that write files (`synth_samples` saving a plot and a wav per utterance)."""
+    those of them that write files (`synth_samples` saving a plot and a wav per utterance). A
+    factory whose returned closure reads its arguments is noted as `factory()`."""
     found, writers = set(), set()
+    handing: dict[ast.FunctionDef, set[str]] = {}  # module functions handing on their values
     for node in tree.body:
         members = [(node, "")]
         if isinstance(node, ast.ClassDef):
             members = [(s, node.name + ".") for s in node.body]
         for member, prefix in members:
-            if isinstance(member, ast.FunctionDef) and _reads_arguments(member):
+            if not isinstance(member, ast.FunctionDef):
+                continue
+            handed: set[str] | None = set() if not prefix else None
+            if _reads_arguments(member, handed):
                 found.add(prefix + member.name)
                 if _writes_files(member):
                     writers.add(prefix + member.name)
+            elif handed:
+                handing[member] = handed
+        if isinstance(node, ast.FunctionDef) and _returns_syncing_closure(node):
+            found.add(node.name + "()")
+    _hand_on(handing, found, writers)
     return frozenset(found), frozenset(writers)
+
+
+def _hand_on(handing: dict[ast.FunctionDef, set[str]], found: set[str], writers: set[str]) -> None:
+    """Module functions that hand values computed from their parameters to a module function
+    that reads its arguments on the host (`eval_metrics(output, target)` calling
+    `batch_pix_accuracy(predict, target, labeled)`, which copies the counts to numpy): they
+    read their arguments too, through it. Added to `found` until nothing changes."""
+    changed = True
+    while changed and handing:
+        changed = False
+        for function, callees in list(handing.items()):
+            if callees & found:
+                found.add(function.name)
+                if _writes_files(function):
+                    writers.add(function.name)
+                del handing[function]
+                changed = True
+
+
+def _returns_syncing_closure(function: ast.FunctionDef) -> bool:
+    """`def EMA(beta): def _update(metrics): ... float(value) ...; return _update`: a factory
+    whose returned closure reads what it is handed on the host (noted as `EMA()`, as
+    `stepping` notes a factory whose closure steps). Only the function's own statements are
+    read for the nested definition and its return."""
+    nested = {s.name: s for s in function.body if isinstance(s, ast.FunctionDef)}
+    if not nested:
+        return False
+    returned = {
+        s.value.id
+        for s in function.body
+        if isinstance(s, ast.Return) and isinstance(s.value, ast.Name)
+    }
+    return any(_reads_arguments(nested[name]) for name in returned if name in nested)
 
 
 def _passthrough_functions(tree: ast.Module) -> dict[str, tuple[int, str]]:
@@ -938,15 +981,17 @@ def _called_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def _reads_arguments(function: ast.FunctionDef) -> bool:
+def _reads_arguments(function: ast.FunctionDef, handed: set[str] | None = None) -> bool:
     """Whether `function` reads on the host a value computed from its parameters: a tensor
     method's host copy or a TensorBoard scalar of one, or a Python conversion (`_converted`) of
     a value derived from one (a loop variable over it, a sum accumulated from it), not of the
-    parameter itself."""
+    parameter itself. Where it reads none, `handed` (when given) gets the names of the plain
+    functions it calls with such a value (`batch_pix_accuracy(predict, target, labeled)`)."""
     loops: list[ast.For | ast.comprehension] = []
     assigns: list[ast.Assign | ast.AugAssign] = []
     reads: list[ast.expr] = []
     converted: list[ast.expr] = []
+    calls: list[ast.Call] = []  # `f(x)`: what is handed to another function
     for node in _walk(function):  # one walk: the loops, the assignments and the host reads
         kind = type(node)  # exact types: this runs on every node of the summarised files
         if kind is ast.For or kind is ast.comprehension:  # `{k: v.item() for k, v in d.items()}`
@@ -960,8 +1005,11 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
             if type(augment.target) is ast.Name:
                 assigns.append(augment)
         elif kind is ast.Call:
-            _call_reads(cast(ast.Call, node), reads, converted)
-    if not reads and not converted:
+            call = cast(ast.Call, node)
+            _call_reads(call, reads, converted)
+            if handed is not None and type(call.func) is ast.Name and call.args:
+                calls.append(call)
+    if not reads and not converted and not calls:
         return False
     args = function.args
     params = {
@@ -981,9 +1029,14 @@ def _reads_arguments(function: ast.FunctionDef) -> bool:
         if _operands(assign.value, values=True) & valued:  # not `d_k = query.size(-1)`
             valued.add(target.id)  # type: ignore[attr-defined]
     derived = valued - direct
-    return any(_operands(value) & params for value in reads) or any(
+    if any(_operands(value) & params for value in reads) or any(
         _operands(value, values=True) & derived for value in converted
-    )
+    ):
+        return True
+    for call in calls:  # what it hands on: a function of the module may read it
+        if any(_operands(a, values=True) & valued for a in call.args):
+            handed.add(call.func.id)  # type: ignore[union-attr, attr-defined]
+    return False
 
 
 def _call_reads(call: ast.Call, reads: list[ast.expr], converted: list[ast.expr]) -> None:
@@ -1471,8 +1524,9 @@ class ProjectIndex:
         return self._device(file.absolute(), name, 0)
 
     def syncs_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
-        """Whether the function `name` (or the method `method` of the class `name`), as written
-        in `file` and defined in another file of the project, reads its arguments on the host."""
+        """Whether the function `name` (or the method `method` of the class `name`, or with
+        `name` as `factory()` the closure that factory returns), as written in `file` and
+        defined in another file of the project, reads its arguments on the host."""
         found = self._syncing(file, name, method)
         return found is not None and found[1] in found[0].syncs
 
@@ -1487,14 +1541,15 @@ class ProjectIndex:
         member's name there."""
         file = file.absolute()
         summary = self._summary(file)
-        target = self._target(file, summary, name) if summary is not None else None
+        factory = name.removesuffix("()")  # `EMA()`: the closure the factory returns
+        target = self._target(file, summary, factory) if summary is not None else None
         if target is None:
             return None
         source = self._summary(target[0])
         if source is None or not source.host_reads:
             return None
         source = self._summary(target[0], part="syncs")
-        member = f"{target[1]}.{method}" if method else target[1]
+        member = f"{target[1]}.{method}" if method else target[1] + name[len(factory) :]
         return None if source is None else (source, member)
 
     def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
