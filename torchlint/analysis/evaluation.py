@@ -314,8 +314,10 @@ class Evaluation(Shared):
         receiver = dotted(func.value) or ""
         owner = self._bound_classes.get(self._binding_key(receiver, call))
         if owner is None:
-            return self._feeds_eval_module(call, receiver) or self._runs_project_method(
-                call, receiver
+            return (
+                self._feeds_eval_module(call, receiver)
+                or self._runs_project_method(call, receiver)
+                or self._runs_named_project_method(call, receiver)
             )
         if owner.name.value not in self.module_classes:
             return False
@@ -350,6 +352,20 @@ class Evaluation(Shared):
         return bool(klass) and self.ctx.project.method_runs_forward(
             self.ctx.absolute_path, klass, call.func.attr.value
         )
+
+    def _runs_named_project_method(self, call: cst.Call, receiver: str) -> bool:
+        """`model.predict(seqs, items)` in `evaluate(model, ...)` of a utility module: a receiver
+        the file binds to nothing it builds, named like a module (a parameter, say), calling a
+        method that every class of the project defining it runs as its own module's forward
+        (`ProjectIndex.forwards_by_name`): whatever instance the caller passes, the call runs a
+        forward with this code's grad mode."""
+        assert isinstance(call.func, cst.Attribute)  # `_runs_module_method` asked it
+        method = call.func.attr.value
+        if self.ctx.project is None or method in _MODULE_API or _is_forward_name(method):
+            return False
+        if self._binding_key(receiver, call) in self._built_classes:
+            return False  # bound to something built here: `_runs_project_method` knows it
+        return self.is_module(receiver, call) and self.ctx.project.forwards_by_name(method)
 
     @cached_property
     def _eval_receivers(self) -> set[str]:
