@@ -14,8 +14,8 @@ It leans towards "not known" whenever the code is dynamic.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
@@ -219,6 +219,9 @@ class EvalScope:
         False  # the function returns only Python values: its result cannot feed a backward
     )
     flagged: bool = False  # a shared loop whose training a flag turns off (`flag_scope`)
+    # a call the file also makes under `no_grad` with the same flags (`twin_scope`): what it
+    # runs needs no graph there, so the training the callee may do elsewhere does not count
+    twin: bool = False
 
 
 class Evaluation(Shared):
@@ -927,6 +930,67 @@ class Evaluation(Shared):
             function=function,
             flagged=True,
         )
+
+    def twin_scope(self, call: cst.Call) -> EvalScope | None:
+        """`run_epoch(model, trainloader, criterion, None)` with grad on, where the file also makes
+        the same call under `no_grad` with the same flags (`None`, `True`, `False`, positional
+        strings: `run_epoch(model, validloader, criterion, None)`): the author's own `no_grad`
+        says the call evaluates. It counts where the callee is a function of the file that runs
+        forwards in a loop (and no evaluation scope of its own, nor `flag_scope`, reports them),
+        or, where the file cannot see the callee, one named for evaluation (`trainer.val(0,
+        loader)` beside `with torch.no_grad(): trainer.val(epoch, loader)`). The statement of
+        the call is the scope."""
+        if not self._grad_off_calls or not isinstance(call.func, cst.Name | cst.Attribute):
+            return None
+        name = dotted(call.func) or ""
+        twins = self._grad_off_calls.get(name)
+        if not twins or call in twins:
+            return None
+        statement = _call_statement(call, self.parent)
+        twin = next((t for t in twins if _same_flags(call, t)), None)
+        if statement is None or twin is None or not self._evaluates_as_twin(call, name):
+            return None
+        found = self._statement_scope(
+            statement,
+            f"as `{self.ctx.code(twin.func)}(...)` does under `no_grad` on line "
+            f"{self.ctx.start(twin).row}",
+        )
+        return replace(found, twin=True) if found is not None else None
+
+    @cached_property
+    def _grad_off_calls(self) -> dict[str, list[cst.Call]]:
+        """The calls making a whole statement (`x = f(...)`, `f(...)`) that run with grad off,
+        by the callee as written; nothing for a file whose text turns grad off nowhere."""
+        source = self.ctx.source
+        if "no_grad" not in source and "inference_mode" not in source:
+            return {}
+        grad = self.ctx.fact(Grad)
+        found: dict[str, list[cst.Call]] = defaultdict(list)
+        for call in self.model.calls:
+            if not isinstance(call.func, cst.Name | cst.Attribute):
+                continue
+            if _call_statement(call, self.parent) is None or not grad.disabled(call):
+                continue
+            name = dotted(call.func)
+            if name:
+                found[name].append(call)
+        return dict(found)
+
+    def _evaluates_as_twin(self, call: cst.Call, name: str) -> bool:
+        """The callee evaluates: a function of the file looping over forwards that nothing else
+        reports, or a callee the file cannot see that is named for evaluation."""
+        callees = self.model.callees.get(call)
+        if not callees:
+            return is_eval_name(name.rpartition(".")[2])
+        targets = [f for f in callees if (call, f) not in self.model.callbacks]
+        if len(targets) != 1:
+            return False
+        helper = targets[0]
+        if helper not in self._flags:
+            self._flags[helper] = self._evaluating_call(helper)
+        if self._flags[helper] is not None or not self._loops_forwards(helper):
+            return False  # `flag_scope` reports the loop's forward itself
+        return all(self.scope(c) is None for c in self.calls_in(helper) if self.is_forward(c))
 
     def _evaluating_call(self, function: cst.FunctionDef) -> tuple[cst.Call, str] | None:
         """The first call of `function` in the file, with grad on, that passes a value turning
@@ -2113,6 +2177,47 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+def _call_statement(
+    call: cst.Call, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.CSTNode | None:
+    """The statement line `call` makes by itself (`f(x)`, `y = f(x)`, `a, b = f(x)`), else None."""
+    holder = parent(call)
+    if not (
+        (type(holder) is cst.Expr and holder.value is call)
+        or (type(holder) is cst.Assign and holder.value is call)
+    ):
+        return None
+    line = parent(holder)
+    return line if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
+
+
+# Literals that set a flag: a call passing another one at the same place does something else.
+_FLAG_LITERALS = frozenset({"None", "True", "False"})
+
+
+def _flags(call: cst.Call) -> dict[int | str, str] | None:
+    """The flag literals `call` passes, by position or keyword, and its positional strings (a
+    phase, `"val"`); None when it unpacks arguments (`*args`, `**kwargs`), which hide them."""
+    found: dict[int | str, str] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        value = arg.value
+        flag = type(value) is cst.Name and value.value in _FLAG_LITERALS
+        if arg.keyword is not None:
+            if flag:
+                found[arg.keyword.value] = cast(cst.Name, value).value
+        elif flag or type(value) is cst.SimpleString:
+            found[index] = cst.Module([]).code_for_node(value)
+    return found
+
+
+def _same_flags(call: cst.Call, twin: cst.Call) -> bool:
+    """Whether `call` and `twin` pass the same flags at the same places (`_flags`)."""
+    mine = _flags(call)
+    return mine is not None and mine == _flags(twin)
 
 
 def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, str | None] | None:
