@@ -8,7 +8,8 @@ nobody uses. Likewise `trainer.val(0, val_loader)` on a `--test` path beside the
 class the file cannot see. The call is reported where it is made (a wrap of its statement
 fixes it). The twins stay silent: the training calls that pass an optimizer where the no_grad
 call passes `None`; a call under `no_grad` elsewhere that names no evaluation and runs no
-loop of forwards of the file (an EMA update); a flag that differs (`val(loader, True)` beside
+loop of forwards of the file (an EMA update), nor a mode switch (`model.eval()`, which
+`is_eval_name` would take for evaluation); a flag that differs (`val(loader, True)` beside
 `val(loader, False)` under no_grad). Invented projects, checked once by the installed
 `torchlint`.
 """
@@ -117,9 +118,11 @@ def fit(model, ema, runner, loader, val_loader, opt, epochs):
             opt.step()
             ema.update(model)
         with torch.no_grad():
+            model.eval()
             ema.update(model)
             runner.val(val_loader, False)
         runner.val(val_loader, True)
+        model.eval()
 """
 
 CASES = [

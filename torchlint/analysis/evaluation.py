@@ -964,24 +964,31 @@ class Evaluation(Shared):
         source = self.ctx.source
         if "no_grad" not in source and "inference_mode" not in source:
             return {}
-        grad = self.ctx.fact(Grad)
-        found: dict[str, list[cst.Call]] = defaultdict(list)
+        written: dict[str, list[cst.Call]] = defaultdict(list)
         for call in self.model.calls:
-            if not isinstance(call.func, cst.Name | cst.Attribute):
-                continue
-            if _call_statement(call, self.parent) is None or not grad.disabled(call):
-                continue
-            name = dotted(call.func)
-            if name:
-                found[name].append(call)
-        return dict(found)
+            if isinstance(call.func, cst.Name | cst.Attribute) and (
+                _call_statement(call, self.parent) is not None
+            ):
+                name = dotted(call.func)
+                if name:
+                    written[name].append(call)
+        # A twin needs two calls of one callee: the grad mode is asked of those only.
+        grad = self.ctx.fact(Grad)
+        found = {
+            name: [c for c in calls if grad.disabled(c)]
+            for name, calls in written.items()
+            if len(calls) > 1
+        }
+        return {name: calls for name, calls in found.items() if calls}
 
     def _evaluates_as_twin(self, call: cst.Call, name: str) -> bool:
         """The callee evaluates: a function of the file looping over forwards that nothing else
         reports, or a callee the file cannot see that is named for evaluation."""
         callees = self.model.callees.get(call)
         if not callees:
-            return is_eval_name(name.rpartition(".")[2])
+            method = name.rpartition(".")[2]
+            # `model.eval()` switches a mode: nn.Module's own API evaluates nothing
+            return bool(call.args) and method not in _MODULE_API and is_eval_name(method)
         targets = [f for f in callees if (call, f) not in self.model.callbacks]
         if len(targets) != 1:
             return False
