@@ -87,8 +87,9 @@ runs its own forward with its caller's grad mode (`self(x)`, a module-named attr
 `predict`, or one decorated `@torch.no_grad()`, leaves it unknown.
 
 A call that makes a statement by itself (`rs = run_epoch(model, loader, crit, None)`) evaluates
-where it runs with grad on when the file also makes it under `no_grad` with the same flags
-(`None`, `True`, `False` and positional strings at the same places): the author's own
+where it runs with grad on when the file also makes it as a statement of a `with
+torch.no_grad():` (or `inference_mode()`) body with the same flags (`None`, `True`, `False`
+and positional strings at the same places): the author's own
 `no_grad` says the call evaluates. It counts where the callee is a function of the file that
 runs forwards in a loop that nothing else reports, or one the file cannot see that is named
 for evaluation (`trainer.val(0, val_loader)` on a `--test` path, beside `with torch.no_grad():
@@ -1497,11 +1498,12 @@ on over several cells gets one `with torch.no_grad():` per cell.
         evaluation = self.ctx.fact(Evaluation)
         forwards = {call for call in self.calls if evaluation.is_forward(call)}
         groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
+        twins = evaluation.twins
         for call in self.calls:
             # A helper runs a forward only if some call of the file is one: without any, the
             # question would build the call graph of a file that evaluates nothing.
             runs = call in forwards or (bool(forwards) and evaluation.runs_forward(call))
-            if not runs and (twin := self._twin_scope(call, evaluation)) is not None:
+            if not runs and call in twins and (twin := self._twin_scope(call, evaluation)):
                 groups.setdefault(twin.key, []).append((call, twin))
                 continue
             if not runs and TrainedLeaves.exit_operand(call) is None:

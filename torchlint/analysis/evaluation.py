@@ -362,10 +362,11 @@ class Evaluation(Shared):
         method that every class of the project defining it runs as its own module's forward
         (`ProjectIndex.forwards_by_name`): whatever instance the caller passes, the call runs a
         forward with this code's grad mode."""
-        assert isinstance(call.func, cst.Attribute)  # `_runs_module_method` asked it
-        method = call.func.attr.value
-        if self.ctx.project is None or method in _MODULE_API or _is_forward_name(method):
-            return False
+        method = cast(cst.Attribute, call.func).attr.value  # `_runs_module_method` asked it
+        if method in _MODULE_API or self.ctx.project is None:
+            return False  # (`model.forward(x)` is `is_forward`'s: `callee` drops `forward`)
+        if not is_module_name(receiver.rpartition(".")[2]):
+            return False  # asked first: most receivers are no module by their name
         if self._binding_key(receiver, call) in self._built_classes:
             return False  # bound to something built here: `_runs_project_method` knows it
         return self.is_module(receiver, call) and self.ctx.project.forwards_by_name(method)
@@ -939,16 +940,12 @@ class Evaluation(Shared):
         forwards in a loop (and no evaluation scope of its own, nor `flag_scope`, reports them),
         or, where the file cannot see the callee, one named for evaluation (`trainer.val(0,
         loader)` beside `with torch.no_grad(): trainer.val(epoch, loader)`). The statement of
-        the call is the scope."""
-        if not self._grad_off_calls or not isinstance(call.func, cst.Name | cst.Attribute):
-            return None
-        name = dotted(call.func) or ""
-        twins = self._grad_off_calls.get(name)
-        if not twins or call in twins:
-            return None
+        the call is the scope. Asked of the calls of `twins` only."""
+        twin = self.twins.get(call)
         statement = _call_statement(call, self.parent)
-        twin = next((t for t in twins if _same_flags(call, t)), None)
-        if statement is None or twin is None or not self._evaluates_as_twin(call, name):
+        if twin is None or statement is None:
+            return None
+        if not self._evaluates_as_twin(call, dotted(call.func) or ""):
             return None
         found = self._statement_scope(
             statement,
@@ -958,28 +955,55 @@ class Evaluation(Shared):
         return replace(found, twin=True) if found is not None else None
 
     @cached_property
-    def _grad_off_calls(self) -> dict[str, list[cst.Call]]:
-        """The calls making a whole statement (`x = f(...)`, `f(...)`) that run with grad off,
-        by the callee as written; nothing for a file whose text turns grad off nowhere."""
-        source = self.ctx.source
-        if "no_grad" not in source and "inference_mode" not in source:
+    def twins(self) -> dict[cst.Call, cst.Call]:
+        """Each call making a whole statement (`x = f(...)`, `f(...)`) with grad on, mapped to a
+        call of the same callee, as written, with the same flags (`_same_flags`), that makes a
+        statement of the body of a `with torch.no_grad():` (or `inference_mode`); only for
+        callees `_evaluates_as_twin` may accept (named for evaluation, or like a function of
+        the file)."""
+        off: dict[str, list[cst.Call]] = defaultdict(list)
+        for block in self._grad_off_bodies():
+            for statement in block.body:
+                call = _statement_call(statement)
+                last = _last_name(call.func) if call is not None else None
+                if call is not None and last and self._may_evaluate(last):
+                    off[dotted(call.func) or ""].append(call)
+        off.pop("", None)
+        if not off:
             return {}
-        written: dict[str, list[cst.Call]] = defaultdict(list)
-        for call in self.model.calls:
-            if isinstance(call.func, cst.Name | cst.Attribute) and (
-                _call_statement(call, self.parent) is not None
-            ):
-                name = dotted(call.func)
-                if name:
-                    written[name].append(call)
-        # A twin needs two calls of one callee: the grad mode is asked of those only.
+        lasts = {name.rpartition(".")[2] for name in off}
         grad = self.ctx.fact(Grad)
-        found = {
-            name: [c for c in calls if grad.disabled(c)]
-            for name, calls in written.items()
-            if len(calls) > 1
-        }
-        return {name: calls for name, calls in found.items() if calls}
+        found: dict[cst.Call, cst.Call] = {}
+        for call in self.model.calls:
+            if _last_name(call.func) not in lasts or _call_statement(call, self.parent) is None:
+                continue
+            same = off.get(dotted(call.func) or "", [])
+            twin = next((t for t in same if t is not call and _same_flags(call, t)), None)
+            if twin is not None and grad.disabled(twin) and not grad.disabled(call):
+                found[call] = twin
+        return found
+
+    def _grad_off_bodies(self) -> Iterator[cst.IndentedBlock]:
+        """The bodies of the file's `with` statements entering `no_grad()` or
+        `inference_mode()` (found through the calls the semantic model lists)."""
+        if "no_grad" not in self.ctx.source and "inference_mode" not in self.ctx.source:
+            return
+        for call in self.model.calls:
+            func = call.func
+            if type(func) is cst.Attribute:
+                if func.attr.value not in _GRAD_OFF_CONTEXTS:
+                    continue
+            elif type(func) is not cst.Name or func.value not in _GRAD_OFF_CONTEXTS:
+                continue
+            item = self.parent(call)
+            statement = self.parent(item) if type(item) is cst.WithItem else None
+            if type(statement) is cst.With and type(statement.body) is cst.IndentedBlock:
+                yield statement.body
+
+    def _may_evaluate(self, last: str) -> bool:
+        """The cheap half of `_evaluates_as_twin`, asked of a callee's last name: named for
+        evaluation (not nn.Module's own API), or like a function the file defines."""
+        return last in self.model.functions or (last not in _MODULE_API and is_eval_name(last))
 
     def _evaluates_as_twin(self, call: cst.Call, name: str) -> bool:
         """The callee evaluates: a function of the file looping over forwards that nothing else
@@ -2184,6 +2208,26 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+# The context managers that turn grad off for their body (`twins`).
+_GRAD_OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    """`f` for `f(...)` and `x.y.f(...)`; None for any other callee."""
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    return func.value if type(func) is cst.Name else None
+
+
+def _statement_call(statement: cst.BaseStatement) -> cst.Call | None:
+    """The call a statement line makes by itself (`f(x)`, `y = f(x)`), else None."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    value = small.value if type(small) is cst.Expr or type(small) is cst.Assign else None
+    return value if type(value) is cst.Call else None
 
 
 def _call_statement(
