@@ -92,8 +92,9 @@ torch.no_grad():` (or `inference_mode()`) body with the same flags (`None`, `Tru
 and positional strings at the same places): the author's own
 `no_grad` says the call evaluates. It counts where the callee is a function of the file that
 runs forwards in a loop that nothing else reports, or one the file cannot see that is named
-for evaluation (`trainer.val(0, val_loader)` on a `--test` path, beside `with torch.no_grad():
-trainer.val(epoch, val_loader)`); the fix wraps the statement.
+for evaluation, called in a loop or on evaluation data (`trainer.val(0, val_loader)` on a
+`--test` path, beside `with torch.no_grad(): trainer.val(epoch, val_loader)`; not
+`model.predict(new_batch)` once, a demo); the fix wraps the statement.
 
 A loop shared by training and testing that trains only under a test of one of its function's
 parameters (`if train:`, `if phase == "train":`) evaluates when the file calls that function

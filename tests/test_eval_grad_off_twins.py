@@ -10,7 +10,10 @@ fixes it). The twins stay silent: the training calls that pass an optimizer wher
 call passes `None`; a call under `no_grad` elsewhere that names no evaluation and runs no
 loop of forwards of the file (an EMA update), nor a mode switch (`model.eval()`, which
 `is_eval_name` would take for evaluation); a flag that differs (`val(loader, True)` beside
-`val(loader, False)` under no_grad). Invented projects, checked once by the installed
+`val(loader, False)` under no_grad); a callee the file cannot see, called once outside any
+loop on no evaluation data (`model.full_sort_predict(new_batch)` in a notebook: a demo on one
+example, as `predict_for_user` runs it under no_grad), nor in a closure an export traces
+once. Invented projects, checked once by the installed
 `torchlint`.
 """
 
@@ -125,6 +128,31 @@ def fit(model, ema, runner, loader, val_loader, opt, epochs):
         model.eval()
 """
 
+_ONE_EXAMPLE = """\
+import torch
+
+
+def predict_for_user(model, batch):
+    model.eval()
+    with torch.no_grad():
+        scores = model.full_sort_predict(batch)
+    return scores
+
+
+new_scores = model.full_sort_predict(new_batch)
+print(new_scores.argmax())
+
+
+def export(model, path):
+    def policy(x):
+        action = model.predict(x)
+        return action
+
+    with torch.no_grad():
+        action = model.predict(torch.zeros(1, 4))
+    torch.jit.save(torch.jit.trace(policy, torch.zeros(1, 4)), path)
+"""
+
 CASES = [
     Case("grad-off-twin-in-file-flag-none", files={"train.py": _RUN_EPOCH}, rules=("TL001",)),
     Case(
@@ -133,6 +161,7 @@ CASES = [
         rules=("TL001",),
     ),
     Case("grad-off-twin-not-evaluation", files={"fit.py": _EMA_AND_FLAGS}, rules=("TL001",)),
+    Case("grad-off-twin-once-on-one-example", files={"demo.py": _ONE_EXAMPLE}, rules=("TL001",)),
 ]
 
 

@@ -1012,7 +1012,12 @@ class Evaluation(Shared):
         if not callees:
             method = name.rpartition(".")[2]
             # `model.eval()` switches a mode: nn.Module's own API evaluates nothing
-            return bool(call.args) and method not in _MODULE_API and is_eval_name(method)
+            if not call.args or method in _MODULE_API or not is_eval_name(method):
+                return False
+            # It must run in a loop, or over evaluation data (`trainer.val(0, val_loader)`):
+            # `model.predict(one_user)` once is a demo on one example, and a closure a policy
+            # export traces (`action = self._impl.predict(x)` in `_func`) runs once too.
+            return self._in_own_loop(call) or any(self.is_eval_data(a.value) for a in call.args)
         targets = [f for f in callees if (call, f) not in self.model.callbacks]
         if len(targets) != 1:
             return False
