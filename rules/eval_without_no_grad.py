@@ -79,6 +79,23 @@ own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s 
 training shares; also one at module level named `forward(model, i, data)`, which is no
 module's forward).
 
+A method called on a name the file builds nothing for but names like a module (a parameter:
+`model.predict(seqs, items)` in `evaluate(model, ...)` of a utility module) is a forward pass
+when the project defines that method, and every class that does is a module class whose method
+runs its own forward with its caller's grad mode (`self(x)`, a module-named attribute, or a
+`torch.nn` layer its `__init__` builds, `self.item_emb = nn.Embedding(n, d)`); a scorer's
+`predict`, or one decorated `@torch.no_grad()`, leaves it unknown.
+
+A call that makes a statement by itself (`rs = run_epoch(model, loader, crit, None)`) evaluates
+where it runs with grad on when the file also makes it as a statement of a `with
+torch.no_grad():` (or `inference_mode()`) body with the same flags (`None`, `True`, `False`
+and positional strings at the same places): the author's own
+`no_grad` says the call evaluates. It counts where the callee is a function of the file that
+runs forwards in a loop that nothing else reports, or one the file cannot see that is named
+for evaluation, called in a loop or on evaluation data (`trainer.val(0, val_loader)` on a
+`--test` path, beside `with torch.no_grad(): trainer.val(epoch, val_loader)`; not
+`model.predict(new_batch)` once, a demo); the fix wraps the statement.
+
 A loop shared by training and testing that trains only under a test of one of its function's
 parameters (`if train:`, `if phase == "train":`) evaluates when the file calls that function
 with the flag off and grad on (`self.iteration(epoch, self.test_data, train=False)`), unless
@@ -1482,10 +1499,14 @@ on over several cells gets one `with torch.no_grad():` per cell.
         evaluation = self.ctx.fact(Evaluation)
         forwards = {call for call in self.calls if evaluation.is_forward(call)}
         groups: dict[tuple, list[tuple[cst.Call, EvalScope]]] = {}
+        twins = evaluation.twins
         for call in self.calls:
             # A helper runs a forward only if some call of the file is one: without any, the
             # question would build the call graph of a file that evaluates nothing.
             runs = call in forwards or (bool(forwards) and evaluation.runs_forward(call))
+            if not runs and call in twins and (twin := self._twin_scope(call, evaluation)):
+                groups.setdefault(twin.key, []).append((call, twin))
+                continue
             if not runs and TrainedLeaves.exit_operand(call) is None:
                 continue  # no forward, nor a Python value read off a tensor: `leaf_exit_scope`'s first test
             scope = self._scope(call, evaluation, runs)
@@ -1493,6 +1514,13 @@ on over several cells gets one `with torch.no_grad():` per cell.
                 groups.setdefault(scope.key, []).append((call, scope))
         for members in groups.values():
             self._check_scope(members)
+
+    def _twin_scope(self, call: cst.Call, evaluation: Evaluation) -> EvalScope | None:
+        """A call the file also makes under `no_grad` with the same flags, here with grad on."""
+        scope = evaluation.twin_scope(call)
+        if scope is None or self.ctx.fact(Grad).call_mode(call) is not GradMode.RECORDING:
+            return None
+        return scope
 
     def _scope(self, call: cst.Call, evaluation: Evaluation, runs: bool) -> EvalScope | None:
         """The evaluation scope of `call` when it is a forward pass recording autograd (`runs`:
@@ -1528,7 +1556,9 @@ on over several cells gets one `with torch.no_grad():` per cell.
         if scope.flagged:
             self._report_flagged(first, scope)
             return
-        if grad.needs_grad([*region, *scope.after]) or grad.manages_grad(region):
+        if grad.manages_grad(region) or (
+            not scope.twin and grad.needs_grad([*region, *scope.after])
+        ):
             return
         if function is not None and not scope.detached and grad.feeds_training(function):
             return
@@ -1545,7 +1575,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
             )[0]
             fix = self.make_fix(f"Run it under `{alias}.no_grad()`", Applicability.DISPLAY_ONLY)
         evaluation = self.ctx.fact(Evaluation)
-        if evaluation.is_forward(first) or evaluation.runs_forward(first):
+        if scope.twin or evaluation.is_forward(first) or evaluation.runs_forward(first):
             message = f"`{self.ctx.code(first.func)}(...)` evaluates ({scope.reason}) with autograd recording"
         else:
             assert function is not None  # a scope without a forward is a function's

@@ -14,8 +14,8 @@ It leans towards "not known" whenever the code is dynamic.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
@@ -219,6 +219,9 @@ class EvalScope:
         False  # the function returns only Python values: its result cannot feed a backward
     )
     flagged: bool = False  # a shared loop whose training a flag turns off (`flag_scope`)
+    # a call the file also makes under `no_grad` with the same flags (`twin_scope`): what it
+    # runs needs no graph there, so the training the callee may do elsewhere does not count
+    twin: bool = False
 
 
 class Evaluation(Shared):
@@ -314,8 +317,10 @@ class Evaluation(Shared):
         receiver = dotted(func.value) or ""
         owner = self._bound_classes.get(self._binding_key(receiver, call))
         if owner is None:
-            return self._feeds_eval_module(call, receiver) or self._runs_project_method(
-                call, receiver
+            return (
+                self._feeds_eval_module(call, receiver)
+                or self._runs_project_method(call, receiver)
+                or self._runs_named_project_method(call, receiver)
             )
         if owner.name.value not in self.module_classes:
             return False
@@ -350,6 +355,21 @@ class Evaluation(Shared):
         return bool(klass) and self.ctx.project.method_runs_forward(
             self.ctx.absolute_path, klass, call.func.attr.value
         )
+
+    def _runs_named_project_method(self, call: cst.Call, receiver: str) -> bool:
+        """`model.predict(seqs, items)` in `evaluate(model, ...)` of a utility module: a receiver
+        the file binds to nothing it builds, named like a module (a parameter, say), calling a
+        method that every class of the project defining it runs as its own module's forward
+        (`ProjectIndex.forwards_by_name`): whatever instance the caller passes, the call runs a
+        forward with this code's grad mode."""
+        method = cast(cst.Attribute, call.func).attr.value  # `_runs_module_method` asked it
+        if method in _MODULE_API or self.ctx.project is None:
+            return False  # (`model.forward(x)` is `is_forward`'s: `callee` drops `forward`)
+        if not is_module_name(receiver.rpartition(".")[2]):
+            return False  # asked first: most receivers are no module by their name
+        if self._binding_key(receiver, call) in self._built_classes:
+            return False  # bound to something built here: `_runs_project_method` knows it
+        return self.is_module(receiver, call) and self.ctx.project.forwards_by_name(method)
 
     @cached_property
     def _eval_receivers(self) -> set[str]:
@@ -911,6 +931,102 @@ class Evaluation(Shared):
             function=function,
             flagged=True,
         )
+
+    def twin_scope(self, call: cst.Call) -> EvalScope | None:
+        """`run_epoch(model, trainloader, criterion, None)` with grad on, where the file also makes
+        the same call under `no_grad` with the same flags (`None`, `True`, `False`, positional
+        strings: `run_epoch(model, validloader, criterion, None)`): the author's own `no_grad`
+        says the call evaluates. It counts where the callee is a function of the file that runs
+        forwards in a loop (and no evaluation scope of its own, nor `flag_scope`, reports them),
+        or, where the file cannot see the callee, one named for evaluation (`trainer.val(0,
+        loader)` beside `with torch.no_grad(): trainer.val(epoch, loader)`). The statement of
+        the call is the scope. Asked of the calls of `twins` only."""
+        twin = self.twins.get(call)
+        statement = _call_statement(call, self.parent)
+        if twin is None or statement is None:
+            return None
+        if not self._evaluates_as_twin(call, dotted(call.func) or ""):
+            return None
+        found = self._statement_scope(
+            statement,
+            f"as `{self.ctx.code(twin.func)}(...)` does under `no_grad` on line "
+            f"{self.ctx.start(twin).row}",
+        )
+        return replace(found, twin=True) if found is not None else None
+
+    @cached_property
+    def twins(self) -> dict[cst.Call, cst.Call]:
+        """Each call making a whole statement (`x = f(...)`, `f(...)`) with grad on, mapped to a
+        call of the same callee, as written, with the same flags (`_same_flags`), that makes a
+        statement of the body of a `with torch.no_grad():` (or `inference_mode`); only for
+        callees `_evaluates_as_twin` may accept (named for evaluation, or like a function of
+        the file)."""
+        off: dict[str, list[cst.Call]] = defaultdict(list)
+        for block in self._grad_off_bodies():
+            for statement in block.body:
+                call = _statement_call(statement)
+                last = _last_name(call.func) if call is not None else None
+                if call is not None and last and self._may_evaluate(last):
+                    off[dotted(call.func) or ""].append(call)
+        off.pop("", None)
+        if not off:
+            return {}
+        lasts = {name.rpartition(".")[2] for name in off}
+        grad = self.ctx.fact(Grad)
+        found: dict[cst.Call, cst.Call] = {}
+        for call in self.model.calls:
+            if _last_name(call.func) not in lasts or _call_statement(call, self.parent) is None:
+                continue
+            same = off.get(dotted(call.func) or "", [])
+            twin = next((t for t in same if t is not call and _same_flags(call, t)), None)
+            if twin is not None and grad.disabled(twin) and not grad.disabled(call):
+                found[call] = twin
+        return found
+
+    def _grad_off_bodies(self) -> Iterator[cst.IndentedBlock]:
+        """The bodies of the file's `with` statements entering `no_grad()` or
+        `inference_mode()` (found through the calls the semantic model lists)."""
+        if "no_grad" not in self.ctx.source and "inference_mode" not in self.ctx.source:
+            return
+        for call in self.model.calls:
+            func = call.func
+            if type(func) is cst.Attribute:
+                if func.attr.value not in _GRAD_OFF_CONTEXTS:
+                    continue
+            elif type(func) is not cst.Name or func.value not in _GRAD_OFF_CONTEXTS:
+                continue
+            item = self.parent(call)
+            statement = self.parent(item) if type(item) is cst.WithItem else None
+            if type(statement) is cst.With and type(statement.body) is cst.IndentedBlock:
+                yield statement.body
+
+    def _may_evaluate(self, last: str) -> bool:
+        """The cheap half of `_evaluates_as_twin`, asked of a callee's last name: named for
+        evaluation (not nn.Module's own API), or like a function the file defines."""
+        return last in self.model.functions or (last not in _MODULE_API and is_eval_name(last))
+
+    def _evaluates_as_twin(self, call: cst.Call, name: str) -> bool:
+        """The callee evaluates: a function of the file looping over forwards that nothing else
+        reports, or a callee the file cannot see that is named for evaluation."""
+        callees = self.model.callees.get(call)
+        if not callees:
+            method = name.rpartition(".")[2]
+            # `model.eval()` switches a mode: nn.Module's own API evaluates nothing
+            if not call.args or method in _MODULE_API or not is_eval_name(method):
+                return False
+            # It must run in a loop, or over evaluation data (`trainer.val(0, val_loader)`):
+            # `model.predict(one_user)` once is a demo on one example, and a closure a policy
+            # export traces (`action = self._impl.predict(x)` in `_func`) runs once too.
+            return self._in_own_loop(call) or any(self.is_eval_data(a.value) for a in call.args)
+        targets = [f for f in callees if (call, f) not in self.model.callbacks]
+        if len(targets) != 1:
+            return False
+        helper = targets[0]
+        if helper not in self._flags:
+            self._flags[helper] = self._evaluating_call(helper)
+        if self._flags[helper] is not None or not self._loops_forwards(helper):
+            return False  # `flag_scope` reports the loop's forward itself
+        return all(self.scope(c) is None for c in self.calls_in(helper) if self.is_forward(c))
 
     def _evaluating_call(self, function: cst.FunctionDef) -> tuple[cst.Call, str] | None:
         """The first call of `function` in the file, with grad on, that passes a value turning
@@ -2097,6 +2213,67 @@ class Evaluation(Shared):
         return bool(receiver) and self.is_module(
             receiver, self.ctx.module if function is None else function.body
         )
+
+
+# The context managers that turn grad off for their body (`twins`).
+_GRAD_OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    """`f` for `f(...)` and `x.y.f(...)`; None for any other callee."""
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    return func.value if type(func) is cst.Name else None
+
+
+def _statement_call(statement: cst.BaseStatement) -> cst.Call | None:
+    """The call a statement line makes by itself (`f(x)`, `y = f(x)`), else None."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    value = small.value if type(small) is cst.Expr or type(small) is cst.Assign else None
+    return value if type(value) is cst.Call else None
+
+
+def _call_statement(
+    call: cst.Call, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.CSTNode | None:
+    """The statement line `call` makes by itself (`f(x)`, `y = f(x)`, `a, b = f(x)`), else None."""
+    holder = parent(call)
+    if not (
+        (type(holder) is cst.Expr and holder.value is call)
+        or (type(holder) is cst.Assign and holder.value is call)
+    ):
+        return None
+    line = parent(holder)
+    return line if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
+
+
+# Literals that set a flag: a call passing another one at the same place does something else.
+_FLAG_LITERALS = frozenset({"None", "True", "False"})
+
+
+def _flags(call: cst.Call) -> dict[int | str, str] | None:
+    """The flag literals `call` passes, by position or keyword, and its positional strings (a
+    phase, `"val"`); None when it unpacks arguments (`*args`, `**kwargs`), which hide them."""
+    found: dict[int | str, str] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        value = arg.value
+        flag = type(value) is cst.Name and value.value in _FLAG_LITERALS
+        if arg.keyword is not None:
+            if flag:
+                found[arg.keyword.value] = cast(cst.Name, value).value
+        elif flag or type(value) is cst.SimpleString:
+            found[index] = cst.Module([]).code_for_node(value)
+    return found
+
+
+def _same_flags(call: cst.Call, twin: cst.Call) -> bool:
+    """Whether `call` and `twin` pass the same flags at the same places (`_flags`)."""
+    mine = _flags(call)
+    return mine is not None and mine == _flags(twin)
 
 
 def _parameter_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, str | None] | None:

@@ -721,20 +721,54 @@ def _forwarding_methods(tree: ast.Module) -> frozenset[str]:
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
+        built: frozenset[str] | None = None
         for member in node.body:
             if (
                 isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef)
                 and not member.name.startswith(("forward", "__"))
                 and not any(_turns_grad_off(d) for d in member.decorator_list)
-                and _runs_own_forward(member)
             ):
-                found.add(f"{node.name}.{member.name}")
+                if built is None:
+                    built = _torch_submodules(node)
+                if _runs_own_forward(member, built):
+                    found.add(f"{node.name}.{member.name}")
     return frozenset(found)
 
 
-def _runs_own_forward(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether `method`'s own body calls `self(...)` or `self.<module name>(...)` with grad as its
-    caller has it, and never calls `.eval()`."""
+def _torch_submodules(klass: ast.ClassDef) -> frozenset[str]:
+    """The attributes the class's `__init__` binds to a `torch.nn` layer it builds
+    (`self.item_emb = torch.nn.Embedding(n, d)`, `self.head = nn.Linear(d, k)`): calling one
+    runs a submodule's forward, whatever the attribute's name."""
+    init = next(
+        (s for s in klass.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    if init is None:
+        return frozenset()
+    found = set()
+    for statement in init.body:
+        if not isinstance(statement, ast.Assign) or not isinstance(statement.value, ast.Call):
+            continue
+        callee = ast_dotted(statement.value.func) or ""
+        if (
+            not callee.startswith(("nn.", "torch.nn."))
+            or not callee.rpartition(".")[2][:1].isupper()
+        ):
+            continue
+        for target in statement.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                found.add(target.attr)
+    return frozenset(found)
+
+
+def _runs_own_forward(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, built: frozenset[str]
+) -> bool:
+    """Whether `method`'s own body calls `self(...)`, `self.<module name>(...)` or a `torch.nn`
+    layer the class builds (`built`) with grad as its caller has it, and never calls `.eval()`."""
     forwards = False
     stack: list[ast.AST] = list(method.body)
     while stack:
@@ -749,13 +783,14 @@ def _runs_own_forward(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "eval":
                 return False
-            forwards = forwards or _calls_own_module(node)
+            forwards = forwards or _calls_own_module(node, built)
         stack.extend(_children(node))
     return forwards
 
 
-def _calls_own_module(call: ast.Call) -> bool:
-    """`self(x)`, `self.encoder(x)`: a call with inputs of the instance or of a module-named attribute."""
+def _calls_own_module(call: ast.Call, built: frozenset[str]) -> bool:
+    """`self(x)`, `self.encoder(x)`, `self.item_emb(x)`: a call with inputs of the instance, of a
+    module-named attribute or of a `torch.nn` layer the class builds."""
     if not (call.args or call.keywords):
         return False
     func = call.func
@@ -765,7 +800,7 @@ def _calls_own_module(call: ast.Call) -> bool:
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.value.id == "self"
-        and is_module_name(func.attr)
+        and (is_module_name(func.attr) or func.attr in built)
     )
 
 
@@ -1410,6 +1445,9 @@ class ProjectIndex:
         self._related_memo: dict[
             tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
         ] = {}
+        # method name -> `forwards_by_name` and the files it read: not refreshed while the
+        # process runs either
+        self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -1702,6 +1740,44 @@ class ProjectIndex:
         found = self._find_method(*location, method)
         source = self._summary(found[0], part="forwarding") if found is not None else None
         return source is not None and found is not None and found[1] in source.forwarding
+
+    def forwards_by_name(self, method: str) -> bool:
+        """Whether the project defines a method `method` (`predict`), and every class of it that
+        does is a module class whose `method` runs its own module's forward with grad as the
+        caller has it (`method_runs_forward`): `model.predict(x)` on a parameter whose class
+        the file cannot see is then a forward pass. Any other definition (a scorer's
+        `predict`, one decorated `no_grad`, one that runs no forward) leaves it unknown."""
+        if method not in self._forwarding_names:
+            before = dict(self.consulted)
+            self.consulted.clear()
+            found = self._forwards_by_name(method)
+            self._forwarding_names[method] = (found, dict(self.consulted))
+            self.consulted.update(before)
+        found, consulted = self._forwarding_names[method]
+        self.consulted.update(consulted)  # the answer rests on these files, asked again or not
+        return found
+
+    def _forwards_by_name(self, method: str) -> bool:
+        found = False
+        for other in self._project_files():
+            if not _mentions(other, "def " + method):
+                continue
+            summary = self._summary(other)
+            if summary is None:
+                return False
+            owners = [k for k, methods in summary.methods.items() if method in methods]
+            if not owners:
+                continue
+            forwarding = self._summary(other, part="forwarding")
+            if forwarding is None:
+                return False
+            for klass in owners:
+                if f"{klass}.{method}" not in forwarding.forwarding or not self.is_module_class(
+                    other, klass
+                ):
+                    return False
+            found = True
+        return found
 
     def method_from_outside(self, file: Path, klass: str, method: str) -> frozenset[str]:
         """The qualified names of the classes outside the project (`outside_bases`) whose
