@@ -94,6 +94,10 @@ Not flagged:
   as in gradient accumulation: that branch runs with every update), once-only code (`if i == 0:`) and except
   handlers (freeing the cache after an out-of-memory error is what it is for);
 - calls before or after the loop, and in per-epoch loops;
+- `empty_cache()` behind a switch of the run named for memory (`if cfg.empty_cache:`,
+  `if args.vllm_enable_sleep_mode:`): a trade-off of speed for memory the user turns on for
+  the runs that need it (a switch for something else, `if args.batch_eval_metrics:`, does not
+  count);
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
   `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
   statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`), drives the profiler or
