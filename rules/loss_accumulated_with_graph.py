@@ -58,6 +58,8 @@ Not flagged:
 - values already detached: `loss.item()`, `loss.detach()`, `float(loss)`, `loss.data`;
 - the other elements unpacked beside a loss (`n` and `logs` in `loss, n, logs = criterion(...)`),
   which may be counts or dicts: only the one the loop backpropagates is known to be the loss;
+- the weight a loss is scaled by before its backward (`tokens` in `(loss * tokens /
+  total).backward()`): it scales the graph, so `metric += v.detach() * tokens` keeps none;
 - code under `torch.no_grad()`, `torch.inference_mode()` or `set_grad_enabled(False)`
   (also through decorators and callers), where no graph is recorded;
 - accumulators that are themselves backpropagated later (`total.backward()`,

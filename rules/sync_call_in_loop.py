@@ -47,6 +47,8 @@ _MEASURING_METHODS = frozenset(
     }
 )
 _MEASURING_MODULES = ("torch.profiler.", "torch.autograd.profiler.", "torch.cuda.memory.")
+# Words of a run's switch that trades speed for memory (`cfg.empty_cache`, `vllm_enable_sleep_mode`).
+_MEMORY_WORDS = frozenset({"cache", "memory", "mem", "sleep", "offload", "oom"})
 # Owners of the calls that mark ranges for Nsight Systems (`torch.cuda.nvtx.range_push`, `nsys.region(...)`).
 _TRACE_MARKERS = frozenset({"nvtx", "nsys"})
 # Owners of the calls that start and stop a timer of the project's own (`fw_timer.tic()`,
@@ -92,6 +94,10 @@ Not flagged:
   as in gradient accumulation: that branch runs with every update), once-only code (`if i == 0:`) and except
   handlers (freeing the cache after an out-of-memory error is what it is for);
 - calls before or after the loop, and in per-epoch loops;
+- `empty_cache()` behind a switch of the run named for memory (`if cfg.empty_cache:`,
+  `if args.vllm_enable_sleep_mode:`): a trade-off of speed for memory the user turns on for
+  the runs that need it (a switch for something else, `if args.batch_eval_metrics:`, does not
+  count);
 - measurements: a loop (or a helper called from it) that reads a clock (`time.perf_counter()`,
   `time.time()`, `timeit.default_timer()`), CUDA event timings (`elapsed_time`), allocator
   statistics (`max_memory_allocated()`, `reset_peak_memory_stats()`), drives the profiler or
@@ -415,6 +421,8 @@ only the author knows whether the call is still wanted.
             loop = loops.per_batch_loop(call, every_update=True)
             if loop is None or self._measuring(call, loop):
                 continue
+            if what == "empty_cache" and self._memory_switch(call, loops):
+                continue
             shown = self.ctx.code(call)
             if what == "synchronize":
                 message = f"`{shown}` on every batch blocks the CPU until the GPU is idle"
@@ -429,6 +437,18 @@ only the author knows whether the call is still wanted.
                     Applicability.DISPLAY_ONLY,
                 )
             self.report(call, message, fix)
+
+    @staticmethod
+    def _memory_switch(call: cst.Call, loops: LoopFacts) -> bool:
+        """`if self.cfg.empty_cache:`, `if args.vllm_enable_sleep_mode:`: a switch of the run
+        named for memory holds the call, a trade-off of speed for memory that the user turns
+        on for the runs that need it (Pointcept's large pretraining configs, TRL's colocated
+        vLLM before its wake-up: judged debatable and FP). A switch for something else
+        (`if args.batch_eval_metrics:`) frees the cache as a side effect: still a finding."""
+        switch = loops.setting_switch(call)
+        return switch is not None and bool(
+            set(name_tokens((dotted(switch) or "").rsplit(".", 1)[-1])) & _MEMORY_WORDS
+        )
 
     def _measuring(self, call: cst.Call, loop: StepOwner) -> bool:
         """Whether the loop, or the function of the call inside it, measures time or memory."""

@@ -51,7 +51,9 @@ block, where the consumer on another stream relies on the copy being complete; v
 back on the host right away (`.item()`, `.cpu()`, `.tolist()`, `float(...)`), where nothing is
 left to overlap; copies in a loop each iteration of which waits for the device, outside any
 branch, comprehension or inner loop other than one over a `range` the iteration does not change
-(`for cls in range(1, num_classes):`, which runs its reads every time; predictions copied to the host for a host metric,
+(`for cls in range(1, num_classes):`, which runs its reads every time) or a branch on a switch of
+the run that no iteration changes (`if is_train:`, which runs on every batch of the runs that
+take it; predictions copied to the host for a host metric,
 `pred.cpu().numpy()`; a scalar read, `meter.update(loss.item())`, `float(loss)`,
 `writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`), where that wait
 has drained the stream before the next copy (a wait only every `print_freq` steps, or on one

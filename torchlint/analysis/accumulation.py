@@ -159,11 +159,13 @@ class Backprop:
             return False
         return isinstance(call.func, cst.Attribute) and targets[0] is call.func.value
 
-    def carriers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    def carriers(self, expr: cst.BaseExpression, weights: bool = True) -> list[cst.BaseExpression]:
         """The parts of a backpropagated expression whose graph it carries: `loss` in `scaler.scale(loss / n).mean()`.
 
         Divisors and plain calls of unknown functions are not followed: `loss / n_tokens` carries
-        `loss`, and `criterion(out, y)` is a carrier itself.
+        `loss`, and `criterion(out, y)` is a carrier itself. Without `weights`, neither is the
+        factor beside a loss in a product (`weight` in `(loss * weight).backward()`, a token
+        count's share): it scales the graph, and unknown means it carries none.
         """
         while True:
             if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
@@ -178,18 +180,31 @@ class Backprop:
             break
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, cst.Divide | cst.FloorDivide):
-                return self.carriers(expr.left)
-            return self.carriers(expr.left) + self.carriers(expr.right)
+                return self.carriers(expr.left, weights)
+            if not weights and isinstance(expr.operator, cst.Multiply):
+                loss = next((s for s in (expr.left, expr.right) if self._named_loss(s)), None)
+                if loss is not None:
+                    return self.carriers(loss, weights)
+            return self.carriers(expr.left, weights) + self.carriers(expr.right, weights)
         if isinstance(expr, cst.UnaryOperation):
-            return self.carriers(expr.expression)
+            return self.carriers(expr.expression, weights)
         if isinstance(expr, cst.Call) and self._combines(expr):
-            return [c for arg in expr.args for c in self._carriers_of_elements(arg.value)]
+            return [c for arg in expr.args for c in self._carriers_of_elements(arg.value, weights)]
         return [] if self.no_graph(expr) else [expr]
 
-    def _carriers_of_elements(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    def _named_loss(self, expr: cst.BaseExpression) -> bool:
+        """A loss by its name (`loss`, `self.ce_loss`) or by the call computing it."""
+        if isinstance(expr, cst.Name | cst.Attribute):
+            words = name_tokens((dotted(expr) or "").rsplit(".", 1)[-1])
+            return bool(words) and words[-1] in ("loss", "losses")
+        return self.is_loss_call(expr)
+
+    def _carriers_of_elements(
+        self, expr: cst.BaseExpression, weights: bool
+    ) -> list[cst.BaseExpression]:
         if isinstance(expr, cst.List | cst.Tuple):
-            return [c for e in expr.elements for c in self.carriers(e.value)]
-        return self.carriers(expr)
+            return [c for e in expr.elements for c in self.carriers(e.value, weights)]
+        return self.carriers(expr, weights)
 
     def _combines(self, call: cst.Call) -> bool:
         """`torch.stack(losses)`, `sum(losses)`: their result carries their arguments' graphs."""
@@ -214,9 +229,14 @@ class Backprop:
 
     @cached_property
     def carried(self) -> set[Key]:
-        """Values whose graph some backward call reaches: its carriers, and theirs through bindings."""
+        """Values whose graph some backward call reaches: its carriers, and theirs through
+        bindings; a loss's weight (`carriers` without `weights`) is not one of them."""
         return self._closure(
-            lambda expr: [c for c in self.carriers(expr) if isinstance(c, cst.Name | cst.Attribute)]
+            lambda expr: [
+                c
+                for c in self.carriers(expr, weights=False)
+                if isinstance(c, cst.Name | cst.Attribute)
+            ]
         )
 
     @cached_property

@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import WRITER_NAME, is_eval_name
 from torchlint.analysis.nodes import find_all
@@ -788,7 +789,8 @@ class WaitsByDesign:
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
         """Whether every iteration of the `for` loop waits for the device in its own body,
         outside any branch, handler, comprehension or inner loop (save one over a fixed
-        `range`, `_counted`): an array copied to the host
+        `range`, `_counted`, and a branch on a switch of the run, `if is_train:`): an array
+        copied to the host
         (`pred.cpu().numpy()` for a host metric, `ids.tolist()`), a device scalar read on the
         host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or a
         `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
@@ -865,17 +867,35 @@ class WaitsByDesign:
     def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Whether `node` runs in each iteration of `loop`: it sits in the loop's body with no
         conditional or repeating construct (`_CONDITIONAL`) between them, save the body of an
-        inner loop over a fixed count (`_counted`)."""
+        inner loop over a fixed count (`_counted`) and of a branch on a switch of the run
+        (`_set_for_the_run`)."""
         child = node
         for parent in self.scopes.ancestors(node):
             if parent is loop:
                 return child is loop.body
-            if isinstance(parent, _CONDITIONAL) and not (
-                isinstance(parent, cst.For) and child is parent.body and self._counted(parent, loop)
+            if (
+                isinstance(parent, _CONDITIONAL)
+                and not (
+                    isinstance(parent, cst.For)
+                    and child is parent.body
+                    and self._counted(parent, loop)
+                )
+                and not self._set_for_the_run(parent, child)
             ):
                 return False
             child = parent
         return False
+
+    def _set_for_the_run(self, branch: cst.CSTNode, child: cst.CSTNode) -> bool:
+        """`if is_train: ...; now_loss = loss.item()` on a switch of the run that no iteration
+        changes (`LoopFacts.run_setting`): the body runs on every batch of the runs that take it,
+        so a wait there paces them all (RWKV-v1's trainer: judged FPs); in a run that does not,
+        the loop waits nowhere and whether it gains is unknown, so the copy stays silent."""
+        return (
+            type(branch) is cst.If
+            and child is branch.body
+            and self.ctx.fact(LoopFacts).run_setting(branch.test)
+        )
 
     def _counted(self, inner: cst.For, loop: cst.For) -> bool:
         """`for cls in range(1, cfg["nclass"]):` inside `loop`: a range whose bounds no

@@ -1327,6 +1327,34 @@ class LoopFacts:
                         bound.setdefault(target.target.value, []).append(node.value)
         return has_modulo and all(_is_test(r, bound) for r in returns)  # type: ignore[arg-type]
 
+    def run_setting(self, test: cst.BaseExpression) -> bool:
+        """Whether `if test:` tests a switch of the run that no iteration changes (`if
+        is_train:` bound before the loop, `if not args.fast:`, `if self.cfg.empty_cache:`,
+        whose settings object hangs off `self`), and no periodic or latched one: its branch
+        runs on every batch or on none, as the run is configured."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if not isinstance(test, cst.Name | cst.Attribute) or self.rare_branch(test) is not None:
+            return False
+        parts = (dotted(test) or "").split(".")
+        if len(parts) > 2 and parts[0] == "self" and parts[1].lower() in SETTINGS_NAMES:
+            return True
+        return self._run_setting(test)
+
+    def setting_switch(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The switch of the run (`run_setting`) of a branch that holds `node` within its
+        function (`self.cfg.empty_cache` of `if self.cfg.empty_cache:`), if any: code a run
+        turns on or off as a whole."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if type(parent) is cst.If and child is parent.body and self.run_setting(parent.test):
+                test = parent.test
+                return test.expression if isinstance(test, cst.UnaryOperation) else test
+            if type(parent) is cst.FunctionDef or type(parent) is cst.Lambda:
+                return None
+            child = parent
+        return None
+
     def _run_setting(self, flag: cst.Name | cst.Attribute) -> bool:
         """A flag the loop never changes: a setting of the run (`args.do_eval`, `cfg.do_log`), or a
         name bound only outside the loops around it. Such a branch runs on every batch or never."""
