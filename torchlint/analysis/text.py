@@ -29,12 +29,16 @@ def may_train(text: str) -> bool:
 
 
 _DL_TEXT = re.compile(r"dl\b")
-_ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?iter(?:ator)?\b")
+_ITER_TEXT = re.compile(
+    r"(?:train|val|valid|validation|test|eval|infer|dev|data|batch)_?iter(?:ator)?\b"
+)
 # `range(len(val_dataset))`: a loop over a dataset's samples by index (`loops._over_dataset_samples`).
 _DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 # `for i, batch in enumerate(gen):` and `range(0, n, batch_size)`: `loops._targets_a_batch` and
 # `LoopFacts._over_batch_numbers`' batch-size step (names.BATCH_NAME, names.BATCH_SIZE_NAME).
 _BATCH_TARGET_TEXT = re.compile(r"\bfor\s+(?:\w+\s*,\s*)?(?:mini_?)?batch(?:_data)?\s+in\b")
+# `minibatch(users, batch_size=bs)`: a generator told a batch size (`loops._told_batch_size`).
+_BATCH_KEYWORD_TEXT = re.compile(r"[(,]\s*(?:train_|val_|test_|eval_)?batch_?size\s*=(?!=)")
 _BATCH_STEP_TEXT = re.compile(
     r",\s*(?:[\w.]+\.)?(?:train_|val_|test_|eval_)?(?:batch_?size|bs|batchsize)\s*\)"
 )
@@ -56,6 +60,7 @@ def may_have_batch_loops(text: str) -> bool:
         or ("range(len(" in low and _DATASET_RANGE_TEXT.search(low))
         or ("batch" in low and _BATCH_TARGET_TEXT.search(low))
         or ("range(" in low and _BATCH_STEP_TEXT.search(low))
+        or ("size" in low and _BATCH_KEYWORD_TEXT.search(low))
     )
 
 
