@@ -14,7 +14,8 @@ The classes, each from production code judges labelled (round 7):
   self.validation_step(next(self.dataloader_val)))`) fetches one batch per iteration, as one
   that binds `batch = next(loader)` first does;
 - a loop over a batching generator (`for users in minibatch(users, batch_size=bs):`) iterates
-  batches: the call is told a batch size;
+  batches: the call is told a batch size; they are slices of what it is handed (the device
+  tensors of a training loop), not a loader's host batches;
 - a loop over a loader-named object's iteration method (`data_iterator.iterate_ds_data()`)
   iterates its batches;
 - an inference iterator built for a device (`infer_iter = build_dataset_iter(opt, vocabs,
@@ -101,9 +102,9 @@ class Trainer:
 import torch
 
 
-def minibatch(items, batch_size):
-    for i in range(0, len(items), batch_size):
-        yield items[i:i + batch_size]
+def minibatch(*tensors, batch_size):
+    for i in range(0, len(tensors[0]), batch_size):
+        yield tuple(x[i:i + batch_size] for x in tensors)
 
 
 def chunks(text, size):
@@ -113,7 +114,7 @@ def chunks(text, size):
 
 def test(model, users, text, device, bs):
     total = 0.0
-    for batch_users in minibatch(users, batch_size=bs):
+    for (batch_users,) in minibatch(users, batch_size=bs):
         x = torch.tensor(batch_users).to(device)
         with torch.no_grad():
             scores = model(x)
@@ -121,6 +122,19 @@ def test(model, users, text, device, bs):
     for piece in chunks(text, 100):
         print(model.encode(piece).sum().item())
     return total
+
+
+def fit(model, optimizer, users, items, device, bs):
+    users = torch.from_numpy(users).to(device)
+    items = torch.from_numpy(items).to(device)
+    epoch_loss = 0.0
+    for batch_user, batch_item in minibatch(users, items, batch_size=bs):
+        loss = (model(batch_user) - batch_item).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        epoch_loss += loss.item()  # TL002: loss.item()
+    return epoch_loss
 """
         },
     ),

@@ -324,6 +324,7 @@ class LoopFacts:
                 or self._fetches_batches(loop)
                 or self._over_batch_numbers(loop)
                 or self._batches_handed_in(loop)
+                or _over_batching_call(loop)
             )
         }
         if candidates:  # a library module's `__main__` demo trains nothing per batch
@@ -477,7 +478,7 @@ class LoopFacts:
             name = _last(node.func) or ""
             if name.endswith("DataLoader") or name == "prepare_data_loader":
                 return True
-            if _told_batch_size(node) or self._iterates_loader(node, depth):
+            if self._iterates_loader(node, depth):
                 return True
             # `meter.log_every(loader, 20)`, `prefetch(loader)`: a wrapper hands the loader's batches on
             first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
@@ -1907,11 +1908,21 @@ def _top_statements(loop: Loop) -> Iterator[cst.SimpleStatementLine]:
             yield statement
 
 
-def _told_batch_size(call: cst.Call) -> bool:
-    """`minibatch(users, batch_size=bs)`: a generator told a batch size yields batches."""
+def _over_batching_call(loop: Loop) -> bool:
+    """`for users in minibatch(users, batch_size=bs):`: a generator told a batch size yields
+    batches (slices of what it is handed, device tensors too: not a loader's host batches).
+    `get(batch_size=None)` hands the whole buffer over at once."""
+    if not isinstance(loop, cst.For):
+        return False
     return any(
-        a.keyword is not None and _BATCH_SIZE_KEYWORD.search(a.keyword.value.lower()) is not None
-        for a in call.args
+        isinstance(call, cst.Call)
+        and any(
+            a.keyword is not None
+            and _BATCH_SIZE_KEYWORD.search(a.keyword.value.lower()) is not None
+            and not _is_none(a.value)
+            for a in call.args
+        )
+        for call in unwrap_iterable(loop.iter)
     )
 
 

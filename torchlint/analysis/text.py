@@ -37,7 +37,7 @@ _DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 # `for i, batch in enumerate(gen):` and `range(0, n, batch_size)`: `loops._targets_a_batch` and
 # `LoopFacts._over_batch_numbers`' batch-size step (names.BATCH_NAME, names.BATCH_SIZE_NAME).
 _BATCH_TARGET_TEXT = re.compile(r"\bfor\s+(?:\w+\s*,\s*)?(?:mini_?)?batch(?:_data)?\s+in\b")
-# `minibatch(users, batch_size=bs)`: a generator told a batch size (`loops._told_batch_size`).
+# `minibatch(users, batch_size=bs)`: a generator told a batch size (`loops._over_batching_call`).
 _BATCH_KEYWORD_TEXT = re.compile(r"[(,]\s*(?:train_|val_|test_|eval_)?batch_?size\s*=(?!=)")
 _BATCH_STEP_TEXT = re.compile(
     r",\s*(?:[\w.]+\.)?(?:train_|val_|test_|eval_)?(?:batch_?size|bs|batchsize)\s*\)"
