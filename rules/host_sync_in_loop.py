@@ -139,9 +139,12 @@ evaluation loop:
 A per-batch loop is a loop over a DataLoader (built in the file, or a name such as
 `train_loader`, `loader`, `dataloader`, `batches`, or one split of a collection of loaders,
 `self.data_loader["train"]`, `loaders[phase]`; through `enumerate`/`zip`/`tqdm` or any call
-that takes the loader first, such as `meter.log_every(loader, 20)`; a parameter that every
-call in the file passes a loader), a loop whose body fetches a batch (`x, y = get_batch(split)`,
-`next(data_iter)`), or a loop whose own body runs `backward()` or an optimizer step. Code in a
+that takes the loader first, such as `meter.log_every(loader, 20)`, or a loader's own iteration
+method, `data_iterator.iterate_ds_data()`; a parameter that every call in the file passes a
+loader), a loop over a generator told a batch size (`minibatch(users, batch_size=bs)`), a loop
+whose body fetches a batch (`x, y = get_batch(split)`, `next(data_iter)`, also handed straight
+on, `outs.append(self.validation_step(next(val_loader)))`), or a loop whose own body runs
+`backward()` or an optimizer step. Code in a
 function called from such a loop in the same file counts too, including a module's `forward`
 (`model(x)` runs the `forward` of the file's class `model` was built from, `meter.update(...)` the
 method of the file's class `meter` was built from) and a closure passed to
@@ -171,7 +174,8 @@ Not flagged:
   `if should_log(step):`; but not a guard whose
   branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
   gradient accumulation, and its branch runs with every update), once-only code
-  (`if i == 0:`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
+  (`if i == 0:`), the first few iterations (`if idx < 3:`, `if idx < hp.log.num_audio:`, a
+  configured count of samples to show), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
   == 0:` and `if preds is None: preds = ...` on a name bound to None once before the loop
   and never set back to None inside it (lazy initialisation: the arm runs on the first batch,

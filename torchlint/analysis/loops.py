@@ -85,6 +85,14 @@ _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
 _PERIODIC_FLAG = re.compile(
     r"^should_|^(do|is)_(log|eval|evaluate|save|print|report|checkpoint|validate)|(log|eval|save|print|report)_(now|step|this_step|due)$"
 )
+# The keyword a batching generator takes (`text._BATCH_KEYWORD_TEXT` finds it in the text).
+_BATCH_SIZE_KEYWORD = re.compile(r"^(train_|val_|test_|eval_)?batch_?size$")
+# A configured count of samples to show, log or plot: `hp.log.num_audio`, `args.n_vis`.
+_SHOWN_COUNT = re.compile(
+    r"^(n|num|number)_?(audio|sample|image|img|example|vis|visual|show|plot|fig|figure)s?$"
+)
+# A Hugging Face `Trainer`'s loaders, prepared by its accelerator.
+_TRAINER_LOADERS = frozenset({"get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
 # Calls of a loader that give something other than its batches.
 _NOT_BATCHES = frozenset(
     {
@@ -316,6 +324,7 @@ class LoopFacts:
                 or self._fetches_batches(loop)
                 or self._over_batch_numbers(loop)
                 or self._batches_handed_in(loop)
+                or _over_batching_call(loop)
             )
         }
         if candidates:  # a library module's `__main__` demo trains nothing per batch
@@ -338,10 +347,17 @@ class LoopFacts:
         """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`,
         also as the first work of a block there (`try: batch = next(it)` restarting the iterator on
         `StopIteration`, `with torch.no_grad(): x, y = get_batch("val")`). Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
-        x = next(dl)`): its iterations are datasets."""
+        x = next(dl)`): its iterations are datasets. A store into an element (`features[i] =
+        batch_to_device(features[i], device)`) moves what the loop has, it fetches nothing; a
+        `next(loader)` handed straight on (`outs.append(self.validation_step(next(dl)))`) does."""
         for statement in _top_statements(loop):
             for small in statement.body:
-                value = small.value if isinstance(small, cst.Assign) else None
+                if isinstance(small, cst.Assign) and not _stores_element(small):
+                    value: cst.BaseExpression | None = small.value
+                elif isinstance(small, cst.Expr):
+                    value = _handed_next(small.value)
+                else:
+                    continue
                 if not isinstance(value, cst.Call):
                     continue
                 name = (_last(value.func) or "").lower()
@@ -462,6 +478,8 @@ class LoopFacts:
             name = _last(node.func) or ""
             if name.endswith("DataLoader") or name == "prepare_data_loader":
                 return True
+            if self._iterates_loader(node, depth):
+                return True
             # `meter.log_every(loader, 20)`, `prefetch(loader)`: a wrapper hands the loader's batches on
             first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
             return (
@@ -477,17 +495,27 @@ class LoopFacts:
             return True
         return any(self._binding_is_loader(b, depth) for b in self.scopes.all_bindings(node))
 
+    def _iterates_loader(self, call: cst.Call, depth: int) -> bool:
+        """`data_iterator.iterate_ds_data()`: a loader's own iteration method, its batches."""
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value.startswith("iter")
+            and not any(a.keyword is None for a in call.args)
+            and self.is_loader_like(func.value, depth + 1)
+        )
+
     def yields_device_batches(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a
-        `DeviceDataLoader`, a wrapper of a loader handed the device (`DataPrefetcher(loader,
-        device=self.device)`, a project class that copies each batch there ahead of use), also
-        behind a progress bar bound to a name (`tbar = tqdm(self.train_loader)`)."""
+        `DeviceDataLoader`, a loader or iterator handed the device (`DataPrefetcher(loader,
+        device=self.device)`, `build_dataset_iter(opt, device_id=opt.gpu)`), also behind a
+        progress bar bound to a name (`tbar = tqdm(self.train_loader)`)."""
         for inner in unwrap_iterable(node):
             values = [inner] + [
                 b.value for b in self.scopes.all_bindings(inner) if b.value is not None
             ]
             if any(
-                isinstance(v, cst.Call) and (_moves_batches(v) or self._wraps_to_device(v))
+                isinstance(v, cst.Call) and (_moves_batches(v) or self._told_device(v))
                 for v in values
             ):
                 return True
@@ -500,19 +528,14 @@ class LoopFacts:
                 return True
         return False
 
-    def _wraps_to_device(self, call: cst.Call) -> bool:
-        """`DataPrefetcher(train_loader, device=self.device)`: a call handed a loader first and a
-        device by keyword."""
-        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-        return (
-            first is not None
-            and any(
-                a.keyword is not None
-                and a.keyword.value == "device"
-                and self.is_device_like(a.value)
-                for a in call.args
-            )
-            and self.is_loader_like(first)
+    def _told_device(self, call: cst.Call) -> bool:
+        """`DataPrefetcher(train_loader, device=self.device)`, `build_dataset_iter(opt, ...,
+        device_id=opt.gpu)`: a loader or iterator built for a device puts its batches there."""
+        return any(
+            a.keyword is not None
+            and a.keyword.value in ("device", "device_id")
+            and self.is_device_like(a.value)
+            for a in call.args
         )
 
     def _binding_is_loader(self, binding: Binding, depth: int) -> bool:
@@ -1435,14 +1458,19 @@ class LoopFacts:
             return "body"  # `if len(state) == 0:` lazy initialisation, once per key
         if (
             isinstance(target.operator, cst.LessThan | cst.LessThanEqual)
-            and isinstance(right, cst.Integer)
+            and (
+                isinstance(right, cst.Integer)
+                or _SHOWN_COUNT.search((_last(right) or "").lower()) is not None
+            )
             and (
                 self._bounded_counter(left)
                 or self.is_counter(left)
                 or self._bounded_collection(left)
             )
         ):
-            return "body"  # `if shown < 3:`, `if batch_i < 3:`: the first few times only
+            # `if shown < 3:`, `if batch_i < 3:`, `if idx < hp.log.num_audio:`: the first few
+            # times only (a configured count of samples to show, not a step limit)
+            return "body"
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
@@ -1627,6 +1655,8 @@ class LoopFacts:
         if name == "Accelerator" or (
             name == "prepare" and "accelerator" in (dotted(func) or "").lower()
         ):
+            return True
+        if _trainer_loader(call):
             return True
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname == "torch.cuda.set_device":
@@ -1943,6 +1973,40 @@ def _top_statements(loop: Loop) -> Iterator[cst.SimpleStatementLine]:
             yield statement
 
 
+def _over_batching_call(loop: Loop) -> bool:
+    """`for users in minibatch(users, batch_size=bs):`: a generator told a batch size yields
+    batches (slices of what it is handed, device tensors too: not a loader's host batches).
+    `get(batch_size=None)` hands the whole buffer over at once."""
+    if not isinstance(loop, cst.For):
+        return False
+    return any(
+        isinstance(call, cst.Call)
+        and any(
+            a.keyword is not None
+            and _BATCH_SIZE_KEYWORD.search(a.keyword.value.lower()) is not None
+            and not _is_none(a.value)
+            for a in call.args
+        )
+        for call in unwrap_iterable(loop.iter)
+    )
+
+
+def _stores_element(assign: cst.Assign) -> bool:
+    """`features[i] = ...`: a store into a container the loop already holds."""
+    return all(isinstance(t.target, cst.Subscript) for t in assign.targets)
+
+
+def _handed_next(value: cst.BaseExpression, depth: int = 0) -> cst.Call | None:
+    """The `next(...)` call a statement's call chain hands on as its first argument:
+    `outs.append(self.step(next(loader)))`."""
+    if not isinstance(value, cst.Call) or depth > 2:
+        return None
+    if _last(value.func) == "next":
+        return value
+    first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+    return None if first is None else _handed_next(first, depth + 1)
+
+
 def _targets_a_batch(loop: cst.For) -> bool:
     """`for batch in ...:`, `for i, batch in enumerate(gen_val):`: the author names what each
     iteration takes a batch."""
@@ -1978,7 +2042,18 @@ def _few_iterations(loop: Loop) -> bool:
 
 def _moves_batches(call: cst.Call) -> bool:
     name = _last(call.func) or ""
-    return "Device" in name or name in ("prepare", "prepare_data_loader")
+    return "Device" in name or name in ("prepare", "prepare_data_loader") or _trainer_loader(call)
+
+
+def _trainer_loader(call: cst.Call) -> bool:
+    """`trainer.get_eval_dataloader(ds)`: a Hugging Face trainer's loader, which its accelerator
+    prepared, so its batches arrive on the device."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in _TRAINER_LOADERS
+        and "trainer" in (_last(func.value) or "").lower()
+    )
 
 
 def _over_dataset_samples(loop: cst.For, stop: cst.BaseExpression) -> bool:

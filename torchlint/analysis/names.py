@@ -134,7 +134,7 @@ RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})
 
 # What a loader of batches is called (lower-cased): `train_loader`, `dl`, `batches`, `data_iter`.
 LOADER_NAME = re.compile(
-    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|data|batch)_?iter(ator)?$"
+    r"(^|_|train|val|valid|test|eval|data|dev)loader(?!s)|(^|_)dl$|(train|val|valid|test|eval)_?ld$|batches$|^(train|val|valid|validation|test|eval|infer|dev|data|batch)_?iter(ator)?$"
 )
 
 

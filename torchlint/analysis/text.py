@@ -30,7 +30,9 @@ def may_train(text: str) -> bool:
 
 
 _DL_TEXT = re.compile(r"dl\b")
-_ITER_TEXT = re.compile(r"(?:train|val|valid|validation|test|eval|data|batch)_?iter(?:ator)?\b")
+_ITER_TEXT = re.compile(
+    r"(?:train|val|valid|validation|test|eval|infer|dev|data|batch)_?iter(?:ator)?\b"
+)
 # `range(len(val_dataset))`: a loop over a dataset's samples by index (`loops._over_dataset_samples`).
 _DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 # `for i, batch in enumerate(gen):` and `range(0, n, batch_size)`: `loops._targets_a_batch` and
@@ -38,6 +40,8 @@ _DATASET_RANGE_TEXT = re.compile(r"range\(\s*len\(\s*[\w.]*(?:dataset|\bds\b)")
 _BATCH_TARGET_TEXT = re.compile(
     r"for(?<=\bfor)\s+(?:\w+\s*,\s*)?(?:mini_?)?batch(?:_data)?\s+in\b"
 )  # opens with its word, then checks the boundary behind it (`names_after`)
+# `minibatch(users, batch_size=bs)`: a generator told a batch size (`loops._over_batching_call`).
+_BATCH_KEYWORD_TEXT = re.compile(r"[(,]\s*(?:train_|val_|test_|eval_)?batch_?size\s*=(?!=)")
 # What `_BATCH_STEP_TEXT` must contain, found fast: it opens with the comma code is full of.
 _BATCH_SIZE_CLOSE = re.compile(r"(?:batch_?size|bs|batchsize)\s*\)")
 _BATCH_STEP_TEXT = re.compile(
@@ -61,6 +65,7 @@ def may_have_batch_loops(text: str) -> bool:
         or ("range(len(" in low and _DATASET_RANGE_TEXT.search(low))
         or ("batch" in low and _BATCH_TARGET_TEXT.search(low))
         or ("range(" in low and _BATCH_SIZE_CLOSE.search(low) and _BATCH_STEP_TEXT.search(low))
+        or (("batch_size" in low or "batchsize" in low) and _BATCH_KEYWORD_TEXT.search(low))
     )
 
 
