@@ -1386,13 +1386,8 @@ class LoopFacts:
             root = root.value
         if isinstance(flag, cst.Attribute):
             return isinstance(root, cst.Name) and root.value.lower() in SETTINGS_NAMES
-        loops = [a for a in self.scopes.ancestors(flag) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.reaching(flag)
-        return (
-            bool(loops)
-            and bool(bindings)
-            and not any(self.scopes.is_ancestor(loop, b.node) for loop in loops for b in bindings)
-        )
+        return bool(bindings) and self._bound_outside_loops(flag, bindings)
 
     def _modulo_value(self, node: cst.BaseExpression) -> bool:
         """`step % n`, or a name whose one binding holds one (`n = step % k`)."""
@@ -1410,17 +1405,15 @@ class LoopFacts:
         `if shown < 3: shown += 1` runs three times in all, not every batch."""
         if not isinstance(node, cst.Name):
             return False
-        loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.all_bindings(node)
         starts = [b for b in bindings if b.kind is not BindingKind.AUGMENT]
         if (
-            not loops
-            or len(starts) != 1
+            len(starts) != 1
             or not self._counts(starts[0])
             or starts[0].kind is not BindingKind.ASSIGN
         ):
             return False
-        return not any(self.scopes.is_ancestor(loop, starts[0].node) for loop in loops)
+        return self._bound_outside_loops(node, starts)
 
     def _bounded_collection(self, node: cst.BaseExpression) -> bool:
         """`len(val_visual)` of a list bound once, empty, outside the loops around the test:
@@ -1434,15 +1427,22 @@ class LoopFacts:
         ):
             return False
         name = node.args[0].value
-        loops = [a for a in self.scopes.ancestors(node) if isinstance(a, cst.For | cst.While)]
         bindings = self.scopes.all_bindings(name)
-        if not loops or len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
             return False
         value = bindings[0].exact
         return (
             isinstance(value, cst.List)
             and not value.elements
-            and not any(self.scopes.is_ancestor(loop, bindings[0].node) for loop in loops)
+            and self._bound_outside_loops(node, bindings)
+        )
+
+    def _bound_outside_loops(self, use: cst.CSTNode, bindings: list[Binding]) -> bool:
+        """`use` sits in a loop, and none of `bindings` in any loop around it: a value that no
+        iteration changes (a setting, a counter's or a list's start)."""
+        loops = [a for a in self.scopes.ancestors(use) if isinstance(a, cst.For | cst.While)]
+        return bool(loops) and not any(
+            self.scopes.is_ancestor(loop, b.node) for loop in loops for b in bindings
         )
 
     def _rare_comparison(
