@@ -13,6 +13,7 @@ from torchlint.analysis.dataloaders import (
     is_dataloader,
     keyword_edits,
 )
+from torchlint.analysis.host_io import WaitsByDesign
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
@@ -546,7 +547,12 @@ accelerator PyTorch warns and ignores it.
             if in_memory:
                 workers = False  # nothing to load: only pinning the batches' copies is left to gain
             pin = args.pin_memory is None and self._copies_loaded_memory(loaders, call)
-            if pin and in_memory and not _has_workers(loaders, args) and not loaders.overlaps(call):
+            if (
+                pin
+                and in_memory
+                and not _has_workers(loaders, args)
+                and not self.ctx.fact(WaitsByDesign).copy_overlaps(call)
+            ):
                 pin = False  # pinned in the main process just before a synchronous copy: no gain
             if pin and self._pin_unmeasurable(loaders, call, args):
                 pin = False

@@ -28,7 +28,6 @@ from torchlint.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
-    from torchlint.analysis.host_io import WaitsByDesign
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATASETS = frozenset(
@@ -789,35 +788,6 @@ class DataLoaders:
             return found
         return set()
 
-    # -- whether pinning a loader's batches can pay -----------------------------------
-    def overlaps(self, loader: cst.Call) -> bool:
-        """Some CUDA copy of the loader's batches is `non_blocking=True` (or given a flag) and
-        can run while the device computes: its loop does not wait for the device in every
-        iteration (`loss.item()`, `pred.cpu()` for a host metric: `WaitsByDesign`), and the
-        function that copies does not hand back a host copy of what it computed (`return
-        out.cpu()`). After such a wait the device is idle at the next copy: a non_blocking copy
-        from pinned memory then has nothing to overlap, as a synchronous one."""
-        from torchlint.analysis.host_io import WaitsByDesign  # host_io -> tensors -> here
-
-        waits = self.ctx.fact(WaitsByDesign)
-        for loop in self.loops_of(loader):
-            if waits.drains_every_iteration(loop):
-                continue
-            for move in self.moves.get(loop, ()):
-                if _non_blocking(move) and not self._copier_returns_to_host(loop, move, waits):
-                    return True
-        return False
-
-    def _copier_returns_to_host(self, loop: Loop, move: cst.Call, waits: WaitsByDesign) -> bool:
-        """The copy sits in a function of the file other than the loop's, and every call of that
-        function gets back a host copy (`return out.cpu()`): each batch's result is read back
-        before the loop goes on."""
-        function = self.scopes.function_of(move)
-        if function is None or function is self.scopes.function_of(loop):
-            return False
-        sites = self.scopes.callers.get(function, [])
-        return bool(sites) and all(waits.returns_host_copy(site) for site in sites)
-
     def exports_per_batch(self, loader: cst.Call) -> bool:
         """Every loop over the loader is an export pass: it writes each batch's results to files
         as it goes (`torch.save(feat, path)`, `np.save(...)` per sample of the batch), outside
@@ -870,12 +840,6 @@ def _writes(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func) or ""
     return bool(WRITER_NAME.search(name))
-
-
-def _non_blocking(move: cst.Call) -> bool:
-    """`non_blocking=` given something other than a literal `False`."""
-    flag = _keyword(move, "non_blocking")
-    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
 
 
 def _is_self(node: cst.BaseExpression) -> bool:

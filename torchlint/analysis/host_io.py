@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
+from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import WRITER_NAME, is_eval_name
@@ -785,6 +786,34 @@ class WaitsByDesign:
                 return False  # a return that is no copy, nor the function's own result
         return copies > 0
 
+    # -- whether a non_blocking copy of a loader's batches has compute to overlap ---------
+    def copy_overlaps(self, loader: cst.Call) -> bool:
+        """Some CUDA copy of the loader's batches (`DataLoaders.moves`) is `non_blocking=True`
+        (or given a flag) and can run while the device computes: its loop does not wait for the
+        device in every iteration (`loss.item()`, `pred.cpu()` for a host metric:
+        `drains_every_iteration`), and the function that copies does not hand back a host copy
+        of what it computed (`return out.cpu()`). After such a wait the device is idle at the
+        next copy: a non_blocking copy from pinned memory then has nothing to overlap, as a
+        synchronous one (whether pinning a loader's batches can pay, TL101)."""
+        loaders = self.ctx.fact(DataLoaders)
+        for loop in loaders.loops_of(loader):
+            if self.drains_every_iteration(loop):
+                continue
+            for move in loaders.moves.get(loop, ()):
+                if _non_blocking(move) and not self._copier_returns_to_host(loop, move):
+                    return True
+        return False
+
+    def _copier_returns_to_host(self, loop: cst.CSTNode, move: cst.Call) -> bool:
+        """The copy sits in a function of the file other than the loop's, and every call of that
+        function gets back a host copy (`return out.cpu()`): each batch's result is read back
+        before the loop goes on."""
+        function = self.scopes.function_of(move)
+        if function is None or function is self.scopes.function_of(loop):
+            return False
+        sites = self.scopes.callers.get(function, [])
+        return bool(sites) and all(self.returns_host_copy(site) for site in sites)
+
     # -- a loop each iteration of which drains the stream ---------------------------------
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
         """Whether every iteration of the `for` loop waits for the device in its own body,
@@ -929,3 +958,9 @@ class WaitsByDesign:
         if kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR
         return not self.ctx.fact(NumpyProvenance).is_numpy(receiver)
+
+
+def _non_blocking(move: cst.Call) -> bool:
+    """`non_blocking=` given something other than a literal `False`."""
+    flag = passed_argument(move, "non_blocking", None)
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
