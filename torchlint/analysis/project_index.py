@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 from torchlint.analysis.ast_names import ast_dotted
 from torchlint.analysis.frameworks import framework_of
@@ -53,6 +53,8 @@ _MAX_FILES = 3000
 # Source characters whose syntax trees the index holds for the engine (`ProjectIndex.tree_for`):
 # a tree takes about forty times its source, so at most about 80 MB.
 _PENDING_CHARACTERS = 2_000_000
+# What `ProjectIndex._remembered` keeps answers by: a method name, (file, class, target class).
+_Key = TypeVar("_Key")
 # The text patterns below read every file of a project: their runs (`\w++`, `[ \t]*+`) are
 # possessive where what follows can never match inside them, so a failed match gives up at once
 # instead of retrying each shorter run (the same matches, a third to half the regex time).
@@ -1747,15 +1749,9 @@ class ProjectIndex:
         caller has it (`method_runs_forward`): `model.predict(x)` on a parameter whose class
         the file cannot see is then a forward pass. Any other definition (a scorer's
         `predict`, one decorated `no_grad`, one that runs no forward) leaves it unknown."""
-        if method not in self._forwarding_names:
-            before = dict(self.consulted)
-            self.consulted.clear()
-            found = self._forwards_by_name(method)
-            self._forwarding_names[method] = (found, dict(self.consulted))
-            self.consulted.update(before)
-        found, consulted = self._forwarding_names[method]
-        self.consulted.update(consulted)  # the answer rests on these files, asked again or not
-        return found
+        return self._remembered(
+            self._forwarding_names, method, lambda: self._forwards_by_name(method)
+        )
 
     def _forwards_by_name(self, method: str) -> bool:
         found = False
@@ -2153,15 +2149,26 @@ class ProjectIndex:
         `target`: `klass`, one of its subclasses (in any module) or `target` itself derives
         from the other, or a base of theirs is not known (then they may)."""
         file = file.absolute()
-        key = (file, klass, target)
-        if key not in self._related_memo:
+        return self._remembered(
+            self._related_memo,
+            (file, klass, target),
+            lambda: self._related_now(file, klass, target),
+        )
+
+    def _remembered(
+        self, memo: dict[_Key, tuple[bool, dict[Path, str]]], key: _Key, answer: Callable[[], bool]
+    ) -> bool:
+        """`answer()` once per key for the whole process, kept in `memo` with the files it
+        consulted: each time it is asked, those files are consulted again (the answer rests on
+        them), and the ones consulted before it stay so."""
+        if key not in memo:
             before = dict(self.consulted)
             self.consulted.clear()
-            found = self._related_now(file, klass, target)
-            self._related_memo[key] = (found, dict(self.consulted))
+            found = answer()
+            memo[key] = (found, dict(self.consulted))
             self.consulted.update(before)
-        found, consulted = self._related_memo[key]
-        self.consulted.update(consulted)  # the answer rests on these files, asked again or not
+        found, consulted = memo[key]
+        self.consulted.update(consulted)
         return found
 
     def _related_now(self, file: Path, klass: str, target: tuple[Path, str]) -> bool:
