@@ -1021,11 +1021,7 @@ depends on what the value is for.
         bindings = scopes.reaching(value)
         return bool(bindings) and all(
             b.kind is BindingKind.PARAM
-            or (
-                b.kind is BindingKind.ASSIGN
-                and b.value is not None
-                and any(cast("cst.Name", n).value == name for n in find_all(b.value, cst.Name))
-            )
+            or (b.kind is BindingKind.ASSIGN and b.value is not None and _mentions(b.value, name))
             for b in bindings
         )
 
@@ -1450,9 +1446,7 @@ depends on what the value is for.
             return False
         earlier = [b for b in scopes.all_bindings(name) if b.order < at]  # every path's
         if len(earlier) < 2 or any(
-            b.kind is not BindingKind.ASSIGN
-            or b.value is None
-            or any(cast("cst.Name", n).value == name.value for n in find_all(b.value, cst.Name))
+            b.kind is not BindingKind.ASSIGN or b.value is None or _mentions(b.value, name.value)
             for b in earlier
         ):
             return False
@@ -2395,6 +2389,12 @@ def _conditional(node: cst.CSTNode, statement: cst.CSTNode, scopes: SemanticMode
         ):
             return True
     return True
+
+
+def _mentions(value: cst.BaseExpression, name: str) -> bool:
+    """Whether the name `name` occurs anywhere in `value` (an attribute's too): `batch` in
+    `self._add_returns(batch, buffer)`, `norm` in `norm.item()`."""
+    return any(cast("cst.Name", n).value == name for n in find_all(value, cst.Name))
 
 
 def _rebinds(statement: cst.SimpleStatementLine, name: str) -> bool:
