@@ -2226,7 +2226,7 @@ def _last_name(func: cst.BaseExpression) -> str | None:
     return func.value if type(func) is cst.Name else None
 
 
-def _statement_call(statement: cst.BaseStatement) -> cst.Call | None:
+def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
     """The call a statement line makes by itself (`f(x)`, `y = f(x)`), else None."""
     if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
         return None
@@ -2238,15 +2238,11 @@ def _statement_call(statement: cst.BaseStatement) -> cst.Call | None:
 def _call_statement(
     call: cst.Call, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
 ) -> cst.CSTNode | None:
-    """The statement line `call` makes by itself (`f(x)`, `y = f(x)`, `a, b = f(x)`), else None."""
+    """The statement line `call` makes by itself (`f(x)`, `y = f(x)`, `a, b = f(x)`), else None:
+    the line whose `_statement_call` it is."""
     holder = parent(call)
-    if not (
-        (type(holder) is cst.Expr and holder.value is call)
-        or (type(holder) is cst.Assign and holder.value is call)
-    ):
-        return None
-    line = parent(holder)
-    return line if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
+    line = parent(holder) if holder is not None else None
+    return line if line is not None and _statement_call(line) is call else None
 
 
 # Literals that set a flag: a call passing another one at the same place does something else.
