@@ -1474,7 +1474,7 @@ class ProjectIndex:
     def _keep(self, text: str, tree: ast.Module | None) -> ast.Module | None:
         """Hold `tree` for the engine's lint of its file, dropping the oldest held beyond the
         bound (a file outside the run, or one summarised after its lint, is never taken)."""
-        if tree is None or len(text) > _PENDING_CHARACTERS:
+        if tree is None or text in self._pending or len(text) > _PENDING_CHARACTERS:
             return tree
         self._pending[text] = tree
         self._pending_size += len(text)
