@@ -3,9 +3,10 @@
 Invented projects, checked once by the installed `torchlint` (the scheme of
 `test_production_cases.py`: a line ending in `# TL005: text` expects that finding there; every
 other finding of the case's rules fails). A stale example script imports names its project's
-package `__init__.py` no longer provides, or a submodule that no longer exists: the script fails
-on its first import, even when run as a script, so its performance findings are dropped. Each
-kept case gives the package a way to provide the name, so the finding stays.
+package `__init__.py` no longer provides, or submodules that no longer exist (two import
+statements or more: the API it was written for is gone): the script fails on its first import,
+even when run as a script, so its performance findings are dropped. Each kept case gives the
+package a way to provide the name, so the finding stays.
 """
 
 from __future__ import annotations
@@ -53,26 +54,40 @@ def _script(imports: str, body: str) -> str:
     return imports + "\n" + body
 
 
+# A submodule the package does not have: beside each kept case's import, so that the import the
+# case is about decides it (one missing import alone is not enough).
+_GONE = "from speech.sampler import Wrapper\n"
+
 CASES = [
-    # The package's `__init__.py` defines none of the names the script asks it for.
+    # The package's `__init__.py` defines none of the names the script asks it for, and the
+    # script imports from a submodule the package does not have.
     Case(
-        "name-the-package-lacks",
-        files={**_PKG, "example/train.py": _script("from speech import Logs, Output\n", _SILENT)},
+        "names-and-submodule-the-package-lacks",
+        files={**_PKG, "example/train.py": _script(_GONE + "from speech import Logs\n", _SILENT)},
         rules=_RULES,
     ),
-    # The script imports from a submodule the package does not have.
+    # A subpackage's `__init__.py` lacks the name (`problem` exists, `Task` is nowhere), and a
+    # plain import names a submodule path that is gone.
     Case(
-        "submodule-the-package-lacks",
+        "name-a-subpackage-lacks",
         files={
             **_PKG,
-            "example/train.py": _script("from speech.sampler import Wrapper\n", _SILENT),
+            "example/train.py": _script(
+                "import speech.superb.asr\nfrom speech.problem import Task\n", _SILENT
+            ),
         },
         rules=_RULES,
     ),
-    # A subpackage's `__init__.py` lacks the name (`problem` exists, `Task` is nowhere).
+    # One missing import alone may be a file moved or never committed: the code is taken as live.
     Case(
-        "name-a-subpackage-lacks",
-        files={**_PKG, "example/train.py": _script("from speech.problem import Task\n", _SILENT)},
+        "one-missing-import-alone",
+        files={**_PKG, "example/train.py": _script(_GONE, _KEPT)},
+        rules=_RULES,
+    ),
+    # Two names missing from one statement are still one statement.
+    Case(
+        "one-statement-two-names",
+        files={**_PKG, "example/train.py": _script("from speech import Logs, Output\n", _KEPT)},
         rules=_RULES,
     ),
     # Names the package provides: defined, imported, or a submodule file of that name.
@@ -81,7 +96,7 @@ CASES = [
         files={
             **_PKG,
             "example/train.py": _script(
-                "from speech import Path, __version__, problem\n"
+                _GONE + "from speech import Path, __version__, problem\n"
                 "from speech.problem import Problem, base\n",
                 _KEPT,
             ),
@@ -95,7 +110,7 @@ CASES = [
             **_PKG,
             "speech/__init__.py": "from .core import *\n",
             "speech/core.py": "Logs = 1\n",
-            "example/train.py": _script("from speech import Logs\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech import Logs\n", _KEPT),
         },
         rules=_RULES,
     ),
@@ -105,7 +120,7 @@ CASES = [
         files={
             **_PKG,
             "speech/__init__.py": "def __getattr__(name):\n    return name\n",
-            "example/train.py": _script("from speech import Logs\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech import Logs\n", _KEPT),
         },
         rules=_RULES,
     ),
@@ -115,7 +130,7 @@ CASES = [
         files={
             **_PKG,
             "example/train.py": _script(
-                "try:\n    from speech import Logs\nexcept ImportError:\n    Logs = None\n",
+                _GONE + "try:\n    from speech import Logs\nexcept ImportError:\n    Logs = None\n",
                 _KEPT,
             ),
         },
@@ -127,7 +142,7 @@ CASES = [
         files={
             **_PKG,
             "setup.py": "from setuptools import setup\n\nsetup(ext_modules=['speech.ops'])\n",
-            "example/train.py": _script("from speech import ops\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech import ops\n", _KEPT),
         },
         rules=_RULES,
     ),
@@ -137,7 +152,7 @@ CASES = [
         files={
             **_PKG,
             "speech/kernels.pyx": "def f():\n    pass\n",
-            "example/train.py": _script("from speech.kernels import f\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech.kernels import f\n", _KEPT),
         },
         rules=_RULES,
     ),
@@ -147,7 +162,7 @@ CASES = [
         files={
             **_PKG,
             "example/speech/__init__.py": "Logs = 1\n",
-            "example/train.py": _script("from speech import Logs\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech import Logs\n", _KEPT),
         },
         rules=_RULES,
     ),
@@ -156,7 +171,7 @@ CASES = [
         "namespace-folder-is-no-evidence",
         files={
             "speech/problem.py": "class Problem:\n    pass\n",
-            "example/train.py": _script("from speech import Logs\n", _KEPT),
+            "example/train.py": _script(_GONE + "from speech import Logs\n", _KEPT),
         },
         rules=_RULES,
     ),

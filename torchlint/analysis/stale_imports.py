@@ -8,7 +8,11 @@ ever builds a layer or steps an optimizer (`Unimportable` holds for it, and `Rul
 its performance findings).
 
 The evidence is read from the tree, and anything unknown means the import may work:
-- the import sits at the module's top, outside any `try`, `if` or function, and is absolute;
+- two or more import statements ask for what is missing: the API the file was written for is
+  gone. One alone may be a single file the author moved or never committed (rlpyt's
+  `from rlpyt.ul.models.inv_models import InverseModel`, whose module sits one folder lower),
+  a slip a user fixes in one line, in code judges still call live;
+- each import sits at the module's top, outside any `try`, `if` or function, and is absolute;
 - its first name is no standard-library module, and the project holds exactly one copy of it: the
   package folder at the root or under `src/` (no `name.py`, no second folder `name/` that a
   `sys.path` edit or the script's own folder could put first);
@@ -54,14 +58,22 @@ _DYNAMIC_ATTRIBUTES = frozenset({"modules", "__path__", "__dict__", "extend_path
 
 
 def asks_missing(index: ProjectIndex, root: Path, importer: Path, module: cst.Module) -> bool:
-    """Whether a top-level import of `module` (the file `importer`) asks a package of the project
-    for a name or submodule it does not have (see the module's docstring)."""
-    return any(_missing(index, root, importer, parts, names) for parts, names in _requests(module))
+    """Whether two or more top-level import statements of `module` (the file `importer`) ask a
+    package of the project for a name or submodule it does not have (see the module's
+    docstring)."""
+    broken = 0
+    for statement, parts, names in _requests(module):
+        if broken != statement and _missing(index, root, importer, parts, names):
+            if broken:
+                return True
+            broken = statement
+    return False
 
 
-def _requests(module: cst.Module) -> Iterable[tuple[list[str], tuple[str, ...]]]:
-    """(dotted module's parts, names imported from it) of the top-level absolute imports."""
-    for statement in module.body:
+def _requests(module: cst.Module) -> Iterable[tuple[int, list[str], tuple[str, ...]]]:
+    """(statement's number from 1, dotted module's parts, names imported from it) of the
+    top-level absolute imports."""
+    for number, statement in enumerate(module.body, 1):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -69,12 +81,12 @@ def _requests(module: cst.Module) -> Iterable[tuple[list[str], tuple[str, ...]]]
                 name = dotted(small.module)
                 if name and not isinstance(small.names, cst.ImportStar):
                     imported = tuple(dotted(a.name) or "." for a in small.names)
-                    yield name.split("."), imported
+                    yield number, name.split("."), imported
             elif isinstance(small, cst.Import):
                 for alias in small.names:
                     name = dotted(alias.name)
                     if name:
-                        yield name.split("."), ()
+                        yield number, name.split("."), ()
 
 
 def _missing(
