@@ -2762,6 +2762,16 @@ class ProjectIndex:
         ]
         return found[0] if len(found) == 1 else None
 
+    def copies_of(self, name: str) -> list[Path]:
+        """The project's modules `name.py` and package folders `name/` (with an
+        `__init__.py`), anywhere in it, from the walk already made; empty when the project is
+        too large to walk."""
+        return self._files_by_name.get(name, []) + [
+            path.parent
+            for path in self._files_by_name.get("__init__", [])
+            if path.parent.name == name
+        ]
+
     @cached_property
     def _files_by_name(self) -> dict[str, list[Path]]:
         """The project's files by their name without `.py`."""

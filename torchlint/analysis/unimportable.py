@@ -26,7 +26,8 @@ The evidence is read, never guessed from a folder's name:
 A module whose file name is no Python name (`models/ deeplab.py`) cannot be imported either;
 it still runs as a script, so only a file that defines things and runs nothing at its top is left.
 A file with a `__main__` block may be run as a script, where no package `__init__.py` runs: it
-is never unimportable here.
+is unimportable only when its own top-level imports ask the project's package for what it lacks
+(`stale_imports`), which fails however the file is run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.nodes import is_main_guard, walk
+from torchlint.analysis.stale_imports import asks_missing
 from torchlint.analysis.symbols import dotted
 
 if TYPE_CHECKING:
@@ -63,15 +65,20 @@ class Unimportable:
 
     @cached_property
     def holds(self) -> bool:
-        """The module fails at import, or is named so that no import reaches it; without a
-        project (stdin, a notebook) nothing is unimportable."""
+        """The module fails at import (its own imports ask the project's package for what it
+        lacks, or name a vendored copy's old root), or is named so that no import reaches it;
+        without a project (stdin, a notebook) nothing is unimportable."""
         index = self.ctx.project
         path = self.ctx.absolute_path
-        if index is None or path.suffix != ".py" or _runs_as_script(self.ctx.module):
+        if index is None or path.suffix != ".py":
+            return False
+        root = index.root.absolute()
+        if path.is_relative_to(root) and asks_missing(index, root, path, self.ctx.module):
+            return True
+        if _runs_as_script(self.ctx.module):
             return False
         if not path.stem.isidentifier():
             return _defines_only(self.ctx.module)
-        root = index.root.absolute()
         if not path.is_relative_to(root):
             return False
         breaks = [
