@@ -385,6 +385,69 @@ class Evaluator(Algorithm):
         },
         rules=("TL002",),
     ),
+    # A meter class re-exported by its package with a star import (`from .logger import *` in
+    # `misc/__init__.py`), its `update` reading each tensor it is given with `.item()`: the
+    # engine's call with the step's losses syncs there. The same meter handed a host number
+    # (`loss.item()` already read, that read the finding) and a class of the package whose
+    # method reads nothing stay silent at the call.
+    Case(
+        "meter-re-exported-by-a-package-star-import",
+        files={
+            "src/__init__.py": "",
+            "src/misc/__init__.py": """\
+from .logger import *
+from .timing import *
+""",
+            "src/misc/logger.py": """\
+import torch
+
+
+class MetricLogger(object):
+    def __init__(self):
+        self.meters = {}
+
+    def update(self, **kwargs):
+        for k, v in kwargs.items():
+            if isinstance(v, torch.Tensor):
+                v = v.item()
+            self.meters[k] = v
+""",
+            "src/misc/timing.py": """\
+import time
+
+
+class Timer(object):
+    def __init__(self):
+        self.marks = []
+
+    def mark(self, *values):
+        self.marks.append((time.time(), len(values)))
+""",
+            "src/solver/__init__.py": "",
+            "src/solver/engine.py": """\
+import torch
+
+from ..misc import MetricLogger, Timer
+
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    logger = MetricLogger()
+    timer = Timer()
+    for samples, targets in loader:
+        outputs = model(samples.cuda())
+        loss_dict = criterion(outputs, targets)
+        loss = sum(loss_dict.values())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.update(total=loss, **loss_dict)  # TL002: logger.update(total=loss, **loss_dict)
+        timer.mark(loss)
+        value = loss.item()  # TL002: loss.item()
+        logger.update(value=value)
+""",
+        },
+        rules=("TL002",),
+    ),
 ]
 
 

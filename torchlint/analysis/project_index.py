@@ -1583,13 +1583,16 @@ class ProjectIndex:
         summary = self._summary(file)
         factory = name.removesuffix("()")  # `EMA()`: the closure the factory returns
         target = self._target(file, summary, factory) if summary is not None else None
+        if target is not None and method:  # the class's own module, its method perhaps a base's
+            location = self._class_location(*target, stars=True)
+            target = self._find_method(*location, method) if location is not None else None
         if target is None:
             return None
         source = self._summary(target[0])
         if source is None or not source.host_reads:
             return None
         source = self._summary(target[0], part="syncs")
-        member = f"{target[1]}.{method}" if method else target[1] + name[len(factory) :]
+        member = target[1] if method else target[1] + name[len(factory) :]
         return None if source is None else (source, member)
 
     def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
@@ -2483,8 +2486,12 @@ class ProjectIndex:
                 found += [method] if method is not None else []
         return found
 
-    def _class_location(self, file: Path, name: str, depth: int = 0) -> tuple[Path, str] | None:
-        """The file and name of the project class `name`, as written in `file`, refers to."""
+    def _class_location(
+        self, file: Path, name: str, depth: int = 0, stars: bool = False
+    ) -> tuple[Path, str] | None:
+        """The file and name of the project class `name`, as written in `file`, refers to.
+        With `stars`, also through a module's star imports of project modules (a package's
+        `from .logger import *` re-exporting `MetricLogger`)."""
         summary = self._summary(file)
         if summary is None or depth > _MAX_DEPTH:
             return None
@@ -2492,11 +2499,27 @@ class ProjectIndex:
         if not rest and head in summary.classes:
             return (file, head)
         if head not in summary.imports:
-            return None
+            return self._star_class(file, summary, name, depth) if stars and not rest else None
         level, target = summary.imports[head]
         module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
         source = self._module_file(file, level, module) if module or level else None
-        return self._class_location(source.absolute(), leaf, depth + 1) if source else None
+        return self._class_location(source.absolute(), leaf, depth + 1, stars) if source else None
+
+    def _star_class(
+        self, file: Path, summary: _Summary, name: str, depth: int
+    ) -> tuple[Path, str] | None:
+        """The project class `name` that one of `file`'s star imports of a project module
+        brings in: the last that does, as Python's last binding wins (`__all__` not read)."""
+        for level, module in reversed(summary.stars):
+            source = self._module_file(file, level, module)
+            found = (
+                self._class_location(source.absolute(), name, depth + 1, stars=True)
+                if source is not None
+                else None
+            )
+            if found is not None:
+                return found
+        return None
 
     def _find_method(
         self, file: Path, klass: str, method: str, depth: int = 0
