@@ -53,6 +53,145 @@ for prompt in prompts:
 """,
         },
     ),
+    # A method whose only other "call sites" are its own body's `self.encoder.eval()` (another
+    # object's `eval`, or a recursive call): those run in whatever mode the method runs in, so
+    # the callers outside it decide (XLM's XNLI.eval, run only under `with torch.no_grad():`).
+    Case(
+        "method-named-eval-called-under-no-grad",
+        files={
+            "finetune.py": """\
+import torch
+from torch import nn
+
+
+class Finetuner:
+    def __init__(self, encoder, data):
+        self.encoder = encoder
+        self.head = nn.Linear(512, 3)
+        self.data = data
+        self.optimizer = torch.optim.Adam(self.head.parameters())
+
+    def run(self, epochs):
+        for _ in range(epochs):
+            self.train()
+            with torch.no_grad():
+                print(self.eval())
+
+    def train(self):
+        self.encoder.train()
+        self.head.train()
+        for x, y in self.data["train"]:
+            loss = nn.functional.cross_entropy(self.head(self.encoder(x)), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def eval(self):
+        self.encoder.eval()
+        self.head.eval()
+        correct = 0
+        for x, y in self.data["valid"]:
+            output = self.head(self.encoder(x))
+            correct += output.argmax(1).eq(y).sum().item()
+        return correct
+""",
+            "unwrapped.py": """\
+import torch
+from torch import nn
+
+
+class Finetuner:
+    def __init__(self, encoder, data):
+        self.encoder = encoder
+        self.head = nn.Linear(512, 3)
+        self.data = data
+        self.optimizer = torch.optim.Adam(self.head.parameters())
+
+    def run(self, epochs):
+        for _ in range(epochs):
+            self.train()
+            print(self.eval())
+
+    def train(self):
+        self.encoder.train()
+        self.head.train()
+        for x, y in self.data["train"]:
+            loss = nn.functional.cross_entropy(self.head(self.encoder(x)), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def eval(self):
+        self.encoder.eval()
+        self.head.eval()
+        correct = 0
+        for x, y in self.data["valid"]:
+            output = self.head(self.encoder(x))  # TL001: self.encoder(x)
+            correct += output.argmax(1).eq(y).sum().item()
+        return correct
+""",
+        },
+    ),
+    # A Hugging Face model built inside a helper of the file and handed back (in a tuple with
+    # its tokenizer, or alone): its `generate` turns grad off itself (trlx's summarize example).
+    Case(
+        "framework-generate-through-a-helper-return",
+        files={
+            "infer.py": """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+def load_model(path):
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def inference(model, tokenizer, posts):
+    model.to("cuda")
+    model.eval()
+    summaries = []
+    for post in posts:
+        tokens = tokenizer(post, return_tensors="pt")["input_ids"].cuda()
+        summaries.append(tokenizer.batch_decode(model.generate(tokens, max_new_tokens=50)))
+    return summaries
+
+
+if __name__ == "__main__":
+    model, tokenizer = load_model("ckpt")
+    print(inference(model, tokenizer, ["a post"]))
+""",
+            "single.py": """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+def load_model(path):
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    tokenizer.pad_token = tokenizer.eos_token
+    return model
+
+
+def inference(model, tokenizer, posts):
+    model.to("cuda")
+    model.eval()
+    summaries = []
+    for post in posts:
+        tokens = tokenizer(post, return_tensors="pt")["input_ids"].cuda()
+        summaries.append(tokenizer.batch_decode(model.generate(tokens, max_new_tokens=50)))
+    return summaries
+
+
+if __name__ == "__main__":
+    model = load_model("ckpt")
+    tokenizer = AutoTokenizer.from_pretrained("ckpt")
+    print(inference(model, tokenizer, ["a post"]))
+""",
+        },
+    ),
     Case(
         "decorated-callee-in-another-module",
         files={

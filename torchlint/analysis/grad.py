@@ -251,8 +251,17 @@ class Grad(Shared):
     # -- grad mode ----------------------------------------------------------------------
     def mode(self, node: cst.CSTNode) -> GradMode:
         """The grad mode `node` runs in, as far as this file shows."""
+        found = self._mode_within(node, None)
+        assert found is not None  # only a `stop` function ends the walk without a mode
+        return found
+
+    def _mode_within(self, node: cst.CSTNode, stop: cst.FunctionDef | None) -> GradMode | None:
+        """The grad mode `node` runs in; None when nothing inside `stop` (an ancestor function)
+        sets one, so that `node` runs in whatever mode `stop` itself runs in."""
         child = node
         for parent in self.ctx.ancestors(node):
+            if parent is stop:
+                return None
             if type(parent) is cst.With and child is parent.body:
                 found = self._with_mode(parent)
                 if found is not None:
@@ -576,16 +585,22 @@ class Grad(Shared):
             return None
         self._busy.add(function)
         try:
-            found = self._combine(self.call_sites(function))
+            found = self._combine(function, self.call_sites(function))
         finally:
             self._busy.discard(function)
         self._callers[function] = found
         return found
 
-    def _combine(self, sites: list[cst.Call] | None) -> GradMode | None:
-        if not sites:
+    def _combine(self, function: cst.FunctionDef, sites: list[cst.Call] | None) -> GradMode | None:
+        """The one mode `sites` call `function` in. A site inside `function` itself that no
+        block there puts in a mode of its own (a recursive call, or `self.head.eval()` in a
+        method named `eval`, which the receiver test cannot tell apart) runs in `function`'s
+        own mode, so it adds nothing: the sites outside decide."""
+        if sites is None:
             return None
-        modes = {self.mode(site) for site in sites}
+        modes = {m for site in sites if (m := self._mode_within(site, function)) is not None}
+        if not modes:
+            return None
         if len(modes) == 1:
             return modes.pop()
         if GradMode.RECORDING in modes:

@@ -814,10 +814,12 @@ class SemanticModel:
         return found
 
     def _binding_builders(self, binding: Binding, depth: int) -> list[cst.BaseExpression]:
+        if binding.kind is BindingKind.UNPACK and type(binding.value) is cst.Call:
+            return self._returned_builders(binding.value, binding.path, depth) or []
         if binding.kind is BindingKind.ASSIGN:
-            callee = _constructor(binding.exact)
-            if callee is not None:
-                return [callee]
+            call = _construction(binding.exact)
+            if call is not None:
+                return self._returned_builders(call, (), depth) or [call.func]
             held = _chain_receiver(binding.exact)  # `model = model.cuda()`: what it held
             return self.builders(held, depth - 1) if held is not None and depth > 0 else []
         if binding.kind is not BindingKind.PARAM or depth == 0:
@@ -830,6 +832,29 @@ class SemanticModel:
             if not built:
                 return []
             found += built
+        return found
+
+    def _returned_builders(
+        self, call: cst.Call, path: tuple[int, ...], depth: int
+    ) -> list[cst.BaseExpression] | None:
+        """For a call of this file's own functions, the callees that built the part `path` of
+        what they return (`model, tok = load_model(p)`, whose `return model, tokenizer` hands
+        back `AutoModelForCausalLM.from_pretrained(p)`), `depth` calls down; empty when any
+        return is unknown. None when `call` runs no function of this file."""
+        functions = self.callees.get(call)
+        if not functions:
+            return None
+        found: list[cst.BaseExpression] = []
+        for function in functions:
+            returns = [n for n in self.own_nodes(function) if type(n) is cst.Return]
+            if depth == 0 or not returns:
+                return []
+            for node in returns:
+                part = _element(node.value, path) if node.value is not None else None
+                built = self.builders(part, depth - 1) if part is not None else []
+                if not built:
+                    return []
+                found += built
         return found
 
     def outside_callee(self, call: cst.Call) -> tuple[str, str | None] | None:
@@ -920,13 +945,20 @@ def _torch_module(full: str) -> bool:
 def _constructor(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The callee of the call that builds `value`, past methods that return their receiver
     (`Net().cuda().eval()` -> `Net`)."""
+    built = _construction(value)
+    return built.func if built is not None else None
+
+
+def _construction(value: cst.BaseExpression | None) -> cst.Call | None:
+    """The call that builds `value`, past methods that return their receiver
+    (`Net().cuda().eval()` -> `Net()`)."""
     while (
         type(value) is cst.Call
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _MODULE_CHAIN
     ):
         value = value.func.value
-    return value.func if type(value) is cst.Call else None
+    return value if type(value) is cst.Call else None
 
 
 def _chain_receiver(value: cst.BaseExpression | None) -> cst.Name | None:
