@@ -62,31 +62,37 @@ def asks_missing(index: ProjectIndex, root: Path, importer: Path, module: cst.Mo
     package of the project for a name or submodule it does not have (see the module's
     docstring)."""
     broken = 0
-    for statement, parts, names in _requests(module):
-        if broken != statement and _missing(index, root, importer, parts, names):
+    for statement, name, names in top_imports(module):
+        if names is None:
+            continue  # a star import asks for no name in particular
+        if broken != statement and _missing(index, root, importer, name.split("."), names):
             if broken:
                 return True
             broken = statement
     return False
 
 
-def _requests(module: cst.Module) -> Iterable[tuple[int, list[str], tuple[str, ...]]]:
-    """(statement's number from 1, dotted module's parts, names imported from it) of the
-    top-level absolute imports."""
+def top_imports(module: cst.Module) -> Iterable[tuple[int, str, tuple[str, ...] | None]]:
+    """(statement's number from 1, dotted module, names imported from it: None for a star) of
+    the absolute imports at the file's top level, outside any block (`Unimportable` reads the
+    modules too)."""
     for number, statement in enumerate(module.body, 1):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             if isinstance(small, cst.ImportFrom) and not small.relative and small.module:
                 name = dotted(small.module)
-                if name and not isinstance(small.names, cst.ImportStar):
-                    imported = tuple(dotted(a.name) or "." for a in small.names)
-                    yield number, name.split("."), imported
+                if not name:
+                    continue
+                if isinstance(small.names, cst.ImportStar):
+                    yield number, name, None
+                else:
+                    yield number, name, tuple(dotted(a.name) or "." for a in small.names)
             elif isinstance(small, cst.Import):
                 for alias in small.names:
                     name = dotted(alias.name)
                     if name:
-                        yield number, name.split("."), ()
+                        yield number, name, ()
 
 
 def _missing(

@@ -44,8 +44,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.nodes import is_main_guard, walk
-from torchlint.analysis.stale_imports import asks_missing
-from torchlint.analysis.symbols import dotted
+from torchlint.analysis.stale_imports import asks_missing, top_imports
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -124,19 +123,7 @@ def _defines_only(module: cst.Module) -> bool:
 
 def _own_imports(module: cst.Module) -> Iterable[str]:
     """The dotted modules the file's top level imports absolutely, outside any block."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.ImportFrom) and not small.relative and small.module:
-                name = dotted(small.module)
-                if name:
-                    yield name
-            elif isinstance(small, cst.Import):
-                for alias in small.names:
-                    name = dotted(alias.name)
-                    if name:
-                        yield name
+    return (name for _, name, _ in top_imports(module))
 
 
 def _package_inits(root: Path, path: Path) -> Iterable[Path]:
