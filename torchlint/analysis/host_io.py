@@ -64,7 +64,10 @@ Calls of the file's own functions every `return` of which hands back a host copy
 loops every iteration of which, outside any branch or inner loop (save one over a fixed
 `range`), copies an array to the host
 for a host computation (`metric(pred.cpu().numpy())`), reads a device scalar on the host
-(`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or meets a distributed barrier.
+(`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`), meets a distributed barrier, or
+calls a function or method of another module that waits on every call
+(`ProjectIndex.waits_for_device`: a metric's `update` running `torch.cuda.synchronize()`) or
+reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`).
 """
 
 from __future__ import annotations
@@ -749,6 +752,7 @@ class WaitsByDesign:
         self.scopes = ctx.fact(SemanticModel)
         self._host_returns: dict[cst.FunctionDef, bool] = {}
         self._drained: dict[cst.CSTNode, bool] = {}
+        self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
 
     # -- a call of the file's own function that hands back host copies --------------------
     def returns_host_copy(self, call: cst.Call) -> bool:
@@ -826,8 +830,9 @@ class WaitsByDesign:
         copy the device is idle (judges reject copies without `non_blocking` there: 30 FPs to 7
         TPs in loops with a scalar read; a sync is a sync, even one TL002 asks to remove, and
         once it goes the copy is the step's only sync and a finding again). A read under a
-        periodic guard or on one rank leaves the other iterations unpaced; reads in the loop's
-        callees are not followed (unknown means no wait)."""
+        periodic guard or on one rank leaves the other iterations unpaced. Of the loop's callees,
+        those of other modules are asked of the project index (`_waits_elsewhere`); the file's
+        own are not followed (unknown means no wait)."""
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
@@ -837,26 +842,48 @@ class WaitsByDesign:
         return found
 
     def _waits_by_design(self, call: cst.Call) -> bool:
-        """An array copy of a device tensor to the host, a device scalar read on the host, or a
-        distributed barrier."""
+        """An array copy of a device tensor to the host, a device scalar read on the host, a
+        distributed barrier, or a call into another module that waits (`_waits_elsewhere`)."""
         func = call.func
         if isinstance(func, cst.Name):
-            return func.value in _SCALAR_CONVERSIONS and self._converts_tensor(call)
+            return (
+                func.value in _SCALAR_CONVERSIONS and self._converts_tensor(call)
+            ) or self._waits_elsewhere(call)
         if not isinstance(func, cst.Attribute):
             return False
         if func.attr.value in _SCALAR_LOGS:
             return self._logs_tensor(call)
         if call.args:
-            return False
+            return self._waits_elsewhere(call)
         if func.attr.value == "barrier":
             return self.ctx.symbols.qualname(func) in _BARRIERS
         if func.attr.value in _SCALAR_READS:
             return self._reads_device(func.value)
-        return (
-            func.attr.value in _ARRAY_COPIES
-            and self._reads_device(func.value)
-            and self._computed_on_host(call)
-        )
+        if func.attr.value in _ARRAY_COPIES:
+            return self._reads_device(func.value) and self._computed_on_host(call)
+        return self._waits_elsewhere(call)
+
+    def _waits_elsewhere(self, call: cst.Call) -> bool:
+        """A call of a function or method of another module of the project (`metric.update(
+        output, target)` where `metric = SegmentationMetric(n)`, `SemanticModel.outside_callee`)
+        that waits for the device on every call (`ProjectIndex.waits_for_device`:
+        `torch.cuda.synchronize()`), or that reads what it is passed on the host
+        (`ProjectIndex.syncs_arguments`, TL002's sync at the call) and is passed a tensor."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        outside = self.scopes.outside_callee(call)
+        if outside is None or outside[0].startswith("self."):
+            return False
+        answer = self._outside.get(outside)
+        if answer is None:
+            path = self.ctx.absolute_path
+            answer = self._outside[outside] = (
+                project.waits_for_device(path, *outside),
+                project.syncs_arguments(path, *outside),
+            )
+        waits, reads = answer
+        return waits or (reads and any(self._is_tensor(a.value) for a in call.args))
 
     def _converts_tensor(self, call: cst.Call) -> bool:
         """`float(loss)` of a value evidently a tensor (a plain number converts without a wait)."""
