@@ -717,6 +717,11 @@ _SCALAR_LOGS = frozenset({"add_scalar"})
 # Where an array copy is only kept or spread, not computed on: no need for it now.
 _COLLECTING = frozenset({"append", "extend", "add", "insert"})
 _SPREADING = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
+# Calls that queue no device work: a copy to the device, a container's own methods, builtins
+# over containers (`queues_nothing`).
+_COPIES = frozenset({"to", "cuda"})
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values"})
+_CONTAINER_BUILTINS = _SPREADING | frozenset({"dict", "set", "isinstance", "range", "next"})
 # Nodes between a wait and its loop that make the wait conditional or repeated per element:
 # branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
 _CONDITIONAL = (
@@ -752,6 +757,7 @@ class WaitsByDesign:
         self.scopes = ctx.fact(SemanticModel)
         self._host_returns: dict[cst.FunctionDef, bool] = {}
         self._drained: dict[cst.CSTNode, bool] = {}
+        self._idle: dict[cst.CSTNode, bool] = {}
         self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
 
     # -- a call of the file's own function that hands back host copies --------------------
@@ -795,13 +801,13 @@ class WaitsByDesign:
         """Some CUDA copy of the loader's batches (`DataLoaders.moves`) is `non_blocking=True`
         (or given a flag) and can run while the device computes: its loop does not wait for the
         device in every iteration (`loss.item()`, `pred.cpu()` for a host metric:
-        `drains_every_iteration`), and the function that copies does not hand back a host copy
+        `drains_every_iteration`) nor queue nothing but the copies (`queues_nothing`), and the function that copies does not hand back a host copy
         of what it computed (`return out.cpu()`). After such a wait the device is idle at the
         next copy: a non_blocking copy from pinned memory then has nothing to overlap, as a
         synchronous one (whether pinning a loader's batches can pay, TL101)."""
         loaders = self.ctx.fact(DataLoaders)
         for loop in loaders.loops_of(loader):
-            if self.drains_every_iteration(loop):
+            if self.drains_every_iteration(loop) or self.queues_nothing(loop):
                 continue
             for move in loaders.moves.get(loop, ()):
                 if _non_blocking(move) and not self._copier_returns_to_host(loop, move):
@@ -817,6 +823,23 @@ class WaitsByDesign:
             return False
         sites = self.scopes.callers.get(function, [])
         return bool(sites) and all(self.returns_host_copy(site) for site in sites)
+
+    # -- a loop whose iterations queue no device work: nothing for a copy to overlap ------
+    def queues_nothing(self, loop: cst.CSTNode) -> bool:
+        """Whether the `for` loop's body makes no call but copies to the device (`.to()`,
+        `.cuda()`), a container's own methods (`kept.append(...)`, `batch.items()`) and builtins
+        over containers (`len`, `zip`, `dict`): a prefetch that moves each batch to the device and
+        keeps it (ViLT's text prefetch before ranking, judged FPs). Nothing queued on the device
+        runs beside the copy, so a `non_blocking` one has no device work to overlap; at most the
+        host's fetch of the next batch, the loader's workers' job. Any other call (a forward, a
+        helper, a method of an object) may queue work, and the loop is not one."""
+        found = self._idle.get(loop)
+        if found is None:
+            found = self._idle[loop] = isinstance(loop, cst.For) and all(
+                _queues_nothing(call)
+                for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
+            )
+        return found
 
     # -- a loop each iteration of which drains the stream ---------------------------------
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
@@ -985,6 +1008,14 @@ class WaitsByDesign:
         if kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR
         return not self.ctx.fact(NumpyProvenance).is_numpy(receiver)
+
+
+def _queues_nothing(call: cst.Call) -> bool:
+    """A copy to the device, a container's method or a builtin over containers."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in _COPIES or func.attr.value in _CONTAINER_METHODS
+    return isinstance(func, cst.Name) and func.value in _CONTAINER_BUILTINS
 
 
 def _non_blocking(move: cst.Call) -> bool:
