@@ -84,7 +84,9 @@ object); loops that never move their batches to a device (the data already lives
 `pin_memory`); calls with `*args`/`**kwargs`; datasets built from tensors already on the device
 (`TensorDataset` of device tensors, a dataset given lists the file fills only with device tensors,
 `xs.append(torch.tensor(ids, device=device))`, or a split of either), or of a
-class of the file that moves its samples to the device itself (CUDA cannot run in forked workers); `batch_size=len(data)`, one in-memory
+class of the file that moves its samples to the device itself (CUDA cannot run in forked workers), or
+with a `collate_fn` of the file that moves part of each batch to the device (features computed on
+CUDA while collating: `pin_memory=True` raises on a batch's CUDA tensors); `batch_size=len(data)`, one in-memory
 batch per epoch; unit tests. A dataset already in memory as tensors (`TensorDataset(x, y)`, a
 list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, a
 `random_split`/`Subset` of one, what `torch.load` gives (a cache written with `torch.save`), a
@@ -561,6 +563,7 @@ accelerator PyTorch warns and ignores it.
             if (
                 self._on_device(args.dataset)
                 or loaders.moves_own_samples(call)
+                or loaders.collates_on_device(call)
                 or self._one_batch(args)
             ):
                 continue

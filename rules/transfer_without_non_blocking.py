@@ -55,11 +55,16 @@ branch, comprehension or inner loop other than one over a `range` the iteration 
 the run that no iteration changes (`if is_train:`, which runs on every batch of the runs that
 take it; predictions copied to the host for a host metric,
 `pred.cpu().numpy()`; a scalar read, `meter.update(loss.item())`, `float(loss)`,
-`writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`), where that wait
+`writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`; a call of another
+module's function or method that waits on every call, `metric.update(output, target)` whose
+`update` runs `torch.cuda.synchronize()` or reads what it is passed on the host), where that wait
 has drained the stream before the next copy (a wait only every `print_freq` steps, or on one
 rank, paces nothing; where the wait is a per-step scalar read, TL002's finding on that read
 comes first: once the value stays on the device, the copy is the step's only sync and this rule
-reports it); copies that run only now and then: under a periodic guard
+reports it); copies in a loop whose iterations make no other call than copies to the device,
+a container's methods and builtins (a prefetch that moves each batch to the device and keeps it
+in a list: no device work runs beside the copy for it to overlap); copies that run only now and
+then: under a periodic guard
 (`if i % args.print_freq == 0:`, where metrics are measured), after an early `continue` off the
 period, or in a helper only such a guarded call runs, which cost nothing per step; and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
@@ -84,6 +89,7 @@ tensor on the host, so `x.float().to(device)` copies from pageable memory whatev
 loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
 for x, y in loader:
     x, y = x.to(device), y.to(device)
+    loss = criterion(model(x), y)
 ```
 
 ## Use instead
@@ -91,6 +97,7 @@ for x, y in loader:
 loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
 for x, y in loader:
     x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    loss = criterion(model(x), y)
 ```
 
 ## Fix safety
@@ -332,7 +339,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             pinned = [c for c in loaders.fed_loops[loop] if self._pins(loaders, c)]
             if not pinned:
                 continue
-            if waits.drains_every_iteration(loop):
+            if waits.drains_every_iteration(loop) or waits.queues_nothing(loop):
                 continue  # the device is idle at each copy anyway: nothing left to overlap
             custom = any(self._custom_batches(loaders, c) for c in pinned)
             for call in moves:

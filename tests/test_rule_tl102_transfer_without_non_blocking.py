@@ -22,7 +22,10 @@ def test_a_value_read_on_the_host_in_the_next_statement_is_not_flagged():
 
 
 def test_non_blocking_is_a_safe_fix_and_idempotent():
-    text = PINNED + "for i, (x, y) in enumerate(loader):\n    x = x.to(\n        device,\n    )\n"
+    text = (
+        PINNED
+        + "for i, (x, y) in enumerate(loader):\n    x = x.to(\n        device,\n    )\n    model(x)\n"
+    )
     found = lint_source("TL102", text)
     assert len(found) == 1 and found[0].fix.applicability is Applicability.SAFE
     fixed = fixed_source("TL102", text, unsafe=False)

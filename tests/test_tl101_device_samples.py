@@ -102,6 +102,58 @@ def train(model, opt, texts, labels, tokenizer):
 """,
         },
     ),
+    # A `collate_fn` of the file that builds part of each batch on the GPU (mel spectrograms
+    # computed on CUDA while collating, F5-TTS's benchmark: a judged FP): `pin_memory=True`
+    # raises on the CUDA tensors of such a batch, and forked workers cannot run the collate.
+    # The same collate building its batch on the host is still a finding.
+    Case(
+        "collate-builds-on-the-gpu",
+        rules=("TL101",),
+        files={
+            "bench.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate(items, scale):
+    feats = [torch.log1p(torch.as_tensor(i["wave"]).to("cuda") * scale) for i in items]
+    lens = torch.LongTensor([f.shape[-1] for f in feats])
+    return {"feats": torch.nn.utils.rnn.pad_sequence(feats), "lens": lens}
+
+
+def run(model, dataset, workers):
+    loader = DataLoader(
+        dataset, batch_size=8, num_workers=workers, collate_fn=lambda b: collate(b, 2.0)
+    )
+    for batch in loader:
+        model(batch["feats"], batch["lens"].to("cuda"))
+""",
+        },
+    ),
+    Case(
+        "collate-builds-on-the-host",
+        rules=("TL101",),
+        files={
+            "bench.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate(items, scale):
+    feats = [torch.log1p(torch.as_tensor(i["wave"]) * scale) for i in items]
+    lens = torch.LongTensor([f.shape[-1] for f in feats])
+    return {"feats": torch.nn.utils.rnn.pad_sequence(feats), "lens": lens}
+
+
+def run(model, dataset, workers):
+    loader = DataLoader(  # TL101: DataLoader(
+        dataset, batch_size=8, num_workers=workers, collate_fn=lambda b: collate(b, 2.0)
+    )
+    for batch in loader:
+        model(batch["feats"].to("cuda"), batch["lens"].to("cuda"))
+""",
+        },
+    ),
 ]
 
 

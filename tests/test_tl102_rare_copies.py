@@ -99,6 +99,47 @@ def train(model, data, opt, args):
 """,
         },
     ),
+    # A loop whose iteration only copies batches to the device and keeps them (a prefetch
+    # before a ranking pass: ViLT's text prefetch, judged FPs) queues no device work for a
+    # non_blocking copy to overlap. A loop that also runs something, a forward, keeps its
+    # findings.
+    Case(
+        "prefetch-loop-only-copies",
+        rules=("TL102",),
+        files={
+            "rank.py": _HEAD
+            + """\
+def prefetch(data, device):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    kept = []
+    for batch in loader:
+        kept.append(
+            {
+                "ids": batch["ids"].to(device),
+                "masks": batch["masks"].to(device),
+                "index": batch["index"],
+            }
+        )
+    return kept
+""",
+        },
+    ),
+    Case(
+        "prefetch-loop-also-embeds",
+        rules=("TL102",),
+        files={
+            "rank.py": _HEAD
+            + """\
+def prefetch(data, device, model):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    kept = []
+    for batch in loader:
+        ids = batch["ids"].to(device)  # TL102: batch["ids"].to(device)
+        kept.append(model.embed(ids))
+    return kept
+""",
+        },
+    ),
 ]
 
 

@@ -349,6 +349,140 @@ with torch.no_grad():
         },
         rules=("TL102",),
     ),
+    # A method of another module that waits for the device on every call: each iteration
+    # that calls it, outside any branch, drains the stream (SegmenTron's SegmentationMetric.
+    # update: judged FPs in its evaluation loops). The project index says so to the caller.
+    Case(
+        "metric-of-another-module-synchronizes",
+        files={
+            "metrics.py": """\
+import torch
+
+
+class Scores:
+    def __init__(self, n):
+        self.n = n
+        self.hits = 0
+
+    def update(self, preds, labels):
+        def one(pred, label):
+            hits = (pred.argmax(1) == label).sum()
+            torch.cuda.synchronize()
+            self.hits += hits.item()
+
+        if isinstance(preds, torch.Tensor):
+            one(preds, labels)
+        elif isinstance(preds, (list, tuple)):
+            for pred, label in zip(preds, labels):
+                one(pred, label)
+""",
+            "evaluate.py": """\
+import torch
+from torch.utils.data import DataLoader
+from metrics import Scores
+
+
+class Evaluator:
+    def __init__(self, ds, model):
+        self.loader = DataLoader(ds, batch_size=4, num_workers=4, pin_memory=True)
+        self.scores = Scores(21)
+        self.model = model
+
+    def run(self):
+        self.model.eval()
+        for image, target in self.loader:
+            image = image.to(self.device)
+            target = target.to(self.device)
+            with torch.no_grad():
+                output = self.model(image)
+            self.scores.update(output, target)
+""",
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "function-of-another-module-reads-its-arguments",
+        files={
+            "metrics.py": """\
+def pixel_hits(pred, label):
+    return (pred.argmax(1) == label).sum().item()
+""",
+            "evaluate.py": _HEAD
+            + """
+from metrics import pixel_hits
+
+model.eval()
+with torch.no_grad():
+    for image, target in loader:
+        image, target = image.cuda(), target.cuda()
+        total += pixel_hits(model(image), target)
+""",
+        },
+        rules=("TL102",),
+    ),
+    # ... but not one whose wait sits under a branch on its own state or a flag, which may
+    # skip it on every call of a run, nor one that waits for nothing.
+    Case(
+        "metric-of-another-module-synchronizes-only-when-asked",
+        files={
+            "metrics.py": """\
+import torch
+
+
+class Scores:
+    def __init__(self, n, timed=False):
+        self.hits = torch.zeros(())
+        self.timed = timed
+
+    def update(self, pred, label):
+        self.hits += (pred.argmax(1) == label).sum()
+        if self.timed:
+            torch.cuda.synchronize()
+""",
+            "evaluate.py": _HEAD
+            + """
+from metrics import Scores
+
+scores = Scores(21)
+model.eval()
+with torch.no_grad():
+    for image, target in loader:
+        image = image.cuda()  # TL102: image.cuda()
+        scores.update(model(image), target.cuda())  # TL102: target.cuda()
+""",
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "metric-of-another-module-keeps-its-sums-on-the-device",
+        files={
+            "metrics.py": """\
+import torch
+
+
+class Scores:
+    def __init__(self, n):
+        self.hits = torch.zeros(())
+
+    def update(self, pred, label):
+        self.hits += (pred.argmax(1) == label).sum()
+""",
+            "train.py": _HEAD
+            + """
+from metrics import Scores
+
+scores = Scores(21)
+for image, target in loader:
+    image = image.cuda()  # TL102: image.cuda()
+    output = model(image)
+    loss = criterion(output, target.cuda())  # TL102: target.cuda()
+    loss.backward()
+    optimizer.step()
+    scores.update(output, target)
+""",
+        },
+        rules=("TL102",),
+    ),
 ]
 
 

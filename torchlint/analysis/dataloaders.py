@@ -279,6 +279,30 @@ class DataLoaders:
             )
         return isinstance(dataset, cst.Call) and self.builds_device_samples(dataset)
 
+    def collates_on_device(self, loader: cst.Call) -> bool:
+        """The loader's `collate_fn` (a function of the file, a lambda, a `functools.partial`,
+        and the file's functions they call) moves something to the device (`wave.to("cuda")`
+        to compute features there): its batches hold device tensors, which `pin_memory=True`
+        cannot pin (it raises) and forked workers cannot build. Not every field of such a
+        batch need be on the device, so its batches are not device tensors for TensorFacts."""
+        args = self.constructions.get(loader)
+        if args is None or args.collate_fn is None:
+            return False
+        seen: set[cst.CSTNode] = set()
+        frontier: list[cst.FunctionDef | cst.Lambda] = self._collate_functions(args.collate_fn)
+        for _ in range(_MAX_CALL_DEPTH + 1):
+            reached: list[cst.FunctionDef | cst.Lambda] = []
+            for function in frontier:
+                if function in seen:
+                    continue
+                seen.add(function)
+                for call in self._calls_in.get(function, ()):
+                    if self.loops.moves_to_device(call):
+                        return True
+                    reached += self.scopes.callees.get(call, ())
+            frontier = reached
+        return False
+
     def builds_device_samples(self, dataset: cst.Call) -> bool:
         """`MyDataset(...)` of a dataset class of this file whose code moves samples to the
         device: what it serves is already there."""

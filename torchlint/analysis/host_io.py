@@ -64,7 +64,10 @@ Calls of the file's own functions every `return` of which hands back a host copy
 loops every iteration of which, outside any branch or inner loop (save one over a fixed
 `range`), copies an array to the host
 for a host computation (`metric(pred.cpu().numpy())`), reads a device scalar on the host
-(`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or meets a distributed barrier.
+(`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`), meets a distributed barrier, or
+calls a function or method of another module that waits on every call
+(`ProjectIndex.waits_for_device`: a metric's `update` running `torch.cuda.synchronize()`) or
+reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`).
 """
 
 from __future__ import annotations
@@ -714,6 +717,11 @@ _SCALAR_LOGS = frozenset({"add_scalar"})
 # Where an array copy is only kept or spread, not computed on: no need for it now.
 _COLLECTING = frozenset({"append", "extend", "add", "insert"})
 _SPREADING = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "iter", "sorted"})
+# Calls that queue no device work: a copy to the device, a container's own methods, builtins
+# over containers (`queues_nothing`).
+_COPIES = frozenset({"to", "cuda"})
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values"})
+_CONTAINER_BUILTINS = _SPREADING | frozenset({"dict", "set", "isinstance", "range", "next"})
 # Nodes between a wait and its loop that make the wait conditional or repeated per element:
 # branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
 _CONDITIONAL = (
@@ -749,6 +757,8 @@ class WaitsByDesign:
         self.scopes = ctx.fact(SemanticModel)
         self._host_returns: dict[cst.FunctionDef, bool] = {}
         self._drained: dict[cst.CSTNode, bool] = {}
+        self._idle: dict[cst.CSTNode, bool] = {}
+        self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
 
     # -- a call of the file's own function that hands back host copies --------------------
     def returns_host_copy(self, call: cst.Call) -> bool:
@@ -791,13 +801,13 @@ class WaitsByDesign:
         """Some CUDA copy of the loader's batches (`DataLoaders.moves`) is `non_blocking=True`
         (or given a flag) and can run while the device computes: its loop does not wait for the
         device in every iteration (`loss.item()`, `pred.cpu()` for a host metric:
-        `drains_every_iteration`), and the function that copies does not hand back a host copy
+        `drains_every_iteration`) nor queue nothing but the copies (`queues_nothing`), and the function that copies does not hand back a host copy
         of what it computed (`return out.cpu()`). After such a wait the device is idle at the
         next copy: a non_blocking copy from pinned memory then has nothing to overlap, as a
         synchronous one (whether pinning a loader's batches can pay, TL101)."""
         loaders = self.ctx.fact(DataLoaders)
         for loop in loaders.loops_of(loader):
-            if self.drains_every_iteration(loop):
+            if self.drains_every_iteration(loop) or self.queues_nothing(loop):
                 continue
             for move in loaders.moves.get(loop, ()):
                 if _non_blocking(move) and not self._copier_returns_to_host(loop, move):
@@ -814,6 +824,23 @@ class WaitsByDesign:
         sites = self.scopes.callers.get(function, [])
         return bool(sites) and all(self.returns_host_copy(site) for site in sites)
 
+    # -- a loop whose iterations queue no device work: nothing for a copy to overlap ------
+    def queues_nothing(self, loop: cst.CSTNode) -> bool:
+        """Whether the `for` loop's body makes no call but copies to the device (`.to()`,
+        `.cuda()`), a container's own methods (`kept.append(...)`, `batch.items()`) and builtins
+        over containers (`len`, `zip`, `dict`): a prefetch that moves each batch to the device and
+        keeps it (ViLT's text prefetch before ranking, judged FPs). Nothing queued on the device
+        runs beside the copy, so a `non_blocking` one has no device work to overlap; at most the
+        host's fetch of the next batch, the loader's workers' job. Any other call (a forward, a
+        helper, a method of an object) may queue work, and the loop is not one."""
+        found = self._idle.get(loop)
+        if found is None:
+            found = self._idle[loop] = isinstance(loop, cst.For) and all(
+                _queues_nothing(call)
+                for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
+            )
+        return found
+
     # -- a loop each iteration of which drains the stream ---------------------------------
     def drains_every_iteration(self, loop: cst.CSTNode) -> bool:
         """Whether every iteration of the `for` loop waits for the device in its own body,
@@ -826,8 +853,9 @@ class WaitsByDesign:
         copy the device is idle (judges reject copies without `non_blocking` there: 30 FPs to 7
         TPs in loops with a scalar read; a sync is a sync, even one TL002 asks to remove, and
         once it goes the copy is the step's only sync and a finding again). A read under a
-        periodic guard or on one rank leaves the other iterations unpaced; reads in the loop's
-        callees are not followed (unknown means no wait)."""
+        periodic guard or on one rank leaves the other iterations unpaced. Of the loop's callees,
+        those of other modules are asked of the project index (`_waits_elsewhere`); the file's
+        own are not followed (unknown means no wait)."""
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
@@ -837,26 +865,48 @@ class WaitsByDesign:
         return found
 
     def _waits_by_design(self, call: cst.Call) -> bool:
-        """An array copy of a device tensor to the host, a device scalar read on the host, or a
-        distributed barrier."""
+        """An array copy of a device tensor to the host, a device scalar read on the host, a
+        distributed barrier, or a call into another module that waits (`_waits_elsewhere`)."""
         func = call.func
         if isinstance(func, cst.Name):
-            return func.value in _SCALAR_CONVERSIONS and self._converts_tensor(call)
+            return (
+                func.value in _SCALAR_CONVERSIONS and self._converts_tensor(call)
+            ) or self._waits_elsewhere(call)
         if not isinstance(func, cst.Attribute):
             return False
         if func.attr.value in _SCALAR_LOGS:
             return self._logs_tensor(call)
         if call.args:
-            return False
+            return self._waits_elsewhere(call)
         if func.attr.value == "barrier":
             return self.ctx.symbols.qualname(func) in _BARRIERS
         if func.attr.value in _SCALAR_READS:
             return self._reads_device(func.value)
-        return (
-            func.attr.value in _ARRAY_COPIES
-            and self._reads_device(func.value)
-            and self._computed_on_host(call)
-        )
+        if func.attr.value in _ARRAY_COPIES:
+            return self._reads_device(func.value) and self._computed_on_host(call)
+        return self._waits_elsewhere(call)
+
+    def _waits_elsewhere(self, call: cst.Call) -> bool:
+        """A call of a function or method of another module of the project (`metric.update(
+        output, target)` where `metric = SegmentationMetric(n)`, `SemanticModel.outside_callee`)
+        that waits for the device on every call (`ProjectIndex.waits_for_device`:
+        `torch.cuda.synchronize()`), or that reads what it is passed on the host
+        (`ProjectIndex.syncs_arguments`, TL002's sync at the call) and is passed a tensor."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        outside = self.scopes.outside_callee(call)
+        if outside is None or outside[0].startswith("self."):
+            return False
+        answer = self._outside.get(outside)
+        if answer is None:
+            path = self.ctx.absolute_path
+            answer = self._outside[outside] = (
+                project.waits_for_device(path, *outside),
+                project.syncs_arguments(path, *outside),
+            )
+        waits, reads = answer
+        return waits or (reads and any(self._is_tensor(a.value) for a in call.args))
 
     def _converts_tensor(self, call: cst.Call) -> bool:
         """`float(loss)` of a value evidently a tensor (a plain number converts without a wait)."""
@@ -958,6 +1008,14 @@ class WaitsByDesign:
         if kind is not Kind.UNKNOWN:
             return kind is Kind.TENSOR
         return not self.ctx.fact(NumpyProvenance).is_numpy(receiver)
+
+
+def _queues_nothing(call: cst.Call) -> bool:
+    """A copy to the device, a container's method or a builtin over containers."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in _COPIES or func.attr.value in _CONTAINER_METHODS
+    return isinstance(func, cst.Name) and func.value in _CONTAINER_BUILTINS
 
 
 def _non_blocking(move: cst.Call) -> bool:

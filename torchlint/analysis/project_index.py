@@ -118,6 +118,9 @@ class _Summary:
     # `Class.method` that returns a host read of the instance's own buffer or parameter
     # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
     state_reads: frozenset[str] = frozenset()
+    # `f` and `Class.method` that wait for the device on every call (`_waiting_functions`:
+    # `torch.cuda.synchronize()`, a distributed barrier)
+    waits: frozenset[str] = frozenset()
     # module-level function -> (position, name) of the parameter it returns unchanged on one
     # of its paths (`reduce_dict(d)`: `if world_size < 2: return d`)
     passthrough: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -147,6 +150,8 @@ class _Summary:
     evals: bool = False
     # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
     host_reads: bool = False
+    # whether the text calls a `synchronize` or a `barrier` (header): without one, `waits` is empty
+    synchronizes: bool = False
     # The parts filled so far: the header fields (imports, classes, methods, star imports,
     # `torch`, `assigned`, `evals`, `host_reads`, `precision`) are always there, the others take
     # walks of the whole tree and are filled when a question asks for their part
@@ -211,6 +216,7 @@ def _summarise(text: str, tree: ast.Module | None) -> _Summary:
     summary.assigned = frozenset(_module_level_names(tree))
     summary.evals = ".eval()" in text
     summary.host_reads = _may_read_on_host(text)
+    summary.synchronizes = _SYNCHRONIZE_CALL.search(text) is not None
     summary.torch = any(t == "torch" or t.startswith("torch.") for t in modules)
     summary.precision = precision_mentions(text)
     return summary
@@ -247,6 +253,9 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
             summary.state_reads = _state_reading_methods(tree)
+    elif part == "waits":
+        if summary.synchronizes:
+            summary.waits = _waiting_functions(tree, summary.imports)
     elif part == "passthrough":
         summary.passthrough = _passthrough_functions(tree)
     elif part == "eval_loaders":
@@ -269,6 +278,7 @@ _PARTS = (
     "scopes",
     "grad_off",
     "syncs",
+    "waits",
     "passthrough",
     "eval_loaders",
     "periodic",
@@ -878,6 +888,121 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
             found.add(node.name + "()")
     _hand_on(handing, found, writers)
     return frozenset(found), frozenset(writers)
+
+
+_SYNCHRONIZE_CALL = re.compile(r"\b(?:synchronize|barrier)\s*\(")
+# What a module-level name must import for `name.synchronize()` or `name.barrier()` to wait
+# for the device: `torch.cuda.synchronize()`, `dist.barrier()`.
+_WAITING_CALLS = frozenset({"torch.cuda.synchronize", "torch.distributed.barrier"})
+
+
+def _waiting_functions(tree: ast.Module, imports: dict[str, tuple[int, str]]) -> frozenset[str]:
+    """Module-level functions and methods that wait for the device on every call: their body
+    runs a `torch.cuda.synchronize()` (also `torch.cuda.current_stream().synchronize()`) or a
+    `torch.distributed.barrier()` outside any loop and any branch but one on the type of what
+    they are passed (`if isinstance(preds, torch.Tensor):`, the same on every call of a caller
+    passing the same kind of value), itself or through a function it defines inside or the
+    module defines that it calls so (`SegmentationMetric.update`'s nested `evaluate_worker`).
+    A wait under a branch on a flag or on state (`if self.timed:`) may be skipped by every
+    call; after an early `return` under such a branch, the rest is as conditional."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    found = set()
+    for node in tree.body:
+        members = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            members = [(s, node.name + ".") for s in node.body]
+        for member, prefix in members:
+            if isinstance(member, ast.FunctionDef) and _waits_in(
+                member.body, member, functions, imports, set()
+            ):
+                found.add(prefix + member.name)
+    return frozenset(found)
+
+
+def _waits_in(
+    body: list[ast.stmt],
+    function: ast.FunctionDef,
+    functions: dict[str, ast.FunctionDef],
+    imports: dict[str, tuple[int, str]],
+    seen: set[str],
+) -> bool:
+    """Whether the statements, run in order, surely reach a wait (`_waiting_functions`)."""
+    nested = {s.name: s for s in function.body if isinstance(s, ast.FunctionDef)}
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(statement, ast.If):
+            if _type_test(statement.test):  # a branch on the kind of value passed
+                if _waits_in(statement.body, function, functions, imports, seen) or _waits_in(
+                    statement.orelse, function, functions, imports, seen
+                ):
+                    return True
+            elif any(isinstance(n, ast.Return | ast.Raise) for n in _walk(statement)):
+                return False  # the rest runs only on some calls
+            continue
+        if isinstance(statement, ast.With | ast.AsyncWith):
+            if _waits_in(statement.body, function, functions, imports, seen):
+                return True
+            continue
+        if isinstance(statement, ast.Try):
+            if _waits_in(statement.body, function, functions, imports, seen):
+                return True
+            if _waits_in(statement.finalbody, function, functions, imports, seen):
+                return True
+            continue
+        if not isinstance(
+            statement, ast.Expr | ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return
+        ):
+            continue  # loops and the rest: may run no time
+        for call in _walk(statement):
+            if not isinstance(call, ast.Call):
+                continue
+            if _waiting_call(call.func, imports):
+                return True
+            name = call.func.id if isinstance(call.func, ast.Name) else None
+            callee = nested.get(name) if name else None
+            callee = callee or (functions.get(name) if name else None)
+            if name and callee is not None and name not in seen:
+                seen.add(name)
+                if _waits_in(callee.body, callee, functions, imports, seen):
+                    return True
+        if isinstance(statement, ast.Return):
+            return False
+    return False
+
+
+def _type_test(test: ast.expr) -> bool:
+    """`isinstance(preds, torch.Tensor)`, or its negation."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and (test.func.id == "isinstance")
+    )
+
+
+def _waiting_call(func: ast.expr, imports: dict[str, tuple[int, str]]) -> bool:
+    """`torch.cuda.synchronize`, `dist.barrier` (through the module's imports) or
+    `torch.cuda.current_stream().synchronize`."""
+    if not isinstance(func, ast.Attribute) or func.attr not in ("synchronize", "barrier"):
+        return False
+    if func.attr == "synchronize" and isinstance(func.value, ast.Call):
+        inner = ast_dotted(func.value.func) or ""
+        return inner.endswith("current_stream") and _imported(inner, imports).startswith(
+            "torch.cuda."
+        )
+    written = ast_dotted(func)
+    return written is not None and _imported(written, imports) in _WAITING_CALLS
+
+
+def _imported(written: str, imports: dict[str, tuple[int, str]]) -> str:
+    """The full name a dotted name of the module stands for through its absolute imports."""
+    head, _, rest = written.partition(".")
+    level, target = imports.get(head, (1, ""))
+    if level or not target:
+        return written
+    return f"{target}.{rest}" if rest else target
 
 
 def _hand_on(handing: dict[ast.FunctionDef, set[str]], found: set[str], writers: set[str]) -> None:
@@ -1594,6 +1719,24 @@ class ProjectIndex:
         source = self._summary(target[0], part="syncs")
         member = target[1] if method else target[1] + name[len(factory) :]
         return None if source is None else (source, member)
+
+    def waits_for_device(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, waits for the device on every
+        call (`_waiting_functions`: `torch.cuda.synchronize()` in `SegmentationMetric.update`)."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, name) if summary is not None else None
+        if target is not None and method:  # the class's own module, its method perhaps a base's
+            location = self._class_location(*target, stars=True)
+            target = self._find_method(*location, method) if location is not None else None
+        if target is None:
+            return False
+        source = self._summary(target[0])
+        if source is None or not source.synchronizes:
+            return False
+        source = self._summary(target[0], part="waits")
+        return source is not None and target[1] in source.waits
 
     def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
         """The (position, name) of the parameter that the function `name`, as written in `file`
