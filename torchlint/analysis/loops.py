@@ -2016,8 +2016,11 @@ def _iterates_named_batches(loop: Loop) -> bool:
     """`for batch in self.get_iterator("valid", lang):`, `for batch in data_iter:`: the author
     names both what the loop iterates an iterator or a loader (`*_iterator`, `*_iter`,
     `*_loader`, `*_batches`, the call that makes one or the name that holds it) and what each
-    iteration takes a batch. Either word alone says little: a loop over a generator of files
-    or samples names its target `batch` too, and `for p in param_iter` iterates parameters."""
+    iteration takes a batch, and its body feeds a module or moves data to the device (a
+    model-named call, `.cuda()`, `.to(...)`, a helper named for the move: `to_cuda(x, y)`). Either name alone says little: a loop over a
+    generator of files or samples names its target `batch` too, and `for p in param_iter`
+    iterates parameters; a loop over an iterator that runs no module (a host iterator's
+    batches counted) is not a step."""
     if not isinstance(loop, cst.For) or not _targets_a_batch(loop):
         return False
     iterable = unwrap_iterable(loop.iter)
@@ -2025,7 +2028,15 @@ def _iterates_named_batches(loop: Loop) -> bool:
         return False
     inner = iterable[0]
     named = _last(inner.func) if isinstance(inner, cst.Call) else _last(inner)
-    return named is not None and _ITERATOR_NAME.search(named.lower()) is not None
+    if named is None or _ITERATOR_NAME.search(named.lower()) is None:
+        return False
+    for node in walk(loop.body):  # every node: exact types, not ABCMeta's hook
+        if type(node) is cst.Call:
+            called = _last(node.func) or ""
+            words = called.lower().split("_")  # `to_cuda(x, y)`, `batch_to_device(batch)`
+            if called == "to" or "cuda" in words or "device" in words or is_module_name(called):
+                return True
+    return False
 
 
 def _targets_a_batch(loop: cst.For) -> bool:
