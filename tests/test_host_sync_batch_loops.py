@@ -27,11 +27,16 @@ The classes, each from production code judges labelled as missed:
 - what a helper of the file returns after backpropagating it (`loss =
   self.backward_propagate(loss, step)` returning its `loss`) is a loss, so a tensor: formatted
   into the progress bar each batch, it syncs;
-- a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does.
+- a local annotated `loss: Tensor = a + b` holds a tensor, as an annotated parameter does;
+- a loop whose target is named `batch` over what is named an iterator or a loader of batches
+  (`for batch in self.get_iterator("valid", lang):`, the call that makes one or the name that
+  holds one) iterates batches, wherever the iterable comes from.
 
 Precision: a range stepping by another step (`range(0, n, 2)`), a loop over files whose target
 is `batch_file`, an annotated `float`, and a first-time test at the top of the loop (`if not
-first: first = logits`) stay silent.
+first: first = logits`) stay silent; so do a loop over an iterator whose target is not named a
+batch (`for item in self.get_iterator(...)`) and one whose target is a batch but whose iterable
+is named for something else (`for batch in self.sample_texts(split)`).
 """
 
 from __future__ import annotations
@@ -273,6 +278,43 @@ def pretrain(model, graph, feat, optimizer, max_epoch, device, loader):
             loss.backward()
             optimizer.step()
         print(loss.item())
+""",
+        },
+    ),
+    Case(
+        "batch-target-over-a-named-iterator",
+        {
+            "evaluator.py": """\
+import torch
+
+
+class Evaluator:
+    def __init__(self, model, data):
+        self.model = model
+        self.data = data
+
+    def get_iterator(self, split, lang):
+        return self.data[split][lang].get_iterator(shuffle=False, group_by_size=True)
+
+    def sample_texts(self, split):
+        return self.data[split]["texts"]
+
+    def evaluate_lm(self, split, lang):
+        self.model.eval()
+        total, words = 0.0, 0
+        for batch in self.get_iterator(split, lang):
+            x, lengths = batch
+            x = x.cuda()
+            loss = self.model(x, lengths)
+            words += lengths.size(0)
+            total += loss.item() * lengths.size(0)  # TL002: loss.item()
+        for item in self.get_iterator(split, lang):
+            x = item[0].cuda()
+            print(self.model(x).mean().item())
+        for batch in self.sample_texts(split):
+            x = batch.cuda()
+            print(self.model(x).mean().item())
+        return total / words
 """,
         },
     ),

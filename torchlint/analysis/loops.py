@@ -93,6 +93,10 @@ _SHOWN_COUNT = re.compile(
 )
 # A Hugging Face `Trainer`'s loaders, prepared by its accelerator.
 _TRAINER_LOADERS = frozenset({"get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
+# What a loop iterates, named as an iterator of batches: `get_iterator`, `data_iter`,
+# `build_loader`, `iterate_batches` (the call that makes one, or the name that holds one)
+_ITERATOR_NAME = re.compile(r"(^|_)(data_?)?(iter|iterator|loader|batches)$")
+
 # Calls of a loader that give something other than its batches.
 _NOT_BATCHES = frozenset(
     {
@@ -325,6 +329,7 @@ class LoopFacts:
                 or self._over_batch_numbers(loop)
                 or self._batches_handed_in(loop)
                 or _over_batching_call(loop)
+                or _iterates_named_batches(loop)
             )
         }
         if candidates:  # a library module's `__main__` demo trains nothing per batch
@@ -2005,6 +2010,33 @@ def _handed_next(value: cst.BaseExpression, depth: int = 0) -> cst.Call | None:
         return value
     first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
     return None if first is None else _handed_next(first, depth + 1)
+
+
+def _iterates_named_batches(loop: Loop) -> bool:
+    """`for batch in self.get_iterator("valid", lang):`, `for batch in data_iter:`: the author
+    names both what the loop iterates an iterator or a loader (`*_iterator`, `*_iter`,
+    `*_loader`, `*_batches`, the call that makes one or the name that holds it) and what each
+    iteration takes a batch, and its body feeds a module or moves data to the device (a
+    model-named call, `.cuda()`, `.to(...)`, a helper named for the move: `to_cuda(x, y)`). Either name alone says little: a loop over a
+    generator of files or samples names its target `batch` too, and `for p in param_iter`
+    iterates parameters; a loop over an iterator that runs no module (a host iterator's
+    batches counted) is not a step."""
+    if not isinstance(loop, cst.For) or not _targets_a_batch(loop):
+        return False
+    iterable = unwrap_iterable(loop.iter)
+    if len(iterable) != 1:
+        return False
+    inner = iterable[0]
+    named = _last(inner.func) if isinstance(inner, cst.Call) else _last(inner)
+    if named is None or _ITERATOR_NAME.search(named.lower()) is None:
+        return False
+    for node in walk(loop.body):  # every node: exact types, not ABCMeta's hook
+        if type(node) is cst.Call:
+            called = _last(node.func) or ""
+            words = called.lower().split("_")  # `to_cuda(x, y)`, `batch_to_device(batch)`
+            if called == "to" or "cuda" in words or "device" in words or is_module_name(called):
+                return True
+    return False
 
 
 def _targets_a_batch(loop: cst.For) -> bool:
