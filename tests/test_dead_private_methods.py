@@ -3,12 +3,13 @@
 A backbone keeps a builder it no longer uses (`_make_head`, whose only call is commented out in
 `__init__`): the `Conv2d` -> `BatchNorm2d` stacks it would build are never built, so TL005 (and
 every performance rule) has nothing to say there (`DeadBranches.holds`, through
-`ProjectIndex.private_method_unused`). The method is private (`_name`, not a dunder), no file of
-the project writes its name outside comments but for its own undecorated `def` (no call, no
-read, no string), no file of the class's lineage looks attributes up by computed name
-(`getattr`), and the class derives only from project classes, `object` and `torch.nn.Module`,
-under a name that is none of the module's own hooks (`_load_from_state_dict`). A public method
-nothing calls is API; a framework base may call a private hook.
+`ProjectIndex.private_method_unused`). The method is private (`_name`, not a dunder nor a
+`_sunder_` protocol another library calls, `_repr_html_`), no file of the project writes its
+name outside comments but for its own undecorated `def` (no call, no read, no string), no file
+of the class's lineage looks attributes up by computed name (`getattr`), and the class derives
+only from project classes, `object` and `torch.nn.Module`, under a name that is none of the
+module's own hooks (`_load_from_state_dict`). A public method nothing calls is API; a framework
+base may call a private hook.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class Net(nn.Module):
 
     def _make_head(self, channels):
         return nn.Sequential(nn.Conv2d(channels, 64, 1), nn.BatchNorm2d(64))DEAD
+
+    def _repr_html_(self):
+        return nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))  # TL005: nn.Conv2d(3, 3, 1)
 
     def make_classifier(self, channels):
         return nn.Sequential(nn.Conv2d(channels, 10, 1), nn.BatchNorm2d(10))  # TL005: nn.Conv2d(channels, 10, 1)

@@ -75,6 +75,7 @@ class DeadBranches:
             self._unused[function] = (
                 name.startswith("_")
                 and not name.startswith("__")
+                and not name.endswith("_")
                 and not function.decorators
                 and project is not None
                 and isinstance(owner, cst.ClassDef)

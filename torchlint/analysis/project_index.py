@@ -2066,7 +2066,8 @@ class ProjectIndex:
             folder = folder.parent
 
     def private_method_unused(self, file: Path, klass: str, method: str) -> bool:
-        """Whether the private method `method` (`_make_head`, not a dunder) of the module-level
+        """Whether the private method `method` (`_make_head`, not a dunder nor a `_sunder_`
+        protocol such as IPython's `_repr_html_`) of the module-level
         class `klass` of `file` never runs because nothing names it: every word `method` in
         the project's files is in a comment or an undecorated `def` line (`_only_defined`: no
         call, no read, no string), no notebook writes it, no file of the class's lineage or
@@ -2079,6 +2080,7 @@ class ProjectIndex:
         if (
             not method.startswith("_")
             or method.startswith("__")
+            or method.endswith("_")  # `_repr_html_`: a protocol another library calls
             or method in _MODULE_HOOKS
             or file not in self._project_files()
             or self._notebooks_mention(method)
