@@ -688,22 +688,24 @@ None; the behaviour follows `target-torch-version`.
         )
 
     def _repeats_per_step_zeroing(self, call: cst.Call) -> bool:
-        """A `zero_grad()` under a periodic guard (`if step % eval_every == 0:`) in a loop or
-        step whose own per-step `zero_grad()` clears the gradients anyway: it runs now and
-        then, on gradients already cleared, so its memset costs nothing worth a change."""
+        """A `zero_grad()` under a periodic guard (`if step % eval_every == 0:`) or on a rare
+        path (`if math.isnan(grad_norm):`) in a loop or step whose own per-update `zero_grad()`
+        clears the gradients anyway: it runs now and then, on gradients already cleared, so
+        its memset costs nothing worth a change."""
         facts = self.ctx.fact(LoopFacts)
         owner = facts.per_batch_loop(call, every_iteration=False)
         return (
             owner is not None
             and owner in self._per_step_zeroing
-            and facts.per_batch_loop(call) is None
+            and facts.per_batch_loop(call, every_update=True) is None
         )
 
     @cached_property
     def _per_step_zeroing(self) -> set[cst.For | cst.While | cst.FunctionDef]:
-        """The per-batch loops and step functions that run a `zero_grad()` on every step."""
+        """The per-batch loops and step functions that run a `zero_grad()` with every update:
+        on every step, or in the branch that steps the optimizer every `accum` batches."""
         facts = self.ctx.fact(LoopFacts)
-        owners = (facts.per_batch_loop(call) for call in self.calls)
+        owners = (facts.per_batch_loop(call, every_update=True) for call in self.calls)
         return {owner for owner in owners if owner is not None}
 
     @cached_property

@@ -3,16 +3,22 @@
 Research code switches code off by binding a flag to a constant in the function that tests it
 (`parallel = False` then `if parallel:` around the `nn.DataParallel` wraps of a layer), or by a
 literal test (`if False:`, `if 0:`). A performance finding there is about code that never runs,
-so `Rule.report` drops it, for every rule alike.
+so `Rule.report` drops it, for every rule alike. So is code in a private method of a module
+class that nothing in the project names (`ProjectIndex.private_method_unused`).
 
-The value is read, never guessed: a literal (`True`, `False`, `None`, an integer), `not`,
-`and`/`or` of such, or a name whose only binding, in the function that owns it, is an
+The value is read, never guessed: a literal (`True`, `False`, `None`, an integer, a string),
+`not`, `and`/`or` of such, a comparison of two fixed values (`dist_mode == "dp"`, `mode in
+("ddp", "fsdp")`), or a name whose only binding, in the function that owns it, is an
 assignment of a literal. Such a name keeps that value wherever the function and the functions
 inside it read it, unless one of them declares it `nonlocal` (and rebinds it), or a `del` or a
-`match` pattern unbinds or rebinds it (bindings the model does not record). A parameter, a second
-binding, a module constant (another module may set it) or a computed value is unknown, and
-unknown is live code. The branch taken when the test is false (the `else`, an `elif`) is dead
-when the test is always true.
+`match` pattern unbinds or rebinds it (bindings the model does not record). A parameter of a
+module-level, undecorated function, never rebound, is fixed to its literal default when the
+project calls the function and no call passes it (`ProjectIndex.default_never_overridden`:
+`def wrap_model(model, dist_mode="ddp")` whose callers pass only `sync_bn`), unless the project
+declares a distribution whose users may call a public function themselves. Any other parameter,
+a second binding, a module constant (another module may set it) or a computed value is unknown,
+and unknown is live code. The branch taken when the test is false (the `else`, an `elif`) is
+dead when the test is always true.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.model import BindingKind, SemanticModel
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,7 +35,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
 _MAX_DEPTH = 8  # nested `not`/`and`/`or` read before the test counts as unknown
-_LITERALS = {"True": True, "False": False, "None": False}
+_CONSTANTS: dict[str, object] = {"True": True, "False": False, "None": None}
 # Nodes under which a name is unbound or bound in a way the model does not record.
 _UNBINDING = (cst.Del, cst.MatchAs, cst.MatchStar, cst.MatchMapping)
 
@@ -40,18 +46,43 @@ class DeadBranches:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self._truths: dict[cst.BaseExpression, bool | None] = {}  # test -> its fixed value
+        self._unused: dict[cst.FunctionDef, bool] = {}  # private method -> nothing names it
 
     def holds(self, node: cst.CSTNode) -> bool:
         """Whether `node` sits in the body of an `if` (or a conditional expression) whose test
         is always false, or in the `else` of one whose test is always true."""
         child = node
-        for parent in self._ancestors(node):
+        chain = self._ancestors(node)
+        for at, parent in enumerate(chain):
             if isinstance(parent, cst.If | cst.IfExp):
                 runs_when = _branch_taken_when(parent, child)
                 if runs_when is not None and self.truth(parent.test) is (not runs_when):
                     return True
+            elif isinstance(parent, cst.FunctionDef) and self._unused_method(
+                parent, chain[at + 1 :]
+            ):
+                return True
             child = parent
         return False
+
+    def _unused_method(self, function: cst.FunctionDef, above: Sequence[cst.CSTNode]) -> bool:
+        """An undecorated private method of a module-level class that nothing in the project
+        names (`ProjectIndex.private_method_unused`: a builder whose only call is commented out)."""
+        if function not in self._unused:
+            name = function.name.value
+            project = self.ctx.project
+            owner = above[1] if len(above) > 2 else None
+            self._unused[function] = (
+                name.startswith("_")
+                and not name.startswith("__")
+                and not name.endswith("_")
+                and not function.decorators
+                and project is not None
+                and isinstance(owner, cst.ClassDef)
+                and isinstance(above[2], cst.Module)
+                and project.private_method_unused(self.ctx.absolute_path, owner.name.value, name)
+            )
+        return self._unused[function]
 
     def truth(self, test: cst.BaseExpression) -> bool | None:
         """The value `test` always has, or None where it may vary."""
@@ -69,11 +100,11 @@ class DeadBranches:
     def _value(self, test: cst.BaseExpression, depth: int) -> bool | None:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(test, cst.Name):
-            literal = _literal(test)
-            return literal if literal is not None else self._local_constant(test)
-        if isinstance(test, cst.Integer):
-            return _literal(test)
+        if isinstance(test, cst.Name | cst.Integer | cst.SimpleString):
+            known, value = self._constant(test)
+            return bool(value) if known else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._compared(test.left, test.comparisons[0])
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._value(test.expression, depth + 1)
             return None if inner is None else not inner
@@ -87,17 +118,85 @@ class DeadBranches:
             return (not decisive) if left is not None and right is not None else None
         return None
 
-    def _local_constant(self, name: cst.Name) -> bool | None:
-        """The truth of the literal a function's local `name` is only ever bound to."""
+    def _compared(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> bool | None:
+        """`dist_mode == "dp"`, `mode in ("ddp", "fsdp")`, `x is None`: a comparison of two
+        fixed values (a tuple, list or set of them for `in`)."""
+        operator = target.operator
+        known, value = self._constant(left)
+        if not known:
+            return None
+        if isinstance(operator, cst.In | cst.NotIn):
+            right = target.comparator
+            if not isinstance(right, cst.Tuple | cst.List | cst.Set):
+                return None
+            values = []
+            for element in right.elements:
+                found, item = _literal_value(element.value)
+                if not found or not isinstance(element, cst.Element):
+                    return None
+                values.append(item)
+            return (value in values) is isinstance(operator, cst.In)
+        found, other = self._constant(target.comparator)
+        if not found:
+            return None
+        if isinstance(operator, cst.Equal | cst.NotEqual):
+            return (value == other) is isinstance(operator, cst.Equal)
+        if isinstance(operator, cst.Is | cst.IsNot) and other is None:
+            return (value is None) is isinstance(operator, cst.Is)
+        return None
+
+    def _constant(self, node: cst.BaseExpression) -> tuple[bool, object]:
+        """(True, value) for a literal, or a name fixed to one (`_fixed`); (False, None) else."""
+        known, value = _literal_value(node)
+        if known or not isinstance(node, cst.Name):
+            return known, value
+        fixed = self._fixed(node)
+        return _literal_value(fixed) if fixed is not None else (False, None)
+
+    def _fixed(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The literal a function's local `name` is only ever bound to, or the default of a
+        parameter that no call of the project overrides (`_unused_default`)."""
         model = self.ctx.fact(SemanticModel)
         owner, bindings = model.resolve(name.value, model.scope_of(name))
         if not isinstance(owner, cst.FunctionDef) or len(bindings) != 1:
             return None
-        value = bindings[0].exact
-        literal = _literal(value) if value is not None else None
-        if literal is None or self._rebound_elsewhere(model, owner, name.value):
+        if self._rebound_elsewhere(model, owner, name.value):
             return None
-        return literal
+        binding = bindings[0]
+        if binding.kind is BindingKind.PARAM and isinstance(binding.node, cst.Param):
+            return self._unused_default(model, owner, binding.node)
+        return binding.exact
+
+    def _unused_default(
+        self, model: SemanticModel, function: cst.FunctionDef, param: cst.Param
+    ) -> cst.BaseExpression | None:
+        """The literal default of `param` of a module-level, undecorated function of the file,
+        when every call of the function in the project leaves it so
+        (`ProjectIndex.default_never_overridden`: some call, none passing it, the function
+        never handed over, not the public API of a distribution)."""
+        default = param.default
+        project = self.ctx.project
+        if (
+            default is None
+            or not _literal_value(default)[0]
+            or project is None
+            or function.decorators
+            or not isinstance(model.parents.get(function), cst.Module)
+        ):
+            return None
+        params = function.params
+        positional = [*params.posonly_params, *params.params]
+        if param in positional:
+            position: int | None = positional.index(param)
+        elif param in params.kwonly_params:
+            position = None
+        else:
+            return None
+        if not project.default_never_overridden(
+            self.ctx.absolute_path, function.name.value, param.name.value, position
+        ):
+            return None
+        return default
 
     def _rebound_elsewhere(self, model: SemanticModel, owner: cst.FunctionDef, name: str) -> bool:
         """A function inside `owner` that declares `name` nonlocal, or a `del`/`match` of it."""
@@ -120,16 +219,19 @@ def _up_to_statement(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNod
     return found
 
 
-def _literal(value: cst.BaseExpression) -> bool | None:
-    """The truth of a literal `True`, `False`, `None` or integer; None for anything else."""
-    if isinstance(value, cst.Name):
-        return _LITERALS.get(value.value)
-    if isinstance(value, cst.Integer):
+def _literal_value(node: cst.BaseExpression) -> tuple[bool, object]:
+    """(True, value) for `True`, `False`, `None`, an integer or a plain string literal."""
+    if isinstance(node, cst.Name):
+        return (True, _CONSTANTS[node.value]) if node.value in _CONSTANTS else (False, None)
+    if isinstance(node, cst.Integer):
         try:
-            return int(value.value.replace("_", ""), 0) != 0
+            return True, int(node.value.replace("_", ""), 0)
         except ValueError:
-            return None
-    return None
+            return False, None
+    if isinstance(node, cst.SimpleString) and "f" not in node.prefix.lower():
+        value = node.evaluated_value
+        return (True, value) if isinstance(value, str) else (False, None)
+    return False, None
 
 
 def _branch_taken_when(parent: cst.If | cst.IfExp, child: cst.CSTNode) -> bool | None:

@@ -1124,6 +1124,8 @@ class LoopFacts:
             (_last(test) or "").lower()
         ):
             return None if self._run_setting(test) else "body"
+        if isinstance(test, cst.Call) and (failed := self._numeric_failure(test)) is not None:
+            return failed
         if isinstance(test, cst.Call) and self._periodic_helper(test):
             return "body"
         if isinstance(test, cst.Attribute) and self._latched_attribute(test):
@@ -1142,6 +1144,45 @@ class LoopFacts:
             ):
                 return self.rare_branch(bindings[0].value, depth + 1)
         return None
+
+    def _numeric_failure(self, test: cst.Call, depth: int = 0) -> str | None:
+        """A test of whether a value is NaN or infinite: `math.isnan(grad_norm)`,
+        `torch.isinf(loss).any()`, `loss.isfinite().all()`, `np.isnan(x).item()`, `any(...)`
+        over such tests. A step whose loss or gradient norm is not finite has gone wrong, so the
+        branch that handles it (drop the step's gradients, log, skip) runs now and then: "body"
+        for NaN or infinite, "orelse" for finite."""
+        if depth > _MAX_GUARD_DEPTH:
+            return None
+        func, name = test.func, _last(test.func)
+        if name in _NON_FINITE:
+            qualname = self.ctx.symbols.qualname(func)
+            if qualname is not None:
+                module = qualname.rpartition(".")[0]
+                return _NON_FINITE[name] if module in _NUMERIC_MODULES else None
+            # a tensor's own method: `loss.isnan()`
+            return _NON_FINITE[name] if type(func) is cst.Attribute and not test.args else None
+        if name not in _REDUCES_TEST:
+            return None
+        if type(func) is cst.Attribute and not test.args:
+            inner = func.value  # `torch.isnan(loss).any()`
+        elif len(test.args) == 1 and test.args[0].keyword is None and not test.args[0].star:
+            if type(func) is cst.Attribute and (
+                self.ctx.symbols.qualname(func.value) not in _NUMERIC_MODULES
+            ):
+                return None  # `x.any(mask)`: not a reduction of a test
+            inner = test.args[0].value  # `torch.any(torch.isnan(x))`, `any(... for p in ps)`
+            if type(inner) is cst.GeneratorExp:
+                inner = inner.elt
+        else:
+            return None
+        if type(inner) is cst.UnaryOperation and isinstance(inner.operator, cst.BitInvert):
+            failed = (
+                self._numeric_failure(inner.expression, depth + 1)
+                if isinstance(inner.expression, cst.Call)
+                else None
+            )
+            return _flip(failed)  # `(~torch.isfinite(x)).any()`
+        return self._numeric_failure(inner, depth + 1) if isinstance(inner, cst.Call) else None
 
     def _elapsed_guard(self, test: cst.Comparison) -> bool:
         """`if t_env - self.log_stats_t >= interval:` (or `(episode - self.last) / interval >=
@@ -1839,6 +1880,17 @@ def _formatted_device(node: cst.BaseExpression) -> bool:
 
 # A helper outside the project whose name says it answers "now and then": `should_log(step)`,
 # `is_eval_step()`, `every_n_steps(...)`, `log_due(i)`.
+# Tests of a NaN or infinite value, and the branch of `if test:` they take only then.
+_NON_FINITE = {
+    "isnan": "body",
+    "isinf": "body",
+    "isposinf": "body",
+    "isneginf": "body",
+    "isfinite": "orelse",
+}
+_NUMERIC_MODULES = frozenset({"math", "cmath", "torch", "numpy"})
+# What turns an elementwise test into one truth value: `.any()`, `torch.all(...)`, `bool(...)`.
+_REDUCES_TEST = frozenset({"any", "all", "item", "bool"})
 _PERIODIC_CALL = re.compile(
     r"^should_(log|eval|evaluate|save|print|report|checkpoint|validate|sample|visuali[sz]e|display)"
     r"|^(is|do)_(log|eval|evaluate|save|print|report|checkpoint|validate|sample)_(step|iter|iteration|time|now)"

@@ -64,6 +64,27 @@ _BOUND_CALL = re.compile(r"=\s*+(?:\w++\s*+\.\s*+)*+(\w+)\s*\(")
 # The bases of a class statement: `class Demo(IO, metaclass=Meta):` (across lines too)
 _CLASS_BASES = re.compile(r"^[ \t]*+class\s++\w++\s*+\(([^)]*+)\)", re.MULTILINE)
 _WORD = re.compile(r"\w+")
+# The private methods of `torch.nn.Module` that its own code calls on a subclass, which a
+# subclass may override: hooks, never dead for want of a call in the project
+_MODULE_HOOKS = frozenset(
+    {
+        "_apply",
+        "_call_impl",
+        "_conv_forward",
+        "_check_input_dim",
+        "_get_backward_hooks",
+        "_get_backward_pre_hooks",
+        "_get_name",
+        "_load_from_state_dict",
+        "_named_members",
+        "_replicate_for_data_parallel",
+        "_save_to_state_dict",
+        "_slow_forward",
+        "_wrapped_call_impl",
+    }
+)
+# A pyproject.toml table that makes the folder an installable distribution, not only settings
+_DISTRIBUTION_TABLE = re.compile(r"^\[(?:project|tool\.poetry|build-system)\]", re.MULTILINE)
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -2127,6 +2148,118 @@ class ProjectIndex:
             self._calls_method_name(method) and self._method_sites(file, f"{klass}.{method}") == []
         )
 
+    def default_never_overridden(
+        self, file: Path, function: str, parameter: str, position: int | None
+    ) -> bool:
+        """Whether every call of the module-level `function` of `file` leaves `parameter` (at
+        `position` among the positional ones, None when keyword-only) at its default: some
+        file of the project calls the name, no call of it (bare, or as any receiver's
+        attribute: `dist_utils.wrap_model(...)`) passes the parameter by keyword or enough
+        arguments to reach it by position, or spreads `*args`/`**kwargs`, and every other
+        mention of the name is its own undecorated `def`, an import not renamed or an
+        `__all__` entry (`_plain_text_mentions`), so it is never handed over
+        (`partial(wrap_model, dist_mode="dp")`). Only the project's calls are known, so a
+        public function of a project that declares a distribution (setup.py, setup.cfg, a
+        pyproject.toml with a `[project]`, `[tool.poetry]` or `[build-system]` table, in the
+        file's folder or one above it up to the git root), which other code installs and calls,
+        is never judged by them; a `_private` one is. False when unknown, when a notebook
+        names the function or when the project is too large to scan."""
+        file = file.absolute()
+        if file not in self._project_files() or self._notebooks_mention(function):
+            return False
+        if not function.startswith("_") and self._distributed(file):
+            return False
+        calling = False
+        for other in self._project_files():
+            if not _mentions(other, function):
+                continue
+            read = _read(other)
+            mentions = (
+                _plain_text_mentions(read[0], function, attributes=True)
+                if read is not None
+                else None
+            )
+            if read is None or mentions is None:
+                return False
+            self.consulted[other] = read[1]
+            if not mentions:
+                continue
+            tree = self._tree_of(read[0])
+            if tree is None or not _leave_default(tree, function, parameter, position):
+                return False
+            calling = True
+        return calling
+
+    def _distributed(self, file: Path) -> bool:
+        """Whether a folder from `file`'s up declares a distribution: up to the git root, past
+        the project root (an example folder with its own requirements.txt inside an installed
+        package is still in the package)."""
+        folder = file.parent
+        while True:
+            if (folder / "setup.py").is_file() or (folder / "setup.cfg").is_file():
+                return True
+            try:
+                text = (folder / "pyproject.toml").read_text(errors="replace")
+            except OSError:
+                text = ""
+            if _DISTRIBUTION_TABLE.search(text):
+                return True
+            if (folder / ".git").exists() or folder.parent == folder:
+                return False
+            folder = folder.parent
+
+    def private_method_unused(self, file: Path, klass: str, method: str) -> bool:
+        """Whether the private method `method` (`_make_head`, not a dunder nor a `_sunder_`
+        protocol such as IPython's `_repr_html_`) of the module-level
+        class `klass` of `file` never runs because nothing names it: every word `method` in
+        the project's files is in a comment or an undecorated `def` line (`_only_defined`: no
+        call, no read, no string), no notebook writes it, no file of the class's lineage or
+        its subclasses looks attributes up by a computed name (`getattr`), and those classes
+        derive only from project classes, `object` and `torch.nn.Module`, whose own code calls
+        no private method of a subclass but its hooks (`_MODULE_HOOKS`, never judged). A
+        framework base may call a private hook; a public method nothing calls is API. False
+        when unknown, or when the project is too large to scan."""
+        file = file.absolute()
+        if (
+            not method.startswith("_")
+            or method.startswith("__")
+            or method.endswith("_")  # `_repr_html_`: a protocol another library calls
+            or method in _MODULE_HOOKS
+            or file not in self._project_files()
+            or self._notebooks_mention(method)
+        ):
+            return False
+        lineage = self._lineage(file, klass)
+        if len(lineage) > _MAX_DEPTH:
+            return False
+        for member_file, member in [*lineage, *self._subclasses(file, klass, 0)]:
+            bases = self._written_bases(member_file, member)
+            if bases is None or _mentions(member_file, "getattr("):
+                return False
+            for base in bases:
+                if base == "object" or self._class_location(member_file, base) is not None:
+                    continue
+                if self._imported_name(member_file, base) != "torch.nn.Module":
+                    return False
+        for other in self._project_files():
+            if not _mentions(other, method):
+                continue
+            read = _read(other)
+            if read is None or not _only_defined(read[0], method):
+                return False
+            self.consulted[other] = read[1]
+        return True
+
+    def _imported_name(self, file: Path, name: str) -> str | None:
+        """The qualified name outside the project that `name` (`nn.Module`) of `file` names
+        through an absolute import (`torch.nn.Module`), or None."""
+        summary = self._summary(file)
+        head, _, rest = name.partition(".")
+        if summary is None or head not in summary.imports:
+            return None
+        level, target = summary.imports[head]
+        return None if level else (f"{target}.{rest}" if rest else target)
+
     def _calls_method_name(self, method: str) -> bool:
         """Whether some file of the project calls a method named `method` (`x.method(...)`)."""
         for other in self._project_files():
@@ -3473,11 +3606,12 @@ def _imports_name(data: bytes, name: str) -> bool:
     )
 
 
-def _plain_text_mentions(text: str, name: str) -> bool | None:
+def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool | None:
     """Whether `text` calls the bare `name`, when each word `name` of it is such a call, its
     undecorated `def` or `class` line, an import line, a quoted `__all__` entry or
     `super(name, ...)`; None for any other mention: an attribute of that name (`nets.name`)
-    may be it, called or handed over, and a bare name not called is handed over."""
+    may be it, called or handed over, and a bare name not called is handed over. With
+    `attributes`, a call of an attribute of that name (`nets.name(...)`) is a call too."""
     calls = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start, end = match.span()
@@ -3495,10 +3629,45 @@ def _plain_text_mentions(text: str, name: str) -> bool | None:
             continue
         if re.search(r"\bsuper\(\s*$", before):
             continue
-        if before.endswith(".") or not re.match(r"\s*\(", after):
+        if (before.endswith(".") and not attributes) or not re.match(r"\s*\(", after):
             return None
         calls = True
     return calls
+
+
+def _only_defined(text: str, name: str) -> bool:
+    """Whether each word `name` of `text` stands in a comment or on an undecorated `def` line."""
+    for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
+        start = match.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        before = text[line_start:start]
+        if "#" in before:
+            continue
+        if re.fullmatch(r"[ \t]*(?:async[ \t]+)?def[ \t]+", before) and not _decorated(
+            text, line_start
+        ):
+            continue
+        return False
+    return True
+
+
+def _leave_default(tree: ast.Module, name: str, parameter: str, position: int | None) -> bool:
+    """Whether no call of `name` (bare or an attribute) in `tree` passes `parameter`: by its
+    keyword, by a positional argument at `position` or beyond, or through `*`/`**`."""
+    for node in _walk(tree):
+        if type(node) is not ast.Call:
+            continue
+        func = node.func
+        callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if callee != name:
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return False
+        if any(k.arg is None or k.arg == parameter for k in node.keywords):
+            return False
+        if position is not None and len(node.args) > position:
+            return False
+    return True
 
 
 def _in_all(text: str, start: int) -> bool:

@@ -1,0 +1,167 @@
+"""A parameter's default that no call of the project overrides fixes the branch that tests it.
+
+A helper of a training codebase wraps the model for its distribution mode
+(`def wrap_model(model, sync_bn=False, dist_mode="ddp")`, then `if dist_mode == "dp":` around
+`nn.DataParallel`), and the project's only caller passes `sync_bn` but never `dist_mode`: the
+`DataParallel` arm never runs. `DeadBranches` reads such a parameter as its default when the
+project index finds calls of the function and none passes the parameter, by keyword or by
+position, nor spreads `*args`/`**kwargs`, and nothing else names the function (handed over,
+decorated, imported under another name). Code other projects may call is not judged by this
+project's calls: a project that declares a distribution (setup.py, setup.cfg, pyproject.toml)
+keeps its public functions' branches live; only `_private` ones are read so there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project_cases import Case, case_findings, check_projects, shown
+
+RULES = ("TL004",)
+
+_WRAP = """\
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def wrap_model(model, sync_bn=False, dist_mode="ddp", verbose=0):
+    if torch.distributed.is_initialized():
+        rank = torch.distributed.get_rank()
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model) if sync_bn else model
+        if dist_mode == "dp":
+            model = nn.DataParallel(model, device_ids=[rank])MARK
+        elif dist_mode in ("ddp", "fsdp"):
+            model = DDP(model, device_ids=[rank])
+    if verbose:
+        print(model)
+    return model
+"""
+_FOUND = "  # TL004: nn.DataParallel(model, device_ids=[rank])"
+
+
+def _wrap(found: bool) -> str:
+    return _WRAP.replace("MARK", _FOUND if found else "")
+
+
+_SOLVER = """\
+from misc import dist_utils
+
+
+class Solver:
+    def setup(self, model, cfg):
+        self.model = dist_utils.wrap_model(model.cuda(), sync_bn=cfg.sync_bn, verbose=1)
+"""
+
+CASES = [
+    Case(
+        "default-no-caller-overrides",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(False),
+            "solver.py": _SOLVER,
+        },
+        rules=RULES,
+    ),
+    Case(
+        "a-caller-passes-the-mode-by-keyword",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True),
+            "solver.py": _SOLVER,
+            "legacy.py": "from misc.dist_utils import wrap_model\n\n"
+            "net = wrap_model(build(), dist_mode=args.mode)\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        "a-caller-passes-it-by-position-or-spreads-arguments",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True),
+            "solver.py": _SOLVER,
+            "a.py": "from misc import dist_utils\n\nnet = dist_utils.wrap_model(m, True, 'dp')\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        "spread-keywords",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True),
+            "solver.py": _SOLVER,
+            "b.py": "from misc import dist_utils\n\nnet = dist_utils.wrap_model(m, **cfg.dist)\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        "handed-over-not-called",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True),
+            "solver.py": _SOLVER,
+            "c.py": "import functools\n\nfrom misc import dist_utils\n\n"
+            "wrap = functools.partial(dist_utils.wrap_model, dist_mode='dp')\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        "a-distribution-may-be-called-from-outside",
+        files={
+            "setup.py": "from setuptools import setup\n\nsetup(name='misc')\n",
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True)
+            + """
+
+def _wrap_private(model, dist_mode="ddp"):
+    if dist_mode == "dp":
+        model = nn.DataParallel(model)
+    return model
+
+
+def build(model):
+    return _wrap_private(model)
+""",
+            "solver.py": _SOLVER,
+        },
+        rules=RULES,
+    ),
+    Case(
+        "a-method-or-a-rebound-parameter-stays-live",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": """\
+from torch import nn
+
+
+def wrap(model, dist_mode="ddp"):
+    if model.big:
+        dist_mode = "dp"
+    if dist_mode == "dp":
+        model = nn.DataParallel(model)  # TL004: nn.DataParallel(model)
+    return model
+
+
+class Wrapper:
+    def wrap(self, model, parallel=False):
+        if parallel:
+            model = nn.DataParallel(model)  # TL004: nn.DataParallel(model)
+        return model
+""",
+            "solver.py": "from misc import dist_utils\n\n"
+            "net = dist_utils.wrap(m)\nw = dist_utils.Wrapper().wrap(m)\n",
+        },
+        rules=RULES,
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return check_projects(Path(tmp_path_factory.mktemp("dead_defaults")), CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_dead_default_case(case: Case, findings: list[dict]) -> None:
+    assert case_findings(case, findings) == case.expected(), shown(case, findings)
