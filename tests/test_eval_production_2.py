@@ -248,6 +248,67 @@ def evaluate_then_export(model, path, loader):
         },
         rules=("TL001",),
     ),
+    # --- 7. a method that asserts its networks are in eval mode, run by another module's rollout ---
+    Case(
+        "asserted-eval-mode-container-item",
+        {
+            "agents.py": """\
+import torch
+from torch import nn
+
+
+class Agent:
+    def __init__(self, policy, critic):
+        self.nets = nn.ModuleDict()
+        self.nets["policy"] = policy
+        self.nets["critic"] = critic
+        self.optimizer = torch.optim.Adam(self.nets.parameters())
+
+    def train_on_batch(self, batch):
+        self.nets.train()
+        loss = self.nets["policy"](batch["obs"]).pow(2).mean()
+        loss.backward()
+        self.optimizer.step()
+
+    def get_action(self, obs):
+        assert not self.nets.training
+        return self.nets["policy"](obs)  # TL001: self.nets["policy"](
+
+    def get_value(self, obs, hidden):
+        assert not self.nets.training, "rollouts only"
+        value, hidden = self.nets["critic"].forward_step(obs, hidden)  # TL001: self.nets["critic"].forward_step(
+        return value
+
+    def get_mean(self, obs):
+        return self.nets["policy"](obs)
+
+    def check_training(self, obs):
+        assert self.nets.training
+        return self.nets["policy"](obs)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4)])
+
+    def forward(self, x):
+        assert not self.training
+        return self.layers[0](x)
+""",
+            "rollout.py": """\
+from agents import Agent, Head
+
+
+def rollout(agent, env, head, horizon):
+    obs, hidden = env.reset(), None
+    for _ in range(horizon):
+        obs = env.step(agent.get_action(obs) + agent.get_value(obs, hidden) + head(obs))
+        obs = obs + agent.get_mean(obs) + agent.check_training(obs)
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 
