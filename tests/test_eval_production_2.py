@@ -309,6 +309,47 @@ def rollout(agent, env, head, horizon):
         },
         rules=("TL001",),
     ),
+    # --- 8. a lambda handed to a call that runs it in a new worker, where grad mode is on ---
+    Case(
+        "lambda-run-in-new-worker",
+        {
+            "search.py": """\
+import torch
+from ray.tune import register_trainable
+from hpo import submit_later
+
+
+def eval_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())  # TL001: model(x)
+
+
+def score_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())
+
+
+@torch.no_grad()
+def check_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())
+
+
+def search(configs):
+    for i, config in enumerate(configs):
+        register_trainable(f"eval{i}", lambda cfg, rpt: eval_policy(cfg, rpt))
+        register_trainable(f"check{i}", lambda cfg, rpt: check_policy(cfg, rpt))
+        submit_later(lambda cfg, rpt: score_policy(cfg, rpt))
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

@@ -24,6 +24,7 @@ import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import (
+    NEW_WORKER_CALLS,
     NO_GRAD_METHOD_NAMES,
     STAGE_NAMES,
     UNWRAP_METHOD_NAMES,
@@ -270,6 +271,8 @@ class Grad(Shared):
                 if self._evaluation_stage_branch(parent):
                     return GradMode.DISABLED
             elif type(parent) is cst.Lambda or type(parent) is cst.GeneratorExp:
+                if type(parent) is cst.Lambda and self._runs_in_new_worker(parent):
+                    return GradMode.RECORDING  # a new thread or process starts with grad on
                 return GradMode.MANAGED  # runs later, wherever it is consumed
             elif type(parent) is cst.FunctionDef:
                 found = self._function_mode(parent)
@@ -277,6 +280,14 @@ class Grad(Shared):
                     return found
             child = parent
         return GradMode.MANAGED if self._module_sets_grad() else GradMode.RECORDING
+
+    def _runs_in_new_worker(self, function: cst.Lambda) -> bool:
+        """A lambda handed to a call that runs it in a new worker process or thread
+        (`register_trainable(name, lambda cfg, rpt: eval_tta(cfg, rpt))`: `NEW_WORKER_CALLS`),
+        where grad mode is on whatever the caller's."""
+        argument = self.parent(function)
+        call = self.parent(argument) if type(argument) is cst.Arg else None
+        return type(call) is cst.Call and self.ctx.symbols.qualname(call.func) in NEW_WORKER_CALLS
 
     def _evaluation_stage_branch(self, branch: cst.If) -> bool:
         """`if stage == sb.Stage.VALID:` in a framework's stage hook (speechbrain's
