@@ -295,6 +295,10 @@ class Head(nn.Module):
     def forward(self, x):
         assert not self.training
         return self.layers[0](x)
+
+    def step(self, x):
+        assert not self.training
+        return self.layers[0](x)
 """,
             "rollout.py": """\
 from agents import Agent, Head
@@ -304,7 +308,7 @@ def rollout(agent, env, head, horizon):
     obs, hidden = env.reset(), None
     for _ in range(horizon):
         obs = env.step(agent.get_action(obs) + agent.get_value(obs, hidden) + head(obs))
-        obs = obs + agent.get_mean(obs) + agent.check_training(obs)
+        obs = obs + agent.get_mean(obs) + agent.check_training(obs) + head.step(obs)
 """,
         },
         rules=("TL001",),

@@ -2204,7 +2204,9 @@ class Evaluation(Shared):
     def _asserted_eval(self) -> dict[cst.CSTNode, str]:
         """`assert not self.nets.training`: a statement that states a module is in eval mode
         from there on, as `self.nets.eval()` would put it (a policy's `get_action` that rollouts
-        call), with the name it states it of. Only a module has a `training` flag."""
+        call), with the name it states it of. Only a module has a `training` flag. Not in a
+        method of a module class: a module's own generation path (`up(x, position)` asserting
+        `not self.training`) is part of its computation, and its callers choose the grad mode."""
         found: dict[cst.CSTNode, str] = {}
         for attribute in self.model.attributes.get("training", ()):
             negation = self.parent(attribute)
@@ -2217,7 +2219,11 @@ class Evaluation(Shared):
                 and (name := dotted(attribute.value))
             ):
                 line = self.parent(statement)
-                if line is not None:
+                function = self.enclosing_function(statement)
+                owner = self.enclosing_class(function) if function is not None else None
+                if line is not None and (
+                    owner is None or owner.name.value not in self.module_classes
+                ):
                     found[line] = name
         return found
 
