@@ -354,6 +354,49 @@ def search(configs):
         },
         rules=("TL001",),
     ),
+    # --- 9. a function named for prediction that a training step calls through a helper ---
+    Case(
+        "prediction-inside-backpropagated-helper",
+        {
+            "trainer.py": """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, encoder, pose, loader, test_loader):
+        self.models = nn.ModuleDict({"encoder": encoder, "pose": pose})
+        self.optimizer = torch.optim.Adam(self.models.parameters())
+        self.loader, self.test_loader = loader, test_loader
+
+    def run_epoch(self):
+        self.models.train()
+        for inputs in self.loader:
+            losses = self.process_batch(inputs)
+            self.optimizer.zero_grad()
+            losses["loss"].backward()
+            self.optimizer.step()
+
+    def process_batch(self, inputs):
+        features = self.models["encoder"](inputs["image"])
+        poses = self.predict_poses(features)
+        return {"loss": (poses - inputs["pose"]).abs().mean()}
+
+    def predict_poses(self, features):
+        return self.models["pose"](features)
+
+    def predict_depths(self):
+        self.models.eval()
+        return [self.models["encoder"](x).mean() for x in self.test_loader]  # TL001: self.models["encoder"](x)
+
+    def run(self, epochs):
+        for _ in range(epochs):
+            self.run_epoch()
+            print(self.predict_depths())
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

@@ -35,6 +35,7 @@ from torchlint.analysis.frameworks import (
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
+    is_eval_name,
     is_optimizer_name,
     name_tokens,
 )
@@ -657,19 +658,40 @@ class Grad(Shared):
         backward, an optimizer step, a call of a function of the file that needs it."""
         return [n for n in self._needy if self.enclosing_function(n) is function]
 
-    def feeds_training(self, function: cst.FunctionDef) -> bool:
-        """Whether a call of `function` sits in a loop body or function that itself runs backward.
+    def feeds_training(
+        self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef] = frozenset()
+    ) -> bool:
+        """Whether a call of `function` sits in a loop body or function that itself runs backward,
+        or, with grad on, in a function not named for evaluation that does so in turn.
 
-        `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds;
-        a loop that calls `train_one_epoch()` and then `validate()` does not make `validate` training.
+        `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds, and
+        so does `predict_poses(x)` called by the `process_batch(x)` a training loop
+        backpropagates; a loop that calls `train_one_epoch()` and then `validate()` does not
+        make `validate` training.
         """
+        calls = self._calls_of(function)
         sites = {
             self._innermost_loop_or_function(site)
-            for site in self._calls_of(function)
+            for site in calls
             if not self._between_steps(site)
         }
         sites.discard(None)
-        return not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function)
+        if not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function):
+            return True
+        busy = busy | {function}
+        for site in calls:
+            caller = self.enclosing_function(site)
+            if (
+                caller is None
+                or caller in busy
+                or is_eval_name(caller.name.value)
+                or self._between_steps(site)
+                or self.mode(site) is not GradMode.RECORDING
+            ):
+                continue
+            if self.feeds_training(caller, busy):
+                return True
+        return False
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The file's calls of `function`: by its name, or, when it is handed over as a value
