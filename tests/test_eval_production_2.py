@@ -397,6 +397,53 @@ class Trainer:
         },
         rules=("TL001",),
     ),
+    # --- 10. a call also made under no_grad, whose result is backpropagated here: training ---
+    Case(
+        "no-grad-twin-backpropagated",
+        {
+            "learner.py": """\
+import torch
+from torch import nn
+
+
+class Learner:
+    def __init__(self, heads):
+        self.heads = nn.ModuleList(heads)
+        self.optimizer = torch.optim.Adam(self.heads.parameters())
+
+    def contrast(self, samples):
+        losses = []
+        for i, x in enumerate(samples):
+            losses.append(self.heads[i](x).mean())
+        return sum(losses)
+
+    def optimize(self, samples):
+        self.optimizer.zero_grad()
+        loss = self.contrast(samples)
+        total = loss / len(samples)
+        total.backward()
+        self.optimizer.step()
+
+    def validate(self, batches):
+        for samples in batches:
+            with torch.no_grad():
+                loss = self.contrast(samples)
+            print(loss.item())
+
+    def probe(self, samples):
+        loss = self.contrast(samples)  # TL001: self.contrast(samples)
+        print(loss.item())
+
+
+def main(learner, batches):
+    for samples in batches:
+        learner.optimize(samples)
+        learner.probe(samples)
+    learner.validate(batches)
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

@@ -984,12 +984,43 @@ class Evaluation(Shared):
             return None
         if not self._evaluates_as_twin(call, dotted(call.func) or ""):
             return None
+        if self._backpropagated(statement):
+            return None  # `loss, acc = self.cpc_loss(samples)` then `loss.backward()`: training
         found = self._statement_scope(
             statement,
             f"as `{self.ctx.code(twin.func)}(...)` does under `no_grad` on line "
             f"{self.ctx.start(twin).row}",
         )
         return replace(found, twin=True) if found is not None else None
+
+    def _backpropagated(self, statement: cst.CSTNode) -> bool:
+        """Whether a name the assignment `statement` binds reaches a statement line that needs
+        autograd later in its function (`loss = cpc_loss + act_loss; loss.backward()`), followed
+        through the plain names later lines assign from it: the same call as its `no_grad`
+        twin, here a training step."""
+        grad = self.ctx.fact(Grad)
+        first = cast("cst.SimpleStatementLine", statement).body[0]
+        bound = _plain_targets(first)
+        block = self.parent(statement)
+        if not bound or not isinstance(block, cst.IndentedBlock | cst.Module):
+            return False
+        at = next(i for i, s in enumerate(block.body) if s is statement)
+        function = self.enclosing_function(statement)
+        for following in self._rest(block, at, function):
+            lines = (
+                [following]
+                if type(following) is cst.SimpleStatementLine
+                else find_all(following, cst.SimpleStatementLine)
+            )
+            for line in lines:
+                used = {n.value for n in find_all(line, cst.Name)}  # type: ignore[attr-defined]
+                if used.isdisjoint(bound):
+                    continue
+                if grad.needs_grad([line]):
+                    return True
+                for small in line.body:  # type: ignore[attr-defined]
+                    bound |= _plain_targets(small)
+        return False
 
     @cached_property
     def twins(self) -> dict[cst.Call, cst.Call]:
@@ -2312,6 +2343,22 @@ def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
     small = statement.body[0]
     value = small.value if type(small) is cst.Expr or type(small) is cst.Assign else None
     return value if type(value) is cst.Call else None
+
+
+def _plain_targets(statement: cst.CSTNode) -> set[str]:
+    """The plain names an assignment binds (`loss = ...`, `a, b = ...`); not `d["k"] = ...`."""
+    if type(statement) is not cst.Assign:
+        return set()
+    found: set[str] = set()
+    for target in statement.targets:
+        value = target.target
+        items: list[cst.BaseExpression] = (
+            [e.value for e in value.elements]
+            if isinstance(value, cst.Tuple | cst.List)
+            else [value]
+        )
+        found |= {item.value for item in items if isinstance(item, cst.Name)}
+    return found
 
 
 def _call_statement(
