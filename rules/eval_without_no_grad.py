@@ -1490,7 +1490,7 @@ on over several cells gets one `with torch.no_grad():` per cell.
         self.calls: list[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if type(node.func) in (cst.Name, cst.Attribute):
+        if type(node.func) in (cst.Name, cst.Attribute, cst.Subscript):
             self.calls.append(node)
 
     def finish(self) -> None:

@@ -248,6 +248,202 @@ def evaluate_then_export(model, path, loader):
         },
         rules=("TL001",),
     ),
+    # --- 7. a method that asserts its networks are in eval mode, run by another module's rollout ---
+    Case(
+        "asserted-eval-mode-container-item",
+        {
+            "agents.py": """\
+import torch
+from torch import nn
+
+
+class Agent:
+    def __init__(self, policy, critic):
+        self.nets = nn.ModuleDict()
+        self.nets["policy"] = policy
+        self.nets["critic"] = critic
+        self.optimizer = torch.optim.Adam(self.nets.parameters())
+
+    def train_on_batch(self, batch):
+        self.nets.train()
+        loss = self.nets["policy"](batch["obs"]).pow(2).mean()
+        loss.backward()
+        self.optimizer.step()
+
+    def get_action(self, obs):
+        assert not self.nets.training
+        return self.nets["policy"](obs)  # TL001: self.nets["policy"](
+
+    def get_value(self, obs, hidden):
+        assert not self.nets.training, "rollouts only"
+        value, hidden = self.nets["critic"].forward_step(obs, hidden)  # TL001: self.nets["critic"].forward_step(
+        return value
+
+    def get_mean(self, obs):
+        return self.nets["policy"](obs)
+
+    def check_training(self, obs):
+        assert self.nets.training
+        return self.nets["policy"](obs)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4)])
+
+    def forward(self, x):
+        assert not self.training
+        return self.layers[0](x)
+
+    def step(self, x):
+        assert not self.training
+        return self.layers[0](x)
+""",
+            "rollout.py": """\
+from agents import Agent, Head
+
+
+def rollout(agent, env, head, horizon):
+    obs, hidden = env.reset(), None
+    for _ in range(horizon):
+        obs = env.step(agent.get_action(obs) + agent.get_value(obs, hidden) + head(obs))
+        obs = obs + agent.get_mean(obs) + agent.check_training(obs) + head.step(obs)
+""",
+        },
+        rules=("TL001",),
+    ),
+    # --- 8. a lambda handed to a call that runs it in a new worker, where grad mode is on ---
+    Case(
+        "lambda-run-in-new-worker",
+        {
+            "search.py": """\
+import torch
+from ray.tune import register_trainable
+from hpo import submit_later
+
+
+def eval_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())  # TL001: model(x)
+
+
+def score_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())
+
+
+@torch.no_grad()
+def check_policy(config, reporter):
+    model = torch.load(config["path"])
+    model.eval()
+    for x, y in config["loader"]:
+        reporter(acc=(model(x).argmax(1) == y).float().mean().item())
+
+
+def search(configs):
+    for i, config in enumerate(configs):
+        register_trainable(f"eval{i}", lambda cfg, rpt: eval_policy(cfg, rpt))
+        register_trainable(f"check{i}", lambda cfg, rpt: check_policy(cfg, rpt))
+        submit_later(lambda cfg, rpt: score_policy(cfg, rpt))
+""",
+        },
+        rules=("TL001",),
+    ),
+    # --- 9. a function named for prediction that a training step calls through a helper ---
+    Case(
+        "prediction-inside-backpropagated-helper",
+        {
+            "trainer.py": """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, encoder, pose, loader, test_loader):
+        self.models = nn.ModuleDict({"encoder": encoder, "pose": pose})
+        self.optimizer = torch.optim.Adam(self.models.parameters())
+        self.loader, self.test_loader = loader, test_loader
+
+    def run_epoch(self):
+        self.models.train()
+        for inputs in self.loader:
+            losses = self.process_batch(inputs)
+            self.optimizer.zero_grad()
+            losses["loss"].backward()
+            self.optimizer.step()
+
+    def process_batch(self, inputs):
+        features = self.models["encoder"](inputs["image"])
+        poses = self.predict_poses(features)
+        return {"loss": (poses - inputs["pose"]).abs().mean()}
+
+    def predict_poses(self, features):
+        return self.models["pose"](features)
+
+    def predict_depths(self):
+        self.models.eval()
+        return [self.models["encoder"](x).mean() for x in self.test_loader]  # TL001: self.models["encoder"](x)
+
+    def run(self, epochs):
+        for _ in range(epochs):
+            self.run_epoch()
+            print(self.predict_depths())
+""",
+        },
+        rules=("TL001",),
+    ),
+    # --- 10. a call also made under no_grad, whose result is backpropagated here: training ---
+    Case(
+        "no-grad-twin-backpropagated",
+        {
+            "learner.py": """\
+import torch
+from torch import nn
+
+
+class Learner:
+    def __init__(self, heads):
+        self.heads = nn.ModuleList(heads)
+        self.optimizer = torch.optim.Adam(self.heads.parameters())
+
+    def contrast(self, samples):
+        losses = []
+        for i, x in enumerate(samples):
+            losses.append(self.heads[i](x).mean())
+        return sum(losses)
+
+    def optimize(self, samples):
+        self.optimizer.zero_grad()
+        loss = self.contrast(samples)
+        total = loss / len(samples)
+        total.backward()
+        self.optimizer.step()
+
+    def validate(self, batches):
+        for samples in batches:
+            with torch.no_grad():
+                loss = self.contrast(samples)
+            print(loss.item())
+
+    def probe(self, samples):
+        loss = self.contrast(samples)  # TL001: self.contrast(samples)
+        print(loss.item())
+
+
+def main(learner, batches):
+    for samples in batches:
+        learner.optimize(samples)
+        learner.probe(samples)
+    learner.validate(batches)
+""",
+        },
+        rules=("TL001",),
+    ),
 ]
 
 

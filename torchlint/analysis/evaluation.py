@@ -259,7 +259,21 @@ class Evaluation(Shared):
             function = self.enclosing_function(call)
             owner = self.enclosing_class(function) if function is not None else None
             return owner is not None and owner.name.value in self.module_classes
+        if dotted(call.func) is None:  # an item of a container: `self.nets["policy"](obs)`
+            return self._holds_modules(name, call)
         return self.is_module(name, call) or self._runs_module_method(call)
+
+    def _holds_modules(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether the container `name` holds modules, so that calling one of its items runs a
+        forward: the file builds it as an `nn.ModuleDict`/`nn.ModuleList` (`self.nets =
+        nn.ModuleDict()`), or it is a module itself (an `nn.Sequential`'s layer)."""
+        for value in self._assigned.get(self._binding_key(name, at), ()):
+            built = _chain_base(value)
+            if type(built) is cst.Call:
+                qualname = self.ctx.symbols.qualname(built.func) or ""
+                if qualname in _MODULE_CONTAINERS:
+                    return True
+        return self.is_module(name, at)
 
     def runs_forward(self, call: cst.Call) -> bool:
         """`pred, true = self._process_one_batch(x, y)` in a loop: a call of one function of the
@@ -412,12 +426,35 @@ class Evaluation(Shared):
     def callee(self, call: cst.Call) -> str | None:
         """The dotted module a forward-looking call calls (`model` for `model.forward_features(x)`), else None."""
         name = dotted(call.func)
-        if name is None or self.ctx.symbols.qualname(call.func) is not None:
-            return None  # not a plain name, or an imported function or class
+        if name is None:
+            name = self._container_item(call.func)
+            if name is None:
+                return None  # not a plain name, nor an item of a named container
+        elif self.ctx.symbols.qualname(call.func) is not None:
+            return None  # an imported function or class
         parts = name.split(".")
         if parts[-1].startswith("forward") and len(parts) > 1:
             parts.pop()  # model.forward(x), model.forward_features(x)
         return ".".join(parts)
+
+    def _container_item(self, func: cst.BaseExpression) -> str | None:
+        """`self.nets` for `self.nets["policy"]` and `self.nets.forward_step` for
+        `self.nets["policy"].forward_step`: an item of a named container (an nn.ModuleDict or
+        ModuleList, a dict of models) picked by one plain key runs what the container holds, so
+        the call is asked of the container's name. Not an imported name's item."""
+        attrs: list[str] = []
+        while type(func) is cst.Attribute:
+            attrs.append(func.attr.value)
+            func = func.value
+        if type(func) is not cst.Subscript or len(func.slice) != 1:
+            return None
+        element = func.slice[0].slice
+        if type(element) is not cst.Index or type(element.value) not in _PLAIN_KEYS:
+            return None
+        base = dotted(func.value)
+        if base is None or self.ctx.symbols.qualname(func.value) is not None:
+            return None
+        return ".".join([base, *reversed(attrs)])
 
     def is_module(self, name: str, at: cst.CSTNode) -> bool:
         """Whether the dotted `name`, used at `at`, evidently holds an nn.Module (by construction or by its name)."""
@@ -947,12 +984,43 @@ class Evaluation(Shared):
             return None
         if not self._evaluates_as_twin(call, dotted(call.func) or ""):
             return None
+        if self._backpropagated(statement):
+            return None  # `loss, acc = self.cpc_loss(samples)` then `loss.backward()`: training
         found = self._statement_scope(
             statement,
             f"as `{self.ctx.code(twin.func)}(...)` does under `no_grad` on line "
             f"{self.ctx.start(twin).row}",
         )
         return replace(found, twin=True) if found is not None else None
+
+    def _backpropagated(self, statement: cst.CSTNode) -> bool:
+        """Whether a name the assignment `statement` binds reaches a statement line that needs
+        autograd later in its function (`loss = cpc_loss + act_loss; loss.backward()`), followed
+        through the plain names later lines assign from it: the same call as its `no_grad`
+        twin, here a training step."""
+        grad = self.ctx.fact(Grad)
+        first = cast("cst.SimpleStatementLine", statement).body[0]
+        bound = _plain_targets(first)
+        block = self.parent(statement)
+        if not bound or not isinstance(block, cst.IndentedBlock | cst.Module):
+            return False
+        at = next(i for i, s in enumerate(block.body) if s is statement)
+        function = self.enclosing_function(statement)
+        for following in self._rest(block, at, function):
+            lines = (
+                [following]
+                if type(following) is cst.SimpleStatementLine
+                else find_all(following, cst.SimpleStatementLine)
+            )
+            for line in lines:
+                used = {n.value for n in find_all(line, cst.Name)}  # type: ignore[attr-defined]
+                if used.isdisjoint(bound):
+                    continue
+                if grad.needs_grad([line]):
+                    return True
+                for small in line.body:  # type: ignore[attr-defined]
+                    bound |= _plain_targets(small)
+        return False
 
     @cached_property
     def twins(self) -> dict[cst.Call, cst.Call]:
@@ -2078,9 +2146,12 @@ class Evaluation(Shared):
         key = ("region", block, at)
         if key not in self._regions:
             self._regions[key] = tuple(self._eval_mode_code(block, at, function))
-        return EvalScope(
-            key, f"after `{receiver}.eval()`", block=block, index=index, after=self._regions[key]
+        reason = (
+            f"where `{receiver}` is asserted in eval mode"
+            if block.body[at] in self._asserted_eval
+            else f"after `{receiver}.eval()`"
         )
+        return EvalScope(key, reason, block=block, index=index, after=self._regions[key])
 
     def _eval_mode_code(
         self, block: Block, at: int, function: cst.FunctionDef | None
@@ -2122,7 +2193,11 @@ class Evaluation(Shared):
                 and switches[0][0] == "eval"
             )
             receiver = switches[0][1] if plain else None
-            if receiver is not None and not self._is_eval_receiver(receiver, function):
+            if (
+                receiver is not None
+                and before[at] not in self._asserted_eval
+                and not self._is_eval_receiver(receiver, function)
+            ):
                 receiver = None
             return at, receiver
         return None
@@ -2152,6 +2227,35 @@ class Evaluation(Shared):
                 statement = self.model.statement_of(target)
                 if statement is not None:
                     found[statement].append(("eval", name))
+        for statement, name in self._asserted_eval.items():
+            found[statement].append(("eval", name))
+        return found
+
+    @cached_property
+    def _asserted_eval(self) -> dict[cst.CSTNode, str]:
+        """`assert not self.nets.training`: a statement that states a module is in eval mode
+        from there on, as `self.nets.eval()` would put it (a policy's `get_action` that rollouts
+        call), with the name it states it of. Only a module has a `training` flag. Not in a
+        method of a module class: a module's own generation path (`up(x, position)` asserting
+        `not self.training`) is part of its computation, and its callers choose the grad mode."""
+        found: dict[cst.CSTNode, str] = {}
+        for attribute in self.model.attributes.get("training", ()):
+            negation = self.parent(attribute)
+            statement = self.parent(negation) if negation is not None else None
+            if (
+                type(negation) is cst.UnaryOperation
+                and type(negation.operator) is cst.Not
+                and type(statement) is cst.Assert
+                and statement.test is negation
+                and (name := dotted(attribute.value))
+            ):
+                line = self.parent(statement)
+                function = self.enclosing_function(statement)
+                owner = self.enclosing_class(function) if function is not None else None
+                if line is not None and (
+                    owner is None or owner.name.value not in self.module_classes
+                ):
+                    found[line] = name
         return found
 
     def _loads_eval_module(self, value: cst.BaseExpression) -> bool:
@@ -2215,6 +2319,12 @@ class Evaluation(Shared):
         )
 
 
+# The containers whose items are modules.
+_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList"})
+
+# The keys that pick one item of a container by itself: `nets["policy"]`, `heads[0]`, `models[k]`.
+_PLAIN_KEYS = (cst.SimpleString, cst.Integer, cst.Name)
+
 # The context managers that turn grad off for their body (`twins`).
 _GRAD_OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
 
@@ -2233,6 +2343,22 @@ def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
     small = statement.body[0]
     value = small.value if type(small) is cst.Expr or type(small) is cst.Assign else None
     return value if type(value) is cst.Call else None
+
+
+def _plain_targets(statement: cst.CSTNode) -> set[str]:
+    """The plain names an assignment binds (`loss = ...`, `a, b = ...`); not `d["k"] = ...`."""
+    if type(statement) is not cst.Assign:
+        return set()
+    found: set[str] = set()
+    for target in statement.targets:
+        value = target.target
+        items: list[cst.BaseExpression] = (
+            [e.value for e in value.elements]
+            if isinstance(value, cst.Tuple | cst.List)
+            else [value]
+        )
+        found |= {item.value for item in items if isinstance(item, cst.Name)}
+    return found
 
 
 def _call_statement(

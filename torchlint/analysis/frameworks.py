@@ -167,6 +167,22 @@ FRAMEWORKS: tuple[Framework, ...] = (
 # fn)`) runs as often as its event. An event called with a filter (`ITERATION_COMPLETED(every=100)`)
 # runs only now and then.
 CALLBACK_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+# Calls that run the callable they are handed in a new worker process or thread (a Ray Tune
+# trainable, a `Process` target, a spawned function), where grad mode starts on, whatever the
+# caller's: grad mode is per thread.
+NEW_WORKER_CALLS = frozenset(
+    {
+        "ray.tune.register_trainable",
+        "ray.tune.registry.register_trainable",
+        "ray.tune.run",
+        "ray.tune.Tuner",
+        "ray.remote",
+        "threading.Thread",
+        "multiprocessing.Process",
+        "torch.multiprocessing.Process",
+        "torch.multiprocessing.spawn",
+    }
+)
 CALLBACK_REGISTRARS = frozenset({"on", "add_event_handler"})
 EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
 

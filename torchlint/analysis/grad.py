@@ -24,6 +24,7 @@ import libcst as cst
 
 from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.frameworks import (
+    NEW_WORKER_CALLS,
     NO_GRAD_METHOD_NAMES,
     STAGE_NAMES,
     UNWRAP_METHOD_NAMES,
@@ -34,6 +35,7 @@ from torchlint.analysis.frameworks import (
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.names import (
+    is_eval_name,
     is_optimizer_name,
     name_tokens,
 )
@@ -270,6 +272,8 @@ class Grad(Shared):
                 if self._evaluation_stage_branch(parent):
                     return GradMode.DISABLED
             elif type(parent) is cst.Lambda or type(parent) is cst.GeneratorExp:
+                if type(parent) is cst.Lambda and self._runs_in_new_worker(parent):
+                    return GradMode.RECORDING  # a new thread or process starts with grad on
                 return GradMode.MANAGED  # runs later, wherever it is consumed
             elif type(parent) is cst.FunctionDef:
                 found = self._function_mode(parent)
@@ -277,6 +281,14 @@ class Grad(Shared):
                     return found
             child = parent
         return GradMode.MANAGED if self._module_sets_grad() else GradMode.RECORDING
+
+    def _runs_in_new_worker(self, function: cst.Lambda) -> bool:
+        """A lambda handed to a call that runs it in a new worker process or thread
+        (`register_trainable(name, lambda cfg, rpt: eval_tta(cfg, rpt))`: `NEW_WORKER_CALLS`),
+        where grad mode is on whatever the caller's."""
+        argument = self.parent(function)
+        call = self.parent(argument) if type(argument) is cst.Arg else None
+        return type(call) is cst.Call and self.ctx.symbols.qualname(call.func) in NEW_WORKER_CALLS
 
     def _evaluation_stage_branch(self, branch: cst.If) -> bool:
         """`if stage == sb.Stage.VALID:` in a framework's stage hook (speechbrain's
@@ -646,19 +658,40 @@ class Grad(Shared):
         backward, an optimizer step, a call of a function of the file that needs it."""
         return [n for n in self._needy if self.enclosing_function(n) is function]
 
-    def feeds_training(self, function: cst.FunctionDef) -> bool:
-        """Whether a call of `function` sits in a loop body or function that itself runs backward.
+    def feeds_training(
+        self, function: cst.FunctionDef, busy: frozenset[cst.FunctionDef] = frozenset()
+    ) -> bool:
+        """Whether a call of `function` sits in a loop body or function that itself runs backward,
+        or, with grad on, in a function not named for evaluation that does so in turn.
 
-        `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds;
-        a loop that calls `train_one_epoch()` and then `validate()` does not make `validate` training.
+        `loss = criterion(predict(x), y); loss.backward()` needs the graph `predict` builds, and
+        so does `predict_poses(x)` called by the `process_batch(x)` a training loop
+        backpropagates; a loop that calls `train_one_epoch()` and then `validate()` does not
+        make `validate` training.
         """
+        calls = self._calls_of(function)
         sites = {
             self._innermost_loop_or_function(site)
-            for site in self._calls_of(function)
+            for site in calls
             if not self._between_steps(site)
         }
         sites.discard(None)
-        return not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function)
+        if not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function):
+            return True
+        busy = busy | {function}
+        for site in calls:
+            caller = self.enclosing_function(site)
+            if (
+                caller is None
+                or caller in busy
+                or is_eval_name(caller.name.value)
+                or self._between_steps(site)
+                or self.mode(site) is not GradMode.RECORDING
+            ):
+                continue
+            if self.feeds_training(caller, busy):
+                return True
+        return False
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The file's calls of `function`: by its name, or, when it is handed over as a value

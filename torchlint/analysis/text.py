@@ -111,6 +111,10 @@ _WORD = re.compile(r"\w*")
 
 _BACKWARD_CALL = re.compile(r"\." + GAP + r"backward\b")
 _FIT_CALL = re.compile(r"\." + GAP + r"fit" + GAP + r"\(")
+# `assert not self.nets.training`: a statement that a module is in eval mode (a superset: the
+# assertion and the flag are looked for apart).
+_ASSERT_NOT = re.compile(r"assert" + GAP + r"not\b")
+_TRAINING_FLAG = re.compile(r"\." + GAP + r"training\b")
 
 
 def may_evaluate(text: str) -> bool:
@@ -138,6 +142,8 @@ def may_evaluate(text: str) -> bool:
         )
     if "False" in text and _TRAIN_OFF.search(text):
         return True
+    if "assert" in text and _ASSERT_NOT.search(text) and _TRAINING_FLAG.search(text):
+        return True  # `assert not self.nets.training`: eval mode stated
     if any(is_eval_name(name) for name in names_after("def", text)):
         return True
     if _may_name_eval_data(text) and _EVAL_DATA_STRING.search(text):
