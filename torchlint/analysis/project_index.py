@@ -1457,6 +1457,10 @@ class ProjectIndex:
         self._related_memo: dict[
             tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
         ] = {}
+        # path -> (content digest, whether it is test code): `_test_code`
+        self._test_files: dict[Path, tuple[str, bool]] = {}
+        # attribute -> `_written_elsewhere`, and the files it read, kept alike
+        self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
         # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
         self._attribute_memo: dict[
             tuple[Path, str, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
@@ -1925,13 +1929,22 @@ class ProjectIndex:
         return True if grounded else None
 
     def _test_code(self, file: Path) -> bool:
-        """Whether `file` is test code by the engine's measure (`test_code.is_test_code`)."""
+        """Whether `file` is test code by the engine's measure (`test_code.is_test_code`),
+        judged once per content of the file."""
         try:
             relative = file.absolute().relative_to(self.root.absolute()).as_posix()
         except ValueError:
             return False
+        known = self._digests.get(file)
+        found = self._test_files.get(file)
+        if found is not None and known is not None and found[0] == known[2]:
+            return found[1]
         read = _read(file)
-        return read is not None and is_test_code(relative, read[0])
+        if read is None:
+            return False
+        answer = is_test_code(relative, read[0])
+        self._test_files[file] = (read[1], answer)
+        return answer
 
     def runs_once(self, file: Path, function: str) -> bool:
         """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
@@ -2193,6 +2206,11 @@ class ProjectIndex:
         than `self` or on one attribute of a name (`trainer.model = policy`, `self.runner.model
         = policy`; not `cfg.model.tokenizer.model = path`, a nested configuration), or sets it
         by name (`setattr(trainer, "model", m)`)."""
+        return self._remembered(
+            self._written_memo, attribute, lambda: self._written_elsewhere_now(attribute)
+        )
+
+    def _written_elsewhere_now(self, attribute: str) -> bool:
         pattern = re.compile(
             rf"(?<![\w.\])])((?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*)\.{re.escape(attribute)}"
             rf"\s*(?::[^=\n]*)?=(?!=)"
