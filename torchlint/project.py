@@ -10,12 +10,19 @@ file's own folder.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from torchlint.analysis.test_code import (
+    imports_test_framework,
+    is_test_code,
+    is_test_path,
+    named_like_script_test,
+    runs_as_script,
+    test_by_name_only,
+)
 from torchlint.config import (
     ConfigError,
     Settings,
@@ -32,35 +39,6 @@ if TYPE_CHECKING:
 # A rule or its catalogue entry: a file's rules are of the kind it was given.
 RuleT = TypeVar("RuleT", bound="RuleEntry | type[Rule]")
 
-# A library's test harnesses live in a `testing` package too (`mylib/testing/`).
-_TEST_DIRECTORY = re.compile(r"(^|/)(tests?|testing)/")
-# pytest or unittest imported: the file is test code, whatever its path.
-_TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
-_TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
-# Named like a test module, yet a script when run (`tools/test_net.py`, an evaluation script of
-# a detection codebase): a `__main__` guard and no test function.
-_SCRIPT_NAME = re.compile(r"^(test_.*|.*_test)\.py$")
-_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
-_TEST_FUNCTION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test", re.MULTILINE)
-
-
-def is_test_path(relpath: str) -> bool:
-    """Test code by its path: under tests/, test/ or testing/, or named test_*.py, *_test.py, tests.py, conftest.py."""
-    return bool(_TEST_DIRECTORY.search(relpath)) or bool(
-        _TEST_NAME.match(relpath.rsplit("/", 1)[-1])
-    )
-
-
-def _test_by_name_only(relpath: str) -> bool:
-    """Named like a test module (`test_net.py`) outside any test folder: its text decides."""
-    return not _TEST_DIRECTORY.search(relpath) and bool(
-        _SCRIPT_NAME.match(relpath.rsplit("/", 1)[-1])
-    )
-
-
-def _runs_as_script(text: str) -> bool:
-    return "__main__" in text and bool(_MAIN_GUARD.search(text)) and not _TEST_FUNCTION.search(text)
-
 
 def relative_path(path: Path, root: Path) -> str:
     try:
@@ -72,7 +50,7 @@ def relative_path(path: Path, root: Path) -> str:
 def rules_for(path_rel: str, rules: Sequence[RuleT], settings: Settings) -> list[RuleT]:
     """The rules for one file: less its per-file-ignores, and less the performance rules in test
     code (its toy models and DataParallel tests are not training) unless `lint-tests` is set."""
-    if not settings.lint_tests and is_test_path(path_rel) and not _test_by_name_only(path_rel):
+    if not settings.lint_tests and is_test_path(path_rel) and not test_by_name_only(path_rel):
         rules = [r for r in rules if not r.performance]
     ignored = settings.ignored_for(path_rel)
     if not ignored:
@@ -148,24 +126,6 @@ def for_text(path: str, text: str, rules: Sequence[RuleT], settings: Settings) -
     if settings.lint_tests:
         return list(rules)
     name = os.path.basename(path)
-    if imports_test_framework(text) or (_SCRIPT_NAME.match(name) and not _runs_as_script(text)):
+    if imports_test_framework(text) or (named_like_script_test(name) and not runs_as_script(text)):
         return [rule for rule in rules if not rule.performance]
     return list(rules)
-
-
-def is_test_code(relpath: str, text: str) -> bool:
-    """Test code, by its path or its text: a file named like a test module (`test_net.py`) that
-    has a `__main__` guard and no test function is a script, such as a codebase's evaluation."""
-    if imports_test_framework(text):
-        return True
-    if _test_by_name_only(relpath):
-        return not _runs_as_script(text)
-    return is_test_path(relpath)
-
-
-def imports_test_framework(text: str) -> bool:
-    """Whether a source imports pytest or unittest: a unit-test module, whatever its path. The
-    names are looked for first: the line-anchored pattern is tried at every character."""
-    if "pytest" not in text and "unittest" not in text:
-        return False
-    return bool(_TEST_FRAMEWORK.search(text))

@@ -39,10 +39,20 @@ from torchlint.analysis.names import (
 from torchlint.analysis.names import (
     EPOCH_NAME as _EPOCH,
 )
-from torchlint.analysis.receivers import built_by, built_locals, cached_locals
+from torchlint.analysis.receivers import (
+    attribute_builders,
+    built_by,
+    built_locals,
+    cached_locals,
+    constructed_class,
+)
+from torchlint.analysis.test_code import is_test_code
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
+# Bases that bind no attribute of their instances: a class deriving only from these and from
+# project classes holds only what the project binds.
+_PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _ACCELERATORS = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "xla"})
 # Folders that hold no code of the project's own; a larger project is not scanned for call sites.
@@ -1593,6 +1603,14 @@ class ProjectIndex:
         self._related_memo: dict[
             tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
         ] = {}
+        # path -> (content digest, whether it is test code): `_test_code`
+        self._test_files: dict[Path, tuple[str, bool]] = {}
+        # attribute -> `_written_elsewhere`, and the files it read, kept alike
+        self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
+        self._attribute_memo: dict[
+            tuple[Path, str, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
+        ] = {}
         # method name -> `forwards_by_name` and the files it read: not refreshed while the
         # process runs either
         self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
@@ -2035,25 +2053,62 @@ class ProjectIndex:
         of another module calls under `no_grad`). A method's calls are found by its name, on
         any receiver: more calls than the true ones, so a yes stays a yes.
 
+        Calls in test code do not count (no rule judges a test's speed), and a call made by a
+        function already being followed (a wrapper's `self.base.generate(...)` inside a
+        `generate` whose callers are found by the same name, a recursion) decides nothing: the
+        calls entering that cycle do, and one at least must turn grad off.
+
         False when unknown: no call found, a call with grad on at module level or from a
         closure, a method read other than as a call, or too many files to read."""
-        return self._off_everywhere(file.absolute(), function, 0, frozenset())
+        return self._off_everywhere(file.absolute(), function, 0, frozenset()) is True
 
     def _off_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
-    ) -> bool:
-        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+    ) -> bool | None:
+        """True when every call of `key` outside test code runs with grad off, one at least
+        where grad is turned off (not only through the functions in `busy`); None when every
+        call is made only by functions in `busy` (a cycle, which another call must enter);
+        False otherwise."""
+        if (file, key) in busy:
+            return None
+        if not key or depth > _MAX_DEPTH:
             return False  # "": a closure or lambda, whose callers are not followed
         sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
         if sites is None:  # a bound method handed over: where it goes decides
             return self._handed_off_everywhere(file, key, depth, busy)
+        sites = [site for site in sites if not self._test_code(site[0])]
         if not sites:
             return False
         busy = busy | {(file, key)}
-        return all(
-            off or (owner is not None and self._off_everywhere(where, owner, depth + 1, busy))
-            for where, off, owner, _ in sites
-        )
+        grounded = False
+        for where, off, owner, _ in sites:
+            found = (
+                True
+                if off
+                else owner is not None and self._off_everywhere(where, owner, depth + 1, busy)
+            )
+            if found is False:
+                return False
+            grounded = grounded or found is True
+        return True if grounded else None
+
+    def _test_code(self, file: Path) -> bool:
+        """Whether `file` is test code by the engine's measure (`test_code.is_test_code`),
+        judged once per content of the file."""
+        try:
+            relative = file.absolute().relative_to(self.root.absolute()).as_posix()
+        except ValueError:
+            return False
+        known = self._digests.get(file)
+        found = self._test_files.get(file)
+        if found is not None and known is not None and found[0] == known[2]:
+            return found[1]
+        read = _read(file)
+        if read is None:
+            return False
+        answer = is_test_code(relative, read[0])
+        self._test_files[file] = (read[1], answer)
+        return answer
 
     def runs_once(self, file: Path, function: str) -> bool:
         """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
@@ -2350,9 +2405,21 @@ class ProjectIndex:
         by `builds_unrelated` calls. Unknown receivers may."""
         receiver = callee.rpartition(".")[0]
         if receiver == _SUPER:  # a base's method: never the calling class's own
-            return owner is None or (file.absolute(), owner.partition(".")[0]) != target
-        if not owner or "." in receiver:
+            klass = (owner or "").partition(".")[0]
+            return owner is None or (
+                (file.absolute(), klass) != target
+                and ("." not in owner or self._related(file, klass, target))
+            )
+        if not owner:
             return True
+        if "." in receiver:
+            head, _, attribute = receiver.partition(".")
+            return not (
+                head == "self"
+                and "." in owner
+                and attribute.isidentifier()
+                and self._attribute_unrelated(file, owner.partition(".")[0], attribute, target)
+            )
         if receiver == "self":
             klass = owner.partition(".")[0]
             return "." not in owner or self._related(file, klass, target)
@@ -2360,6 +2427,82 @@ class ProjectIndex:
         return callees is None or not all(
             self._builds_unrelated(file, built, target) for built in callees
         )
+
+    def _attribute_unrelated(
+        self, file: Path, klass: str, attribute: str, target: tuple[Path, str]
+    ) -> bool:
+        """Whether `self.<attribute>` in a method of `klass` of `file` cannot hold an instance
+        of the project class `target`: every class `self` may be (`klass`, its project bases
+        and its subclasses, none deriving from a class outside the project, which might bind
+        it) binds it only to what calls build (`receivers.attribute_builders`), one at least,
+        each an instance of a class unrelated to `target` (`builds_unrelated`), and no file of
+        the project writes it on another receiver (`trainer.model = policy`)."""
+        file = file.absolute()
+        return self._remembered(
+            self._attribute_memo,
+            (file, klass, attribute, target),
+            lambda: self._attribute_unrelated_now(file, klass, attribute, target),
+        )
+
+    def _attribute_unrelated_now(
+        self, file: Path, klass: str, attribute: str, target: tuple[Path, str]
+    ) -> bool:
+        family = [*self._lineage(file, klass), *self._subclasses(file, klass, 0)]
+        if len(family) > 4 * _MAX_DEPTH:
+            return False
+        callees: list[tuple[Path, str]] = []
+        for member_file, member in family:
+            bases = self._written_bases(member_file, member)
+            if bases is None or any(
+                b not in _PLAIN_BASES and self._class_location(member_file, b) is None
+                for b in bases
+            ):
+                return False
+            read = _read(member_file)
+            tree = self._tree_of(read[0]) if read is not None else None
+            node = next(
+                (
+                    n
+                    for n in (tree.body if tree is not None else [])
+                    if isinstance(n, ast.ClassDef) and n.name == member
+                ),
+                None,
+            )
+            built = attribute_builders(node, attribute) if node is not None else None
+            if built is None:
+                return False
+            self.consulted[member_file] = read[1] if read is not None else ""
+            callees += [(member_file, callee) for callee in built]
+        if not callees or self._written_elsewhere(attribute):
+            return False
+        return all(self._builds_unrelated(where, callee, target) for where, callee in callees)
+
+    def _written_elsewhere(self, attribute: str) -> bool:
+        """Whether some project file outside test code writes `<attribute>` on a name other
+        than `self` or on one attribute of a name (`trainer.model = policy`, `self.runner.model
+        = policy`; not `cfg.model.tokenizer.model = path`, a nested configuration), or sets it
+        by name (`setattr(trainer, "model", m)`)."""
+        return self._remembered(
+            self._written_memo, attribute, lambda: self._written_elsewhere_now(attribute)
+        )
+
+    def _written_elsewhere_now(self, attribute: str) -> bool:
+        pattern = re.compile(
+            rf"(?<![\w.\])])((?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*)\.{re.escape(attribute)}"
+            rf"\s*(?::[^=\n]*)?=(?!=)"
+        )
+        for other in self._project_files():
+            if not _mentions(other, attribute) or self._test_code(other):
+                continue
+            read = _read(other)
+            if read is None:
+                return True
+            self.consulted[other] = read[1]
+            if any(m.group(1) != "self" for m in pattern.finditer(read[0])):
+                return True
+            if re.search(rf"setattr\([^,()]+,\s*['\"]{re.escape(attribute)}['\"]", read[0]):
+                return True
+        return False
 
     def _built_locals(self, file: Path) -> dict[tuple[str, str], tuple[str, ...]]:
         """`receivers.built_locals` of `file`, read and parsed only when its content was not
@@ -2385,6 +2528,7 @@ class ProjectIndex:
         return self._builds_unrelated(file.absolute(), callee, (file.absolute(), of))
 
     def _builds_unrelated(self, file: Path, callee: str, target: tuple[Path, str]) -> bool:
+        callee = constructed_class(callee)  # `OtherLM.load_from_checkpoint` builds an `OtherLM`
         location = self._class_location(file, callee)
         if location is None:
             return self._outside_class(file, callee)
@@ -3167,18 +3311,22 @@ class ProjectIndex:
         `x.<method>` other than a call is an argument of a call made with grad off (`with
         torch.no_grad(): self.run_stage("valid", self.valid)`: the stage runner calls it
         there), and there is at least one of either. False when unknown."""
-        return self._handed_off_everywhere(file.absolute(), key, 0, frozenset())
+        return self._handed_off_everywhere(file.absolute(), key, 0, frozenset()) is True
 
     def _handed_off_everywhere(
         self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
-    ) -> bool:
-        if depth > _MAX_DEPTH or (file, key) in busy:
+    ) -> bool | None:
+        """`_off_everywhere` of a method also handed over as a bound method (True, None or
+        False as it answers)."""
+        if (file, key) in busy:
+            return None
+        if depth > _MAX_DEPTH:
             return False
         busy = busy | {(file, key)}
         name = key.rpartition(".")[2]
-        found = False
+        found: bool | None = False
         for other in self._project_files():
-            if not _mentions(other, name):
+            if not _mentions(other, name) or self._test_code(other):
                 continue
             summary = self._summary(other, consult=False, part="calls")
             read = _read(other)
@@ -3194,9 +3342,14 @@ class ProjectIndex:
                     continue
                 if not self._may_reach(other, callee, owner, (file, key.rpartition(".")[0])):
                     continue
-                if not (off or (owner and self._off_everywhere(other, owner, depth + 1, busy))):
+                up = (
+                    True
+                    if off
+                    else bool(owner) and self._off_everywhere(other, owner or "", depth + 1, busy)
+                )
+                if up is False:
                     return False
-                found = True
+                found = True if up is True else found or None
         return found
 
     def holds_no_parameters(self, file: Path, name: str, depth: int = 0) -> bool:

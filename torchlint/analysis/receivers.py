@@ -16,6 +16,9 @@ from torchlint.analysis.ast_names import ast_dotted
 
 # Methods that return the object they are called on: `Net().cuda().eval()` is still a `Net`.
 _CHAIN = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double"})
+# Alternate constructors: class methods that hand back an instance of the class they are called
+# on (Hugging Face's `from_pretrained`/`from_config`, Lightning's `load_from_checkpoint`).
+_ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 # (function key, local name) -> the callees of the calls its every binding is; per content digest
 _BUILT: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {}
 
@@ -105,3 +108,66 @@ def built_by(value: ast.expr) -> str | None:
     ):
         value = value.func.value
     return ast_dotted(value.func) if isinstance(value, ast.Call) else None
+
+
+def constructed_class(callee: str) -> str:
+    """The class whose instance a call of `callee` builds, as written: `OtherLM` for
+    `OtherLM.load_from_checkpoint`, an alternate constructor called on a class (a name written
+    as classes are); `callee` itself otherwise."""
+    klass, _, method = callee.rpartition(".")
+    if method in _ALTERNATE_CONSTRUCTORS and klass.rpartition(".")[2][:1].isupper():
+        return klass
+    return callee
+
+
+def attribute_builders(klass: ast.ClassDef, attribute: str) -> tuple[str, ...] | None:
+    """The callees of the calls every binding of `self.<attribute>` in the methods of `klass`
+    is (`self.model = PPOModel(cfg)`, past methods that return their receiver), as written;
+    None when one is bound otherwise (a parameter's value, an unpacking, a `for` or `with`
+    target, augmented, deleted), `setattr` is called, or the class body binds the name to
+    anything but a literal (its default)."""
+    callees: list[str] = []
+    for node in klass.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = any(isinstance(t, ast.Name) and t.id == attribute for t in targets)
+            if named and not isinstance(node.value, ast.Constant):
+                return None
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        params = node.args.posonlyargs + node.args.args
+        if not params or any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+        ):
+            continue
+        me = params[0].arg
+        assigned: set[int] = set()
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Assign | ast.AnnAssign) and inner.value is not None:
+                targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                for target in targets:
+                    if _is_attribute_of(target, me, attribute):
+                        callee = built_by(inner.value)
+                        if callee is None:
+                            return None
+                        callees.append(callee)
+                        assigned.add(id(target))
+            elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store | ast.Del):
+                if _is_attribute_of(inner, me, attribute) and id(inner) not in assigned:
+                    return None
+            elif (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == "setattr"
+            ):
+                return None
+    return tuple(callees)
+
+
+def _is_attribute_of(node: ast.expr, me: str, attribute: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.value, ast.Name)
+        and node.value.id == me
+    )
