@@ -168,6 +168,7 @@ facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
+  `if step % every == 0 or step >= total:` where the loop also leaves at `step >= total`,
   `if self.control.should_log:`, an earlier `if step % n: continue`, a helper of the project
   that answers with a modulo test, `if every_n_steps(state, freq):` or an inherited
   `if self._is_log_step():`, and a helper from outside the project named for it,
