@@ -1477,7 +1477,7 @@ class Evaluation(Shared):
         """A forward in a script that loads weights and never trains: it only runs inference.
         Its module-level code and `main` count, and functions they call; methods and other
         functions (steps of a forward, helpers other files call) are left to their callers."""
-        if not self._inference_only:
+        if not self.inference_only:
             return None
         reason = "in a script that loads weights and never trains"
         if function is not None:
@@ -1511,7 +1511,9 @@ class Evaluation(Shared):
         return False
 
     @cached_property
-    def _inference_only(self) -> bool:
+    def inference_only(self) -> bool:
+        """A script that loads weights and never trains (no backward, optimizer, train switch
+        or grad need anywhere in the file): whatever its loops copy, they evaluate."""
         source = self.ctx.source
         if not any(word in source for word in _LOADS_WEIGHTS):
             return False
