@@ -222,7 +222,8 @@ Not flagged:
   leaves the loop or the program (`if not torch.isfinite(loss): raise ...`, `if
   loss.item() < target: break`, a `return` out of the loop; not a `continue`, not a `return`
   that picks a step function's path, not a `while` test re-read every iteration), and, in
-  evaluation (grad off, or anywhere in a script that loads weights and never trains), whole
+  evaluation (grad off, a loop over validation data, also through `bar = tqdm(val_loader)`,
+  or anywhere in a script that loads weights and never trains), whole
   predictions or targets copied for a metric the host computes over the set (a numpy,
   scikit-learn, scikit-image, pycocotools or pandas call other than a plain mean or sum, or a
   list later handed to one, also as a column of a table, joined with `torch.cat` or written to a file,

@@ -8,6 +8,8 @@ A script that loads trained weights and never trains only evaluates, whether or 
 grad off around each call: scores it copies to the host per chunk and collects into lists that
 become a pandas table (written to a CSV) are its product, as a numpy metric over the whole set
 is. The same copies in a script that trains, or collected only for a plain mean, stay findings.
+A validation loop over a progress bar bound to the validation loader (`bar = tqdm(val_loader)`,
+then `for x, y in bar:`) iterates validation data as `for x, y in tqdm(val_loader):` does.
 """
 
 from __future__ import annotations
@@ -165,6 +167,45 @@ class Runner:
     def validate(self):
         with torch.no_grad():
             return self.evaluate()
+""",
+        },
+    ),
+    Case(
+        "validation-over-a-progress-bar-named-apart-from-its-loader",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+from tqdm import tqdm
+
+
+def valid(model, val_loader, device):
+    model.eval()
+    all_preds, all_labels = [], []
+    bar = tqdm(val_loader, desc="validating")
+    for step, (x, y) in enumerate(bar):
+        x, y = x.to(device), y.to(device)
+        with torch.no_grad():
+            logits = model(x)
+        loss = logits.sum()
+        bar.set_description(f"loss {loss.item():.3f}")  # TL002: loss.item()
+        all_preds.append(logits.argmax(-1).cpu().numpy())
+        all_labels.append(y.cpu().numpy())
+    return np.mean(np.concatenate(all_preds) == np.concatenate(all_labels))
+
+
+def train(model, optimizer, train_loader, val_loader, device):
+    model.to(device)
+    for epoch in range(10):
+        bar = tqdm(train_loader)
+        for x, y in bar:
+            out = model(x.to(device))
+            loss = (out - y.to(device)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            preds = out.detach().argmax(-1).cpu().numpy()  # TL002: out.detach().argmax(-1).cpu()
+            print(np.bincount(preds))
+        valid(model, val_loader, device)
 """,
         },
     ),

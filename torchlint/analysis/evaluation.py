@@ -1740,10 +1740,14 @@ class Evaluation(Shared):
         index = next(i for i, s in enumerate(block.body) if s is statement)
         return EvalScope(("statement", statement), reason, block=block, index=index)
 
-    def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
-        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
+    def is_eval_data(self, iterable: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`,
+        `loaders["val"]`, or a name bound only to one (`bar = tqdm(val_loader)`, then
+        `enumerate(bar)`)."""
         for name in find_all(iterable, cst.Name):
             if isinstance(name, cst.Name) and is_eval_data_name(name.value):
+                return True
+            if depth < 2 and isinstance(name, cst.Name) and self._bound_to_eval_data(name, depth):
                 return True
         for string in find_all(iterable, cst.SimpleString):
             index = self.parent(string)
@@ -1755,6 +1759,18 @@ class Evaluation(Shared):
             ):
                 return True
         return False
+
+    def _bound_to_eval_data(self, name: cst.Name, depth: int) -> bool:
+        """A name every binding reaching it assigns evaluation data (`bar = tqdm(val_loader)`)."""
+        if isinstance(self.parent(name), cst.Attribute):
+            return False  # `self.bar`, `bar.total`: not the name's own value
+        bindings = self.model.reaching(name)
+        return bool(bindings) and all(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and self.is_eval_data(b.value, depth + 1)
+            for b in bindings
+        )
 
     def _input_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """The statement of a forward whose inputs say it evaluates: validation or test data
