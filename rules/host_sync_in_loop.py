@@ -168,6 +168,7 @@ facts.
 
 Not flagged:
 - code under a periodic guard (`if step % log_every == 0:`, `if (i + 1) % k == 0 and ...:`,
+  `if step % every == 0 or step >= total:` where the loop also leaves at `step >= total`,
   `if self.control.should_log:`, an earlier `if step % n: continue`, a helper of the project
   that answers with a modulo test, `if every_n_steps(state, freq):` or an inherited
   `if self._is_log_step():`, and a helper from outside the project named for it,
@@ -221,9 +222,12 @@ Not flagged:
   leaves the loop or the program (`if not torch.isfinite(loss): raise ...`, `if
   loss.item() < target: break`, a `return` out of the loop; not a `continue`, not a `return`
   that picks a step function's path, not a `while` test re-read every iteration), and, in
-  evaluation (grad off), whole predictions or targets copied for a metric the host computes
-  over the set (a numpy, scikit-learn, scikit-image or pycocotools call other than a plain
-  mean or sum, or a list later handed to one, joined with `torch.cat` or written to a file,
+  evaluation (grad off, a loop over validation data, also through `bar = tqdm(val_loader)`,
+  or anywhere in a script that loads weights and never trains), whole
+  predictions or targets copied for a metric the host computes over the set (a numpy,
+  scikit-learn, scikit-image, pycocotools or pandas call other than a plain mean or sum, or a
+  list later handed to one, also as a column of a table, joined with `torch.cat` or written to a file,
+  or returned whole with numpy copies in it, `return metrics, per_batch`,
   or handed to an evaluator's method the file does not define, `evaluator.eval({"y_pred":
   torch.cat(preds)})`; not when a training loop runs the copy, even through a no_grad
   helper), figures matplotlib
@@ -1746,7 +1750,11 @@ depends on what the value is for.
             and isinstance(node, cst.Call)
             and (flow.host_needs(node, metrics=True) or self._handed_to_a_collector(node))
             and self.ctx.fact(LoopFacts).evaluates_only(node)
-            and (self._over_eval_data(loop) or self.ctx.fact(Grad).disabled(node))
+            and (
+                self._over_eval_data(loop)
+                or self.ctx.fact(Evaluation).inference_only
+                or self.ctx.fact(Grad).disabled(node)
+            )
         )  # the grad facts cost a walk: asked last
 
     def _over_eval_data(self, loop: cst.CSTNode) -> bool:

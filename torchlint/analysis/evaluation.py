@@ -1545,7 +1545,7 @@ class Evaluation(Shared):
         """A forward in a script that loads weights and never trains: it only runs inference.
         Its module-level code and `main` count, and functions they call; methods and other
         functions (steps of a forward, helpers other files call) are left to their callers."""
-        if not self._inference_only:
+        if not self.inference_only:
             return None
         reason = "in a script that loads weights and never trains"
         if function is not None:
@@ -1579,7 +1579,9 @@ class Evaluation(Shared):
         return False
 
     @cached_property
-    def _inference_only(self) -> bool:
+    def inference_only(self) -> bool:
+        """A script that loads weights and never trains (no backward, optimizer, train switch
+        or grad need anywhere in the file): whatever its loops copy, they evaluate."""
         source = self.ctx.source
         if not any(word in source for word in _LOADS_WEIGHTS):
             return False
@@ -1806,10 +1808,14 @@ class Evaluation(Shared):
         index = next(i for i, s in enumerate(block.body) if s is statement)
         return EvalScope(("statement", statement), reason, block=block, index=index)
 
-    def is_eval_data(self, iterable: cst.BaseExpression) -> bool:
-        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`, `loaders["val"]`."""
+    def is_eval_data(self, iterable: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether a loop's iterable is a validation/test loader: `val_loader`, `tqdm(testloader)`,
+        `loaders["val"]`, or a name bound only to one (`bar = tqdm(val_loader)`, then
+        `enumerate(bar)`)."""
         for name in find_all(iterable, cst.Name):
             if isinstance(name, cst.Name) and is_eval_data_name(name.value):
+                return True
+            if depth < 2 and isinstance(name, cst.Name) and self._bound_to_eval_data(name, depth):
                 return True
         for string in find_all(iterable, cst.SimpleString):
             index = self.parent(string)
@@ -1821,6 +1827,18 @@ class Evaluation(Shared):
             ):
                 return True
         return False
+
+    def _bound_to_eval_data(self, name: cst.Name, depth: int) -> bool:
+        """A name every binding reaching it assigns evaluation data (`bar = tqdm(val_loader)`)."""
+        if isinstance(self.parent(name), cst.Attribute):
+            return False  # `self.bar`, `bar.total`: not the name's own value
+        bindings = self.model.reaching(name)
+        return bool(bindings) and all(
+            b.kind is BindingKind.ASSIGN
+            and b.value is not None
+            and self.is_eval_data(b.value, depth + 1)
+            for b in bindings
+        )
 
     def _input_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """The statement of a forward whose inputs say it evaluates: validation or test data

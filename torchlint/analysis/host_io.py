@@ -39,7 +39,8 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   `while` test re-read every iteration (a step counter kept on the device), could be
   decided on the device or the host's own numbers, and are no such end;
 - with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
-  scikit-learn, scikit-image or pycocotools call other than a plain reduction (`np.mean`, `np.sum`: a mean
+  scikit-learn, scikit-image, pycocotools or pandas call (a table of per-sample results, also
+  a list handed to it as a column, `pd.DataFrame({"score": scores})`) other than a plain reduction (`np.mean`, `np.sum`: a mean
   of per-batch values could be kept on the device), which needs the copy on its own (a
   ground-truth array matched with `np.unique`/`np.in1d` whatever else reads it), or a list the
   value is collected into that is later handed to one, written, or zipped with another for a
@@ -47,7 +48,9 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   labels))`, an accuracy): a metric the host computes over the whole set; or a
   list the function turns into a numpy array and returns (an `encode()` whose product is the
   host array: each batch's copy is that product, not a sync to remove), also a dict of such
-  lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`); or an evaluator's
+  lists returned as arrays (`{k: np.stack(v) for k, v in found.items()}`), or returned whole,
+  alone or in a tuple, when what is collected is numpy copies (`per_batch["preds"].append(
+  p.cpu().numpy())`, then `return metrics, per_batch`); or an evaluator's
   method that takes the collected predictions, joined or in a dict (`evaluator.eval({"y_pred":
   torch.cat(preds)})`, a method named for evaluation of an object the file does not define).
 
@@ -95,8 +98,9 @@ _PATH_IO = frozenset({"open", "makedirs", "mkdir", "exists", "isfile", "isdir"})
 _DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
 # Calls that write values into a host-side buffer (a replay memory's sum tree).
 _HOST_BUFFER = re.compile(r"priorit")
-# Libraries that compute metrics on the host, over what a loop collected.
-_HOST_METRICS = ("numpy.", "sklearn.", "skimage.", "pycocotools.")
+# Libraries that compute metrics on the host, over what a loop collected (pandas: a table of
+# per-sample results, the output of an evaluation).
+_HOST_METRICS = ("numpy.", "sklearn.", "skimage.", "pycocotools.", "pandas.")
 # ... save plain reductions: a mean or sum of per-batch values could be kept on the device.
 _REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
 # Calls whose first argument (or `size=`) is a shape: the host must know it to allocate.
@@ -514,17 +518,16 @@ class HostWrites:
             return True
         if not self._metrics:
             return False
-        func = call.func
+        owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+        receiver = owner.value if isinstance(owner, cst.Subscript) else owner
         collected = (
             name in _COLLECT
-            and isinstance(func, cst.Attribute)
+            and isinstance(receiver, cst.Name)
             and (
-                (isinstance(func.value, cst.Name) and self._collected(func.value))
-                or (
-                    isinstance(func.value, cst.Subscript)
-                    and isinstance(func.value.value, cst.Name)
-                    and self._lists_returned_as_arrays(func.value.value)
-                )
+                (receiver is owner and self._collected(receiver))
+                # `found["dense"].append(...)`: one list of a dict of lists
+                or (receiver is not owner and self._lists_returned_as_arrays(receiver))
+                or (_numpy_copy(arg.value) and self._returned_whole(receiver))
             )
         )
         if self._host_metric(call):
@@ -605,6 +608,11 @@ class HostWrites:
             parent = self.scopes.parents.get(node)
             while isinstance(parent, cst.Subscript) and parent.value is node:
                 node, parent = parent, self.scopes.parents.get(parent)
+            while (
+                isinstance(parent, cst.Element | cst.DictElement) and parent.value is node
+            ):  # `pd.DataFrame({"score": scores})`: a column of a table handed on whole
+                node = self.scopes.parents[parent]
+                parent = self.scopes.parents.get(node)
             call = self.scopes.parents.get(parent) if isinstance(parent, cst.Arg) else None
             if not isinstance(call, cst.Call):
                 continue
@@ -647,6 +655,23 @@ class HostWrites:
             and any(self._numpy_binding(b) for b in self.scopes.reaching(read))
             for read in self.scopes.loads[scope].get(container.value, [])
         )
+
+    def _returned_whole(self, container: cst.Name) -> bool:
+        """`return per_batch` or `return metrics, per_batch`: the function hands the list (or
+        dict of lists) its loop collected back whole, alone or in a returned tuple; with numpy
+        copies in it (`_numpy_copy`), its product is host arrays of each batch, as when it
+        stacks them itself (`_lists_returned_as_arrays`)."""
+        scope = self.scopes.scope_of(container)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        for read in self.scopes.loads[scope].get(container.value, []):
+            parent = self.scopes.parents.get(read)
+            if isinstance(parent, cst.Element) and parent.value is read:
+                returned = self.scopes.parents.get(parent)  # the tuple
+                parent = self.scopes.parents.get(returned) if returned is not None else None
+            if isinstance(parent, cst.Return):
+                return True
+        return False
 
     def _lists_returned_as_arrays(self, lists: cst.Name) -> bool:
         """`found["dense"].append(e.cpu().numpy())`, then `return {k: np.stack(v) for k, v in
@@ -695,6 +720,20 @@ class HostWrites:
         reduction (`np.mean(v)`)."""
         name = self.symbols.qualname(call.func) or ""
         return name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _REDUCTIONS
+
+
+def _numpy_copy(value: cst.BaseExpression) -> bool:
+    """`x.cpu().numpy()`, `x.detach().cpu().numpy()`: a copy made a numpy array (or a list or
+    tuple of such copies, `[loss.cpu().numpy()]`)."""
+    if isinstance(value, cst.List | cst.Tuple):
+        return bool(value.elements) and all(
+            isinstance(e, cst.Element) and _numpy_copy(e.value) for e in value.elements
+        )
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "numpy"
+    )
 
 
 def _root(node: cst.CSTNode) -> cst.Name | None:

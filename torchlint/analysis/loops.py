@@ -1103,7 +1103,11 @@ class LoopFacts:
         if depth > _MAX_GUARD_DEPTH:
             return None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            if self._elapsed_guard(test) or self._counted_interval(test):
+            if (
+                self._elapsed_guard(test)
+                or self._counted_interval(test)
+                or self._stopping_limit(test)
+            ):
                 return "body"
             return self._rare_comparison(test.left, test.comparisons[0])
         if isinstance(test, cst.BinaryOperation) and _has_modulo(test):
@@ -1209,6 +1213,36 @@ class LoopFacts:
             isinstance(line, cst.SimpleStatementLine)
             and any(_moves_mark(small, mark, now) for small in line.body)
             for line in guard.body.body
+        )
+
+    def _stopping_limit(self, test: cst.Comparison) -> bool:
+        """`step >= total` (or `>`) on a counter, where the innermost loop around the test also
+        leaves on the same test (`if step >= total: return`, or `break`, among its own
+        statements): the loop ends the first time the test holds, so it is true at most once
+        per pass of the loop (the last step), not on every step after the limit as a warm-up
+        test is (`if step >= warmup:`, which no exit of the loop repeats)."""
+        if not isinstance(
+            test.comparisons[0].operator, cst.GreaterThan | cst.GreaterThanEqual
+        ) or not self.is_counter(test.left):
+            return False
+        loop = next(
+            (
+                a
+                for a in self.scopes.ancestors(test)
+                if type(a) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+            ),
+            None,
+        )
+        if not isinstance(loop, cst.For | cst.While) or not isinstance(
+            loop.body, cst.IndentedBlock
+        ):
+            return False
+        text = _spelled(self.ctx.code(test))
+        return any(
+            isinstance(statement, cst.If)
+            and _stops(statement.body)
+            and _spelled(self.ctx.code(statement.test)) == text
+            for statement in loop.body.body
         )
 
     def _guard_of(self, test: cst.Comparison) -> cst.If | None:
@@ -1933,6 +1967,24 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
         return (dotted(last.value.func) or "") in _EXITS
     return False
+
+
+def _stops(block: cst.BaseSuite) -> bool:
+    """Whether a branch always ends its loop or more: `return`, `break`, or what `_leaves` says."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    statement = body[-1] if body else None
+    if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+        if isinstance(statement.body[-1], cst.Return | cst.Break):
+            return True
+    return _leaves(block)
+
+
+def _spelled(code: str) -> str:
+    """Code without its spacing and outer parentheses, to compare two tests as written."""
+    text = "".join(code.split())
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return text
 
 
 def _lazy_init(branch: cst.If) -> bool:
