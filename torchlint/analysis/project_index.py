@@ -1603,8 +1603,8 @@ class ProjectIndex:
         self._related_memo: dict[
             tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
         ] = {}
-        # path -> (content digest, whether it is test code): `_test_code`
-        self._test_files: dict[Path, tuple[str, bool]] = {}
+        # path -> ((mtime, size), content digest, whether it is test code): `_test_code`
+        self._test_files: dict[Path, tuple[tuple[int, int], str, bool]] = {}
         # attribute -> `_written_elsewhere`, and the files it read, kept alike
         self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
         # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
@@ -2094,21 +2094,23 @@ class ProjectIndex:
 
     def _test_code(self, file: Path) -> bool:
         """Whether `file` is test code by the engine's measure (`test_code.is_test_code`),
-        judged once per content of the file."""
+        judged once per state of the file (its modification time and size, as `_summary`
+        judges its digest fresh: a file another question never summarised has no digest, and
+        one summarised before an edit has a stale one). The answer rests on its text."""
         try:
             relative = file.absolute().relative_to(self.root.absolute()).as_posix()
-        except ValueError:
+            info = file.stat()
+        except (ValueError, OSError):
             return False
-        known = self._digests.get(file)
+        stamp = (info.st_mtime_ns, info.st_size)
         found = self._test_files.get(file)
-        if found is not None and known is not None and found[0] == known[2]:
-            return found[1]
-        read = _read(file)
-        if read is None:
-            return False
-        answer = is_test_code(relative, read[0])
-        self._test_files[file] = (read[1], answer)
-        return answer
+        if found is None or found[0] != stamp:
+            read = _read(file)
+            if read is None:
+                return False
+            found = self._test_files[file] = (stamp, read[1], is_test_code(relative, read[0]))
+        self.consulted[file] = found[1]
+        return found[2]
 
     def runs_once(self, file: Path, function: str) -> bool:
         """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
