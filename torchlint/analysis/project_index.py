@@ -3790,14 +3790,19 @@ def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool
     return calls
 
 
+# A one-line string literal, which may hold a `#` that opens no comment.
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+
 def _only_defined(text: str, name: str) -> bool:
-    """Whether each word `name` of `text` stands in a comment or on an undecorated `def` line."""
+    """Whether each word `name` of `text` stands in a comment (after a `#` that no one-line
+    string literal of its line holds) or on an undecorated `def` line."""
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start = match.start()
         line_start = text.rfind("\n", 0, start) + 1
         before = text[line_start:start]
-        if "#" in before:
-            continue
+        if "#" in before and "#" in _QUOTED.sub("", before):
+            continue  # a comment, not `print("# head", self._make_head(c))`
         if re.fullmatch(r"[ \t]*(?:async[ \t]+)?def[ \t]+", before) and not _decorated(
             text, line_start
         ):
