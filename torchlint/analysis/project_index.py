@@ -1020,19 +1020,19 @@ def _waiting_call(func: ast.expr, imports: dict[str, tuple[int, str]]) -> bool:
         return False
     if func.attr == "synchronize" and isinstance(func.value, ast.Call):
         inner = ast_dotted(func.value.func) or ""
-        return inner.endswith("current_stream") and _imported(inner, imports).startswith(
-            "torch.cuda."
-        )
+        full = _imported(inner, imports) or inner
+        return inner.endswith("current_stream") and full.startswith("torch.cuda.")
     written = ast_dotted(func)
-    return written is not None and _imported(written, imports) in _WAITING_CALLS
+    return written is not None and (_imported(written, imports) or written) in _WAITING_CALLS
 
 
-def _imported(written: str, imports: dict[str, tuple[int, str]]) -> str:
-    """The full name a dotted name of the module stands for through its absolute imports."""
+def _imported(written: str, imports: dict[str, tuple[int, str]]) -> str | None:
+    """The full name a dotted name of the module (`nn.Module`) stands for through its absolute
+    imports (`torch.nn.Module`); None when its head is no such import."""
     head, _, rest = written.partition(".")
     level, target = imports.get(head, (1, ""))
     if level or not target:
-        return written
+        return None
     return f"{target}.{rest}" if rest else target
 
 
@@ -1743,36 +1743,33 @@ class ProjectIndex:
     def _syncing(self, file: Path, name: str, method: str | None) -> tuple[_Summary, str] | None:
         """The summary, with its "syncs" part, of the file defining `name` (`method`), and the
         member's name there."""
+        target = self._defined_member(file, name, method)
+        source = self._summary(target[0]) if target is not None else None
+        if target is None or source is None or not source.host_reads:
+            return None
+        source = self._summary(target[0], part="syncs")
+        return None if source is None else (source, target[1])
+
+    def _defined_member(self, file: Path, name: str, method: str | None) -> tuple[Path, str] | None:
+        """The file defining the function `name` (the closure the factory `name` returns,
+        `EMA()`, or the method `method` of the class `name`), as written in `file`, and the
+        member's name there (`EMA()`, `Class.method`: its class's own or a base's)."""
         file = file.absolute()
         summary = self._summary(file)
         factory = name.removesuffix("()")  # `EMA()`: the closure the factory returns
         target = self._target(file, summary, factory) if summary is not None else None
         if target is not None and method:  # the class's own module, its method perhaps a base's
             location = self._class_location(*target, stars=True)
-            target = self._find_method(*location, method) if location is not None else None
-        if target is None:
-            return None
-        source = self._summary(target[0])
-        if source is None or not source.host_reads:
-            return None
-        source = self._summary(target[0], part="syncs")
-        member = target[1] if method else target[1] + name[len(factory) :]
-        return None if source is None else (source, member)
+            return self._find_method(*location, method) if location is not None else None
+        return None if target is None else (target[0], target[1] + name[len(factory) :])
 
     def waits_for_device(self, file: Path, name: str, method: str | None = None) -> bool:
         """Whether the function `name` (or the method `method` of the class `name`), as written
         in `file` and defined in another file of the project, waits for the device on every
         call (`_waiting_functions`: `torch.cuda.synchronize()` in `SegmentationMetric.update`)."""
-        file = file.absolute()
-        summary = self._summary(file)
-        target = self._target(file, summary, name) if summary is not None else None
-        if target is not None and method:  # the class's own module, its method perhaps a base's
-            location = self._class_location(*target, stars=True)
-            target = self._find_method(*location, method) if location is not None else None
-        if target is None:
-            return False
-        source = self._summary(target[0])
-        if source is None or not source.synchronizes:
+        target = self._defined_member(file, name, method)
+        source = self._summary(target[0]) if target is not None else None
+        if target is None or source is None or not source.synchronizes:
             return False
         source = self._summary(target[0], part="waits")
         return source is not None and target[1] in source.waits
@@ -2296,7 +2293,8 @@ class ProjectIndex:
             for base in bases:
                 if base == "object" or self._class_location(member_file, base) is not None:
                     continue
-                if self._imported_name(member_file, base) != "torch.nn.Module":
+                summary = self._summary(member_file)
+                if summary is None or _imported(base, summary.imports) != "torch.nn.Module":
                     return False
         for other in self._project_files():
             if not _mentions(other, method):
@@ -2306,16 +2304,6 @@ class ProjectIndex:
                 return False
             self.consulted[other] = read[1]
         return True
-
-    def _imported_name(self, file: Path, name: str) -> str | None:
-        """The qualified name outside the project that `name` (`nn.Module`) of `file` names
-        through an absolute import (`torch.nn.Module`), or None."""
-        summary = self._summary(file)
-        head, _, rest = name.partition(".")
-        if summary is None or head not in summary.imports:
-            return None
-        level, target = summary.imports[head]
-        return None if level else (f"{target}.{rest}" if rest else target)
 
     def _calls_method_name(self, method: str) -> bool:
         """Whether some file of the project calls a method named `method` (`x.method(...)`)."""
@@ -2460,20 +2448,10 @@ class ProjectIndex:
                 for b in bases
             ):
                 return False
-            read = _read(member_file)
-            tree = self._tree_of(read[0]) if read is not None else None
-            node = next(
-                (
-                    n
-                    for n in (tree.body if tree is not None else [])
-                    if isinstance(n, ast.ClassDef) and n.name == member
-                ),
-                None,
-            )
+            node = self._class_node(member_file, member)
             built = attribute_builders(node, attribute) if node is not None else None
             if built is None:
                 return False
-            self.consulted[member_file] = read[1] if read is not None else ""
             callees += [(member_file, callee) for callee in built]
         if not callees or self._written_elsewhere(attribute):
             return False
@@ -3366,19 +3344,9 @@ class ProjectIndex:
         if location is None or depth > _MAX_DEPTH:
             return False
         where, klass = location
-        read = _read(where)
-        tree = self._tree_of(read[0]) if read is not None else None
-        node = next(
-            (
-                n
-                for n in (tree.body if tree else ())
-                if isinstance(n, ast.ClassDef) and n.name == klass
-            ),
-            None,
-        )
-        if read is None or node is None:
+        node = self._class_node(where, klass)
+        if node is None:
             return False
-        self.consulted[where] = read[1]
         for base in node.bases:
             written = ast_dotted(base) or ""
             if written in ("nn.Module", "torch.nn.Module"):
@@ -3386,6 +3354,17 @@ class ProjectIndex:
             if not written or not self.holds_no_parameters(where, written, depth + 1):
                 return False
         return _plain_class(node)
+
+    def _class_node(self, file: Path, klass: str) -> ast.ClassDef | None:
+        """The module-level statement of the class `klass` in `file`, whose text the answer
+        then rests on (consulted, found or not)."""
+        read = _read(file)
+        if read is None:
+            return None
+        self.consulted[file] = read[1]
+        tree = self._tree_of(read[0])
+        body = tree.body if tree is not None else []
+        return next((n for n in body if isinstance(n, ast.ClassDef) and n.name == klass), None)
 
 
 _LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
