@@ -2239,9 +2239,12 @@ class ProjectIndex:
             if not mentions:
                 continue
             tree = self._tree_of(read[0])
-            if tree is None or not _leave_default(tree, function, parameter, position):
+            left = (
+                _leave_default(tree, function, parameter, position) if tree is not None else False
+            )
+            if left is False:
                 return False
-            calling = True
+            calling = calling or left is True  # None: a comment or string wrote the call
         return calling
 
     def _distributed(self, file: Path) -> bool:
@@ -3790,9 +3793,13 @@ def _only_defined(text: str, name: str) -> bool:
     return True
 
 
-def _leave_default(tree: ast.Module, name: str, parameter: str, position: int | None) -> bool:
-    """Whether no call of `name` (bare or an attribute) in `tree` passes `parameter`: by its
-    keyword, by a positional argument at `position` or beyond, or through `*`/`**`."""
+def _leave_default(
+    tree: ast.Module, name: str, parameter: str, position: int | None
+) -> bool | None:
+    """Whether the calls of `name` (bare or an attribute) in `tree` leave `parameter` at its
+    default: none passes it by its keyword, by a positional argument at `position` or beyond,
+    or through `*`/`**`. None when `tree` makes no such call."""
+    found: bool | None = None
     for node in _walk(tree):
         if type(node) is not ast.Call:
             continue
@@ -3806,7 +3813,8 @@ def _leave_default(tree: ast.Module, name: str, parameter: str, position: int | 
             return False
         if position is not None and len(node.args) > position:
             return False
-    return True
+        found = True
+    return found
 
 
 def _in_all(text: str, start: int) -> bool:
