@@ -270,6 +270,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             for i, batch in enumerate(loader):
                 inputs = {k: v.to(device) for k, v in batch.items()}
                 labels = batch['labels'].cuda(0)
+                loss = model(**inputs, labels=labels).loss
             """,
             fixed="""
             import torch
@@ -279,6 +280,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
             for i, batch in enumerate(loader):
                 inputs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
                 labels = batch['labels'].cuda(0, non_blocking=True)
+                loss = model(**inputs, labels=labels).loss
             """,
             count=2,
             line=6,

@@ -4,11 +4,12 @@ A helper of a training codebase wraps the model for its distribution mode
 (`def wrap_model(model, sync_bn=False, dist_mode="ddp")`, then `if dist_mode == "dp":` around
 `nn.DataParallel`), and the project's only caller passes `sync_bn` but never `dist_mode`: the
 `DataParallel` arm never runs. `DeadBranches` reads such a parameter as its default when the
-project index finds calls of the function and none passes the parameter, by keyword or by
-position, nor spreads `*args`/`**kwargs`, and nothing else names the function (handed over,
-decorated, imported under another name). Code other projects may call is not judged by this
-project's calls: a project that declares a distribution (setup.py, setup.cfg, pyproject.toml)
-keeps its public functions' branches live; only `_private` ones are read so there.
+project index finds calls of the function (in code, not in a comment) and none passes the
+parameter, by keyword or by position, nor spreads `*args`/`**kwargs`, and nothing else names
+the function (handed over, decorated, imported under another name). Code other projects may
+call is not judged by this project's calls: a project that declares a distribution (setup.py,
+setup.cfg, pyproject.toml) keeps its public functions' branches live; only `_private` ones are
+read so there.
 """
 
 from __future__ import annotations
@@ -92,6 +93,18 @@ CASES = [
             "misc/dist_utils.py": _wrap(True),
             "solver.py": _SOLVER,
             "b.py": "from misc import dist_utils\n\nnet = dist_utils.wrap_model(m, **cfg.dist)\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        # A call written only in a comment is no call: the project may never call it.
+        "called-only-in-a-comment",
+        files={
+            "misc/__init__.py": "",
+            "misc/dist_utils.py": _wrap(True),
+            "solver.py": _SOLVER.replace(
+                "self.model = dist_utils", "pass  # self.model = dist_utils"
+            ),
         },
         rules=RULES,
     ),

@@ -5,11 +5,11 @@ A backbone keeps a builder it no longer uses (`_make_head`, whose only call is c
 every performance rule) has nothing to say there (`DeadBranches.holds`, through
 `ProjectIndex.private_method_unused`). The method is private (`_name`, not a dunder nor a
 `_sunder_` protocol another library calls, `_repr_html_`), no file of the project writes its
-name outside comments but for its own undecorated `def` (no call, no read, no string), no file
-of the class's lineage looks attributes up by computed name (`getattr`), and the class derives
-only from project classes, `object` and `torch.nn.Module`, under a name that is none of the
-module's own hooks (`_load_from_state_dict`). A public method nothing calls is API; a framework
-base may call a private hook.
+name outside comments but for its own undecorated `def` (no call, no read, no string; a `#` in
+a string opens no comment), no file of the class's lineage looks attributes up by computed name
+(`getattr`), and the class derives only from project classes, `object` and `torch.nn.Module`,
+under a name that is none of the module's own hooks (`_load_from_state_dict`). A public method
+nothing calls is API; a framework base may call a private hook.
 """
 
 from __future__ import annotations
@@ -60,6 +60,18 @@ CASES = [
             "models/__init__.py": "",
             "models/net.py": _NET.replace("DEAD", _FOUND),
             "train.py": "from models.net import Net\n\nnet = Net(8)\nnet.head = net._make_head(8)\n",
+        },
+        rules=RULES,
+    ),
+    Case(
+        # A `#` in a string on the line opens no comment: the call runs.
+        "private-builder-called-after-a-hash-in-a-string",
+        files={
+            "models/__init__.py": "",
+            "models/net.py": _NET.replace("DEAD", _FOUND).replace(
+                "# self.head = self._make_head(channels)",
+                'print("# head", self._make_head(channels))',
+            ),
         },
         rules=RULES,
     ),

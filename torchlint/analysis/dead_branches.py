@@ -67,15 +67,14 @@ class DeadBranches:
 
     def _unused_method(self, function: cst.FunctionDef, above: Sequence[cst.CSTNode]) -> bool:
         """An undecorated private method of a module-level class that nothing in the project
-        names (`ProjectIndex.private_method_unused`: a builder whose only call is commented out)."""
+        names (`ProjectIndex.private_method_unused`, which judges the name: a builder whose
+        only call is commented out)."""
         if function not in self._unused:
             name = function.name.value
             project = self.ctx.project
             owner = above[1] if len(above) > 2 else None
             self._unused[function] = (
-                name.startswith("_")
-                and not name.startswith("__")
-                and not name.endswith("_")
+                name.startswith("_")  # the project is asked of private names only
                 and not function.decorators
                 and project is not None
                 and isinstance(owner, cst.ClassDef)

@@ -1912,8 +1912,6 @@ def _formatted_device(node: cst.BaseExpression) -> bool:
     return isinstance(value, str) and _FORMATTED_DEVICE.match(value) is not None
 
 
-# A helper outside the project whose name says it answers "now and then": `should_log(step)`,
-# `is_eval_step()`, `every_n_steps(...)`, `log_due(i)`.
 # Tests of a NaN or infinite value, and the branch of `if test:` they take only then.
 _NON_FINITE = {
     "isnan": "body",
@@ -1925,6 +1923,8 @@ _NON_FINITE = {
 _NUMERIC_MODULES = frozenset({"math", "cmath", "torch", "numpy"})
 # What turns an elementwise test into one truth value: `.any()`, `torch.all(...)`, `bool(...)`.
 _REDUCES_TEST = frozenset({"any", "all", "item", "bool"})
+# A helper outside the project whose name says it answers "now and then": `should_log(step)`,
+# `is_eval_step()`, `every_n_steps(...)`, `log_due(i)`.
 _PERIODIC_CALL = re.compile(
     r"^should_(log|eval|evaluate|save|print|report|checkpoint|validate|sample|visuali[sz]e|display)"
     r"|^(is|do)_(log|eval|evaluate|save|print|report|checkpoint|validate|sample)_(step|iter|iteration|time|now)"

@@ -1020,19 +1020,19 @@ def _waiting_call(func: ast.expr, imports: dict[str, tuple[int, str]]) -> bool:
         return False
     if func.attr == "synchronize" and isinstance(func.value, ast.Call):
         inner = ast_dotted(func.value.func) or ""
-        return inner.endswith("current_stream") and _imported(inner, imports).startswith(
-            "torch.cuda."
-        )
+        full = _imported(inner, imports) or inner
+        return inner.endswith("current_stream") and full.startswith("torch.cuda.")
     written = ast_dotted(func)
-    return written is not None and _imported(written, imports) in _WAITING_CALLS
+    return written is not None and (_imported(written, imports) or written) in _WAITING_CALLS
 
 
-def _imported(written: str, imports: dict[str, tuple[int, str]]) -> str:
-    """The full name a dotted name of the module stands for through its absolute imports."""
+def _imported(written: str, imports: dict[str, tuple[int, str]]) -> str | None:
+    """The full name a dotted name of the module (`nn.Module`) stands for through its absolute
+    imports (`torch.nn.Module`); None when its head is no such import."""
     head, _, rest = written.partition(".")
     level, target = imports.get(head, (1, ""))
     if level or not target:
-        return written
+        return None
     return f"{target}.{rest}" if rest else target
 
 
@@ -1603,8 +1603,8 @@ class ProjectIndex:
         self._related_memo: dict[
             tuple[Path, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
         ] = {}
-        # path -> (content digest, whether it is test code): `_test_code`
-        self._test_files: dict[Path, tuple[str, bool]] = {}
+        # path -> ((mtime, size), content digest, whether it is test code): `_test_code`
+        self._test_files: dict[Path, tuple[tuple[int, int], str, bool]] = {}
         # attribute -> `_written_elsewhere`, and the files it read, kept alike
         self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
         # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
@@ -1743,36 +1743,33 @@ class ProjectIndex:
     def _syncing(self, file: Path, name: str, method: str | None) -> tuple[_Summary, str] | None:
         """The summary, with its "syncs" part, of the file defining `name` (`method`), and the
         member's name there."""
+        target = self._defined_member(file, name, method)
+        source = self._summary(target[0]) if target is not None else None
+        if target is None or source is None or not source.host_reads:
+            return None
+        source = self._summary(target[0], part="syncs")
+        return None if source is None else (source, target[1])
+
+    def _defined_member(self, file: Path, name: str, method: str | None) -> tuple[Path, str] | None:
+        """The file defining the function `name` (the closure the factory `name` returns,
+        `EMA()`, or the method `method` of the class `name`), as written in `file`, and the
+        member's name there (`EMA()`, `Class.method`: its class's own or a base's)."""
         file = file.absolute()
         summary = self._summary(file)
         factory = name.removesuffix("()")  # `EMA()`: the closure the factory returns
         target = self._target(file, summary, factory) if summary is not None else None
         if target is not None and method:  # the class's own module, its method perhaps a base's
             location = self._class_location(*target, stars=True)
-            target = self._find_method(*location, method) if location is not None else None
-        if target is None:
-            return None
-        source = self._summary(target[0])
-        if source is None or not source.host_reads:
-            return None
-        source = self._summary(target[0], part="syncs")
-        member = target[1] if method else target[1] + name[len(factory) :]
-        return None if source is None else (source, member)
+            return self._find_method(*location, method) if location is not None else None
+        return None if target is None else (target[0], target[1] + name[len(factory) :])
 
     def waits_for_device(self, file: Path, name: str, method: str | None = None) -> bool:
         """Whether the function `name` (or the method `method` of the class `name`), as written
         in `file` and defined in another file of the project, waits for the device on every
         call (`_waiting_functions`: `torch.cuda.synchronize()` in `SegmentationMetric.update`)."""
-        file = file.absolute()
-        summary = self._summary(file)
-        target = self._target(file, summary, name) if summary is not None else None
-        if target is not None and method:  # the class's own module, its method perhaps a base's
-            location = self._class_location(*target, stars=True)
-            target = self._find_method(*location, method) if location is not None else None
-        if target is None:
-            return False
-        source = self._summary(target[0])
-        if source is None or not source.synchronizes:
+        target = self._defined_member(file, name, method)
+        source = self._summary(target[0]) if target is not None else None
+        if target is None or source is None or not source.synchronizes:
             return False
         source = self._summary(target[0], part="waits")
         return source is not None and target[1] in source.waits
@@ -2094,21 +2091,23 @@ class ProjectIndex:
 
     def _test_code(self, file: Path) -> bool:
         """Whether `file` is test code by the engine's measure (`test_code.is_test_code`),
-        judged once per content of the file."""
+        judged once per state of the file (its modification time and size, as `_summary`
+        judges its digest fresh: a file another question never summarised has no digest, and
+        one summarised before an edit has a stale one). The answer rests on its text."""
         try:
             relative = file.absolute().relative_to(self.root.absolute()).as_posix()
-        except ValueError:
+            info = file.stat()
+        except (ValueError, OSError):
             return False
-        known = self._digests.get(file)
+        stamp = (info.st_mtime_ns, info.st_size)
         found = self._test_files.get(file)
-        if found is not None and known is not None and found[0] == known[2]:
-            return found[1]
-        read = _read(file)
-        if read is None:
-            return False
-        answer = is_test_code(relative, read[0])
-        self._test_files[file] = (read[1], answer)
-        return answer
+        if found is None or found[0] != stamp:
+            read = _read(file)
+            if read is None:
+                return False
+            found = self._test_files[file] = (stamp, read[1], is_test_code(relative, read[0]))
+        self.consulted[file] = found[1]
+        return found[2]
 
     def runs_once(self, file: Path, function: str) -> bool:
         """Whether the project calls `function` of `file` (`f`, or `Class.method`, found by name
@@ -2240,9 +2239,12 @@ class ProjectIndex:
             if not mentions:
                 continue
             tree = self._tree_of(read[0])
-            if tree is None or not _leave_default(tree, function, parameter, position):
+            left = (
+                _leave_default(tree, function, parameter, position) if tree is not None else False
+            )
+            if left is False:
                 return False
-            calling = True
+            calling = calling or left is True  # None: a comment or string wrote the call
         return calling
 
     def _distributed(self, file: Path) -> bool:
@@ -2294,7 +2296,8 @@ class ProjectIndex:
             for base in bases:
                 if base == "object" or self._class_location(member_file, base) is not None:
                     continue
-                if self._imported_name(member_file, base) != "torch.nn.Module":
+                summary = self._summary(member_file)
+                if summary is None or _imported(base, summary.imports) != "torch.nn.Module":
                     return False
         for other in self._project_files():
             if not _mentions(other, method):
@@ -2304,16 +2307,6 @@ class ProjectIndex:
                 return False
             self.consulted[other] = read[1]
         return True
-
-    def _imported_name(self, file: Path, name: str) -> str | None:
-        """The qualified name outside the project that `name` (`nn.Module`) of `file` names
-        through an absolute import (`torch.nn.Module`), or None."""
-        summary = self._summary(file)
-        head, _, rest = name.partition(".")
-        if summary is None or head not in summary.imports:
-            return None
-        level, target = summary.imports[head]
-        return None if level else (f"{target}.{rest}" if rest else target)
 
     def _calls_method_name(self, method: str) -> bool:
         """Whether some file of the project calls a method named `method` (`x.method(...)`)."""
@@ -2458,20 +2451,10 @@ class ProjectIndex:
                 for b in bases
             ):
                 return False
-            read = _read(member_file)
-            tree = self._tree_of(read[0]) if read is not None else None
-            node = next(
-                (
-                    n
-                    for n in (tree.body if tree is not None else [])
-                    if isinstance(n, ast.ClassDef) and n.name == member
-                ),
-                None,
-            )
+            node = self._class_node(member_file, member)
             built = attribute_builders(node, attribute) if node is not None else None
             if built is None:
                 return False
-            self.consulted[member_file] = read[1] if read is not None else ""
             callees += [(member_file, callee) for callee in built]
         if not callees or self._written_elsewhere(attribute):
             return False
@@ -3364,19 +3347,9 @@ class ProjectIndex:
         if location is None or depth > _MAX_DEPTH:
             return False
         where, klass = location
-        read = _read(where)
-        tree = self._tree_of(read[0]) if read is not None else None
-        node = next(
-            (
-                n
-                for n in (tree.body if tree else ())
-                if isinstance(n, ast.ClassDef) and n.name == klass
-            ),
-            None,
-        )
-        if read is None or node is None:
+        node = self._class_node(where, klass)
+        if node is None:
             return False
-        self.consulted[where] = read[1]
         for base in node.bases:
             written = ast_dotted(base) or ""
             if written in ("nn.Module", "torch.nn.Module"):
@@ -3384,6 +3357,17 @@ class ProjectIndex:
             if not written or not self.holds_no_parameters(where, written, depth + 1):
                 return False
         return _plain_class(node)
+
+    def _class_node(self, file: Path, klass: str) -> ast.ClassDef | None:
+        """The module-level statement of the class `klass` in `file`, whose text the answer
+        then rests on (consulted, found or not)."""
+        read = _read(file)
+        if read is None:
+            return None
+        self.consulted[file] = read[1]
+        tree = self._tree_of(read[0])
+        body = tree.body if tree is not None else []
+        return next((n for n in body if isinstance(n, ast.ClassDef) and n.name == klass), None)
 
 
 _LOOP_NAMES: dict[Path, tuple[int, int, tuple[frozenset[str], ...]]] = {}
@@ -3788,14 +3772,19 @@ def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool
     return calls
 
 
+# A one-line string literal, which may hold a `#` that opens no comment.
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+
 def _only_defined(text: str, name: str) -> bool:
-    """Whether each word `name` of `text` stands in a comment or on an undecorated `def` line."""
+    """Whether each word `name` of `text` stands in a comment (after a `#` that no one-line
+    string literal of its line holds) or on an undecorated `def` line."""
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start = match.start()
         line_start = text.rfind("\n", 0, start) + 1
         before = text[line_start:start]
-        if "#" in before:
-            continue
+        if "#" in before and "#" in _QUOTED.sub("", before):
+            continue  # a comment, not `print("# head", self._make_head(c))`
         if re.fullmatch(r"[ \t]*(?:async[ \t]+)?def[ \t]+", before) and not _decorated(
             text, line_start
         ):
@@ -3804,9 +3793,13 @@ def _only_defined(text: str, name: str) -> bool:
     return True
 
 
-def _leave_default(tree: ast.Module, name: str, parameter: str, position: int | None) -> bool:
-    """Whether no call of `name` (bare or an attribute) in `tree` passes `parameter`: by its
-    keyword, by a positional argument at `position` or beyond, or through `*`/`**`."""
+def _leave_default(
+    tree: ast.Module, name: str, parameter: str, position: int | None
+) -> bool | None:
+    """Whether the calls of `name` (bare or an attribute) in `tree` leave `parameter` at its
+    default: none passes it by its keyword, by a positional argument at `position` or beyond,
+    or through `*`/`**`. None when `tree` makes no such call."""
+    found: bool | None = None
     for node in _walk(tree):
         if type(node) is not ast.Call:
             continue
@@ -3820,7 +3813,8 @@ def _leave_default(tree: ast.Module, name: str, parameter: str, position: int | 
             return False
         if position is not None and len(node.args) > position:
             return False
-    return True
+        found = True
+    return found
 
 
 def _in_all(text: str, start: int) -> bool:
