@@ -120,6 +120,9 @@ class PPO:
         loss = self.policy(batch.obs.to("cuda")).mean()
         self.learner.step(loss)
         return {"loss": loss.item()}  # TL002: loss.item()
+
+    def learn(self, batches):
+        return [self._update(batch) for batch in batches]
 """,
         },
     ),
