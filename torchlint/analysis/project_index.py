@@ -655,19 +655,25 @@ def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
     return ""
 
 
+def _members(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
+    """The module's top-level statements and its classes' body statements, each with the prefix
+    that names a function among them as the index does (`Class.` for a method)."""
+    for node in tree.body:
+        yield node, ""
+        if isinstance(node, ast.ClassDef):
+            for member in node.body:
+                yield member, node.name + "."
+
+
 def _decorated_grad_off(tree: ast.Module) -> frozenset[str]:
     """Module-level functions and methods whose own decorator turns autograd off, or whose whole
     body (past its docstring) is one `with` block that does (`Grad._body_mode`)."""
     found = set()
-    for node in tree.body:
-        members = [(node, "")]
-        if isinstance(node, ast.ClassDef):
-            members = [(s, node.name + ".") for s in node.body]
-        for member, prefix in members:
-            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                any(_turns_grad_off(d) for d in member.decorator_list) or _body_grad_off(member)
-            ):
-                found.add(prefix + member.name)
+    for member, prefix in _members(tree):
+        if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            any(_turns_grad_off(d) for d in member.decorator_list) or _body_grad_off(member)
+        ):
+            found.add(prefix + member.name)
     return frozenset(found)
 
 
@@ -901,22 +907,18 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
     factory whose returned closure reads its arguments is noted as `factory()`."""
     found, writers = set(), set()
     handing: dict[ast.FunctionDef, set[str]] = {}  # module functions handing on their values
-    for node in tree.body:
-        members = [(node, "")]
-        if isinstance(node, ast.ClassDef):
-            members = [(s, node.name + ".") for s in node.body]
-        for member, prefix in members:
-            if not isinstance(member, ast.FunctionDef):
-                continue
-            handed: set[str] | None = set() if not prefix else None
-            if _reads_arguments(member, handed):
-                found.add(prefix + member.name)
-                if _writes_files(member):
-                    writers.add(prefix + member.name)
-            elif handed:
-                handing[member] = handed
-        if isinstance(node, ast.FunctionDef) and _returns_syncing_closure(node):
-            found.add(node.name + "()")
+    for member, prefix in _members(tree):
+        if not isinstance(member, ast.FunctionDef):
+            continue
+        handed: set[str] | None = set() if not prefix else None
+        if _reads_arguments(member, handed):
+            found.add(prefix + member.name)
+            if _writes_files(member):
+                writers.add(prefix + member.name)
+        elif handed:
+            handing[member] = handed
+        if not prefix and _returns_syncing_closure(member):
+            found.add(member.name + "()")
     _hand_on(handing, found, writers)
     return frozenset(found), frozenset(writers)
 
@@ -938,15 +940,11 @@ def _waiting_functions(tree: ast.Module, imports: dict[str, tuple[int, str]]) ->
     call; after an early `return` under such a branch, the rest is as conditional."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     found = set()
-    for node in tree.body:
-        members = [(node, "")]
-        if isinstance(node, ast.ClassDef):
-            members = [(s, node.name + ".") for s in node.body]
-        for member, prefix in members:
-            if isinstance(member, ast.FunctionDef) and _waits_in(
-                member.body, member, functions, imports, set()
-            ):
-                found.add(prefix + member.name)
+    for member, prefix in _members(tree):
+        if isinstance(member, ast.FunctionDef) and _waits_in(
+            member.body, member, functions, imports, set()
+        ):
+            found.add(prefix + member.name)
     return frozenset(found)
 
 
