@@ -36,6 +36,7 @@ from torchlint.analysis.names import (
     is_module_name,
     is_optimizer_name,
 )
+from torchlint.analysis.names import BATCH_ITERATOR_NAME as _ITERATOR_NAME
 from torchlint.analysis.names import EPOCH_NAME as _EPOCH
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.names import LOADERS_NAME as _LOADERS_NAME
@@ -93,9 +94,6 @@ _SHOWN_COUNT = re.compile(
 )
 # A Hugging Face `Trainer`'s loaders, prepared by its accelerator.
 _TRAINER_LOADERS = frozenset({"get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
-# What a loop iterates, named as an iterator of batches: `get_iterator`, `data_iter`,
-# `build_loader`, `iterate_batches` (the call that makes one, or the name that holds one)
-_ITERATOR_NAME = re.compile(r"(^|_)(data_?)?(iter|iterator|loader|batches)$")
 
 # Calls of a loader that give something other than its batches.
 _NOT_BATCHES = frozenset(

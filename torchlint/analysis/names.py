@@ -138,6 +138,11 @@ LOADER_NAME = re.compile(
 )
 
 
+# What makes or holds an iterator of batches, named so (lower-cased): `get_iterator`, `data_iter`,
+# `build_loader`, `iterate_batches`; a loop over one whose target is a batch is per batch.
+BATCH_ITERATOR_NAME = re.compile(r"(^|_)(data_?)?(iter|iterator|loader|batches)$")
+
+
 # Names of epochs (`epoch`, `n_epochs`, `EPOCHS`), whose loops run whole passes over the data;
 # not a count of steps within one (`steps_per_epoch`, `iter_in_epoch`, `total_it_each_epoch`),
 # which counts batches.
