@@ -133,3 +133,23 @@ def test_a_declared_requirement_beside_a_dockerfile_pin_gives_the_lowest(tmp_pat
     (tmp_path / "requirements.txt").write_text("torch\n")
     assert declared_in(tmp_path).version == (2, 1)
     assert NEWEST_TORCH > (2, 1)
+
+
+def test_a_constraints_file_pins_the_torch_a_bare_requirement_installs(tmp_path):
+    code = _project(tmp_path)
+    (tmp_path / "requirements.txt").write_text("torch\ntorchvision\n")
+    assert _findings(tmp_path)  # a bare requirement: the newest torch
+    (tmp_path / "constraints.txt").write_text("numpy==1.23.5\ntorch==1.13.0\n")
+    found = infer(code, stop=tmp_path)
+    assert found is not None and found.version == (1, 13)
+    assert found.source == "constraints.txt: torch==1.13.0"
+    assert _findings(tmp_path) == []
+
+
+def test_a_constraints_file_named_by_a_requirements_file_counts_wherever_it_lies(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch\n-c ci/pins.txt\n")
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "pins.txt").write_text("torch==1.12.1\n")
+    assert declared_in(tmp_path).version == (1, 12)
+    (tmp_path / "requirements.txt").write_text("torch\n--constraint=ci/pins.txt\n")
+    assert declared_in(tmp_path).version == (1, 12)

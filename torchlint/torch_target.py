@@ -2,8 +2,9 @@
 
 Sources, per directory: `[project]` dependencies and optional dependencies in pyproject.toml,
 setup.cfg `install_requires`/`extras_require`, setup.py's `setup(...)` keywords read from its
-syntax tree, requirements*.txt and the `.txt` files of a `requirements/` folder (following `-r`),
-conda's environment.yml, and the exact pins (`torch==1.6.0+cu101`) of the `pip install` commands
+syntax tree, requirements*.txt and the `.txt` files of a `requirements/` folder (following `-r`
+and `-c`), pip constraints files (constraints*.txt: `pip install -r requirements.txt -c
+constraints.txt` installs the torch they pin for a bare `torch` requirement), conda's environment.yml, and the exact pins (`torch==1.6.0+cu101`) of the `pip install` commands
 in the Dockerfiles there or in its `docker/` folder: the environment a research codebase ships
 and runs in (a Dockerfile's `torch>=1.6` or bare `torch` installs the newest, so only `==` counts).
 Requirements whose environment marker is false here are skipped. The target is the lowest version any of them
@@ -92,7 +93,7 @@ def _declarations(folder: Path) -> list[tuple[Path, list[str]]]:
     found = [
         (folder / name, read(folder / name)) for name, read in readers if holds_file(folder, name)
     ]
-    requirements = matching(folder, "requirements*.txt")
+    requirements = matching(folder, "requirements*.txt") + matching(folder, "constraints*.txt")
     if holds(folder, "requirements"):
         requirements += matching(folder / "requirements", "*.txt")
     for path in requirements:
@@ -201,7 +202,8 @@ def _literal_strings(node: ast.expr, names: dict[str, ast.expr]) -> list[str]:
 
 
 def _requirements(path: Path, seen: set[Path]) -> list[str]:
-    """Requirement lines, with `-r other.txt` includes read in place (each file once)."""
+    """Requirement lines, with `-r other.txt` includes and `-c pins.txt` constraints read in place
+    (each file once)."""
     resolved = path.resolve()
     if resolved in seen or not path.is_file():
         return []
@@ -209,7 +211,7 @@ def _requirements(path: Path, seen: set[Path]) -> list[str]:
     found: list[str] = []
     for raw in _text(path).splitlines():
         line = raw.split(" #", 1)[0].strip()
-        include = re.match(r"^(?:-r|--requirement)[\s=]\s*(\S+)", line)
+        include = re.match(r"^(?:-r|--requirement|-c|--constraint)[\s=]\s*(\S+)", line)
         if include:
             found += _requirements(path.parent / include.group(1), seen)
         elif line and not line.startswith(("#", "-")):

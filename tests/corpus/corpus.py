@@ -43,8 +43,8 @@ VERDICTS = ("TP", "FP", "debatable")
 SOURCE_SUFFIXES = (".py", ".ipynb")
 # What a repository declares its torch version in (`torchlint.torch_target` reads them): without
 # them every file would be checked against the newest torch, whatever the project supports.
-# Besides these names: requirements*.txt, the .txt files of a `requirements/` folder, and
-# Dockerfiles (their `pip install torch==X` lines).
+# Besides these names: requirements*.txt, constraints*.txt, the .txt files of a `requirements/`
+# folder, and Dockerfiles (their `pip install torch==X` lines).
 DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
 # What an extraction holds; a different one is extracted again. The empty `.git` folder marks the
 # repository's root as a clone's does, so every module of it belongs to one project (without it, a
@@ -52,7 +52,7 @@ DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.y
 # is there too, empty, so folders look as in a clone (a run's checkpoints and logs beside copies of
 # the model code: a directory walk leaves such a folder out) without data nobody reads; not files
 # that would say something empty (ignore files, TOML configuration).
-_LAYOUT = "sources+declarations+requirements-folders+dockerfiles+git-root+empty-others"
+_LAYOUT = "sources+declarations+constraints+requirements-folders+dockerfiles+git-root+empty-others"
 _LAYOUT_TAG = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:8]  # layouts never share a folder
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
@@ -308,7 +308,9 @@ def _wanted(path: str) -> bool:
         or name in DECLARATIONS
         or (
             name.endswith(".txt")
-            and (name.startswith("requirements") or folders[-1:] == ["requirements"])
+            and (
+                name.startswith(("requirements", "constraints")) or folders[-1:] == ["requirements"]
+            )
         )
         or name.startswith("Dockerfile")
         or name.endswith((".Dockerfile", ".dockerfile"))
