@@ -1740,8 +1740,8 @@ class LoopFacts:
         if qualname == "torch.cuda.set_device":
             return True
         positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
-        if positional and self._moves_argument(call):
-            return True
+        if call.args and self._moves_argument(call):
+            return True  # `prepare(batch=b, args=a)` as well as `gpu(t)`
         if (
             (name == "to" or qualname == "torch.device")
             and positional

@@ -1364,14 +1364,27 @@ def _framework_steps(summary: _Summary) -> frozenset[str]:
 def _device_movers(tree: ast.Module) -> dict[str, tuple[int, str]]:
     """Module-level functions one of whose returns is a parameter moved to a GPU: `.cuda()` of
     it, or `.to(...)` of it with a device that can be a GPU (`"cuda"`, a `device` parameter),
-    each with the parameter that gives the device ((-1, "") when none does)."""
+    each with the parameter that gives the device ((-1, "") when none does). A return may also
+    hand back such moves as a tuple, or through names the function bound to them (`image, label
+    = image.cuda(), label.cuda()` then `return image, label`), of a parameter or of a local
+    built from one: what the caller gets is on the GPU on that path."""
     found: dict[str, tuple[int, str]] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
         parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        nodes = _walk(node)
+        bound = _names_bound_to_moves(nodes, parameters)
         moves = [
-            _moved_parameter(n.value, parameters) for n in _walk(node) if isinstance(n, ast.Return)
+            move
+            for n in nodes
+            if isinstance(n, ast.Return)
+            for value in (n.value.elts if isinstance(n.value, ast.Tuple) else [n.value])
+            for move in [
+                bound.get(value.id)
+                if isinstance(value, ast.Name)
+                else _moved_parameter(value, parameters)
+            ]
         ]
         devices = sorted(m for m in moves if m is not None)
         if devices:
@@ -1379,14 +1392,41 @@ def _device_movers(tree: ast.Module) -> dict[str, tuple[int, str]]:
     return found
 
 
-def _moved_parameter(value: ast.expr | None, parameters: list[str]) -> tuple[int, str] | None:
+def _names_bound_to_moves(
+    nodes: list[ast.AST], parameters: list[str]
+) -> dict[str, tuple[int, str]]:
+    """The names a function binds to a move of a name (`x = x.cuda()`, `a, b = a.to(device),
+    b.to(device)`), each with the parameter that gives the device (as `_moved_parameter`)."""
+    bound: dict[str, tuple[int, str]] = {}
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = (
+                list(zip(target.elts, node.value.elts, strict=False))
+                if isinstance(target, ast.Tuple)
+                and isinstance(node.value, ast.Tuple)
+                and len(target.elts) == len(node.value.elts)
+                else [(target, node.value)]
+            )
+            for name, value in pairs:
+                move = _moved_parameter(value, parameters, locals_too=True)
+                if isinstance(name, ast.Name) and move is not None:
+                    bound[name.id] = min(move, bound.get(name.id, move))
+    return bound
+
+
+def _moved_parameter(
+    value: ast.expr | None, parameters: list[str], locals_too: bool = False
+) -> tuple[int, str] | None:
     """`t.cuda()`, `t.cuda(non_blocking=True)`, `t.to("cuda")` of a parameter `t` (-1, ""), or
-    `t.to(device)` of parameters `t` and `device` (the position and name of `device`)."""
+    `t.to(device)` of parameters `t` and `device` (the position and name of `device`); of any
+    name `t` with `locals_too` (a local the function built from its parameters)."""
     if not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and isinstance(value.func.value, ast.Name)
-        and value.func.value.id in parameters
+        and (locals_too or value.func.value.id in parameters)
     ):
         return None
     if value.func.attr == "cuda":
@@ -3723,8 +3763,9 @@ def _import_line_words(path: Path) -> frozenset[str]:
     return frozenset(w for line in _IMPORT_LINE.findall(text) for w in _WORD.findall(line))
 
 
-# A return of a name moved by `.cuda(`/`.to(`, as `_device_movers` needs, in any spacing.
-_MOVER_TEXT = re.compile(rb"\breturn[\s(\\]+\w+[\s)\\]*\.\s*(?:cuda|to)\s*\(")
+# A name moved by `.cuda(`/`.to(`, as `_device_movers` needs, in any spacing: returned
+# straight, or bound to a name the function returns (`x, y = x.cuda(), y.cuda()`).
+_MOVER_TEXT = re.compile(rb"\.\s*(?:cuda|to)\s*\(")
 
 
 def _imports_name(data: bytes, name: str) -> bool:
