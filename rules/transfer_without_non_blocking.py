@@ -64,7 +64,8 @@ comes first: once the value stays on the device, the copy is the step's only syn
 reports it); copies in a loop whose iterations make no other call than copies to the device,
 a container's methods and builtins (a prefetch that moves each batch to the device and keeps it
 in a list: no device work runs beside the copy for it to overlap); copies that run only now and
-then: under a periodic guard
+then: in a loop that leaves after its first batch (`for x, y in loader: ...; break`, a
+data-dependent initialization), under a periodic guard
 (`if i % args.print_freq == 0:`, where metrics are measured), after an early `continue` off the
 period, or in a helper only such a guarded call runs, which cost nothing per step; and
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
@@ -349,6 +350,7 @@ away, are not flagged. On a machine without an accelerator the option does nothi
                     call in reported
                     or not self._blocking(call)
                     or not loaders.copies_loaded_memory(loop, call)
+                    or not loaders.copies_per_batch(loop, call)
                     or not loaders.to_cuda(call)
                 ):
                     continue

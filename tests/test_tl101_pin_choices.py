@@ -10,6 +10,9 @@ fix round 6 (classes (b), (c) and (d) of the judged production sample).
   pass (a feature-statistics script that trains nothing) is still asked.
 - (d) A loader with workers whose every batch is followed by autoregressive generation
   (`model.generate(...)`): seconds of decoding per batch against microseconds of copy.
+- An in-memory dataset's loader whose only `non_blocking` copy sits in a loop that takes one
+  batch (`for x, y in loader: ...; break`, a data-dependent initialization): that copy runs once,
+  so pinning has nothing per batch to overlap (`DataLoaders.copies_per_batch`).
 
 Each case is an invented project, checked once by the installed `torchlint`; a line ending in
 `# TL101: text` expects a finding there, every other TL101 finding is a failure.
@@ -185,6 +188,37 @@ def main(args, model, dataset, optimizer):
 if __name__ == "__main__":
     main(*setup())
 """,
+        },
+    ),
+    Case(
+        "in-memory-loader-copied-asynchronously-once",
+        rules=RULES,
+        files={
+            "init.py": """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(xs, ys), batch_size=16)
+for x, y in loader:
+    model(x.to(device, non_blocking=True), calibrate=True)
+    break
+"""
+        },
+    ),
+    Case(
+        "in-memory-loader-copied-asynchronously-every-batch",
+        rules=RULES,
+        files={
+            "train.py": """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(xs, ys), batch_size=16)  # TL101: DataLoader(
+for x, y in loader:
+    model(x.to(device, non_blocking=True)).sum().backward()
+    if stop:
+        break
+"""
         },
     ),
 ]

@@ -8,6 +8,11 @@ holds for a copy behind an early `continue` off the period, and in a helper of t
 only such a guarded call runs. The copies each step makes stay findings, and so does a copy
 under a branch that is no period (`if args.gpu is not None:`), or one a helper makes that an
 unguarded call also runs.
+
+A loop whose body always ends in a `break` takes one batch (a data-dependent initialization,
+`for x, y in loader: ...; break`): its copies run once per run, not per batch
+(`LoopFacts.first_pass_only`), unless a per-batch loop runs that loop again. A `break` under an
+`if` may never come, and leaves the loop per batch.
 """
 
 from __future__ import annotations
@@ -121,6 +126,70 @@ def prefetch(data, device):
             }
         )
     return kept
+""",
+        },
+    ),
+    Case(
+        "data-dependent-init-takes-one-batch",
+        rules=("TL102",),
+        files={
+            "init.py": _HEAD
+            + """\
+def initialize(model, data):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    for i, (x, y) in enumerate(loader):
+        x, y = x.cuda(), y.cuda()
+        model(x, y, calibrate=True)
+        break
+    torch.save(model.state_dict(), "init.pt")
+
+
+def train(model, data, opt):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    for x, y in loader:
+        out = model(x.cuda())  # TL102: x.cuda()
+        loss = torch.nn.functional.cross_entropy(out, y.cuda())  # TL102: y.cuda()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+    Case(
+        "break-under-a-branch-leaves-the-loop-per-batch",
+        rules=("TL102",),
+        files={
+            "train.py": _HEAD
+            + """\
+def train(model, data, opt, args):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    for i, (x, y) in enumerate(loader):
+        out = model(x.cuda())  # TL102: x.cuda()
+        loss = torch.nn.functional.cross_entropy(out, y.cuda())  # TL102: y.cuda()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if i == args.max_steps:
+            break
+""",
+        },
+    ),
+    Case(
+        "one-batch-loop-inside-every-step",
+        rules=("TL102",),
+        files={
+            "train.py": _HEAD
+            + """\
+def train(model, data, opt, steps):
+    loader = DataLoader(data, batch_size=64, num_workers=4, pin_memory=True)
+    for step in range(steps):
+        for x, y in loader:
+            x = normalize(x.cuda())  # TL102: x.cuda()
+            break
+        loss = model(x).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 """,
         },
     ),

@@ -681,6 +681,15 @@ class DataLoaders:
                     found.setdefault(loop, []).append(call)
         return found
 
+    def copies_per_batch(self, loop: Loop, move: cst.Call) -> bool:
+        """Whether a device move of `loop` may run once per batch: not in a loop that leaves
+        after its first batch (`LoopFacts.first_pass_only`: `for x, y in loader: ...; break`, a
+        data-dependent initialization), unless a per-batch loop around it runs it again (a
+        helper that takes one batch, called every step)."""
+        return not self.loops.first_pass_only(loop) or (
+            self.loops.per_batch_loop(move, every_iteration=False) is not None
+        )
+
     def copies_loaded_memory(self, loop: Loop, move: cst.Call) -> bool:
         """Whether a device move of `loop` copies the memory the loader put the batch in (so
         `pin_memory=True` would have pinned it): the batch tensor itself, an element, or a view

@@ -840,7 +840,9 @@ class WaitsByDesign:
         """Some CUDA copy of the loader's batches (`DataLoaders.moves`) is `non_blocking=True`
         (or given a flag) and can run while the device computes: its loop does not wait for the
         device in every iteration (`loss.item()`, `pred.cpu()` for a host metric:
-        `drains_every_iteration`) nor queue nothing but the copies (`queues_nothing`), and the function that copies does not hand back a host copy
+        `drains_every_iteration`) nor queue nothing but the copies (`queues_nothing`), the copy
+        runs per batch (`DataLoaders.copies_per_batch`: not in a loop that takes one batch),
+        and the function that copies does not hand back a host copy
         of what it computed (`return out.cpu()`). After such a wait the device is idle at the
         next copy: a non_blocking copy from pinned memory then has nothing to overlap, as a
         synchronous one (whether pinning a loader's batches can pay, TL101)."""
@@ -849,7 +851,11 @@ class WaitsByDesign:
             if self.drains_every_iteration(loop) or self.queues_nothing(loop):
                 continue
             for move in loaders.moves.get(loop, ()):
-                if _non_blocking(move) and not self._copier_returns_to_host(loop, move):
+                if (
+                    _non_blocking(move)
+                    and loaders.copies_per_batch(loop, move)
+                    and not self._copier_returns_to_host(loop, move)
+                ):
                     return True
         return False
 

@@ -716,6 +716,15 @@ class LoopFacts:
         return set()
 
     # -- code that runs once -------------------------------------------------------------
+    @staticmethod
+    def first_pass_only(loop: cst.CSTNode) -> bool:
+        """Whether the `for` or `while` loop's body always leaves through an unconditional
+        `break` at the end of its first pass (`for x, y in loader: init(x, y); break`, a
+        data-dependent initialization): it takes one batch, so nothing in it runs per batch,
+        and it is never one of the per-batch loops. Its body repeats only as often as the code
+        around it (`per_batch_loop` looks past it). A `break` under an `if` may never come."""
+        return isinstance(loop, cst.For | cst.While) and _runs_once(loop)
+
     def runs_once(self, node: cst.CSTNode) -> bool:
         """Whether `node` evidently runs once per run of the program, or of a training run:
         module-level code outside loops, an `__init__` (set-up, once per object) whose class the
