@@ -84,6 +84,70 @@ def _unmarked(text: str) -> str:
     return re.sub(r"  # TL002: .*", "", text)
 
 
+_REGISTRY = """\
+class Registry:
+    def __init__(self, name):
+        self.name = name
+        self.classes = {}
+
+    def register(self, klass=None):
+        def add(k):
+            self.classes[k.__name__] = k
+            return k
+
+        return add(klass) if klass is not None else add
+
+    def get(self, name):
+        return self.classes[name]
+"""
+
+_BUILD = """\
+from registry import Registry
+
+EVALUATORS = Registry("EVALUATOR")
+HEADS = Registry("HEAD")
+
+
+def build_evaluator(cfg, **kwargs):
+    return EVALUATORS.get(cfg.evaluator)(cfg, **kwargs)
+
+
+def build_head(cfg):
+    head = HEADS.get(cfg.head)(cfg)
+    return head
+"""
+
+_EVALUATORS = """\
+import torch
+
+from build import EVALUATORS, HEADS
+
+
+class EvaluatorBase:
+    def process(self, out, gt):
+        raise NotImplementedError
+
+
+@EVALUATORS.register()
+class Classification(EvaluatorBase):
+    def __init__(self, cfg):
+        self.correct = 0
+
+    def process(self, out, gt):
+        hits = out.max(1)[1].eq(gt).float()
+        self.correct += int(hits.sum().item())  # TL002: hits.sum().item()
+
+
+@HEADS.register
+class Probe:
+    def __init__(self, cfg):
+        self.seen = 0
+
+    def process(self, out, gt):
+        hits = out.max(1)[1].eq(gt).float()
+        self.seen += int(hits.sum().item())
+"""
+
 CASES = [
     # A solver calls the helpers a star import brings in on every batch: each converts a
     # device count to a Python float.
@@ -204,6 +268,63 @@ def main(model, params, tasks):
     tuner = Finetuner(model, params)
     for data in tasks:
         tuner.run(data, params.epochs)
+""",
+        },
+        rules=("TL002",),
+    ),
+    # A trainer's evaluator is built by a factory that returns an instance of whatever class
+    # a registry holds under the configured name: the classes registered with that registry
+    # (not those of another) are what `self.evaluator` may hold, and their `process` runs on
+    # every test batch.
+    Case(
+        "attribute-built-by-a-registry-factory",
+        files={
+            "registry.py": _REGISTRY,
+            "build.py": _BUILD,
+            "evaluators.py": _EVALUATORS,
+            "trainer.py": """\
+import torch
+
+from build import build_evaluator
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.model = model.cuda()
+        self.evaluator = build_evaluator(cfg)
+
+    @torch.no_grad()
+    def test(self, test_loader):
+        for batch_idx, batch in enumerate(test_loader):
+            out = self.model(batch["img"].cuda())
+            self.evaluator.process(out, batch["label"].cuda())
+""",
+        },
+        rules=("TL002",),
+    ),
+    # The head a factory builds from the other registry is only asked once, after the loop.
+    Case(
+        "attribute-built-by-a-registry-factory-once",
+        files={
+            "registry.py": _REGISTRY,
+            "build.py": _BUILD,
+            "evaluators.py": _unmarked(_EVALUATORS),
+            "trainer.py": """\
+import torch
+
+from build import build_head
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.model = model.cuda()
+        self.head = build_head(cfg)
+
+    @torch.no_grad()
+    def test(self, test_loader):
+        for batch_idx, batch in enumerate(test_loader):
+            out = self.model(batch["img"].cuda())
+        self.head.process(out, batch["label"].cuda())
 """,
         },
         rules=("TL002",),

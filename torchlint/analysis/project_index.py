@@ -182,6 +182,12 @@ class _Summary:
     assigned: frozenset[str] = frozenset()
     # module-level functions (header): what a star import of the module brings in, with `classes`
     functions: frozenset[str] = frozenset()
+    # class -> the registries, as written, its decorators register it with (header):
+    # `@EVALUATORS.register()` or `@EVALUATORS.register` gives ("EVALUATORS",)
+    registered: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # module-level function -> the registries, as written, whose class it returns an instance
+    # of: `return EVALUATORS.get(name)(cfg)` (scopes)
+    registry_factories: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # whether the text writes `.eval()` (header): without it, `eval_loaders` is empty
     evals: bool = False
     # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
@@ -246,6 +252,9 @@ def _summarise(text: str, tree: ast.Module | None) -> _Summary:
             summary.methods[node.name] = frozenset(
                 s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             )
+            registries = tuple(r for r in map(_registers_with, node.decorator_list) if r)
+            if registries:
+                summary.registered[node.name] = registries
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
@@ -283,7 +292,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         summary.attribute_reads = frozenset(reads)
     elif part == "scopes":
         summary.stepping, summary.stepping_once = _collect_scopes(
-            tree, summary.loop_calls, summary.attr_classes
+            tree, summary.loop_calls, summary.attr_classes, summary.registry_factories
         )
     elif part == "grad_off":
         summary.grad_off = _decorated_grad_off(tree)
@@ -352,6 +361,7 @@ def _collect_scopes(
     tree: ast.Module,
     loop_calls: list[_LoopCall],
     attr_classes: dict[str, dict[str, tuple[str, ...]]],
+    registry_factories: dict[str, tuple[str, ...]],
 ) -> tuple[frozenset[str], frozenset[str]]:
     """One walk per scope (the module, its functions, its classes' methods) for what the
     cross-module call graph reads: the calls made in loops (`_LoopCall`), what `self.<attr>`
@@ -371,6 +381,8 @@ def _collect_scopes(
                 attrs[attribute] = (*attrs.get(attribute, ()), callee)
         if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
+        if owner is None and walk.registry_returns:
+            registry_factories[scope.name] = tuple(walk.registry_returns)
         if walk.steps:
             stepping.add(f"{owner}.{scope.name}" if owner else scope.name)
             if _steps_outside_loops(scope):
@@ -396,6 +408,10 @@ class _ScopeWalk:
         self.self_bound: list[tuple[str, str]] = []  # (attribute, callee) of `self.x = C(...)`
         self.loop_calls: list[tuple[str, str]] = []  # (callee, loop kind)
         self.returned: set[str] = set()  # names returned: `return train`
+        # registries whose class the scope returns an instance of: `return REG.get(n)(cfg)`,
+        # or a name bound to one (`head = REG.get(n)(cfg)`, then `return head`)
+        self.registry_returns: list[str] = []
+        registry_bound: dict[str, list[str]] = {}
         self.nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.steps = False
         me = None
@@ -426,8 +442,15 @@ class _ScopeWalk:
                 self._call(node, kind)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._assign(node.targets[0], node.value, me)
+                registry = _registry_instance(node.value)
+                if registry and isinstance(node.targets[0], ast.Name):
+                    registry_bound.setdefault(node.targets[0].id, []).append(registry)
             elif isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
                 self.returned.add(node.value.id)
+                self.registry_returns += registry_bound.get(node.value.id, [])
+            elif isinstance(node, ast.Return) and node.value is not None:
+                registry = _registry_instance(node.value)
+                self.registry_returns += [registry] if registry else []
             elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
                 inner = _loop_kind(node)
                 heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
@@ -478,6 +501,26 @@ def _optimizer_step(node: ast.Call) -> bool:
         isinstance(func, ast.Attribute)
         and func.attr == "step"
         and is_optimizer_name((ast_dotted(func.value) or "").rsplit(".", 1)[-1])
+    )
+
+
+def _registers_with(decorator: ast.expr) -> str | None:
+    """The registry a class decorator registers the class with, as written: `@REG.register()`,
+    `@REG.register("name")` or `@REG.register` give `REG`."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(func, ast.Attribute) and func.attr == "register":
+        return ast_dotted(func.value)
+    return None
+
+
+def _registry_instance(value: ast.expr) -> str | None:
+    """The registry, as written, whose class `value` builds an instance of: `REG.get(name)(cfg)`
+    gives `REG`."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call)):
+        return None
+    func = value.func.func
+    return (
+        ast_dotted(func.value) if isinstance(func, ast.Attribute) and func.attr == "get" else None
     )
 
 
@@ -3096,7 +3139,63 @@ class ProjectIndex:
             for callee in built:
                 location = self._class_location(member_file, callee)
                 found += [location] if location is not None else []
+                if location is None:
+                    found += self._registry_classes(member_file, callee)
         return found
+
+    def _registry_classes(self, file: Path, callee: str) -> list[tuple[Path, str]]:
+        """The project classes whose instances the call of the project function `callee` (as
+        written in `file`) returns when it builds them from a registry (`return
+        EVALUATORS.get(cfg.name)(cfg)`): every class of the project registered with that
+        registry (`@EVALUATORS.register()`), found by the name the registry is bound to at
+        module level."""
+        summary = self._summary(file)
+        if summary is None:
+            return []
+        target = (
+            (file, callee) if callee in summary.functions else self._target(file, summary, callee)
+        )
+        for _ in range(_MAX_DEPTH):  # past re-exports: a package's `from .build import f`
+            module = self._summary(target[0]) if target is not None else None
+            if target is None or module is None or target[1] in module.functions:
+                break
+            target = self._target(target[0], module, target[1])
+        scopes = self._summary(target[0], part="scopes") if target is not None else None
+        if target is None or scopes is None:
+            return []
+        registries = {
+            r
+            for written in scopes.registry_factories.get(target[1], ())
+            if (r := self._module_name(target[0], written, 0)) is not None
+        }
+        found: list[tuple[Path, str]] = []
+        for registry in registries:
+            for other in self._project_files():
+                if not _mentions(other, registry[1]):
+                    continue
+                header = self._summary(other)
+                for klass, written in header.registered.items() if header is not None else ():
+                    if any(self._module_name(other, w, 0) == registry for w in written):
+                        self.consulted[other] = self._digests[other][2]
+                        found.append((other, klass))
+        return found
+
+    def _module_name(self, file: Path, name: str, depth: int) -> tuple[Path, str] | None:
+        """Where the module-level name `name`, as written in `file` (`EVALUATORS`,
+        `build.EVALUATORS`), is bound by an assignment: through the file's imports of project
+        modules."""
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return None
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.assigned:
+            return (file.absolute(), head)
+        if head not in summary.imports:
+            return None
+        level, target = summary.imports[head]
+        module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
+        source = self._module_file(file, level, module) if module or level else None
+        return self._module_name(source.absolute(), leaf, depth + 1) if source else None
 
     def _lineage(self, file: Path, klass: str) -> list[tuple[Path, str]]:
         """`klass` and its project bases, nearest first."""
