@@ -1725,6 +1725,10 @@ class ProjectIndex:
         # method name -> `forwards_by_name` and the files it read: not refreshed while the
         # process runs either
         self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # registry (file, module-level name) -> `_registered`, and the files it read
+        self._registered_memo: dict[
+            tuple[Path, str], tuple[list[tuple[Path, str]], dict[Path, str]]
+        ] = {}
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -3168,8 +3172,16 @@ class ProjectIndex:
             for written in scopes.registry_factories.get(target[1], ())
             if (r := self._module_name(target[0], written, 0)) is not None
         }
-        found: list[tuple[Path, str]] = []
-        for registry in registries:
+        return [klass for registry in sorted(registries) for klass in self._registered(registry)]
+
+    def _registered(self, registry: tuple[Path, str]) -> list[tuple[Path, str]]:
+        """The project classes registered with the registry bound to the module-level name
+        `registry`, once per process (like `_word_index`) with the files it read, which each
+        later question consults again."""
+        if registry not in self._registered_memo:
+            before = dict(self.consulted)
+            self.consulted.clear()
+            found: list[tuple[Path, str]] = []
             for other in self._project_files():
                 if not _mentions(other, registry[1]):
                     continue
@@ -3178,6 +3190,10 @@ class ProjectIndex:
                     if any(self._module_name(other, w, 0) == registry for w in written):
                         self.consulted[other] = self._digests[other][2]
                         found.append((other, klass))
+            self._registered_memo[registry] = (found, dict(self.consulted))
+            self.consulted.update(before)
+        found, consulted = self._registered_memo[registry]
+        self.consulted.update(consulted)
         return found
 
     def _module_name(self, file: Path, name: str, depth: int) -> tuple[Path, str] | None:

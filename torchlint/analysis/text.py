@@ -70,8 +70,8 @@ def may_have_batch_loops(text: str) -> bool:
 
 
 _HOST_READ_CALL = re.compile(r"\.\s*(?:item|tolist|cpu|any|all)\s*\(")
-# `float(` as a whole word (the word boundary checked behind it, as the patterns here do)
-_FLOAT_CALL = re.compile(r"float(?<=\bfloat)\s*\(")
+# The builtin `float(`: a whole word that is no attribute (not `x.float()`), checked behind it
+_FLOAT_CALL = re.compile(r"float(?<![.\w]float)\s*\(")
 
 
 def may_sync_per_step(text: str) -> bool:
