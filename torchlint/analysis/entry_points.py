@@ -172,23 +172,28 @@ class EntryPoints:
             self.ctx.source, project, self.ctx.absolute_path
         )
 
-    def runs_per_step_elsewhere(self, function: cst.FunctionDef) -> bool:
+    def runs_per_step_elsewhere(
+        self, function: cst.FunctionDef, every_update: bool = False
+    ) -> bool:
         """Whether other modules of the project call `function` every step (a trainer's loop
         calling `self.model.optimize(batch)`, a loop calling the closure a factory here
         returns): it is then the body of a per-batch loop written in another file. Asked per
-        function, for the functions a rule asks about, so only their callers are summarised."""
+        function, for the functions a rule asks about, so only their callers are summarised.
+        With `every_update`, a call under a gradient-accumulation guard counts too
+        (`ProjectIndex.called_per_step`)."""
         project = self.ctx.project
         if project is None or not self.may_run_elsewhere:
             return False
-        if function not in self._elsewhere:
+        asked = (function, every_update)
+        if asked not in self._elsewhere:
             key = self._project_keys.get(function)
-            self._elsewhere[function] = key is not None and bool(
-                project.called_per_step(self.ctx.absolute_path, frozenset({key}))
+            self._elsewhere[asked] = key is not None and bool(
+                project.called_per_step(self.ctx.absolute_path, frozenset({key}), every_update)
             )
-        return self._elsewhere[function]
+        return self._elsewhere[asked]
 
     @cached_property
-    def _elsewhere(self) -> dict[cst.FunctionDef, bool]:
+    def _elsewhere(self) -> dict[tuple[cst.FunctionDef, bool], bool]:
         return {}
 
     @cached_property

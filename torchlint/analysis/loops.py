@@ -909,7 +909,7 @@ class LoopFacts:
             found is None
             and function not in self.scopes.callers  # the file's own callers decide, if any
             and (
-                self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function)
+                self.ctx.fact(EntryPoints).runs_per_step_elsewhere(function, every_update)
                 or self._overrides_per_step(function)
                 or self._forward_per_step(function)
             )

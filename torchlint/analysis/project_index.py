@@ -174,9 +174,20 @@ class _Summary:
     # `f`, `Class.method` and `factory()` (the closure `factory` returns) that run a training
     # step themselves: a `.backward()` or an optimizer's `.step()`
     stepping: frozenset[str] = frozenset()
+    # those of `stepping` (`f`, `Class.method`) that run it outside any loop of theirs: one
+    # training step per call, not a whole training run
+    stepping_once: frozenset[str] = frozenset()
     # module-level names bound by an assignment (header): only these can be `devices`, so a
     # name outside them needs no full summary to say it is none
     assigned: frozenset[str] = frozenset()
+    # module-level functions (header): what a star import of the module brings in, with `classes`
+    functions: frozenset[str] = frozenset()
+    # class -> the registries, as written, its decorators register it with (header):
+    # `@EVALUATORS.register()` or `@EVALUATORS.register` gives ("EVALUATORS",)
+    registered: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # module-level function -> the registries, as written, whose class it returns an instance
+    # of: `return EVALUATORS.get(name)(cfg)` (scopes)
+    registry_factories: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # whether the text writes `.eval()` (header): without it, `eval_loaders` is empty
     evals: bool = False
     # whether the text writes a host read (`.item()`, header): without one, `syncs` is empty
@@ -241,10 +252,16 @@ def _summarise(text: str, tree: ast.Module | None) -> _Summary:
             summary.methods[node.name] = frozenset(
                 s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
             )
+            registries = tuple(r for r in map(_registers_with, node.decorator_list) if r)
+            if registries:
+                summary.registered[node.name] = registries
     modules = [t for level, t in summary.imports.values() if not level] + [
         t for level, t in summary.stars if not level
     ]
     summary.assigned = frozenset(_module_level_names(tree))
+    summary.functions = frozenset(
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
     summary.evals = ".eval()" in text
     summary.host_reads = _may_read_on_host(text)
     summary.synchronizes = _SYNCHRONIZE_CALL.search(text) is not None
@@ -274,7 +291,9 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         _collect_calls(tree, summary.calls, reads, summary.local_imports)
         summary.attribute_reads = frozenset(reads)
     elif part == "scopes":
-        summary.stepping = _collect_scopes(tree, summary.loop_calls, summary.attr_classes)
+        summary.stepping, summary.stepping_once = _collect_scopes(
+            tree, summary.loop_calls, summary.attr_classes, summary.registry_factories
+        )
     elif part == "grad_off":
         summary.grad_off = _decorated_grad_off(tree)
         summary.grad_off_contexts = _grad_off_contexts(tree)
@@ -342,11 +361,14 @@ def _collect_scopes(
     tree: ast.Module,
     loop_calls: list[_LoopCall],
     attr_classes: dict[str, dict[str, tuple[str, ...]]],
-) -> frozenset[str]:
+    registry_factories: dict[str, tuple[str, ...]],
+) -> tuple[frozenset[str], frozenset[str]]:
     """One walk per scope (the module, its functions, its classes' methods) for what the
     cross-module call graph reads: the calls made in loops (`_LoopCall`), what `self.<attr>`
-    is built by in each class, and which functions run a training step (returned)."""
+    is built by in each class, and which functions run a training step, and which of those
+    run it outside their own loops (returned)."""
     stepping = set()
+    once = set()
     for scope, owner in _scopes(tree):
         walk = _ScopeWalk(scope)
         loop_calls += [
@@ -359,12 +381,16 @@ def _collect_scopes(
                 attrs[attribute] = (*attrs.get(attribute, ()), callee)
         if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
+        if owner is None and walk.registry_returns:
+            registry_factories[scope.name] = tuple(walk.registry_returns)
         if walk.steps:
             stepping.add(f"{owner}.{scope.name}" if owner else scope.name)
+            if _steps_outside_loops(scope):
+                once.add(f"{owner}.{scope.name}" if owner else scope.name)
         returned = [f for f in walk.nested if f.name in walk.returned]
         if owner is None and any(_ScopeWalk(f).steps for f in returned):
             stepping.add(scope.name + "()")
-    return frozenset(stepping)
+    return frozenset(stepping), frozenset(once)
 
 
 # The node types `_ScopeWalk` notes something of (a parse builds these exact types, no subclass)
@@ -382,12 +408,20 @@ class _ScopeWalk:
         self.self_bound: list[tuple[str, str]] = []  # (attribute, callee) of `self.x = C(...)`
         self.loop_calls: list[tuple[str, str]] = []  # (callee, loop kind)
         self.returned: set[str] = set()  # names returned: `return train`
+        # registries whose class the scope returns an instance of: `return REG.get(n)(cfg)`,
+        # or a name bound to one (`head = REG.get(n)(cfg)`, then `return head`)
+        self.registry_returns: list[str] = []
+        registry_bound: dict[str, list[str]] = {}
         self.nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.steps = False
         me = None
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             params = scope.args.posonlyargs + scope.args.args
             me = params[0].arg if params else None
+            for param in [*params, *scope.args.kwonlyargs]:
+                annotation = _annotated_class(param.annotation)
+                if annotation:  # `metrics: Metrics`: what it holds is built by that class
+                    self.bound.setdefault(param.arg, []).append(annotation)
         # A module's `forward` in training mode runs on every training step, whoever calls it
         # (a framework's trainer, a registry-built model): what its `if self.training:` branch
         # calls runs per batch, like a loop's body over a loader.
@@ -408,8 +442,15 @@ class _ScopeWalk:
                 self._call(node, kind)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._assign(node.targets[0], node.value, me)
+                registry = _registry_instance(node.value)
+                if registry and isinstance(node.targets[0], ast.Name):
+                    registry_bound.setdefault(node.targets[0].id, []).append(registry)
             elif isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
                 self.returned.add(node.value.id)
+                self.registry_returns += registry_bound.get(node.value.id, [])
+            elif isinstance(node, ast.Return) and node.value is not None:
+                registry = _registry_instance(node.value)
+                self.registry_returns += [registry] if registry else []
             elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
                 inner = _loop_kind(node)
                 heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
@@ -417,7 +458,10 @@ class _ScopeWalk:
                 stack += [(c, inner) for c in node.body]
                 continue
             elif isinstance(node, ast.If) and kind is not None and _periodic(node.test):
-                stack += [(node.test, kind), *((c, None) for c in node.body)]
+                # A guard whose branch steps the optimizer (gradient accumulation) runs with
+                # every update: "update", which questions counting per update take as "batch".
+                every = "update" if kind != "epoch" and _steps_optimizer(node.body) else None
+                stack += [(node.test, kind), *((c, every) for c in node.body)]
                 stack += [(c, kind) for c in node.orelse]
                 continue
             elif isinstance(node, ast.If) and kind is None and training is not None:
@@ -431,14 +475,10 @@ class _ScopeWalk:
 
     def _call(self, node: ast.Call, kind: str | None) -> None:
         callee = ast_dotted(node.func)
-        if callee and kind in ("batch", "loop"):
+        if callee and kind in ("batch", "loop", "update"):
             self.loop_calls.append((callee, kind))
         if isinstance(node.func, ast.Attribute) and not self.steps:
-            method = node.func.attr
-            owner = (ast_dotted(node.func.value) or "").rsplit(".", 1)[-1]
-            self.steps = method in ("backward", "manual_backward") or (
-                method == "step" and is_optimizer_name(owner)
-            )
+            self.steps = node.func.attr in ("backward", "manual_backward") or _optimizer_step(node)
 
     def _assign(self, target: ast.expr, value: ast.expr, me: str | None) -> None:
         callee = built_by(value)
@@ -452,6 +492,79 @@ class _ScopeWalk:
             and target.value.id == me
         ):
             self.self_bound.append((target.attr, callee))
+
+
+def _optimizer_step(node: ast.Call) -> bool:
+    """`optimizer.step()`, `self.opt.step()`, `scaler.step(opt)` (not a scheduler's)."""
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "step"
+        and is_optimizer_name((ast_dotted(func.value) or "").rsplit(".", 1)[-1])
+    )
+
+
+def _registers_with(decorator: ast.expr) -> str | None:
+    """The registry a class decorator registers the class with, as written: `@REG.register()`,
+    `@REG.register("name")` or `@REG.register` give `REG`."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(func, ast.Attribute) and func.attr == "register":
+        return ast_dotted(func.value)
+    return None
+
+
+def _registry_instance(value: ast.expr) -> str | None:
+    """The registry, as written, whose class `value` builds an instance of: `REG.get(name)(cfg)`
+    gives `REG`."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call)):
+        return None
+    func = value.func.func
+    return (
+        ast_dotted(func.value) if isinstance(func, ast.Attribute) and func.attr == "get" else None
+    )
+
+
+def _steps_outside_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `function` calls `.backward()` or an optimizer's `step()` outside its own loops
+    (nested functions left out): each call runs one training step."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            stack += [*node.orelse]
+            continue
+        if isinstance(node, ast.Call) and (
+            _optimizer_step(node)
+            or isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("backward", "manual_backward")
+        ):
+            return True
+        stack += _children(node)
+    return False
+
+
+def _steps_optimizer(body: list[ast.stmt]) -> bool:
+    """Whether a block calls an optimizer's `step()` itself (nested functions left out)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Call) and _optimizer_step(node):
+            return True
+        stack += _children(node)
+    return False
+
+
+def _annotated_class(annotation: ast.expr | None) -> str | None:
+    """The class a parameter's annotation names, as written (`Metrics`, `metrics.Metrics`,
+    `"Metrics"`); None for anything else (`Optional[Metrics]`, `list[int]`)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if all(p.isidentifier() for p in text.split(".")) else None
+    return ast_dotted(annotation) if annotation is not None else None
 
 
 def _training_test(test: ast.expr, me: str) -> bool | None:
@@ -1626,7 +1739,7 @@ class ProjectIndex:
         # path -> (its summary, its calls by the project function they reach: (grad off there,
         # the function making the call))
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
-        self._step_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
+        self._step_targets: dict[Path, tuple[_Summary, dict[bool, set[tuple[Path, str]]]]] = {}
         self._attribute_steppers: dict[Path, tuple[_Summary, bool]] = {}  # `_text_steps`
         # While a file is linted: its text and the syntax tree CPython's check of it built.
         self._parsed: tuple[str, ast.Module] | None = None
@@ -1652,6 +1765,10 @@ class ProjectIndex:
         # method name -> `forwards_by_name` and the files it read: not refreshed while the
         # process runs either
         self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # registry (file, module-level name) -> `_registered`, and the files it read
+        self._registered_memo: dict[
+            tuple[Path, str], tuple[list[tuple[Path, str]], dict[Path, str]]
+        ] = {}
 
     @contextmanager
     def parsed(self, text: str, tree: ast.Module) -> Iterator[None]:
@@ -2659,15 +2776,21 @@ class ProjectIndex:
         bases = [ast_dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
         return [b for b in bases if b] if all(bases) else None
 
-    def called_per_step(self, file: Path, keys: frozenset[str]) -> frozenset[str]:
+    def called_per_step(
+        self, file: Path, keys: frozenset[str], every_update: bool = False
+    ) -> frozenset[str]:
         """Which of `file`'s functions, named by `keys` (`f`, `Class.method`, or `factory()`: the
         closure `factory` returns), the project's other files call every step: from the body
         of a loop over a loader, or from any loop (not over epochs) when the function runs a
-        training step itself. A call reaches a function through imports, through what a name is
-        built by (`score = Score(c)`, `train = train_fns.make_train_fn(G, D)`), through
-        `self.<attribute>` set anywhere in the caller's class hierarchy (`self.model = DCGAN()`
-        in a subclass's method), and through methods inherited from classes in other modules.
-        Files that call none of the names in a loop are never summarised (`_word_index`)."""
+        training step itself (also through a method of its own class: `self.optimize(loss)`).
+        With `every_update`, also from a guard in such a loop whose branch steps the optimizer
+        (gradient accumulation), which runs with every update. A call reaches a function
+        through imports (star imports of project modules too), through what a name is built by
+        (`score = Score(c)`, `train = train_fns.make_train_fn(G, D)`) or annotated with
+        (`metrics: Metrics`), through `self.<attribute>` set anywhere in the caller's class
+        hierarchy (`self.model = DCGAN()` in a subclass's method), and through methods
+        inherited from classes in other modules. Files that call none of the names in a loop
+        are never summarised (`_word_index`)."""
         file = file.absolute()
         words = {key.rsplit(".", 1)[-1] for key in keys if not key.endswith("()")}
         factories = {key.removesuffix("()") for key in keys if key.endswith("()")}
@@ -2675,7 +2798,8 @@ class ProjectIndex:
         found: set[str] = set()
         for other in self._loop_callers(file, words, factories):
             summary = self._summary(other, consult=False, part="scopes")
-            hits = self._per_step_targets(other, summary) & wanted if summary else set()
+            targets = self._per_step_targets(other, summary)[every_update] if summary else set()
+            hits = targets & wanted
             if hits:
                 self.consulted[other] = self._digests[other][2]
                 found |= {key for _, key in hits}
@@ -2694,7 +2818,11 @@ class ProjectIndex:
         for base_file, base in self._lineage(file, klass)[1:]:
             summary = self._summary(base_file, part="scopes")
             calls = (
-                [c for c in summary.loop_calls if c.owner == base and c.callee == "self." + method]
+                [
+                    c
+                    for c in summary.loop_calls
+                    if c.owner == base and c.callee == "self." + method and c.kind != "update"
+                ]
                 if summary is not None
                 else []
             )
@@ -2854,16 +2982,20 @@ class ProjectIndex:
                     by_name.setdefault(name, []).append(path)
         return index
 
-    def _per_step_targets(self, file: Path, summary: _Summary) -> set[tuple[Path, str]]:
-        """The project functions `file`'s loop calls run every step, resolved once per content."""
+    def _per_step_targets(self, file: Path, summary: _Summary) -> dict[bool, set[tuple[Path, str]]]:
+        """The project functions `file`'s loop calls run every step, resolved once per content:
+        by whether a call with every update counts (see `called_per_step`)."""
         known = self._step_targets.get(file)
         if known is not None and known[0] is summary:
             return known[1]
-        found: set[tuple[Path, str]] = set()
+        found: dict[bool, set[tuple[Path, str]]] = {False: set(), True: set()}
         for call in summary.loop_calls:
             for target in self._loop_call_targets(file, summary, call):
-                if call.kind == "batch" or self._steps_itself(*target):
-                    found.add(target)
+                if call.kind == "update":
+                    found[True].add(target)
+                elif call.kind == "batch" or self._steps_itself(*target):
+                    found[False].add(target)
+                    found[True].add(target)
         self._step_targets[file] = (summary, found)
         return found
 
@@ -2881,13 +3013,18 @@ class ProjectIndex:
         return False
 
     def _steps_itself(self, file: Path, key: str) -> bool:
-        """Whether the function `key` of `file` runs a training step: in its own body, or by
-        calling a project class's method that does through a `self.` attribute
-        (`attribute_steps`)."""
+        """Whether the function `key` of `file` runs a training step: in its own body, by
+        calling a method of its own class that runs one step per call
+        (`_steps_once_through_own_class`: `self.optimize(loss)`), or by calling a project
+        class's method that does through a `self.` attribute (`attribute_steps`)."""
         if self._steps_in_body(file, key):
             return True
         method = key.partition(".")[2]
-        if not method or "." in method or not self._defines_stepping_callables:
+        if not method or "." in method:
+            return False
+        if self._steps_once_through_own_class(file, key, set()):
+            return True
+        if not self._defines_stepping_callables:
             return False
         summary = self._summary(file, part="calls")
         return summary is not None and any(
@@ -2895,6 +3032,33 @@ class ProjectIndex:
             for callee, _, owner, _ in summary.calls
             if owner == key
         )
+
+    def _steps_once_through_own_class(
+        self, file: Path, key: str, seen: set[tuple[Path, str]]
+    ) -> bool:
+        """Whether the method `key` (`Class.method`) of `file` calls, outside its own loops, a
+        method of its class (`self.optimize(loss)`, found in its class or a base of any project
+        module) that runs one training step outside its loops, itself or the same way in turn:
+        each call of `key` then runs one training step. A method that loops over such calls
+        (`for epoch in ...: self.train()`) runs a whole training, not a step."""
+        seen.add((file, key))  # one walk: each method is asked once
+        summary = self._summary(file, part="calls")
+        if summary is None or len(seen) > 4 * _MAX_DEPTH:
+            return False
+        klass = key.partition(".")[0]
+        for callee, _, owner, looped in summary.calls:
+            head, _, own = callee.partition(".")
+            if owner != key or looped or head != "self" or not own.isidentifier():
+                continue
+            found = self._find_method(file, klass, own)
+            if found is None or found in seen:
+                continue
+            scopes = self._summary(found[0], part="scopes")
+            if scopes is not None and found[1] in scopes.stepping_once:
+                return True
+            if self._steps_once_through_own_class(*found, seen):
+                return True
+        return False
 
     def _steps_in_body(self, file: Path, key: str) -> bool:
         summary = self._summary(file, part="scopes")
@@ -2917,6 +3081,9 @@ class ProjectIndex:
             return found
         if parts[0] in summary.imports and len(parts) <= 2:
             target = self._target(file, summary, call.callee)  # `f(x)`, `module.f(x)`
+            found += [target] if target is not None else []
+        elif len(parts) == 1 and summary.stars and not call.bound:
+            target = self._target(file, summary, call.callee)  # `from metrics import *`
             found += [target] if target is not None else []
         for built in call.bound:
             if len(parts) == 1 and built.split(".")[0] in summary.imports:
@@ -2962,6 +3129,33 @@ class ProjectIndex:
                 return found
         return None
 
+    def _star_function(
+        self, file: Path, summary: _Summary, name: str, depth: int
+    ) -> tuple[Path, str] | None:
+        """The module-level function `name` of a project module that one of `file`'s star
+        imports brings in (`from evaluation import *`, then `get_accuracy(sr, gt)`), through
+        the star imports of that module in turn: none where `file` binds the name itself (a
+        definition, a class, an assignment or an import), as the last star import that does
+        (`__all__` not read), like `_star_class`."""
+        if depth > _MAX_DEPTH or (
+            name in summary.functions
+            or name in summary.classes
+            or name in summary.assigned
+            or name in summary.imports
+        ):
+            return None
+        for level, module in reversed(summary.stars):
+            source = self._module_file(file, level, module)
+            other = self._summary(source.absolute()) if source is not None else None
+            if source is None or other is None:
+                continue
+            if name in other.functions:
+                return (source.absolute(), name)
+            found = self._star_function(source.absolute(), other, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
     def _find_method(
         self, file: Path, klass: str, method: str, depth: int = 0
     ) -> tuple[Path, str] | None:
@@ -2989,7 +3183,75 @@ class ProjectIndex:
             for callee in built:
                 location = self._class_location(member_file, callee)
                 found += [location] if location is not None else []
+                if location is None:
+                    found += self._registry_classes(member_file, callee)
         return found
+
+    def _registry_classes(self, file: Path, callee: str) -> list[tuple[Path, str]]:
+        """The project classes whose instances the call of the project function `callee` (as
+        written in `file`) returns when it builds them from a registry (`return
+        EVALUATORS.get(cfg.name)(cfg)`): every class of the project registered with that
+        registry (`@EVALUATORS.register()`), found by the name the registry is bound to at
+        module level."""
+        summary = self._summary(file)
+        if summary is None:
+            return []
+        target = (
+            (file, callee) if callee in summary.functions else self._target(file, summary, callee)
+        )
+        for _ in range(_MAX_DEPTH):  # past re-exports: a package's `from .build import f`
+            module = self._summary(target[0]) if target is not None else None
+            if target is None or module is None or target[1] in module.functions:
+                break
+            target = self._target(target[0], module, target[1])
+        scopes = self._summary(target[0], part="scopes") if target is not None else None
+        if target is None or scopes is None:
+            return []
+        registries = {
+            r
+            for written in scopes.registry_factories.get(target[1], ())
+            if (r := self._module_name(target[0], written, 0)) is not None
+        }
+        return [klass for registry in sorted(registries) for klass in self._registered(registry)]
+
+    def _registered(self, registry: tuple[Path, str]) -> list[tuple[Path, str]]:
+        """The project classes registered with the registry bound to the module-level name
+        `registry`, once per process (like `_word_index`) with the files it read, which each
+        later question consults again."""
+        if registry not in self._registered_memo:
+            before = dict(self.consulted)
+            self.consulted.clear()
+            found: list[tuple[Path, str]] = []
+            for other in self._project_files():
+                if not _mentions(other, registry[1]):
+                    continue
+                header = self._summary(other)
+                for klass, written in header.registered.items() if header is not None else ():
+                    if any(self._module_name(other, w, 0) == registry for w in written):
+                        self.consulted[other] = self._digests[other][2]
+                        found.append((other, klass))
+            self._registered_memo[registry] = (found, dict(self.consulted))
+            self.consulted.update(before)
+        found, consulted = self._registered_memo[registry]
+        self.consulted.update(consulted)
+        return found
+
+    def _module_name(self, file: Path, name: str, depth: int) -> tuple[Path, str] | None:
+        """Where the module-level name `name`, as written in `file` (`EVALUATORS`,
+        `build.EVALUATORS`), is bound by an assignment: through the file's imports of project
+        modules."""
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return None
+        head, _, rest = name.partition(".")
+        if not rest and head in summary.assigned:
+            return (file.absolute(), head)
+        if head not in summary.imports:
+            return None
+        level, target = summary.imports[head]
+        module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
+        source = self._module_file(file, level, module) if module or level else None
+        return self._module_name(source.absolute(), leaf, depth + 1) if source else None
 
     def _lineage(self, file: Path, klass: str) -> list[tuple[Path, str]]:
         """`klass` and its project bases, nearest first."""
@@ -3104,10 +3366,14 @@ class ProjectIndex:
         `_on_added_path`): asked only to find a function's callers (their grad mode, whether
         they run it once), where a caller missed hides how the project uses it. The facts read
         from an imported module's contents (devices, host reads, per-step calls) keep to the
-        root and `src/`: cross-module host reads do not yet know values bound for files."""
+        root and `src/`: cross-module host reads do not yet know values bound for files. A bare
+        name no import binds may come from a star import of a project module
+        (`_star_function`)."""
         head, _, rest = callee.partition(".")
         if head not in summary.imports:
-            return None
+            return (
+                None if rest or not summary.stars else self._star_function(file, summary, head, 0)
+            )
         level, target = summary.imports[head]
         module, _, leaf = (f"{target}.{rest}" if rest else target).rpartition(".")
         if not leaf or "." in rest:

@@ -70,14 +70,17 @@ def may_have_batch_loops(text: str) -> bool:
 
 
 _HOST_READ_CALL = re.compile(r"\.\s*(?:item|tolist|cpu|any|all)\s*\(")
+# The builtin `float(`: a whole word that is no attribute (not `x.float()`), checked behind it
+_FLOAT_CALL = re.compile(r"float(?<![.\w]float)\s*\(")
 
 
 def may_sync_per_step(text: str) -> bool:
     """What a per-step host sync needs in its file: a device and a per-batch loop
     (`may_name_a_device`, `may_have_batch_loops`), or a host read (`.item()`, `.tolist()`,
-    `.cpu()`, a truth test of `.any()`/`.all()`) in code that another module of the project may run every step on its own device
-    (a grad-norm helper kept with other utilities, a subclass's `train_step`)."""
-    if _HOST_READ_CALL.search(text) is not None:
+    `.cpu()`, a truth test of `.any()`/`.all()`, a `float()` conversion) in code that another module of the project may run every step on its own device
+    (a grad-norm helper kept with other utilities, a subclass's `train_step`, a metric
+    helper returning `float(torch.sum(...))`)."""
+    if _HOST_READ_CALL.search(text) is not None or _FLOAT_CALL.search(text) is not None:
         return True
     return may_name_a_device(text) and may_have_batch_loops(text)
 
