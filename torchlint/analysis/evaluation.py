@@ -949,11 +949,7 @@ class Evaluation(Shared):
             not self._in_own_loop(call) or self._after_export(call, function)
         ):
             return None  # a warm-up, or a check of the exported graph against the module
-        found = (
-            self._loop_scope(call, function)
-            or self._region_scope(call, function)
-            or self._periodic_scope(call)
-        )
+        found = self._loop_scope(call, function) or self._region_scope(call, function)
         if found is None:
             # A forward on evaluation data, after training in the same run, or in a script that
             # only loads weights and runs them is the workload itself even when it runs once
@@ -967,8 +963,10 @@ class Evaluation(Shared):
                 if not self.repeats(call) and self._on_one_example(call):
                     return None  # `net(clip.unsqueeze(0))` once: a demo on one example
                 return found
-            found = self._global_eval_scope(call, function) or self._attribute_eval_scope(
-                call, function
+            found = (
+                self._global_eval_scope(call, function)
+                or self._attribute_eval_scope(call, function)
+                or self._periodic_scope(call)
             )
         return found if found is not None and self.repeats(call) else None
 
