@@ -9,7 +9,8 @@ invented minimal project checked once by the installed `torchlint` (the scheme o
 - A forward in a periodic branch of a per-batch training loop (`if i % log_every == 0:`) that
   needs no autograd itself and whose result reaches no backward: samples generated to plot, a
   metric logged between steps. Silent where the branch trains (a generator step every few
-  critic steps) and where its result feeds a later backward.
+  critic steps), where its result feeds a later backward, and where the per-batch loop is a
+  caller's (a module method's first-frame branch, `if i == 0:` in a loop over frames).
 - A library module's method that runs its forward (the framework table's `forward_methods`: a
   diffusers autoencoder's `encode`/`decode`) is a forward pass at the call, on a name built by
   that library's class (`vae = AutoencoderKL.from_pretrained(...)`). A tokenizer's `decode`
@@ -183,6 +184,38 @@ def train(student, teacher, opt, loader):
             teacher_out = teacher(x)
         opt.zero_grad()
         loss = ((student(x) - teacher_out) ** 2).mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "first_frame_branch_in_a_module_method_called_by_training",
+        {
+            "train.py": """\
+import torch
+import torch.nn as nn
+
+
+class VideoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Conv3d(3, 8, 1)
+
+    def encode(self, x):
+        for i in range(x.shape[2]):
+            if i == 0:
+                out = self.encoder(x[:, :, :1])
+            else:
+                out = torch.cat([out, self.encoder(x[:, :, i : i + 1])], 2)
+        return out
+
+
+def train(model, loader, opt):
+    for x in loader:
+        loss = model.encode(x).mean()
+        opt.zero_grad()
         loss.backward()
         opt.step()
 """,

@@ -1828,10 +1828,14 @@ class Evaluation(Shared):
         holding the forward is the scope; it cannot feed the step around it (`detached`)."""
         loops = self.ctx.fact(LoopFacts)
         guard = loops.periodic_guard(call)
-        if type(guard) is not cst.If or not self.ctx.fact(Grad).between_steps(call):
+        grad = self.ctx.fact(Grad)
+        if type(guard) is not cst.If or not grad.between_steps(call):
             return None  # no guard, or one that is no branch (an except handler, a skip)
-        if loops.per_batch_loop(guard, every_iteration=False) is None:
-            return None  # a guard outside any per-batch loop: `if epoch % 10 == 0:` in `main`
+        owner = loops.per_batch_loop(guard, every_iteration=False)
+        if owner is None or not self.model.is_ancestor(owner, guard):
+            return None  # no per-batch loop, or one in a caller: a module's own frame loop
+        if not grad.needs_grad([owner]):
+            return None  # the loop (or step function) around it trains nothing itself
         statement: cst.CSTNode = call
         for parent in self.ctx.ancestors(call):
             if isinstance(parent, cst.IndentedBlock):
