@@ -9,7 +9,7 @@ invented minimal project checked once by the installed `torchlint` (the scheme o
 - A forward in a periodic branch of a per-batch training loop (`if i % log_every == 0:`) that
   needs no autograd itself and whose result reaches no backward: samples generated to plot, a
   metric logged between steps. Silent where the branch trains (a generator step every few
-  critic steps), where its result feeds a later backward, and where the per-batch loop is a
+  critic steps), where its result feeds a later backward (also through `loss += ...`), and where the per-batch loop is a
   caller's (a module method's first-frame branch, `if i == 0:` in a loop over frames).
 - A library module's method that runs its forward (the framework table's `forward_methods`: a
   diffusers autoencoder's `encode`/`decode`) is a forward pass at the call, on a name built by
@@ -184,6 +184,29 @@ def train(student, teacher, opt, loader):
             teacher_out = teacher(x)
         opt.zero_grad()
         loss = ((student(x) - teacher_out) ** 2).mean()
+        loss.backward()
+        opt.step()
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "periodic_adversarial_forward_added_to_the_loss",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, criterion, opt, loader, every):
+    for it, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        outputs = model(x)
+        if it % every == 0:
+            outputs_adv = model(x + 0.01 * torch.randn_like(x))
+        loss = criterion(outputs, y)
+        if it % every == 0:
+            logits_adv, _ = outputs_adv
+            loss += 0.5 * criterion(logits_adv, y)
         loss.backward()
         opt.step()
 """,

@@ -2418,7 +2418,11 @@ def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
 
 
 def _plain_targets(statement: cst.CSTNode) -> set[str]:
-    """The plain names an assignment binds (`loss = ...`, `a, b = ...`); not `d["k"] = ...`."""
+    """The plain names an assignment binds (`loss = ...`, `a, b = ...`, `loss += ...`); not
+    `d["k"] = ...`."""
+    if type(statement) is cst.AugAssign:
+        augmented = statement.target
+        return {augmented.value} if type(augmented) is cst.Name else set()
     if type(statement) is not cst.Assign:
         return set()
     found: set[str] = set()
