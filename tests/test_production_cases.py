@@ -1099,6 +1099,7 @@ for batch in loader:
         },
     ),
     # --- Periodic guards in compound forms (TL002 false alarms) ---
+    # (The sample forward under the compound guard records autograd only to be printed: TL001.)
     Case(
         "periodic-guards-compound-and-flags",
         {
@@ -1117,7 +1118,7 @@ def train(model, loader, eval_dls, opt, args):
         if is_log_step:
             print(loss.item())
         if master and (i % args.every == 0 or i == last) and args.sample:
-            print(model(x.cuda()).mean().item())
+            print(model(x.cuda()).mean().item())  # TL001: model(x.cuda())
         if i < 3:
             print(loss.item())
         if due(i, args.every):
@@ -2074,6 +2075,36 @@ class CustomRunner(dl.Runner):
 
 def predict_all(runner, loader):
     return [p.cpu() for p in runner.predict_loader(loader=loader)]
+""",
+        },
+        rules=("TL001",),
+    ),
+    # diffusers: an autoencoder's `encode`/`decode` run its forward with the caller's grad mode
+    # (the table's `forward_methods`), so decoding the validation latents evaluates.
+    Case(
+        "diffusers_autoencoder_decode_in_validation_loop",
+        {
+            "reconstruct.py": """\
+import torch
+from diffusers import AutoencoderKL
+
+vae = AutoencoderKL.from_pretrained("some/vae")
+
+
+def validate(val_loader):
+    errors = []
+    for images in val_loader:
+        latents = vae.encode(images).latent_dist.mean  # TL001: vae.encode(images)
+        errors.append((vae.decode(latents).sample - images).abs().mean().item())
+    return errors
+
+
+def train(loader, opt):
+    for images in loader:
+        loss = (vae.decode(vae.encode(images).latent_dist.sample()).sample - images).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 """,
         },
         rules=("TL001",),

@@ -24,6 +24,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.entry_points import EntryPoints
+from torchlint.analysis.frameworks import FORWARD_METHOD_NAMES, framework_of
 from torchlint.analysis.grad import (
     Block,
     Grad,
@@ -33,6 +34,7 @@ from torchlint.analysis.grad import (
     literal_bool,
 )
 from torchlint.analysis.leaves import TrainedLeaves
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
 from torchlint.analysis.names import (
     EVAL_DATA_WORDS,
@@ -335,6 +337,7 @@ class Evaluation(Shared):
                 self._feeds_eval_module(call, receiver)
                 or self._runs_project_method(call, receiver)
                 or self._runs_named_project_method(call, receiver)
+                or self._runs_framework_method(func)
             )
         if owner.name.value not in self.module_classes:
             return False
@@ -385,6 +388,19 @@ class Evaluation(Shared):
             return False  # bound to something built here: `_runs_project_method` knows it
         return self.is_module(receiver, call) and self.ctx.project.forwards_by_name(method)
 
+    def _runs_framework_method(self, func: cst.Attribute) -> bool:
+        """`vae.decode(latents)` where everything `vae` may hold there was built by a library
+        whose module classes run their forward in that method (`AutoencoderKL.from_pretrained(
+        ...)`: the framework table's `forward_methods`): the call is a forward pass."""
+        if func.attr.value not in FORWARD_METHOD_NAMES:
+            return False
+        built = self.model.builders(func.value)
+        return bool(built) and all(
+            (framework := framework_of(self.ctx.symbols.qualname(b) or "")) is not None
+            and func.attr.value in framework.forward_methods
+            for b in built
+        )
+
     @cached_property
     def _eval_receivers(self) -> set[str]:
         return {
@@ -430,12 +446,19 @@ class Evaluation(Shared):
             name = self._container_item(call.func)
             if name is None:
                 return None  # not a plain name, nor an item of a named container
-        elif self.ctx.symbols.qualname(call.func) is not None:
+        elif self.ctx.symbols.qualname(call.func) is not None and not self._rebound(call.func):
             return None  # an imported function or class
         parts = name.split(".")
         if parts[-1].startswith("forward") and len(parts) > 1:
             parts.pop()  # model.forward(x), model.forward_features(x)
         return ".".join(parts)
+
+    def _rebound(self, func: cst.BaseExpression) -> bool:
+        """Whether the imported head of `func` holds a value the file bound instead
+        (`model = model.RNNModel(...)` after `import model`): the call is asked of that value."""
+        while type(func) is cst.Attribute:
+            func = func.value
+        return type(func) is cst.Name and self.model.shadows_import(func)
 
     def _container_item(self, func: cst.BaseExpression) -> str | None:
         """`self.nets` for `self.nets["policy"]` and `self.nets.forward_step` for
@@ -940,8 +963,10 @@ class Evaluation(Shared):
                 if not self.repeats(call) and self._on_one_example(call):
                     return None  # `net(clip.unsqueeze(0))` once: a demo on one example
                 return found
-            found = self._global_eval_scope(call, function) or self._attribute_eval_scope(
-                call, function
+            found = (
+                self._global_eval_scope(call, function)
+                or self._attribute_eval_scope(call, function)
+                or self._periodic_scope(call)
             )
         return found if found is not None and self.repeats(call) else None
 
@@ -1794,6 +1819,35 @@ class Evaluation(Shared):
             child = parent
         return None
 
+    def _periodic_scope(self, call: cst.Call) -> EvalScope | None:
+        """`if step % log_every == 0: sample = generator(x[:1], gen=True)` in a per-batch loop:
+        a forward in a periodic branch that needs no autograd itself (no backward, optimizer
+        step or training function of the file: `Grad.between_steps`), whose result reaches no
+        backward after it, runs between training steps for what is looked at (samples to plot,
+        a metric to log): evaluation, whatever the loop around it trains. The statement
+        holding the forward is the scope; it cannot feed the step around it (`detached`)."""
+        loops = self.ctx.fact(LoopFacts)
+        guard = loops.periodic_guard(call)
+        grad = self.ctx.fact(Grad)
+        if type(guard) is not cst.If or not grad.between_steps(call):
+            return None  # no guard, or one that is no branch (an except handler, a skip)
+        owner = loops.per_batch_loop(guard, every_iteration=False)
+        if owner is None or not self.model.is_ancestor(owner, guard):
+            return None  # no per-batch loop, or one in a caller: a module's own frame loop
+        if not grad.needs_grad([owner]):
+            return None  # the loop (or step function) around it trains nothing itself
+        statement: cst.CSTNode = call
+        for parent in self.ctx.ancestors(call):
+            if isinstance(parent, cst.IndentedBlock):
+                break
+            statement = parent
+        if type(statement) is not cst.SimpleStatementLine or self._backpropagated(statement):
+            return None  # `fake = netG(z)` kept for a later step's loss needs its graph
+        found = self._statement_scope(
+            statement, f"under `if {self.ctx.code(guard.test)}:` in a training loop"
+        )
+        return replace(found, detached=True) if found is not None else None
+
     def _comprehension_eval_source(self, clause: cst.CompFor | None) -> cst.BaseExpression | None:
         while clause is not None:
             if self.is_eval_data(clause.iter):
@@ -2364,7 +2418,11 @@ def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
 
 
 def _plain_targets(statement: cst.CSTNode) -> set[str]:
-    """The plain names an assignment binds (`loss = ...`, `a, b = ...`); not `d["k"] = ...`."""
+    """The plain names an assignment binds (`loss = ...`, `a, b = ...`, `loss += ...`); not
+    `d["k"] = ...`."""
+    if type(statement) is cst.AugAssign:
+        augmented = statement.target
+        return {augmented.value} if type(augmented) is cst.Name else set()
     if type(statement) is not cst.Assign:
         return set()
     found: set[str] = set()

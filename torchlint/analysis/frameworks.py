@@ -27,6 +27,9 @@ class Framework:
     without_grad: methods it calls with autograd already off (evaluation hooks).
     no_grad_methods: methods of the framework's own objects that turn autograd off
     themselves (a Hugging Face model's `generate`).
+    forward_methods: methods of the framework's own module classes that run the module's
+    forward with their caller's grad mode (a diffusers autoencoder's `encode` and `decode`):
+    calling one is a forward pass.
     unwrap_methods: methods of the framework's wrappers that hand back the model they wrap, whose
     `no_grad_methods` still turn autograd off (a PEFT wrapper's `merge_and_unload`).
     on_accelerator: whether the framework moves batches to the accelerator itself, so a
@@ -44,6 +47,7 @@ class Framework:
     per_epoch: frozenset[str] = frozenset()
     without_grad: frozenset[str] = frozenset()
     no_grad_methods: frozenset[str] = frozenset()
+    forward_methods: frozenset[str] = frozenset()
     unwrap_methods: frozenset[str] = frozenset()
     on_accelerator: bool = False
     periodic_methods: frozenset[str] = frozenset()
@@ -111,6 +115,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
         no_grad_methods=frozenset({"generate"}),
         unwrap_methods=frozenset({"merge_and_unload", "unload", "get_base_model"}),
     ),
+    # A diffusers model's `encode`/`decode` (`AutoencoderKL`, `VQModel`) run its layers with
+    # grad as the caller has it; its pipelines' `__call__` turns grad off itself.
+    Framework("diffusers", ("diffusers",), forward_methods=frozenset({"encode", "decode"})),
     Framework(
         "fairseq",
         ("fairseq",),
@@ -195,6 +202,8 @@ STAGE_NAMES: frozenset[str] = frozenset(
 )
 # Every method of a framework's own objects that turns autograd off itself: the same gate.
 NO_GRAD_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.no_grad_methods)
+# Every method of a framework's own modules that runs their forward: the same gate.
+FORWARD_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.forward_methods)
 # Every method of a framework's wrappers that hands back the wrapped model: the same gate.
 UNWRAP_METHOD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.unwrap_methods)
 

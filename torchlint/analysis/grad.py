@@ -671,9 +671,7 @@ class Grad(Shared):
         """
         calls = self._calls_of(function)
         sites = {
-            self._innermost_loop_or_function(site)
-            for site in calls
-            if not self._between_steps(site)
+            self._innermost_loop_or_function(site) for site in calls if not self.between_steps(site)
         }
         sites.discard(None)
         if not sites.isdisjoint(self._needy_owners) or self._feeds_training_elsewhere(function):
@@ -685,7 +683,7 @@ class Grad(Shared):
                 caller is None
                 or caller in busy
                 or is_eval_name(caller.name.value)
-                or self._between_steps(site)
+                or self.between_steps(site)
                 or self.mode(site) is not GradMode.RECORDING
             ):
                 continue
@@ -718,7 +716,7 @@ class Grad(Shared):
         key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
         return project.feeds_training_elsewhere(self.ctx.absolute_path, key)
 
-    def _between_steps(self, site: cst.Call) -> bool:
+    def between_steps(self, site: cst.CSTNode) -> bool:
         """`if step % 100 == 0: rewards.append(test_env())`: a periodic call, in a branch that needs no
         autograd itself (no backward, step or training function), runs between training steps and
         feeds none of them."""

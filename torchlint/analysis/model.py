@@ -285,6 +285,13 @@ class SemanticModel:
                 break
         return reach[::-1]
 
+    def shadows_import(self, name: cst.Name) -> bool:
+        """Whether a binding other than an import reaches the read `name` of an imported name:
+        `import model` then `model = model.RNNModel(...)` read in a function, or a parameter
+        named like a module the file imports. The import table still names the module there,
+        but the name holds the value the file bound."""
+        return any(b.kind is not BindingKind.IMPORT for b in self.reaching(name))
+
     def _runs_in_place(self, scope: Scope, found_in: Scope) -> bool:
         """Whether code of `scope` runs where it stands in `found_in`: the same scope, or list, set
         and dict comprehensions inside it, which run at once (a generator may run later)."""
