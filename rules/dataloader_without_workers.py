@@ -17,6 +17,13 @@ from torchlint.analysis.host_io import WaitsByDesign
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import returned_values
+from torchlint.analysis.project_index import (
+    DATASET_SPLITS,
+    TENSOR_DATASETS,
+    TORCH_LOADS,
+    WHOLE,
+)
+from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import Kind, TensorFacts
 from torchlint.analysis.training import Training
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -37,15 +44,6 @@ _CONDITIONAL = (
     cst.ClassDef,
     cst.CompFor,
 )
-_TENSOR_DATASET = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
-_SPLITS = (
-    "torch.utils.data.random_split",
-    "torch.utils.data.dataset.random_split",
-    "torch.utils.data.Subset",
-    "torch.utils.data.dataset.Subset",
-)
-# `torch.load` deserializes what it reads whole into memory: a dataset cached with `torch.save`.
-_LOADS = ("torch.load", "torch.serialization.load")
 # Library functions that return a `TensorDataset` at a position of their result when asked with
 # a keyword's literal value: transformers' SQuAD features, `(features, dataset)` for "pt".
 _RETURNS_TENSOR_DATASET = {
@@ -92,8 +90,9 @@ list of loaded samples such as `[(img, y) for img, y in cifar if y < 2]`, a
 `random_split`/`Subset` of one, what `torch.load` gives (a cache written with `torch.save`), a
 `TensorDataset` a library builds (`squad_convert_examples_to_features(..., return_dataset="pt")`),
 bound so in every branch of an `if`, also reaching the loader through a parameter every call of
-the file passes one for, or a function of the file that returns one, alone or in the tuple
-it returns with extras under a flag: `dataset, examples = load(..., output_examples=True)`) has nothing for workers to
+the file passes one for, or a function of the file or of another module of the project that
+returns one, alone or in the tuple it returns, with extras under a flag: `dataset, examples =
+load(..., output_examples=True)`, `examples, data = utils.load_and_cache(args, "train")`) has nothing for workers to
 load: for it only `pin_memory` is asked, and only where pinning can pay: the loader has workers
 (it then pins in a thread of its own) or the loop copies with `non_blocking=True` (a pinned copy
 then overlaps compute) and does not wait for the device in every iteration (`loss.item()` each
@@ -694,11 +693,11 @@ accelerator PyTorch warns and ignores it.
         if not isinstance(dataset, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(dataset.func) or ""
-        if qualname in _SPLITS:
+        if qualname in DATASET_SPLITS:
             first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
             return self._on_device(first, depth + 1)
         tensors = self.ctx.fact(TensorFacts)
-        if qualname in _TENSOR_DATASET:
+        if qualname in TENSOR_DATASETS:
             return any(tensors.kind(a.value) is Kind.TENSOR for a in dataset.args)
         return any(self._device_list(a.value, tensors) for a in dataset.args)
 
@@ -777,13 +776,28 @@ accelerator PyTorch warns and ignores it.
         if not isinstance(dataset, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(dataset.func) or ""
-        if qualname in _TENSOR_DATASET or qualname in _LOADS:
+        if qualname in TENSOR_DATASETS or qualname in TORCH_LOADS:
             return True
         first = next((a.value for a in dataset.args if a.keyword is None and not a.star), None)
-        if qualname in _SPLITS:
+        if qualname in DATASET_SPLITS:
             return self._in_memory(first, depth + 1)
+        if not self.ctx.fact(SemanticModel).callees.get(dataset):
+            return self._project_dataset(dataset, WHOLE)
         whole = [v for v in self._returned(dataset) if not isinstance(v, cst.Tuple)]
         return bool(whole) and all(self._in_memory(v, depth + 1) for v in whole)
+
+    def _project_dataset(self, call: cst.Call, position: int) -> bool:
+        """`call` runs a function of another module of the project that gives an in-memory
+        dataset (`ProjectIndex.returns_in_memory_dataset`): on its every single-value return
+        (`WHOLE`), or as element `position` of every tuple it returns (`examples, data =
+        utils.load_and_cache(...)`)."""
+        project = self.ctx.project
+        name = dotted(call.func)
+        return (
+            project is not None
+            and name is not None
+            and project.returns_in_memory_dataset(self.ctx.absolute_path, name, position)
+        )
 
     def _returned(self, call: cst.Call) -> list[cst.BaseExpression]:
         """What the functions of the file that `call` may run return."""
@@ -793,7 +807,7 @@ accelerator PyTorch warns and ignores it.
     def _loaded(self, node: cst.BaseExpression, depth: int) -> bool:
         """`node` holds what `torch.load` gave, by every binding that reaches it."""
         if isinstance(node, cst.Call):
-            return (self.ctx.symbols.qualname(node.func) or "") in _LOADS
+            return (self.ctx.symbols.qualname(node.func) or "") in TORCH_LOADS
         if not isinstance(node, cst.Name) or depth >= _MAX_DEPTH:
             return False
         bindings = self.ctx.fact(SemanticModel).reaching(node)
@@ -835,7 +849,9 @@ accelerator PyTorch warns and ignores it.
         if not isinstance(value, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(value.func) or ""
-        if qualname in _SPLITS:  # `train, val = random_split(dataset, ...)`: parts of one dataset
+        if (
+            qualname in DATASET_SPLITS
+        ):  # `train, val = random_split(dataset, ...)`: parts of one dataset
             first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
             return self._in_memory(first, depth)
         known = _RETURNS_TENSOR_DATASET.get(qualname)
@@ -849,6 +865,8 @@ accelerator PyTorch warns and ignores it.
                 and isinstance(given, cst.SimpleString)
                 and given.evaluated_value == literal
             )
+        if not self.ctx.fact(SemanticModel).callees.get(value):
+            return self._project_dataset(value, index)
         tuples = [v for v in self._returned(value) if isinstance(v, cst.Tuple)]
         return bool(tuples) and all(self._element_in_memory(v, index, depth) for v in tuples)
 

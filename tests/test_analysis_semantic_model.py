@@ -259,6 +259,47 @@ def test_reaching_is_the_last_plain_binding_before_the_use_and_the_augments_afte
     assert _described(model, model.reaching(_name(model, "y"))) == [("assign", "step")]
 
 
+def test_a_binding_in_a_branch_that_leaves_the_function_reaches_nothing_after_it():
+    """TL101 round 9 (a loader rebound for a one-off `--phase analysis` pass that returns): the
+    binding in the branch that returns or raises never reaches the code after the `if`; inside
+    that branch it does, and a branch that goes on reaches past it as before."""
+    model = _model(
+        """
+        def main(args):
+            loader = build("val")
+            if args.phase == "analysis":
+                loader = build("shuffled")
+                analyse(loader)
+                return
+            elif args.phase == "bad":
+                loader = build("bad")
+                raise ValueError(args.phase)
+            if args.debug:
+                loader = build("debug")
+            validate(loader)
+        """
+    )
+    assert _described(model, model.reaching(_name(model, "loader", 2))) == [
+        ("assign", 'build("shuffled")')
+    ]
+    assert _described(model, model.reaching(_last(model, "loader"))) == [
+        ("assign", 'build("debug")')
+    ]
+    after_branches = _model(
+        """
+        def main(args):
+            loader = build("val")
+            if args.phase == "analysis":
+                loader = build("shuffled")
+                return analyse(loader)
+            validate(loader)
+        """
+    )
+    assert _described(after_branches, after_branches.reaching(_last(after_branches, "loader"))) == [
+        ("assign", 'build("val")')
+    ]
+
+
 def test_a_list_comprehension_runs_in_place_and_a_generator_may_run_later():
     model = _model(
         """

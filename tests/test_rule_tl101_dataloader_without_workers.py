@@ -54,3 +54,22 @@ def test_workers_are_not_added_to_a_script_that_runs_at_import():
         len(found) == 1 and "__main__" in found[0].fix.message
     )  # the help line says why workers wait
     assert "loader = DataLoader(ds, batch_size=8, pin_memory=True)\n" in fixed_source("TL101", text)
+
+
+def test_a_loader_rebound_in_a_branch_that_returns_feeds_only_that_branch():
+    """Round 9 (a `--phase analysis` branch that rebinds the validation loader for a one-off
+    pass and returns): the training code after the branch iterates the first loader."""
+    text = (
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def validate(loader, model):\n"
+        "    for x, y in loader:\n"
+        "        model(x.to(device))\n\n\n"
+        "def main(args, model, ds):\n"
+        "    val_loader = DataLoader(ds, batch_size=32, num_workers=args.workers)\n"
+        '    if args.phase == "analysis":\n'
+        "        val_loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=args.workers)\n"
+        "        collect_feature(val_loader, model)\n"
+        "        return\n"
+        "    validate(val_loader, model)\n"
+    )
+    assert [d.start.row for d in lint_source("TL101", text)] == [10]

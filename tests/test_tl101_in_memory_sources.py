@@ -166,6 +166,132 @@ if __name__ == "__main__":
 ]
 
 
+# Round 9: built by a function of another module of the project (`ProjectIndex`).
+_LOADERS_MODULE = """\
+import os
+
+import torch
+from torch.utils.data import TensorDataset
+
+
+def load_and_cache(args, split):
+    examples = read_examples(args, split)
+    cache = os.path.join(args.cache_dir, split)
+    if os.path.exists(cache):
+        data = torch.load(cache)
+    else:
+        ids = torch.tensor([e.ids for e in examples], dtype=torch.long)
+        if split == "test":
+            data = TensorDataset(ids)
+        else:
+            data = TensorDataset(ids, torch.tensor([e.label for e in examples]))
+        torch.save(data, cache)
+    return examples, data
+
+
+def token_dataset(args):
+    _, data = load_and_cache(args, "train")
+    return data
+
+
+def image_folder(root):
+    return ImageFolder(root)
+
+
+def examples_only(args, data):
+    return read_examples(args, "train"), data
+"""
+
+CASES += [
+    # unpacked from the tuple another module's function returns: nothing for workers to load
+    Case(
+        "other-module-tuple",
+        rules=RULES,
+        files={
+            "data_utils.py": _LOADERS_MODULE,
+            "run_cls.py": """\
+import torch
+from torch.utils.data import DataLoader, RandomSampler
+
+from data_utils import load_and_cache
+
+
+def main(args, model, optimizer):
+    train_examples, train_data = load_and_cache(args, "train")
+    loader = DataLoader(train_data, sampler=RandomSampler(train_data), batch_size=32)
+    for batch in loader:
+        ids, labels = tuple(t.to(args.device) for t in batch)
+        loss = model(ids, labels)
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main(*setup())
+""",
+        },
+    ),
+    # a module attribute, the dataset returned whole through another of that module's
+    # functions; the copy is non_blocking and overlaps the step, so pinning alone is asked
+    Case(
+        "other-module-whole",
+        rules=RULES,
+        files={
+            "data_utils.py": _LOADERS_MODULE,
+            "run_pin.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+import data_utils
+
+
+def main(args, model, optimizer):
+    loader = DataLoader(data_utils.token_dataset(args), batch_size=32)  # TL101: DataLoader(
+    for ids, labels in loader:
+        loss = model(ids.to(args.device, non_blocking=True), labels.to(args.device))
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main(*setup())
+""",
+        },
+    ),
+    # another module's function that returns a dataset of files, or what it was handed: the
+    # workers are asked as before
+    Case(
+        "other-module-not-in-memory",
+        rules=RULES,
+        files={
+            "data_utils.py": _LOADERS_MODULE,
+            "run_img.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+from data_utils import examples_only, image_folder
+
+
+def main(args, model, optimizer, dataset):
+    images = DataLoader(image_folder(args.root), batch_size=64)  # TL101: DataLoader(
+    _, handed = examples_only(args, dataset)
+    passed = DataLoader(handed, batch_size=64)  # TL101: DataLoader(
+    for x, y in images:
+        model(x.cuda(), y.cuda()).backward()
+        optimizer.step()
+    for x, y in passed:
+        model(x.cuda(), y.cuda()).backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main(*setup())
+""",
+        },
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     return check_projects(Path(tmp_path_factory.mktemp("in_memory_sources")), CASES)
@@ -174,3 +300,8 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_in_memory_sources(case: Case, findings: list[dict]) -> None:
     assert case_findings(case, findings) == case.expected(), shown(case, findings)
+
+
+def test_other_module_dataset_asks_for_pinning_alone(findings: list[dict]) -> None:
+    (found,) = [f for f in findings if f["filename"].startswith("other-module-whole/")]
+    assert found["message"] == "`DataLoader` feeding a device loop without `pin_memory`"

@@ -268,7 +268,9 @@ class SemanticModel:
 
         Textual order stands in for control flow: the last plain binding before the use and
         the augmented assignments after it. Where nothing precedes the use (a loop's back
-        edge, a closure, a global), every binding counts.
+        edge, a closure, a global), every binding counts. A binding in a branch of an `if`
+        that leaves the function (ends in `return` or `raise`) reaches nothing after that
+        branch (`if args.phase == "analysis": loader = ...; ...; return`).
         """
         scope = self.scope_of(name)
         found_in, bindings = self.resolve(name.value, scope)
@@ -280,10 +282,30 @@ class SemanticModel:
             return list(bindings)
         reach: list[Binding] = []
         for binding in reversed(bindings[:count]):
+            if self._left_before(binding, name):
+                continue
             reach.append(binding)
             if binding.kind is not BindingKind.AUGMENT:
                 break
-        return reach[::-1]
+        return reach[::-1] if reach else list(bindings)
+
+    def _left_before(self, binding: Binding, use: cst.Name) -> bool:
+        """Whether `binding` sits in a branch of an `if` (its body or `else`) that ends by
+        leaving the function, `return` or `raise` as its last statement, and `use` lies
+        outside that branch: control never gets from the binding to the use."""
+        for parent in self.ancestors(binding.node):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef | cst.Module):
+                return False
+            if not isinstance(parent, cst.IndentedBlock):
+                continue
+            owner = self.parents.get(parent)
+            if isinstance(owner, cst.If | cst.Else) and not self.is_ancestor(parent, use):
+                last = parent.body[-1] if parent.body else None
+                if isinstance(last, cst.SimpleStatementLine) and isinstance(
+                    last.body[-1], cst.Return | cst.Raise
+                ):
+                    return True
+        return False
 
     def shadows_import(self, name: cst.Name) -> bool:
         """Whether a binding other than an import reaches the read `name` of an imported name:

@@ -157,6 +157,10 @@ class _Summary:
     passthrough: dict[str, tuple[int, str]] = field(default_factory=dict)
     # module-level functions whose every return is a module put in eval mode
     eval_loaders: frozenset[str] = frozenset()
+    # module-level function -> where its returns give a dataset already in memory
+    # (`_in_memory_returns`): `WHOLE` for its every return of a single value, `i` for element `i`
+    # of its every returned tuple (`return examples, TensorDataset(ids, labels)`)
+    datasets: dict[str, frozenset[int]] = field(default_factory=dict)
     # whether each function (`f`, `Class.method`) answers with a modulo test (`answers_periodically`)
     periodic: dict[str, bool] = field(default_factory=dict)
     # `Class.method` (not a forward) that runs its own module's forward with grad left as the
@@ -310,6 +314,8 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         summary.passthrough = _passthrough_functions(tree)
     elif part == "eval_loaders":
         summary.eval_loaders = _eval_loaders(tree) if summary.evals else frozenset()
+    elif part == "datasets":
+        summary.datasets = _in_memory_returns(tree, summary.imports)
     elif part == "periodic":
         summary.periodic = _periodic_members(tree)
     elif part == "forwarding":
@@ -331,6 +337,7 @@ _PARTS = (
     "waits",
     "passthrough",
     "eval_loaders",
+    "datasets",
     "periodic",
     "forwarding",
 )
@@ -1619,6 +1626,158 @@ def _returned_values(
     return found
 
 
+# Library knowledge: what holds a dataset already in memory. A `TensorDataset` of tensors; what
+# `torch.load` gives (deserialized whole: a dataset cached with `torch.save`); a split of one.
+TENSOR_DATASETS = frozenset(
+    {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+)
+DATASET_SPLITS = frozenset(
+    {
+        "torch.utils.data.random_split",
+        "torch.utils.data.dataset.random_split",
+        "torch.utils.data.Subset",
+        "torch.utils.data.dataset.Subset",
+    }
+)
+TORCH_LOADS = frozenset({"torch.load", "torch.serialization.load"})
+WHOLE = -1  # `datasets`: the whole value a function returns, not an element of a tuple
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _in_memory_returns(
+    tree: ast.Module, imports: dict[str, tuple[int, str]]
+) -> dict[str, frozenset[int]]:
+    """Module-level functions whose returns give a dataset already in memory (`TensorDataset`,
+    a list of samples, what `torch.load` gives or an item of it, a split of one, or what a
+    function of the module that gives one returns), bound in every branch: `WHOLE` where every
+    return of a single value gives one, `i` where element `i` of every returned tuple does
+    (`return examples, data`, `data` a `torch.load` of a cache or a `TensorDataset` built
+    anew). Names are followed through the function's own assignments; a parameter is unknown."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    found = {}
+    for name, function in functions.items():
+        positions = _dataset_positions(function, functions, imports, 0)
+        if positions:
+            found[name] = positions
+    return found
+
+
+def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of `function`'s body, not those of the functions, lambdas or classes in it."""
+    nodes: list[ast.AST] = list(function.body)
+    for each in nodes:
+        nodes += [c for c in _children(each) if not isinstance(c, _SCOPES)]
+    return nodes
+
+
+# What a name of a function is bound to, for `_dataset_positions`: a value, element `i` of what
+# a call gives unpacked (`examples, data = load(...)`), or None (bound some other way: unknown)
+_Bound = ast.expr | tuple[ast.Call, int] | None
+
+
+def _dataset_positions(
+    function: ast.FunctionDef,
+    functions: dict[str, ast.FunctionDef],
+    imports: dict[str, tuple[int, str]],
+    depth: int,
+) -> frozenset[int]:
+    if depth > _MAX_DEPTH:
+        return frozenset()
+    nodes = _own_nodes(function)
+    local: dict[str, list[_Bound]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind_values(target, node.value, local)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            _bind_values(node.target, node.value, local)
+        else:
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr):
+                targets = [node.target]
+            elif isinstance(node, ast.With):
+                targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+            for target in targets:
+                for each in _walk(target):
+                    if isinstance(each, ast.Name):
+                        local.setdefault(each.id, []).append(None)
+    returns = [n.value for n in nodes if isinstance(n, ast.Return)]
+
+    def positions_of(call: ast.Call) -> frozenset[int]:
+        called = ast_dotted(call.func) or ""
+        if called not in functions:
+            return frozenset()
+        return _dataset_positions(functions[called], functions, imports, depth + 1)
+
+    def held(value: _Bound, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(value, tuple):
+            call, index = value
+            if (_imported(ast_dotted(call.func) or "", imports) or "") in DATASET_SPLITS:
+                return held(call, seen)  # `train, val = random_split(dataset, ...)`
+            return index in positions_of(call)
+        if isinstance(value, ast.List | ast.ListComp):
+            return True
+        if isinstance(value, ast.Name):
+            values = local.get(value.id)
+            return (
+                value.id not in seen
+                and bool(values)
+                and all(held(v, seen | {value.id}) for v in values or ())
+            )
+        if isinstance(value, ast.Subscript):
+            return loaded(value.value, seen)
+        if not isinstance(value, ast.Call):
+            return False
+        full = _imported(ast_dotted(value.func) or "", imports) or ""
+        if full in TENSOR_DATASETS or full in TORCH_LOADS:
+            return True
+        if full in DATASET_SPLITS:
+            first = next((a for a in value.args if not isinstance(a, ast.Starred)), None)
+            return held(first, seen)
+        return WHOLE in positions_of(value)
+
+    def loaded(value: _Bound, seen: frozenset[str]) -> bool:
+        if isinstance(value, ast.Call):
+            return (_imported(ast_dotted(value.func) or "", imports) or "") in TORCH_LOADS
+        if not isinstance(value, ast.Name) or value.id in seen:
+            return False
+        values = local.get(value.id)
+        return bool(values) and all(loaded(v, seen | {value.id}) for v in values or ())
+
+    positions = set()
+    whole = [v for v in returns if not isinstance(v, ast.Tuple)]
+    if whole and all(held(v) for v in whole):
+        positions.add(WHOLE)
+    tuples = [v for v in returns if isinstance(v, ast.Tuple)]
+    if tuples:
+        for index in range(min(len(t.elts) for t in tuples)):
+            if all(held(t.elts[index]) for t in tuples):
+                positions.add(index)
+    return frozenset(positions)
+
+
+def _bind_values(target: ast.expr, value: ast.expr, local: dict[str, list[_Bound]]) -> None:
+    """What an assignment binds each name of its target to: the value, its element of a tuple
+    written out or of what a call gives unpacked; None where it is not known."""
+    if isinstance(target, ast.Name):
+        local.setdefault(target.id, []).append(value)
+        return
+    if not isinstance(target, ast.Tuple | ast.List):
+        for each in _walk(target):  # `self.x = ...`, `d[k] = ...`: no local name bound
+            if isinstance(each, ast.Name) and isinstance(each.ctx, ast.Store):
+                local.setdefault(each.id, []).append(None)
+        return
+    for index, element in enumerate(target.elts):
+        if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+            _bind_values(element, value.elts[index], local)
+        elif isinstance(element, ast.Name) and isinstance(value, ast.Call):
+            local.setdefault(element.id, []).append((value, index))
+        else:
+            for each in _walk(element):
+                if isinstance(each, ast.Name):
+                    local.setdefault(each.id, []).append(None)
+
+
 def _chained_eval(value: ast.expr) -> bool:
     """`X(...).eval().to(device)`: module methods chained on a call, one of them a plain `.eval()`."""
     seen = False
@@ -2018,6 +2177,25 @@ class ProjectIndex:
             return True
         target = self._target(file, summary, name)
         return target is not None and self.returns_eval_module(target[0], target[1], depth + 1)
+
+    def returns_in_memory_dataset(
+        self, file: Path, name: str, position: int = WHOLE, depth: int = 0
+    ) -> bool:
+        """Whether the function `name`, as written in `file` and defined in another module of
+        the project (`utils.load_data(...)`, also re-exported), gives a dataset already in memory
+        (`_in_memory_returns`): on its every return of a single value (`position` `WHOLE`) or as
+        element `position` of every tuple it returns (`examples, data = load_data(...)`)."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return False
+        if depth and "." not in name and name not in summary.imports:
+            defined = self._summary(file, part="datasets")  # the module defining it
+            return defined is not None and position in defined.datasets.get(name, ())
+        target = self._target(file, summary, name)
+        return target is not None and self.returns_in_memory_dataset(
+            target[0], target[1], position, depth + 1
+        )
 
     def _device(self, file: Path, name: str, depth: int, functions: bool = False) -> bool | None:
         head, _, rest = name.partition(".")
