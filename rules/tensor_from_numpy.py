@@ -119,7 +119,9 @@ Not flagged:
   decode runs the model once per generated token, so one copy of its inputs is noise;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
-  piece is copied once in it, not per step;
+  piece is copied once in it, not per step; so is a copy on a cache's miss (`if key in
+  self.cache: return ...`, where the class stores `self.cache[key] = ...` and never evicts),
+  which runs once per key;
 - a one-off copy of an array that is not a data set: a few hundred indices built in an
   `__init__`, loss weights parsed once from the command line, a demo array;
 - a copy in a library module's `if __name__ == "__main__":` demo (a module other modules of the

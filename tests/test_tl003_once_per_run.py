@@ -344,6 +344,41 @@ class Shapes(Dataset):
         rules=("TL003",),
     ),
     Case(
+        # A cache that evicts (a bounded one) or is emptied after construction misses again.
+        "an-evicting-cache-stays",
+        {
+            "shapes.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Shapes(Dataset):
+    def __init__(self, names, root, size):
+        self.names = names
+        self.root = root
+        self.size = size
+        self.cache = {}
+
+    def __getitem__(self, i):
+        name = self.names[i]
+        if name not in self.cache:
+            if len(self.cache) >= self.size:
+                self.cache.pop(next(iter(self.cache)))
+            points = np.loadtxt(f"{self.root}/{name}.txt", delimiter=",").astype(np.float32)
+            self.cache[name] = torch.tensor(points)  # TL003: torch.tensor(points)
+        return self.cache[name]
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        return len(self.names)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
         "membership-in-a-mapping-never-filled-stays",
         {
             "shapes.py": """\

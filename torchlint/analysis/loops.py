@@ -1608,7 +1608,10 @@ class LoopFacts:
 
     def _cache(self, node: cst.BaseExpression) -> bool:
         """`self.cache` or `self.cache.keys()`, in a method of a class one of whose methods
-        stores a value under a key of that attribute (`self.cache[key] = ...`)."""
+        stores a value under a key of that attribute (`self.cache[key] = ...`) and that never
+        evicts from it nor empties it: no `del self.cache[key]`, no `pop`, `popitem` or
+        `clear`, and no binding of the attribute outside `__init__` (a cache reset every
+        epoch misses every epoch)."""
         if (
             isinstance(node, cst.Call)
             and not node.args
@@ -1622,18 +1625,26 @@ class LoopFacts:
         owner = self._owner_class(function) if function is not None else None
         if owner is None:
             return False
+        stored = False
         for attribute in self.scopes.attributes.get(node.attr.value, ()):
-            item = self.scopes.parents.get(attribute)
-            target = self.scopes.parents.get(item) if item is not None else None
-            if (
-                is_name(attribute.value, "self")
-                and isinstance(item, cst.Subscript)
-                and item.value is attribute
-                and isinstance(target, cst.AssignTarget)
-                and self.scopes.is_ancestor(owner, attribute)
+            if not is_name(attribute.value, "self") or not self.scopes.is_ancestor(
+                owner, attribute
             ):
-                return True
-        return False
+                continue
+            parent = self.scopes.parents.get(attribute)
+            outer = self.scopes.parents.get(parent) if parent is not None else None
+            if isinstance(parent, cst.Subscript) and parent.value is attribute:
+                if isinstance(outer, cst.AssignTarget):
+                    stored = True
+                elif isinstance(outer, cst.Del):
+                    return False  # evicted: a key may miss again
+            elif isinstance(parent, cst.Attribute) and parent.attr.value in _EVICTIONS:
+                return False
+            elif isinstance(parent, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.Del):
+                method = self.scopes.function_of(attribute)
+                if method is None or method.name.value != "__init__":
+                    return False  # emptied or replaced after construction
+        return stored
 
     def _bound_by_loop(self, node: cst.BaseExpression) -> bool:
         """A name the loop binds afresh each iteration: its target, or a batch fetched in it."""
@@ -2036,6 +2047,10 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
         return (dotted(last.value.func) or "") in _EXITS
     return False
+
+
+# Methods that take entries out of a mapping, after which a key may miss again.
+_EVICTIONS = frozenset({"pop", "popitem", "clear"})
 
 
 def _returns(block: cst.BaseSuite) -> bool:
