@@ -227,6 +227,33 @@ class Wrapper:
         rules=("TL005",),
     ),
     Case(
+        # Words in comments and messages are no mentions, and a sibling example folder's own
+        # `Net`, whose calls pass `pooling`, is another class.
+        "a-sibling-folder-defines-its-own-class",
+        files={
+            "examples/a/gnn.py": _NET.replace("MARK", "").replace(
+                "        super().__init__()\n",
+                "        super().__init__()  # Net of example a\n"
+                "        if depth < 1:\n            raise ValueError('Net needs a layer')\n",
+            ),
+            "examples/a/main.py": "from gnn import Net\n\nmodel = Net(64, depth=3).cuda()\n",
+            "examples/b/gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "examples/b/main.py": "from gnn import Net\n\nmodel = Net(64, **cfg)\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        # A package that re-exports the class passes its name on: a caller importing it from
+        # the package overrides the default.
+        "a-re-exported-class-keeps-its-callers",
+        files={
+            "nets/__init__.py": "from .gnn import Net\n",
+            "nets/gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "main.py": "from nets import Net\n\nmodel = Net(64, pooling='attention')\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
         "a-constructor-default-passed-by-a-caller",
         files={
             "gnn.py": _NET.replace("MARK", _NET_FOUND),

@@ -2290,7 +2290,7 @@ class ProjectIndex:
             return False
         calling = False
         for other in self._project_files():
-            if not _mentions(other, function):
+            if not _mentions(other, function) or self._names_another(other, file, function):
                 continue
             read = _read(other)
             mentions = (
@@ -2332,6 +2332,55 @@ class ProjectIndex:
             if (folder / ".git").exists() or folder.parent == folder:
                 return False
             folder = folder.parent
+
+    def _names_another(self, other: Path, file: Path, name: str) -> bool:
+        """Whether `other`'s word `name` cannot be `file`'s: no import of `other` (at the top,
+        in a function, a star import) resolves to `file`'s module, nor to a project module that
+        may pass `file`'s name on (one that star-imports, or writes the name without defining
+        its own at module level), so its `name` is another module's or its own (sibling example
+        folders that each define a `GNN`, a message that says "GNN"). False when unknown."""
+        if other == file:
+            return False
+        summary = self._summary(other)
+        calls = self._summary(other, consult=False, part="calls")
+        if summary is None or calls is None:
+            return False
+        own = re.compile(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", re.MULTILINE)
+        text = _read(other)
+        defines = text is not None and own.search(text[0]) is not None
+        imported = [*summary.imports.values(), *calls.local_imports.values()]
+        for level, target in [*imported, *((level, f"{m}.*") for level, m in summary.stars)]:
+            parent = target.rpartition(".")[0]  # `from parent import target`, or a star's module
+            for module in (target, parent) if parent or level else (target,):
+                found = self._module_file(other, level, module, added_paths=True)
+                if found is None:
+                    continue
+                found = found.absolute()
+                if found == file:
+                    return False
+                if not defines and self._passes_on(found, file, name, 0):
+                    return False  # a re-export of `file`'s name may be what it calls
+        return True
+
+    def _passes_on(self, module: Path, file: Path, name: str, depth: int) -> bool:
+        """Whether the project module `module` may bind `file`'s `name`: it is `file`, writes
+        the word without defining its own at module level, or star-imports a project module
+        that may (unknown at depth)."""
+        if module == file:
+            return True
+        summary = self._summary(module)
+        read = _read(module)
+        if summary is None or read is None or depth > _MAX_DEPTH:
+            return True
+        word = re.search(rf"(?<!\w){re.escape(name)}\b", read[0])
+        own = re.search(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", read[0], re.MULTILINE)
+        if word and not own:
+            return True
+        for level, star in summary.stars:
+            found = self._module_file(module, level, star, added_paths=True)
+            if found is not None and self._passes_on(found.absolute(), file, name, depth + 1):
+                return True
+        return False
 
     def _configs_mention(self, name: str) -> bool:
         """Whether a configuration file of the project (YAML, JSON, TOML, cfg) writes `name`:
@@ -3872,14 +3921,21 @@ def _ships(declaring: Path, file: Path, declaration: str) -> bool:
 def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool | None:
     """Whether `text` calls the bare `name`, when each word `name` of it is such a call, its
     undecorated `def` or `class` line, an import line, a quoted `__all__` entry or
-    `super(name, ...)`; None for any other mention: an attribute of that name (`nets.name`)
-    may be it, called or handed over, and a bare name not called is handed over. With
-    `attributes`, a call of an attribute of that name (`nets.name(...)`) is a call too."""
+    `super(name, ...)`, or stands in a comment (`### GNN to generate node embeddings`);
+    None for any other mention: an attribute of that name (`nets.name`) may be it, called or
+    handed over, and a bare name not called is handed over. With `attributes`, a call of an
+    attribute of that name (`nets.name(...)`) is a call too."""
     calls = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start, end = match.span()
         line_start = text.rfind("\n", 0, start) + 1
         before, after = text[line_start:start], text[end:]
+        if "#" in before and "#" in _QUOTED.sub("", before):
+            continue  # a comment, not `print("# head", name(x))`
+        if _in_prose(
+            text[line_start : text.find("\n", end) % (len(text) + 1)], start - line_start, name
+        ):
+            continue  # `"Number of GNN layers"`: words of a message, no name looked up
         if before.lstrip().startswith(("from ", "import ")):
             if re.match(r"[ \t]+as\b", after):
                 return None  # imported under another name, which is not followed
@@ -3896,6 +3952,17 @@ def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool
             return None
         calls = True
     return calls
+
+
+def _in_prose(line: str, column: int, name: str) -> bool:
+    """Whether `column` of `line` lies in a one-line string literal that holds more than the
+    bare `name` (a message, `"Number of GNN layers"`), which no lookup by name reads; an
+    f-string may call it, and a string of the name alone may be looked up (`getattr`)."""
+    for literal in _QUOTED.finditer(line):
+        if literal.start() < column < literal.end():
+            prefix = line[: literal.start()].rstrip()[-1:].lower()
+            return prefix != "f" and literal.group()[1:-1].strip() != name
+    return False
 
 
 # A one-line string literal, which may hold a `#` that opens no comment.
