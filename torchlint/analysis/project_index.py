@@ -657,8 +657,10 @@ def _collect_calls(
                 periodic = _periodic_members(tree) if periodic is None else periodic
                 guarded = _calls_periodic_helper(node.test, owner, periodic)
             inner = looped | _GUARDED if guarded else looped
-            stack += [(c, off, owner, looped) for c in [node.test, *node.orelse]]
+            # in `_children`'s order: a name imported in both arms keeps the body's, as before
+            stack.append((node.test, off, owner, looped))
             stack += [(c, off, owner, inner) for c in node.body]
+            stack += [(c, off, owner, looped) for c in node.orelse]
             continue
         if isinstance(node, ast.For | ast.AsyncFor | ast.While):
             heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
