@@ -94,8 +94,9 @@ copies a whole data set twice however often it runs; a converted input that one 
 call consumes (`x = torch.tensor(feats).float(); return self.forward(x)`) is not kept. A copy
 that evidently runs once (module-level code outside loops, an `__init__`, a `main`, a function
 whose every call in the file runs once, the code outside loops of an undecorated function or
-method whose every call in the project runs once, other modules and calls through a base class's
-method included, the set-up of a training run: code outside the per-batch
+method whose every call in the project runs once or under a periodic guard (`if
+self.check_frequency(step):` around image logging, no loop between the guard and the call),
+other modules and calls through a base class's method included, the set-up of a training run: code outside the per-batch
 loops of a function that runs them, even where folds or a hyperparameter search repeat the run,
 the build of a dataset object: its constructor, the hooks PyTorch Geometric's and DGL's dataset
 classes run from there, `process()` and `download()`, and the methods of the class only those
@@ -118,7 +119,9 @@ Not flagged:
   decode runs the model once per generated token, so one copy of its inputs is noise;
 - a copy in a loop of a dataset's build (`data.y = torch.tensor(labels[i])` per molecule in a
   `process()` that caches its result): the build makes one pass over the raw data, and each
-  piece is copied once in it, not per step;
+  piece is copied once in it, not per step; so is a copy on a cache's miss (`if key in
+  self.cache: return ...`, where the class stores `self.cache[key] = ...` and never evicts),
+  which runs once per key;
 - a one-off copy of an array that is not a data set: a few hundred indices built in an
   `__init__`, loss weights parsed once from the command line, a demo array;
 - a copy in a library module's `if __name__ == "__main__":` demo (a module other modules of the
@@ -933,6 +936,8 @@ the import is removed once the fixes leave it unused.
         doubles its memory), or a piece of the one pass a dataset's build makes over its data
         (`data.y = torch.tensor(labels[i])` per molecule in a PyG `process()`)."""
         data_set = self.ctx.fact(NumpyProvenance).reads_data_set(evidence)
+        if self.ctx.fact(LoopFacts).once_per_key(call):
+            return True  # a cache's miss builds each entry once: a piece of one pass
         if self.ctx.fact(LoopFacts).runs_once(call):
             return not data_set
         build = self.ctx.fact(DataLoaders).build_pass(call)
@@ -1079,10 +1084,11 @@ the import is removed once the fixes leave it unused.
 
     def _once_in_project(self, call: cst.Call) -> bool:
         """The straight-line code of a module-level function or a method that the project calls
-        only from code that runs once (`ProjectIndex.runs_once`: a dataset's augmentation step
-        reached from its base class's `build()` in another module, a calibrator's `fit` at the
-        end of a prediction run). Not per-sample code a loader runs, nor a decorated function,
-        which a framework may run anywhere."""
+        only from code that runs once or now and then (`ProjectIndex.runs_rarely`: a dataset's
+        augmentation step reached from its base class's `build()` in another module, a
+        calibrator's `fit` at the end of a prediction run, caption images drawn for the image
+        logging a per-step hook runs under a periodic guard). Not per-sample code a loader
+        runs, nor a decorated function, which a framework may run anywhere."""
         function = self.ctx.fact(SemanticModel).function_of(call)
         project = self.ctx.project
         if function is None or function.decorators or project is None:
@@ -1102,7 +1108,7 @@ the import is removed once the fixes leave it unused.
             key = function.name.value
         else:
             return False  # a nested function: the index knows module-level names only
-        return project.runs_once(self.ctx.absolute_path, key)
+        return project.runs_rarely(self.ctx.absolute_path, key)
 
     def _written_later(self, call: cst.Call, data: cst.BaseExpression) -> bool:
         """Whether the array (or a variable it views) or the new tensor is written in place after

@@ -55,6 +55,28 @@ class Solver:
         self.model = dist_utils.wrap_model(model.cuda(), sync_bn=cfg.sync_bn, verbose=1)
 """
 
+_NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, c, depth=2, pooling="mean"):
+        super().__init__()
+        self.pooling = pooling
+        if self.pooling == "attention":
+            self.pool = nn.Sequential(nn.Linear(c, 2 * c), nn.BatchNorm1d(2 * c), nn.ReLU())MARK
+        else:
+            self.pool = None
+        self.layers = nn.ModuleList(nn.Linear(c, c) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+_NET_FOUND = "  # TL005: nn.Linear(c, 2 * c)"
+
 CASES = [
     Case(
         "default-no-caller-overrides",
@@ -166,6 +188,108 @@ class Wrapper:
             "net = dist_utils.wrap(m)\nw = dist_utils.Wrapper().wrap(m)\n",
         },
         rules=RULES,
+    ),
+    Case(
+        # `find_packages()` ships packages (folders with an `__init__.py`); an example script's
+        # folder without one is not installed, so only the project's own calls reach it.
+        "an-example-outside-the-distribution",
+        files={
+            "setup.py": "from setuptools import find_packages, setup\n\n"
+            "setup(name='misc', packages=find_packages(exclude=['examples']))\n",
+            "misc/__init__.py": "",
+            "misc/core.py": "def helper():\n    return 1\n",
+            "examples/train/dist_utils.py": _wrap(False),
+            "examples/train/solver.py": _SOLVER.replace(
+                "from misc import dist_utils", "import dist_utils"
+            ),
+        },
+        rules=RULES,
+    ),
+    Case(
+        # The same distribution with a namespace package finder may ship any folder.
+        "a-namespace-distribution-may-ship-the-folder",
+        files={
+            "setup.py": "from setuptools import find_namespace_packages, setup\n\n"
+            "setup(name='misc', packages=find_namespace_packages())\n",
+            "tools/dist_utils.py": _wrap(True),
+            "tools/solver.py": _SOLVER.replace("from misc import dist_utils", "import dist_utils"),
+        },
+        rules=RULES,
+    ),
+    Case(
+        # A constructor's parameter, kept on `self` and tested there: every `Net(...)` of the
+        # project leaves `pooling` at "mean", so the attention head is never built.
+        "a-constructor-default-kept-on-self",
+        files={
+            "gnn.py": _NET.replace("MARK", ""),
+            "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3).cuda()\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        # Words in comments and messages are no mentions, and a sibling example folder's own
+        # `Net`, whose calls pass `pooling`, is another class.
+        "a-sibling-folder-defines-its-own-class",
+        files={
+            "examples/a/gnn.py": _NET.replace("MARK", "").replace(
+                "        super().__init__()\n",
+                "        super().__init__()  # Net of example a\n"
+                "        if depth < 1:\n            raise ValueError('Net needs a layer')\n",
+            ),
+            "examples/a/main.py": "from gnn import Net\n\nmodel = Net(64, depth=3).cuda()\n",
+            "examples/b/gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "examples/b/main.py": "from gnn import Net\n\nmodel = Net(64, **cfg)\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        # A package that re-exports the class passes its name on: a caller importing it from
+        # the package overrides the default.
+        "a-re-exported-class-keeps-its-callers",
+        files={
+            "nets/__init__.py": "from .gnn import Net\n",
+            "nets/gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "main.py": "from nets import Net\n\nmodel = Net(64, pooling='attention')\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        "a-constructor-default-passed-by-a-caller",
+        files={
+            "gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3, pooling=args.pool)\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        "a-constructor-default-passed-by-position",
+        files={
+            "gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "main.py": "from gnn import Net\n\nmodel = Net(64, 3, 'attention')\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        # A subclass may hand its own value to `super().__init__`, and a second write of the
+        # attribute may change it before the test: both keep the branch live.
+        "a-subclass-or-a-second-write-keeps-it-live",
+        files={
+            "gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "big.py": "from gnn import Net\n\n\nclass Big(Net):\n    pass\n",
+            "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3)\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
+        "a-second-write-of-the-attribute",
+        files={
+            "gnn.py": _NET.replace("MARK", _NET_FOUND).replace(
+                "        self.pooling = pooling\n",
+                "        self.pooling = pooling\n        if depth > 8:\n            self.pooling = 'attention'\n",
+            ),
+            "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3)\n",
+        },
+        rules=("TL005",),
     ),
 ]
 

@@ -163,6 +163,249 @@ def train(model, loader, opt):
         },
         rules=("TL003",),
     ),
+    Case(
+        # Image logging that a per-step hook runs only when a periodic helper of its class
+        # answers yes, two modules away from the copy: a few caption images now and then.
+        "copy-reached-only-under-a-periodic-guard",
+        {
+            "util.py": """\
+import numpy as np
+import torch
+
+
+def captions_as_images(captions, width):
+    rows = [np.full((3, 16, width), len(c) / 100.0) for c in captions]
+    return torch.tensor(np.stack(rows))
+""",
+            "model.py": """\
+import torch
+from util import captions_as_images
+
+
+class Generator(torch.nn.Module):
+    def training_step(self, batch, batch_idx):
+        return self(batch["image"]).mean()
+
+    def log_images(self, batch):
+        return {"captions": captions_as_images(batch["caption"], 64)}
+""",
+            "logging_cb.py": """\
+import torch
+
+
+class ImageLogger:
+    def __init__(self, every):
+        self.every = every
+
+    def due(self, step):
+        if step % self.every == 0 and step > 0:
+            return True
+        return False
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+        self.log(module, batch, module.global_step)
+
+    def log(self, module, batch, step):
+        if self.due(step) and hasattr(module, "log_images"):
+            with torch.no_grad():
+                images = module.log_images(batch)
+            trainer_save(images)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "copy-reached-on-every-step-stays",
+        {
+            "util.py": """\
+import numpy as np
+import torch
+
+
+def captions_as_images(captions, width):
+    rows = [np.full((3, 16, width), len(c) / 100.0) for c in captions]
+    return torch.tensor(np.stack(rows))  # TL003: torch.tensor(np.stack(rows))
+""",
+            "model.py": """\
+import torch
+from util import captions_as_images
+
+
+class Generator(torch.nn.Module):
+    def training_step(self, batch, batch_idx):
+        return self(batch["image"]).mean()
+
+    def log_images(self, batch):
+        return {"captions": captions_as_images(batch["caption"], 64)}
+""",
+            "logging_cb.py": """\
+import torch
+
+
+class ImageLogger:
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+        with torch.no_grad():
+            images = module.log_images(batch)
+        trainer_save(images)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        # A loop inside the guard repeats the call: a periodic pass over the whole validation
+        # set copies per batch in it.
+        "a-loop-inside-the-guard-repeats-it",
+        {
+            "util.py": """\
+import numpy as np
+import torch
+
+
+def to_batch(images):
+    return torch.tensor(np.stack(images))  # TL003: torch.tensor(np.stack(images))
+""",
+            "train.py": """\
+from util import to_batch
+
+
+def train(model, loader, val_sets, opt, every):
+    for step, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        if step % every == 0:
+            for images in val_sets:
+                model(to_batch(images))
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        # A cache's miss: the branch that builds what the class stores under the key runs
+        # once per key (a record built in the constructor, then served from the cache).
+        "cache-miss-builds-once-per-key",
+        {
+            "shapes.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Shapes(Dataset):
+    def __init__(self, names, root):
+        self.names = names
+        self.root = root
+        self.cache = {}
+        for i, name in enumerate(names):
+            self.cache[name] = self.load(i)
+
+    def load(self, i):
+        name = self.names[i]
+        if name in self.cache:
+            return dict(self.cache[name])
+        points = np.loadtxt(f"{self.root}/{name}.txt", delimiter=",").astype(np.float32)
+        return {"points": torch.tensor(points)}
+
+    def __getitem__(self, i):
+        return self.load(i)
+
+    def __len__(self):
+        return len(self.names)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "cache-filled-in-the-miss-branch",
+        {
+            "shapes.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Shapes(Dataset):
+    def __init__(self, names, root):
+        self.names = names
+        self.root = root
+        self.cache = {}
+
+    def __getitem__(self, i):
+        name = self.names[i]
+        if name not in self.cache:
+            points = np.loadtxt(f"{self.root}/{name}.txt", delimiter=",").astype(np.float32)
+            self.cache[name] = torch.tensor(points)
+        return self.cache[name]
+
+    def __len__(self):
+        return len(self.names)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        # A cache that evicts (a bounded one) or is emptied after construction misses again.
+        "an-evicting-cache-stays",
+        {
+            "shapes.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Shapes(Dataset):
+    def __init__(self, names, root, size):
+        self.names = names
+        self.root = root
+        self.size = size
+        self.cache = {}
+
+    def __getitem__(self, i):
+        name = self.names[i]
+        if name not in self.cache:
+            if len(self.cache) >= self.size:
+                self.cache.pop(next(iter(self.cache)))
+            points = np.loadtxt(f"{self.root}/{name}.txt", delimiter=",").astype(np.float32)
+            self.cache[name] = torch.tensor(points)  # TL003: torch.tensor(points)
+        return self.cache[name]
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        return len(self.names)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        "membership-in-a-mapping-never-filled-stays",
+        {
+            "shapes.py": """\
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class Shapes(Dataset):
+    def __init__(self, names, root, skip):
+        self.names = names
+        self.root = root
+        self.skip = skip
+
+    def __getitem__(self, i):
+        name = self.names[i]
+        if name in self.skip:
+            return None
+        points = np.loadtxt(f"{self.root}/{name}.txt", delimiter=",").astype(np.float32)
+        return torch.tensor(points)  # TL003: torch.tensor(points)
+
+    def __len__(self):
+        return len(self.names)
+""",
+        },
+        rules=("TL003",),
+    ),
 ]
 
 

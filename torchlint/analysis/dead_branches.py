@@ -12,12 +12,16 @@ The value is read, never guessed: a literal (`True`, `False`, `None`, an integer
 assignment of a literal. Such a name keeps that value wherever the function and the functions
 inside it read it, unless one of them declares it `nonlocal` (and rebinds it), or a `del` or a
 `match` pattern unbinds or rebinds it (bindings the model does not record). A parameter of a
-module-level, undecorated function, never rebound, is fixed to its literal default when the
-project calls the function and no call passes it (`ProjectIndex.default_never_overridden`:
-`def wrap_model(model, dist_mode="ddp")` whose callers pass only `sync_bn`), unless the project
-declares a distribution whose users may call a public function themselves. Any other parameter,
-a second binding, a module constant (another module may set it) or a computed value is unknown,
-and unknown is live code. The branch taken when the test is false (the `else`, an `elif`) is
+module-level, undecorated function (or of the undecorated `__init__` of a module-level class,
+whose calls are the class's), never rebound, is fixed to its literal default when the project
+calls the function and no call passes it (`ProjectIndex.default_never_overridden`:
+`def wrap_model(model, dist_mode="ddp")` whose callers pass only `sync_bn`), unless a declared
+distribution ships the module and its users may call a public function themselves (an example
+script's folder without an `__init__.py` is not shipped). An attribute of `self` read in a
+method after the one statement of its body that sets it (`self.pooling = pooling`), where no
+other code of the file writes an attribute of that name, has the value set. Any other
+parameter, a second binding, a module constant (another module may set it) or a computed value
+is unknown, and unknown is live code. The branch taken when the test is false (the `else`, an `elif`) is
 dead when the test is always true.
 """
 
@@ -144,13 +148,62 @@ class DeadBranches:
             return (value is None) is isinstance(operator, cst.Is)
         return None
 
-    def _constant(self, node: cst.BaseExpression) -> tuple[bool, object]:
-        """(True, value) for a literal, or a name fixed to one (`_fixed`); (False, None) else."""
+    def _constant(self, node: cst.BaseExpression, depth: int = 0) -> tuple[bool, object]:
+        """(True, value) for a literal, a name fixed to one (`_fixed`) or an attribute of
+        `self` a method has just set to one (`_fixed_attribute`); (False, None) else."""
         known, value = _literal_value(node)
-        if known or not isinstance(node, cst.Name):
+        if known or depth > _MAX_DEPTH:
             return known, value
-        fixed = self._fixed(node)
-        return _literal_value(fixed) if fixed is not None else (False, None)
+        if isinstance(node, cst.Name):
+            fixed = self._fixed(node)
+        elif isinstance(node, cst.Attribute):
+            fixed = self._fixed_attribute(node)
+        else:
+            return False, None
+        return self._constant(fixed, depth + 1) if fixed is not None else (False, None)
+
+    def _fixed_attribute(self, node: cst.Attribute) -> cst.BaseExpression | None:
+        """The value of `self.<attr>` read in a method after the one statement of that method's
+        body that sets it (`self.pooling = pooling`, then `if self.pooling == "attention":`),
+        when no other code of the file writes an attribute of that name (an assignment,
+        `del`, a loop or `with` target, `setattr`, a property's `def`): the value set, which
+        `_constant` reads in turn (a parameter fixed to its default, a literal)."""
+        attr = node.attr.value
+        model = self.ctx.fact(SemanticModel)
+        function = model.function_of(node)
+        if (
+            not (isinstance(node.value, cst.Name) and node.value.value == "self")
+            or function is None
+            or "setattr" in self.ctx.source
+            or model.functions.get(attr)
+        ):
+            return None
+        params = [*function.params.posonly_params, *function.params.params]
+        block = model.parents.get(function)
+        owner = model.parents.get(block) if block is not None else None
+        if not params or params[0].name.value != "self" or not isinstance(owner, cst.ClassDef):
+            return None
+        writes = [a for a in model.attributes.get(attr, ()) if _written(model, a)]
+        if len(writes) != 1:
+            return None
+        target = writes[0]
+        assign_target = model.parents.get(target)
+        line = model.parents.get(assign_target) if assign_target is not None else None
+        if not isinstance(line, cst.Assign) or len(line.targets) != 1:
+            return None
+        statement = model.parents.get(line)
+        body = function.body
+        if (
+            not (isinstance(target.value, cst.Name) and target.value.value == "self")
+            or not isinstance(statement, cst.SimpleStatementLine)
+            or not isinstance(body, cst.IndentedBlock)
+            or statement not in body.body
+        ):
+            return None
+        read_at = next((p for p in model.ancestors(node) if model.parents.get(p) is body), None)
+        if not isinstance(read_at, cst.BaseStatement):
+            return None
+        return line.value if body.body.index(read_at) > body.body.index(statement) else None
 
     def _fixed(self, name: cst.Name) -> cst.BaseExpression | None:
         """The literal a function's local `name` is only ever bound to, or the default of a
@@ -170,9 +223,11 @@ class DeadBranches:
         self, model: SemanticModel, function: cst.FunctionDef, param: cst.Param
     ) -> cst.BaseExpression | None:
         """The literal default of `param` of a module-level, undecorated function of the file,
-        when every call of the function in the project leaves it so
+        or of the undecorated `__init__` of an undecorated module-level class (its calls are
+        the class's, `Net(64)`), when every call in the project leaves it so
         (`ProjectIndex.default_never_overridden`: some call, none passing it, the function
-        never handed over, not the public API of a distribution)."""
+        never handed over, the class never derived from, not the public API of a
+        distribution)."""
         default = param.default
         project = self.ctx.project
         if (
@@ -180,11 +235,19 @@ class DeadBranches:
             or not _literal_value(default)[0]
             or project is None
             or function.decorators
-            or not isinstance(model.parents.get(function), cst.Module)
         ):
             return None
         params = function.params
         positional = [*params.posonly_params, *params.params]
+        name = function.name.value
+        block = model.parents.get(function)
+        owner = model.parents.get(block) if block is not None else None
+        if isinstance(owner, cst.ClassDef) and name == "__init__":
+            if owner.decorators or not isinstance(model.parents.get(owner), cst.Module):
+                return None
+            name, positional = owner.name.value, positional[1:]  # `self` is not passed
+        elif not isinstance(block, cst.Module):
+            return None
         if param in positional:
             position: int | None = positional.index(param)
         elif param in params.kwonly_params:
@@ -192,7 +255,7 @@ class DeadBranches:
         else:
             return None
         if not project.default_never_overridden(
-            self.ctx.absolute_path, function.name.value, param.name.value, position
+            self.ctx.absolute_path, name, param.name.value, position
         ):
             return None
         return default
@@ -207,6 +270,20 @@ class DeadBranches:
             for use in model.names_in.get((owner, name), ())
             for parent in _up_to_statement(model, use)
         )
+
+
+def _written(model: SemanticModel, node: cst.Attribute) -> bool:
+    """Whether `node` is written: a target (also inside a tuple or list target) of an
+    assignment, an augmented or annotated one, a loop, a `with` or a `del`."""
+    child: cst.CSTNode = node
+    parent = model.parents.get(child)
+    while isinstance(parent, cst.Tuple | cst.List | cst.Element | cst.StarredElement):
+        child, parent = parent, model.parents.get(parent)
+    if isinstance(parent, cst.AssignTarget | cst.Del | cst.AsName):
+        return True
+    if isinstance(parent, cst.AugAssign | cst.AnnAssign | cst.For | cst.CompFor):
+        return parent.target is child
+    return False
 
 
 def _up_to_statement(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -1568,10 +1568,92 @@ class LoopFacts:
             return (
                 "body" if equal else "orelse"
             )  # `if i == 0:` / `if i != len(loader) - 1: ... else:` run once
+        if isinstance(target.operator, cst.In | cst.NotIn) and self._cache(right):
+            # `if key in self.cache:` serves what a miss stored: the miss runs once per key
+            return "orelse" if isinstance(target.operator, cst.In) else "body"
         if self.is_counter(left) and isinstance(target.operator, cst.In | cst.NotIn):
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
         return None
+
+    def once_per_key(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only on a cache's miss, between it and its function: the branch
+        of `if key in self.cache:` (or `.keys()`) that the test skips while the key is stored,
+        where the class stores values under keys of that attribute (`self.cache[key] = ...`,
+        also from the constructor that fills it with what the miss builds). It runs once per
+        key, however often the test is made: one pass over the data, not one per step."""
+        child = node
+        for parent in self.scopes.ancestors(node):
+            if type(parent) is cst.If or type(parent) is cst.IfExp:
+                if child is getattr(parent, self._missed(parent.test) or "test"):
+                    return True
+            elif type(parent) is cst.IndentedBlock:
+                # after `if key in self.cache: return self.cache[key]` in the same block
+                for statement in parent.body:
+                    if statement is child:
+                        break
+                    if (
+                        isinstance(statement, cst.If)
+                        and statement.orelse is None
+                        and self._missed(statement.test) == "orelse"
+                        and _returns(statement.body)
+                    ):
+                        return True
+            elif isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+            child = parent
+        return False
+
+    def _missed(self, test: cst.BaseExpression) -> str | None:
+        """The branch of `if key in self.cache:` (`not in`) taken on a cache's miss."""
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.In | cst.NotIn)
+            and self._cache(test.comparisons[0].comparator)
+        ):
+            return None
+        return "orelse" if isinstance(test.comparisons[0].operator, cst.In) else "body"
+
+    def _cache(self, node: cst.BaseExpression) -> bool:
+        """`self.cache` or `self.cache.keys()`, in a method of a class one of whose methods
+        stores a value under a key of that attribute (`self.cache[key] = ...`) and that never
+        evicts from it nor empties it: no `del self.cache[key]`, no `pop`, `popitem` or
+        `clear`, and no binding of the attribute outside `__init__` (a cache reset every
+        epoch misses every epoch)."""
+        if (
+            isinstance(node, cst.Call)
+            and not node.args
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "keys"
+        ):
+            node = node.func.value
+        if not (isinstance(node, cst.Attribute) and is_name(node.value, "self")):
+            return False
+        function = self.scopes.function_of(node)
+        owner = self._owner_class(function) if function is not None else None
+        if owner is None:
+            return False
+        stored = False
+        for attribute in self.scopes.attributes.get(node.attr.value, ()):
+            if not is_name(attribute.value, "self") or not self.scopes.is_ancestor(
+                owner, attribute
+            ):
+                continue
+            parent = self.scopes.parents.get(attribute)
+            outer = self.scopes.parents.get(parent) if parent is not None else None
+            if isinstance(parent, cst.Subscript) and parent.value is attribute:
+                if isinstance(outer, cst.AssignTarget):
+                    stored = True
+                elif isinstance(outer, cst.Del):
+                    return False  # evicted: a key may miss again
+            elif isinstance(parent, cst.Attribute) and parent.attr.value in _EVICTIONS:
+                return False
+            elif isinstance(parent, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.Del):
+                method = self.scopes.function_of(attribute)
+                if method is None or method.name.value != "__init__":
+                    return False  # emptied or replaced after construction
+        return stored
 
     def _bound_by_loop(self, node: cst.BaseExpression) -> bool:
         """A name the loop binds afresh each iteration: its target, or a batch fetched in it."""
@@ -1974,6 +2056,19 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
         return (dotted(last.value.func) or "") in _EXITS
     return False
+
+
+# Methods that take entries out of a mapping, after which a key may miss again.
+_EVICTIONS = frozenset({"pop", "popitem", "clear"})
+
+
+def _returns(block: cst.BaseSuite) -> bool:
+    """Whether a branch always ends with a `return`."""
+    body = block.body if isinstance(block, cst.IndentedBlock | cst.SimpleStatementSuite) else ()
+    statement = body[-1] if body else None
+    if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+        statement = statement.body[-1]
+    return isinstance(statement, cst.Return)
 
 
 def _stops(block: cst.BaseSuite) -> bool:

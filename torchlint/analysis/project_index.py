@@ -95,6 +95,22 @@ _MODULE_HOOKS = frozenset(
 )
 # A pyproject.toml table that makes the folder an installable distribution, not only settings
 _DISTRIBUTION_TABLE = re.compile(r"^\[(?:project|tool\.poetry|build-system)\]", re.MULTILINE)
+# Declarations that may ship a folder without an `__init__.py`: a namespace package finder
+# (`find_namespace_packages`, setup.cfg's `find_namespace:`, pyproject's
+# `[tool.setuptools.packages.find]`, whose `namespaces` is on by default).
+_NAMESPACE_FINDER = re.compile(r"namespace|packages\.find")
+# An `exclude=[...]` or `exclude = (...)` list of a package finder: names there are not shipped.
+_EXCLUDE_LIST = re.compile(r"exclude\s*[=:]\s*[\[(][^\])]*[\])]")
+# Folders setuptools' automatic discovery (a declaration that lists no packages) leaves out.
+_NOT_DISCOVERED = frozenset(
+    {
+        "benchmark", "benchmarks", "bin", "build", "ci", "debian", "dist", "doc", "docs",
+        "documentation", "env", "example", "examples", "exercise", "exercises", "scripts",
+        "site_scons", "tasks", "test", "tests", "tools", "unit_test", "unit_tests", "util",
+        "utils", "venv",
+    }
+)  # fmt: skip
+_CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -113,9 +129,10 @@ class _Summary:
     )  # name -> (defines forward, bases)
     # callee as written (`super().m`; `?.m` for a method of another computed receiver), whether grad
     # is off there, the function that makes the call (`f`, `Class.method`; None at module
-    # level, "" in a nested function or lambda, whose callers are not followed), and whether
-    # a loop or comprehension of that function repeats it
-    calls: list[tuple[str, bool, str | None, bool]] = field(default_factory=list)
+    # level, "" in a nested function or lambda, whose callers are not followed), and how that
+    # function repeats it: `_LOOPED` (a loop or comprehension) and `_GUARDED` (a periodic
+    # guard, `if step % n == 0:`, with no loop between it and the call), or 0
+    calls: list[tuple[str, bool, str | None, int]] = field(default_factory=list)
     # attribute names read other than as a called method (`fn = self.inference`): a method
     # handed over may be called anywhere, so its callers are not all known
     attribute_reads: frozenset[str] = frozenset()
@@ -205,8 +222,10 @@ class _Summary:
 
 
 # A call of a project function: the file making it, whether grad is off there, the function
-# making it and whether a loop there repeats it (`_Summary.calls`)
-_Site = tuple[Path, bool, str | None, bool]
+# making it and how that function repeats it (`_LOOPED`, `_GUARDED`: `_Summary.calls`)
+_Site = tuple[Path, bool, str | None, int]
+_LOOPED = 1  # a loop or comprehension of the calling function runs the call
+_GUARDED = 2  # a periodic guard runs it now and then, no loop between the two
 
 
 @dataclass(frozen=True)
@@ -686,6 +705,7 @@ def _block_end(indent: int) -> re.Pattern[str]:
 # The node types `_collect_calls` notes something of or walks in its own way (exact types)
 _CALL_WALK_KINDS = frozenset(
     {ast.Call, ast.Attribute, ast.ImportFrom, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor}
+    | {ast.If}
     | {ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp}
     | {ast.SetComp, ast.DictComp, ast.GeneratorExp}
 )
@@ -708,16 +728,20 @@ def _computed_receiver(receiver: ast.expr) -> str:
 
 def _collect_calls(
     tree: ast.Module,
-    calls: list[tuple[str, bool, str | None, bool]],
+    calls: list[tuple[str, bool, str | None, int]],
     reads: set[str],
     local_imports: dict[str, tuple[int, str]],
 ) -> None:
     """Every call's callee, whether a `with` or decorator around it turns autograd off, the
-    function that makes it and whether a loop of that function repeats it; and the attribute
-    names read other than as a call's callee.
+    function that makes it and how that function repeats it (`_LOOPED`; `_GUARDED`: in the
+    body of an `if` whose test takes a remainder, `if step % n == 0:`, or calls a function or
+    method of the file that answers so, `if self.check_frequency(step):`, with no loop
+    between the guard and the call); and the attribute names read other than as a call's
+    callee or the argument of `callable(...)`, which hands nothing over.
 
     Iterative: a deeply nested file must not exhaust the stack."""
-    stack: list[tuple[ast.AST, bool, str | None, bool]] = [(tree, False, None, False)]
+    stack: list[tuple[ast.AST, bool, str | None, int]] = [(tree, False, None, 0)]
+    periodic: dict[str, bool] | None = None  # the file's periodic helpers, read on first need
     called: set[int] = set()  # ids of the `func` nodes of calls seen
     while stack:
         node, off, owner, looped = stack.pop()
@@ -726,6 +750,8 @@ def _collect_calls(
             continue
         if isinstance(node, ast.Call):
             called.add(id(node.func))
+            if isinstance(node.func, ast.Name) and node.func.id == "callable" and node.args:
+                called.add(id(node.args[0]))  # `callable(x.m)` asks, hands nothing over
             callee = ast_dotted(node.func)
             if callee is None and isinstance(node.func, ast.Attribute):
                 callee = _computed_receiver(node.func.value) + "." + node.func.attr
@@ -745,20 +771,56 @@ def _collect_calls(
             stack.extend((child, True, owner, looped) for child in node.body)
             stack.extend((item, off, owner, looped) for item in node.items)
             continue
+        if isinstance(node, ast.If):
+            guarded = _periodic(node.test)
+            if not guarded and owner and any(isinstance(n, ast.Call) for n in _walk(node.test)):
+                periodic = _periodic_members(tree) if periodic is None else periodic
+                guarded = _calls_periodic_helper(node.test, owner, periodic)
+            inner = looped | _GUARDED if guarded else looped
+            # in `_children`'s order: a name imported in both arms keeps the body's, as before
+            stack.append((node.test, off, owner, looped))
+            stack += [(c, off, owner, inner) for c in node.body]
+            stack += [(c, off, owner, looped) for c in node.orelse]
+            continue
         if isinstance(node, ast.For | ast.AsyncFor | ast.While):
             heads = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
             stack += [(c, off, owner, looped) for c in heads]
-            stack += [(c, off, owner, True) for c in [*node.body, *node.orelse]]
+            inner = (looped | _LOOPED) & ~_GUARDED
+            stack += [(c, off, owner, inner) for c in [*node.body, *node.orelse]]
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            owner, looped = _member_key(tree, node, owner), False
+            owner, looped = _member_key(tree, node, owner), 0
             if not isinstance(node, ast.Lambda):
                 off = off or any(_turns_grad_off(d) for d in node.decorator_list)
         elif isinstance(node, ast.ClassDef):
             owner = "" if owner is not None else owner  # a class nested in a function
         elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            looped = True
+            looped = (looped | _LOOPED) & ~_GUARDED
         stack += [(child, off, owner, looped) for child in _children(node)]
+
+
+def _calls_periodic_helper(test: ast.expr, owner: str, periodic: dict[str, bool]) -> bool:
+    """Whether `test`, in the function `owner` (`f`, `Class.method`), calls a function of the
+    file, or a method of `owner`'s class through `self`, that answers periodically."""
+    klass = owner.rpartition(".")[0]
+    for node in _walk(test):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            key = func.id
+        elif (
+            klass
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
+            key = f"{klass}.{func.attr}"
+        else:
+            continue
+        if periodic.get(key):
+            return True
+    return False
 
 
 def _member_key(tree: ast.Module, node: ast.AST, owner: str | None) -> str:
@@ -1891,6 +1953,7 @@ class ProjectIndex:
         ] = {}  # files read for the current question -> content digest
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._notebooks: list[Path] = []  # its notebooks, listed by the same walk
+        self._configs: list[Path] = []  # its configuration files, listed by the same walk
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         self._resolved: dict[tuple[Path, int, str, bool], Path | None] = {}
         self._mover_texts: dict[tuple[Path, str], bool] = {}
@@ -2545,20 +2608,26 @@ class ProjectIndex:
         arguments to reach it by position, or spreads `*args`/`**kwargs`, and every other
         mention of the name is its own undecorated `def`, an import not renamed or an
         `__all__` entry (`_plain_text_mentions`), so it is never handed over
-        (`partial(wrap_model, dist_mode="dp")`). Only the project's calls are known, so a
-        public function of a project that declares a distribution (setup.py, setup.cfg, a
-        pyproject.toml with a `[project]`, `[tool.poetry]` or `[build-system]` table, in the
-        file's folder or one above it up to the git root), which other code installs and calls,
-        is never judged by them; a `_private` one is. False when unknown, when a notebook
-        names the function or when the project is too large to scan."""
+        (`partial(wrap_model, dist_mode="dp")`). A module-level class's name stands for its
+        `__init__` (`position` then counts the arguments after `self`): its calls build it, and
+        a subclass (`class Big(Net):`) is a mention that may pass the parameter through
+        `super().__init__`; a configuration file of the project (YAML, JSON, TOML) that names
+        the class may build it with other arguments (`target: gnn.Net`), so it is unknown.
+        Only the project's calls are known, so a public function of a module that a declared
+        distribution ships (`_distributed`), which other code installs and calls, is never
+        judged by them; a `_private` one is. False when unknown, when a notebook names the
+        function or when the project is too large to scan."""
         file = file.absolute()
         if file not in self._project_files() or self._notebooks_mention(function):
             return False
         if not function.startswith("_") and self._distributed(file):
             return False
+        summary = self._summary(file)
+        if summary is None or (function in summary.classes and self._configs_mention(function)):
+            return False
         calling = False
         for other in self._project_files():
-            if not _mentions(other, function):
+            if not _mentions(other, function) or self._names_another(other, file, function):
                 continue
             read = _read(other)
             mentions = (
@@ -2581,22 +2650,80 @@ class ProjectIndex:
         return calling
 
     def _distributed(self, file: Path) -> bool:
-        """Whether a folder from `file`'s up declares a distribution: up to the git root, past
-        the project root (an example folder with its own requirements.txt inside an installed
-        package is still in the package)."""
+        """Whether a distribution declared in a folder from `file`'s up (setup.py, setup.cfg, a
+        pyproject.toml with a `[project]`, `[tool.poetry]` or `[build-system]` table; up to the
+        git root, past the project root: an example folder with its own requirements.txt
+        inside an installed package is still in the package) may ship `file` (`_ships`)."""
         folder = file.parent
         while True:
-            if (folder / "setup.py").is_file() or (folder / "setup.cfg").is_file():
-                return True
-            try:
-                text = (folder / "pyproject.toml").read_text(errors="replace")
-            except OSError:
-                text = ""
-            if _DISTRIBUTION_TABLE.search(text):
-                return True
+            texts = {}
+            for name in ("setup.py", "setup.cfg", "pyproject.toml"):
+                try:
+                    texts[name] = (folder / name).read_text(errors="replace")
+                except OSError:
+                    continue
+            declared = "setup.py" in texts or "setup.cfg" in texts
+            if declared or _DISTRIBUTION_TABLE.search(texts.get("pyproject.toml", "")):
+                if _ships(folder, file, "\n".join(texts.values())):
+                    return True
             if (folder / ".git").exists() or folder.parent == folder:
                 return False
             folder = folder.parent
+
+    def _names_another(self, other: Path, file: Path, name: str) -> bool:
+        """Whether `other`'s word `name` cannot be `file`'s: no import of `other` (at the top,
+        in a function, a star import) resolves to `file`'s module, nor to a project module that
+        may pass `file`'s name on (one that star-imports, or writes the name without defining
+        its own at module level), so its `name` is another module's or its own (sibling example
+        folders that each define a `GNN`, a message that says "GNN"). False when unknown."""
+        if other == file:
+            return False
+        summary = self._summary(other)
+        calls = self._summary(other, consult=False, part="calls")
+        if summary is None or calls is None:
+            return False
+        own = re.compile(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", re.MULTILINE)
+        text = _read(other)
+        defines = text is not None and own.search(text[0]) is not None
+        imported = [*summary.imports.values(), *calls.local_imports.values()]
+        for level, target in [*imported, *((level, f"{m}.*") for level, m in summary.stars)]:
+            parent = target.rpartition(".")[0]  # `from parent import target`, or a star's module
+            for module in (target, parent) if parent or level else (target,):
+                found = self._module_file(other, level, module, added_paths=True)
+                if found is None:
+                    continue
+                found = found.absolute()
+                if found == file:
+                    return False
+                if not defines and self._passes_on(found, file, name, 0):
+                    return False  # a re-export of `file`'s name may be what it calls
+        return True
+
+    def _passes_on(self, module: Path, file: Path, name: str, depth: int) -> bool:
+        """Whether the project module `module` may bind `file`'s `name`: it is `file`, writes
+        the word without defining its own at module level, or star-imports a project module
+        that may (unknown at depth)."""
+        if module == file:
+            return True
+        summary = self._summary(module)
+        read = _read(module)
+        if summary is None or read is None or depth > _MAX_DEPTH:
+            return True
+        word = re.search(rf"(?<!\w){re.escape(name)}\b", read[0])
+        own = re.search(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", read[0], re.MULTILINE)
+        if word and not own:
+            return True
+        for level, star in summary.stars:
+            found = self._module_file(module, level, star, added_paths=True)
+            if found is not None and self._passes_on(found.absolute(), file, name, depth + 1):
+                return True
+        return False
+
+    def _configs_mention(self, name: str) -> bool:
+        """Whether a configuration file of the project (YAML, JSON, TOML, cfg) writes `name`:
+        a class a configuration names may be built from it (`instantiate(cfg.model)`)."""
+        self._project_files()  # the same walk lists them
+        return any(_mentions(path, name) for path in self._configs)
 
     def private_method_unused(self, file: Path, klass: str, method: str) -> bool:
         """Whether the private method `method` (`_make_head`, not a dunder nor a `_sunder_`
@@ -2671,8 +2798,35 @@ class ProjectIndex:
             return False
         busy = busy | {(file, key)}
         return all(
-            not looped and (owner is None or self._once_everywhere(where, owner, depth + 1, busy))
-            for where, _, owner, looped in sites
+            not repeats & _LOOPED
+            and (owner is None or self._once_everywhere(where, owner, depth + 1, busy))
+            for where, _, owner, repeats in sites
+        )
+
+    def runs_rarely(self, file: Path, function: str) -> bool:
+        """Whether the project calls `function` of `file` (found as for `runs_once`) only from
+        code that runs once per run or now and then: every call, any number of calls up, is
+        made outside loops in code that runs once, or under a periodic guard with no loop
+        between it and the call (`if self.check_frequency(step):` around the image logging a
+        per-step hook runs, `_GUARDED`). False when unknown."""
+        return self._rare_everywhere(file.absolute(), function, 0, frozenset())
+
+    def _rare_everywhere(
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+    ) -> bool:
+        if not key or depth > _MAX_DEPTH or (file, key) in busy:
+            return False
+        if key.rpartition(".")[2] in RUN_ONCE_NAMES:
+            return True
+        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
+        if not sites:
+            return False
+        busy = busy | {(file, key)}
+        return all(
+            bool(repeats & _GUARDED)
+            or not repeats & _LOOPED
+            and (owner is None or self._rare_everywhere(where, owner, depth + 1, busy))
+            for where, _, owner, repeats in sites
         )
 
     def _function_sites(self, file: Path, function: str) -> list[_Site]:
@@ -3566,6 +3720,7 @@ class ProjectIndex:
                 folders[:] = [f for f in folders if not f.startswith(".") and f not in _NOT_PROJECT]
                 found += [Path(directory, n).absolute() for n in names if n.endswith(".py")]
                 self._notebooks += [Path(directory, n) for n in names if n.endswith(".ipynb")]
+                self._configs += [Path(directory, n) for n in names if n.endswith(_CONFIGS)]
                 if len(found) > _MAX_FILES:
                     found = []
                     break
@@ -4226,17 +4381,48 @@ def _imports_name(data: bytes, name: str) -> bool:
     )
 
 
+def _ships(declaring: Path, file: Path, declaration: str) -> bool:
+    """Whether the distribution declared in `declaring` (its files' texts joined in
+    `declaration`) may install `file`. A package finder ships regular packages (a folder with an
+    `__init__.py`) and never looks into a folder without one, so a script beside others in
+    `examples/train/` is installed only as a top-level module (beside the declaration or in
+    its `src/`), by a namespace finder, by a declaration that names its top folder (not in an
+    `exclude` list) or, where the declaration lists no packages, by setuptools' automatic
+    discovery, which leaves out `examples`, `scripts`, `tools`, `tests` and the like."""
+    folder = file.parent
+    if (folder / "__init__.py").is_file() or folder in (declaring, declaring / "src"):
+        return True
+    if _NAMESPACE_FINDER.search(declaration):
+        return True
+    try:
+        top = file.relative_to(declaring).parts[0]
+    except ValueError:
+        return True
+    named = re.compile(r"[\"']" + re.escape(top) + r"[\"'/.*]")
+    if named.search(_EXCLUDE_LIST.sub("", declaration)):
+        return True
+    listed = re.search(r"\bpackages\b|\bpy[_-]modules\b", declaration) is not None
+    return not listed and top not in _NOT_DISCOVERED
+
+
 def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool | None:
     """Whether `text` calls the bare `name`, when each word `name` of it is such a call, its
     undecorated `def` or `class` line, an import line, a quoted `__all__` entry or
-    `super(name, ...)`; None for any other mention: an attribute of that name (`nets.name`)
-    may be it, called or handed over, and a bare name not called is handed over. With
-    `attributes`, a call of an attribute of that name (`nets.name(...)`) is a call too."""
+    `super(name, ...)`, or stands in a comment (`### GNN to generate node embeddings`);
+    None for any other mention: an attribute of that name (`nets.name`) may be it, called or
+    handed over, and a bare name not called is handed over. With `attributes`, a call of an
+    attribute of that name (`nets.name(...)`) is a call too."""
     calls = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}\b", text):
         start, end = match.span()
         line_start = text.rfind("\n", 0, start) + 1
         before, after = text[line_start:start], text[end:]
+        if "#" in before and "#" in _QUOTED.sub("", before):
+            continue  # a comment, not `print("# head", name(x))`
+        if _in_prose(
+            text[line_start : text.find("\n", end) % (len(text) + 1)], start - line_start, name
+        ):
+            continue  # `"Number of GNN layers"`: words of a message, no name looked up
         if before.lstrip().startswith(("from ", "import ")):
             if re.match(r"[ \t]+as\b", after):
                 return None  # imported under another name, which is not followed
@@ -4253,6 +4439,17 @@ def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool
             return None
         calls = True
     return calls
+
+
+def _in_prose(line: str, column: int, name: str) -> bool:
+    """Whether `column` of `line` lies in a one-line string literal that holds more than the
+    bare `name` (a message, `"Number of GNN layers"`), which no lookup by name reads; an
+    f-string may call it, and a string of the name alone may be looked up (`getattr`)."""
+    for literal in _QUOTED.finditer(line):
+        if literal.start() < column < literal.end():
+            prefix = line[: literal.start()].rstrip()[-1:].lower()
+            return prefix != "f" and literal.group()[1:-1].strip() != name
+    return False
 
 
 # A one-line string literal, which may hold a `#` that opens no comment.
