@@ -849,9 +849,7 @@ accelerator PyTorch warns and ignores it.
         if not isinstance(value, cst.Call):
             return False
         qualname = self.ctx.symbols.qualname(value.func) or ""
-        if (
-            qualname in DATASET_SPLITS
-        ):  # `train, val = random_split(dataset, ...)`: parts of one dataset
+        if qualname in DATASET_SPLITS:  # `train, val = random_split(dataset, ...)`: one dataset
             first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
             return self._in_memory(first, depth)
         known = _RETURNS_TENSOR_DATASET.get(qualname)
