@@ -503,8 +503,8 @@ class _ScopeWalk:
         callee = ast_dotted(node.func)
         if callee and kind in ("batch", "loop", "update"):
             self.loop_calls.append((callee, kind))
-        if isinstance(node.func, ast.Attribute) and not self.steps:
-            self.steps = node.func.attr in ("backward", "manual_backward") or _optimizer_step(node)
+        if not self.steps:
+            self.steps = _training_step(node)
 
     def _assign(self, target: ast.expr, value: ast.expr, me: str | None) -> None:
         callee = built_by(value)
@@ -518,6 +518,15 @@ class _ScopeWalk:
             and target.value.id == me
         ):
             self.self_bound.append((target.attr, callee))
+
+
+def _training_step(node: ast.Call) -> bool:
+    """`loss.backward()`, `self.manual_backward(loss)` or an optimizer's `step()`
+    (`_optimizer_step`): a call that runs a training step."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and (
+        func.attr in ("backward", "manual_backward") or _optimizer_step(node)
+    )
 
 
 def _optimizer_step(node: ast.Call) -> bool:
@@ -556,16 +565,12 @@ def _steps_outside_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
     stack: list[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+        if isinstance(node, _SCOPES):
             continue
         if isinstance(node, ast.For | ast.AsyncFor | ast.While):
             stack += [*node.orelse]
             continue
-        if isinstance(node, ast.Call) and (
-            _optimizer_step(node)
-            or isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("backward", "manual_backward")
-        ):
+        if isinstance(node, ast.Call) and _training_step(node):
             return True
         stack += _children(node)
     return False
