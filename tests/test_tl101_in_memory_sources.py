@@ -200,6 +200,14 @@ def image_folder(root):
 
 def examples_only(args, data):
     return read_examples(args, "train"), data
+
+
+def cached_with_collate(args):
+    def collate(batch):
+        return batch
+
+    data = torch.load(args.cache)
+    return data
 """
 
 CASES += [
@@ -249,6 +257,32 @@ def main(args, model, optimizer):
     loader = DataLoader(data_utils.token_dataset(args), batch_size=32)  # TL101: DataLoader(
     for ids, labels in loader:
         loss = model(ids.to(args.device, non_blocking=True), labels.to(args.device))
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main(*setup())
+""",
+        },
+    ),
+    # the returns of a function nested in the loading function are not the loader's
+    Case(
+        "other-module-nested-def",
+        rules=RULES,
+        files={
+            "data_utils.py": _LOADERS_MODULE,
+            "run_cached.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+from data_utils import cached_with_collate
+
+
+def main(args, model, optimizer):
+    loader = DataLoader(cached_with_collate(args), batch_size=32)
+    for ids, labels in loader:
+        loss = model(ids.to(args.device), labels.to(args.device))
         loss.backward()
         optimizer.step()
 

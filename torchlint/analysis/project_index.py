@@ -578,15 +578,7 @@ def _steps_outside_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
 
 def _steps_optimizer(body: list[ast.stmt]) -> bool:
     """Whether a block calls an optimizer's `step()` itself (nested functions left out)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.Call) and _optimizer_step(node):
-            return True
-        stack += _children(node)
-    return False
+    return any(isinstance(n, ast.Call) and _optimizer_step(n) for n in _own_nodes(body))
 
 
 def _annotated_class(annotation: ast.expr | None) -> str | None:
@@ -1729,9 +1721,10 @@ def _in_memory_returns(
     return found
 
 
-def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of `function`'s body, not those of the functions, lambdas or classes in it."""
-    nodes: list[ast.AST] = list(function.body)
+def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a block (a function's body), not those of the functions, lambdas or classes
+    in it, at its top level too."""
+    nodes: list[ast.AST] = [s for s in body if not isinstance(s, _SCOPES)]
     for each in nodes:
         nodes += [c for c in _children(each) if not isinstance(c, _SCOPES)]
     return nodes
@@ -1750,7 +1743,7 @@ def _dataset_positions(
 ) -> frozenset[int]:
     if depth > _MAX_DEPTH:
         return frozenset()
-    nodes = _own_nodes(function)
+    nodes = _own_nodes(function.body)
     local: dict[str, list[_Bound]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign):
