@@ -2680,9 +2680,8 @@ class ProjectIndex:
         calls = self._summary(other, consult=False, part="calls")
         if summary is None or calls is None:
             return False
-        own = re.compile(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", re.MULTILINE)
         text = _read(other)
-        defines = text is not None and own.search(text[0]) is not None
+        defines = text is not None and _defines_at_top(text[0], name)
         imported = [*summary.imports.values(), *calls.local_imports.values()]
         for level, target in [*imported, *((level, f"{m}.*") for level, m in summary.stars)]:
             parent = target.rpartition(".")[0]  # `from parent import target`, or a star's module
@@ -2708,8 +2707,7 @@ class ProjectIndex:
         if summary is None or read is None or depth > _MAX_DEPTH:
             return True
         word = re.search(rf"(?<!\w){re.escape(name)}\b", read[0])
-        own = re.search(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", read[0], re.MULTILINE)
-        if word and not own:
+        if word and not _defines_at_top(read[0], name):
             return True
         for level, star in summary.stars:
             found = self._module_file(module, level, star, added_paths=True)
@@ -4437,6 +4435,12 @@ def _plain_text_mentions(text: str, name: str, attributes: bool = False) -> bool
             return None
         calls = True
     return calls
+
+
+def _defines_at_top(text: str, name: str) -> bool:
+    """Whether `text` defines `name` at module level: a `class` or `def` line of that name at
+    the start of a line."""
+    return re.search(rf"^(?:class|def)[ \t]+{re.escape(name)}\b", text, re.MULTILINE) is not None
 
 
 def _in_prose(line: str, column: int, name: str) -> bool:
