@@ -2783,8 +2783,15 @@ class ProjectIndex:
         return any(_mentions(path, name) for path in self._notebooks)
 
     def _once_everywhere(
-        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+        self,
+        file: Path,
+        key: str,
+        depth: int,
+        busy: frozenset[tuple[Path, str]],
+        rarely: bool = False,
     ) -> bool:
+        """`runs_once`, and with `rarely` `runs_rarely`: a call under a periodic guard
+        (`_GUARDED`) counts as rare whatever runs it."""
         if not key or depth > _MAX_DEPTH or (file, key) in busy:
             return False
         if key.rpartition(".")[2] in RUN_ONCE_NAMES:
@@ -2794,8 +2801,10 @@ class ProjectIndex:
             return False
         busy = busy | {(file, key)}
         return all(
-            not repeats & _LOOPED
-            and (owner is None or self._once_everywhere(where, owner, depth + 1, busy))
+            rarely
+            and bool(repeats & _GUARDED)
+            or not repeats & _LOOPED
+            and (owner is None or self._once_everywhere(where, owner, depth + 1, busy, rarely))
             for where, _, owner, repeats in sites
         )
 
@@ -2805,25 +2814,7 @@ class ProjectIndex:
         made outside loops in code that runs once, or under a periodic guard with no loop
         between it and the call (`if self.check_frequency(step):` around the image logging a
         per-step hook runs, `_GUARDED`). False when unknown."""
-        return self._rare_everywhere(file.absolute(), function, 0, frozenset())
-
-    def _rare_everywhere(
-        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
-    ) -> bool:
-        if not key or depth > _MAX_DEPTH or (file, key) in busy:
-            return False
-        if key.rpartition(".")[2] in RUN_ONCE_NAMES:
-            return True
-        sites = self._method_sites(file, key) if "." in key else self._function_sites(file, key)
-        if not sites:
-            return False
-        busy = busy | {(file, key)}
-        return all(
-            bool(repeats & _GUARDED)
-            or not repeats & _LOOPED
-            and (owner is None or self._rare_everywhere(where, owner, depth + 1, busy))
-            for where, _, owner, repeats in sites
-        )
+        return self._once_everywhere(file.absolute(), function, 0, frozenset(), rarely=True)
 
     def _function_sites(self, file: Path, function: str) -> list[_Site]:
         """The project's calls of the module-level `function` of `file`: through imports in the
