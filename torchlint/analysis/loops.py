@@ -1568,9 +1568,10 @@ class LoopFacts:
             return (
                 "body" if equal else "orelse"
             )  # `if i == 0:` / `if i != len(loader) - 1: ... else:` run once
-        if isinstance(target.operator, cst.In | cst.NotIn) and self._cache(right):
+        missed = self._miss_branch(target)
+        if missed is not None:
             # `if key in self.cache:` serves what a miss stored: the miss runs once per key
-            return "orelse" if isinstance(target.operator, cst.In) else "body"
+            return missed
         if self.is_counter(left) and isinstance(target.operator, cst.In | cst.NotIn):
             # `if i in checkpoints:` runs on the listed iterations only
             return "body" if isinstance(target.operator, cst.In) else "orelse"
@@ -1606,14 +1607,16 @@ class LoopFacts:
 
     def _missed(self, test: cst.BaseExpression) -> str | None:
         """The branch of `if key in self.cache:` (`not in`) taken on a cache's miss."""
-        if not (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.In | cst.NotIn)
-            and self._cache(test.comparisons[0].comparator)
-        ):
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
-        return "orelse" if isinstance(test.comparisons[0].operator, cst.In) else "body"
+        return self._miss_branch(test.comparisons[0])
+
+    def _miss_branch(self, target: cst.ComparisonTarget) -> str | None:
+        """The branch taken on a cache's miss when `target` is `in self.cache` (`"orelse"`) or
+        `not in self.cache` (`"body"`), the attribute a cache (`_cache`); None otherwise."""
+        if isinstance(target.operator, cst.In | cst.NotIn) and self._cache(target.comparator):
+            return "orelse" if isinstance(target.operator, cst.In) else "body"
+        return None
 
     def _cache(self, node: cst.BaseExpression) -> bool:
         """`self.cache` or `self.cache.keys()`, in a method of a class one of whose methods
