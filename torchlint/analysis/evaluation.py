@@ -1836,11 +1836,7 @@ class Evaluation(Shared):
             return None  # no per-batch loop, or one in a caller: a module's own frame loop
         if not grad.needs_grad([owner]):
             return None  # the loop (or step function) around it trains nothing itself
-        statement: cst.CSTNode = call
-        for parent in self.ctx.ancestors(call):
-            if isinstance(parent, cst.IndentedBlock):
-                break
-            statement = parent
+        statement = self.model.statement_of(call)
         if type(statement) is not cst.SimpleStatementLine or self._backpropagated(statement):
             return None  # `fake = netG(z)` kept for a later step's loss needs its graph
         found = self._statement_scope(
