@@ -179,9 +179,7 @@ class DeadBranches:
         ):
             return None
         params = [*function.params.posonly_params, *function.params.params]
-        block = model.parents.get(function)
-        owner = model.parents.get(block) if block is not None else None
-        if not params or params[0].name.value != "self" or not isinstance(owner, cst.ClassDef):
+        if not params or params[0].name.value != "self" or model.method_class(function) is None:
             return None
         writes = [a for a in model.attributes.get(attr, ()) if _written(model, a)]
         if len(writes) != 1:
@@ -240,13 +238,12 @@ class DeadBranches:
         params = function.params
         positional = [*params.posonly_params, *params.params]
         name = function.name.value
-        block = model.parents.get(function)
-        owner = model.parents.get(block) if block is not None else None
-        if isinstance(owner, cst.ClassDef) and name == "__init__":
+        owner = model.method_class(function)
+        if owner is not None and name == "__init__":
             if owner.decorators or not isinstance(model.parents.get(owner), cst.Module):
                 return None
             name, positional = owner.name.value, positional[1:]  # `self` is not passed
-        elif not isinstance(block, cst.Module):
+        elif not isinstance(model.parents.get(function), cst.Module):
             return None
         if param in positional:
             position: int | None = positional.index(param)

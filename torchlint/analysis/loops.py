@@ -798,9 +798,7 @@ class LoopFacts:
         return all(self._once(site, busy) for site in sites)
 
     def _owner_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
-        block = self.scopes.parents.get(function)
-        owner = self.scopes.parents.get(block) if block is not None else None
-        return owner if isinstance(owner, cst.ClassDef) else None
+        return self.scopes.method_class(function)
 
     def self_call_sites(self, function: cst.FunctionDef, owner: cst.ClassDef) -> list[cst.Call]:
         """Every call of a method as `self.name(...)` from its own class (`self._index(path)`

@@ -531,6 +531,12 @@ class SemanticModel:
             if not any(self._overwrites(later.node, b.node) for later in found)
         ]
 
+    def method_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
+        """The class `function` is a method of (a statement of the class's body), else None."""
+        block = self.parents.get(function)
+        owner = self.parents.get(block) if block is not None else None
+        return owner if isinstance(owner, cst.ClassDef) else None
+
     def self_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
         """The class when `attribute` is `self.x` inside one of its methods (`self` = first parameter)."""
         function = self.scope_of(attribute)
