@@ -1713,9 +1713,10 @@ def _in_memory_returns(
     (`return examples, data`, `data` a `torch.load` of a cache or a `TensorDataset` built
     anew). Names are followed through the function's own assignments; a parameter is unknown."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    memo: dict[tuple[str, int], frozenset[int]] = {}
     found = {}
     for name, function in functions.items():
-        positions = _dataset_positions(function, functions, imports, 0)
+        positions = _dataset_positions(function, functions, imports, 0, memo)
         if positions:
             found[name] = positions
     return found
@@ -1740,9 +1741,26 @@ def _dataset_positions(
     functions: dict[str, ast.FunctionDef],
     imports: dict[str, tuple[int, str]],
     depth: int,
+    memo: dict[tuple[str, int], frozenset[int]],
 ) -> frozenset[int]:
+    """`_in_memory_returns` for one function, asked `depth` calls down from a function of the
+    module, each answer kept in `memo` by (function, depth): a helper called from many
+    functions, or many times in one, is read once per depth, not once per call path."""
     if depth > _MAX_DEPTH:
         return frozenset()
+    key = (function.name, depth)
+    if key not in memo:
+        memo[key] = _positions_of_returns(function, functions, imports, depth, memo)
+    return memo[key]
+
+
+def _positions_of_returns(
+    function: ast.FunctionDef,
+    functions: dict[str, ast.FunctionDef],
+    imports: dict[str, tuple[int, str]],
+    depth: int,
+    memo: dict[tuple[str, int], frozenset[int]],
+) -> frozenset[int]:
     nodes = _own_nodes(function.body)
     local: dict[str, list[_Bound]] = {}
     for node in nodes:
@@ -1767,7 +1785,7 @@ def _dataset_positions(
         called = ast_dotted(call.func) or ""
         if called not in functions:
             return frozenset()
-        return _dataset_positions(functions[called], functions, imports, depth + 1)
+        return _dataset_positions(functions[called], functions, imports, depth + 1, memo)
 
     def held(value: _Bound, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(value, tuple):
