@@ -182,6 +182,37 @@ class Solver:
         },
         rules=("TL002",),
     ),
+    # Modules that star-import one another (a package's helpers re-exporting each other) pass
+    # the helpers of scores.py on: the search reads each module once, whatever the cycles.
+    Case(
+        "star-imports-in-a-cycle",
+        files={
+            "scores.py": _SCORES,
+            "web0.py": "from web1 import *\nfrom web2 import *\nfrom web3 import *\nfrom web4 import *\nfrom web5 import *\n",
+            "web1.py": "from web0 import *\nfrom web2 import *\nfrom web3 import *\nfrom web4 import *\nfrom web5 import *\n",
+            "web2.py": "from web0 import *\nfrom web1 import *\nfrom web3 import *\nfrom web4 import *\nfrom web5 import *\n",
+            "web3.py": "from web0 import *\nfrom web1 import *\nfrom web2 import *\nfrom web4 import *\nfrom web5 import *\n",
+            "web4.py": "from web0 import *\nfrom web1 import *\nfrom web2 import *\nfrom web3 import *\nfrom web5 import *\n",
+            "web5.py": "from web0 import *\nfrom web1 import *\nfrom web2 import *\nfrom web3 import *\nfrom web4 import *\nfrom scores import *\n",
+            "solver.py": """\
+import torch
+from web0 import *
+
+
+def train(model, loader, optimizer):
+    model = model.cuda()
+    acc = 0.0
+    for images, masks in loader:
+        pred = torch.sigmoid(model(images.cuda()))
+        loss = torch.nn.functional.binary_cross_entropy(pred, masks.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        acc += pixel_accuracy(pred, masks)
+""",
+        },
+        rules=("TL002",),
+    ),
     # The caller defines its own `dice`, which the star import does not override (its own
     # definition comes later), and calls `pixel_accuracy` only after the loop: nothing of
     # scores.py runs per batch.

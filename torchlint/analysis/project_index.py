@@ -2714,12 +2714,19 @@ class ProjectIndex:
                     return False  # a re-export of `file`'s name may be what it calls
         return True
 
-    def _passes_on(self, module: Path, file: Path, name: str, depth: int) -> bool:
+    def _passes_on(
+        self, module: Path, file: Path, name: str, depth: int, seen: dict[Path, int] | None = None
+    ) -> bool:
         """Whether the project module `module` may bind `file`'s `name`: it is `file`, writes
         the word without defining its own at module level, or star-imports a project module
-        that may (unknown at depth)."""
+        that may (unknown at depth). `seen`: the shallowest depth each module was asked at, so
+        modules that star-import each other are read once, not once per path."""
         if module == file:
             return True
+        seen = {} if seen is None else seen
+        if seen.get(module, _MAX_DEPTH + 1) <= depth:
+            return False  # asked already with at least this much depth left: it said no
+        seen[module] = depth
         summary = self._summary(module)
         read = _read(module)
         if summary is None or read is None or depth > _MAX_DEPTH:
@@ -2729,7 +2736,7 @@ class ProjectIndex:
             return True
         for level, star in summary.stars:
             found = self._module_file(module, level, star, added_paths=True)
-            if found is not None and self._passes_on(found.absolute(), file, name, depth + 1):
+            if found is not None and self._passes_on(found.absolute(), file, name, depth + 1, seen):
                 return True
         return False
 
@@ -3467,20 +3474,31 @@ class ProjectIndex:
         return None
 
     def _star_function(
-        self, file: Path, summary: _Summary, name: str, depth: int
+        self,
+        file: Path,
+        summary: _Summary,
+        name: str,
+        depth: int,
+        seen: dict[Path, int] | None = None,
     ) -> tuple[Path, str] | None:
         """The module-level function `name` of a project module that one of `file`'s star
         imports brings in (`from evaluation import *`, then `get_accuracy(sr, gt)`), through
         the star imports of that module in turn: none where `file` binds the name itself (a
         definition, a class, an assignment or an import), as the last star import that does
-        (`__all__` not read), like `_star_class`."""
-        if depth > _MAX_DEPTH or (
-            name in summary.functions
+        (`__all__` not read), like `_star_class`. `seen` keeps the shallowest depth each
+        module was searched at: modules that star-import each other are searched once, not
+        once per path."""
+        seen = {} if seen is None else seen
+        if (
+            depth > _MAX_DEPTH
+            or seen.get(file, _MAX_DEPTH + 1) <= depth
+            or name in summary.functions
             or name in summary.classes
             or name in summary.assigned
             or name in summary.imports
         ):
             return None
+        seen[file] = depth
         for level, module in reversed(summary.stars):
             source = self._module_file(file, level, module)
             other = self._summary(source.absolute()) if source is not None else None
@@ -3488,7 +3506,7 @@ class ProjectIndex:
                 continue
             if name in other.functions:
                 return (source.absolute(), name)
-            found = self._star_function(source.absolute(), other, name, depth + 1)
+            found = self._star_function(source.absolute(), other, name, depth + 1, seen)
             if found is not None:
                 return found
         return None
