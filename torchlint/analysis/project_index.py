@@ -311,7 +311,9 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
             summary.device_movers = _device_movers(tree)
     elif part == "calls":
         reads: set[str] = set()
-        _collect_calls(tree, summary.calls, reads, summary.local_imports)
+        _collect_calls(
+            tree, summary.calls, reads, summary.local_imports, lambda: _periodic_part(summary, tree)
+        )
         summary.attribute_reads = frozenset(reads)
     elif part == "scopes":
         summary.stepping, summary.stepping_once = _collect_scopes(
@@ -340,6 +342,14 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
     elif part == "forwarding":
         summary.forwarding = _forwarding_methods(tree)
     summary.parts.add(part)
+
+
+def _periodic_part(summary: _Summary, tree: ast.Module) -> dict[str, bool]:
+    """The summary's periodic helpers, filled on first need: the calls walk and the
+    `periodic` part share one reading of the file's helpers."""
+    if "periodic" not in summary.parts:
+        _fill(summary, "periodic", "", tree)
+    return summary.periodic
 
 
 # The parts of a summary beyond its header, each filled by one walk (`_fill`): "calls" gives
@@ -728,6 +738,7 @@ def _collect_calls(
     calls: list[tuple[str, bool, str | None, int]],
     reads: set[str],
     local_imports: dict[str, tuple[int, str]],
+    periodic_members: Callable[[], dict[str, bool]],
 ) -> None:
     """Every call's callee, whether a `with` or decorator around it turns autograd off, the
     function that makes it and how that function repeats it (`_LOOPED`; `_GUARDED`: in the
@@ -771,7 +782,7 @@ def _collect_calls(
         if isinstance(node, ast.If):
             guarded = _periodic(node.test)
             if not guarded and owner and any(isinstance(n, ast.Call) for n in _walk(node.test)):
-                periodic = _periodic_members(tree) if periodic is None else periodic
+                periodic = periodic_members() if periodic is None else periodic
                 guarded = _calls_periodic_helper(node.test, owner, periodic)
             inner = looped | _GUARDED if guarded else looped
             # in `_children`'s order: a name imported in both arms keeps the body's, as before
