@@ -111,6 +111,8 @@ _NOT_DISCOVERED = frozenset(
     }
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
+# A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
+_CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -2753,9 +2755,28 @@ class ProjectIndex:
 
     def _configs_mention(self, name: str) -> bool:
         """Whether a configuration file of the project (YAML, JSON, TOML, cfg) writes `name`:
-        a class a configuration names may be built from it (`instantiate(cfg.model)`)."""
+        a class a configuration names may be built from it (`instantiate(cfg.model)`). The
+        files are read once per project (`_config_words`); a name that is no run of word
+        characters is looked for in their bytes."""
+        if not _CONFIG_WORD.fullmatch(name.encode()):
+            self._project_files()  # the same walk lists them
+            return any(_mentions(path, name) for path in self._configs)
+        return name.encode() in self._config_words
+
+    @cached_property
+    def _config_words(self) -> bytes:
+        """The distinct words of the project's configuration files (runs of word characters
+        holding one that is no digit), one a line: a name made of word characters is in a
+        file's bytes exactly when it is inside one of its words, so one read of each file
+        answers every name, and a data file's numbers are not kept."""
         self._project_files()  # the same walk lists them
-        return any(_mentions(path, name) for path in self._configs)
+        words: set[bytes] = set()
+        for path in self._configs:
+            try:
+                words.update(_CONFIG_WORD.findall(path.read_bytes()))
+            except OSError:
+                continue
+        return b"\n".join(sorted(words))
 
     def private_method_unused(self, file: Path, klass: str, method: str) -> bool:
         """Whether the private method `method` (`_make_head`, not a dunder nor a `_sunder_`
