@@ -11,6 +11,7 @@ import libcst as cst
 import pytest
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.grad import Shared
 from torchlint.analysis.model import Binding, SemanticModel, passed_argument, target_names
 from torchlint.engine.traversal import run_rules
 
@@ -547,3 +548,46 @@ def test_target_names_walk_a_destructuring_with_positions():
     target = cst.parse_expression("a, (b, *c), d.e")
     found = [(cst.Module([]).code_for_node(n), path) for n, path in target_names(target)]
     assert found == [("a", (0,)), ("b", (1, 0)), ("c", (1, 1)), ("d.e", (2,))]
+
+
+@pytest.mark.parametrize("traversed", [True, False])
+def test_method_class_is_the_one_walk_from_a_def_to_its_class(traversed: bool) -> None:
+    """`method_class` answers for every fact that asks which class a def is a method of (Grad's
+    `enclosing_class`), after the engine's traversal and before it alike: a method is a
+    statement of its class's body; a def under an `if` of that body, one nested in a method and
+    a module-level one are no methods."""
+    source = textwrap.dedent(
+        """\
+        class Net:
+            def forward(self, x):
+                def inner(y):
+                    return y
+                return inner(x)
+
+            if FAST:
+                def fast(self):
+                    pass
+
+
+        def helper(x):
+            return x
+        """
+    )
+    ctx = FileContext("snippet.py", source, cst.parse_module(source), (2, 4))
+    if traversed:
+        run_rules(ctx, [])
+    model = ctx.fact(SemanticModel)
+    owners = {
+        name: _code(model, model.method_class(model.functions[name][0]))
+        for name in ("forward", "inner", "fast", "helper")
+    }
+    assert {name: (code or "").split(":")[0] or None for name, code in owners.items()} == {
+        "forward": "class Net",
+        "inner": None,
+        "fast": None,
+        "helper": None,
+    }
+    grad = Shared(ctx)
+    for name in owners:
+        function = model.functions[name][0]
+        assert grad.enclosing_class(function) is model.method_class(function)

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
+from torchlint.analysis.project_index import ProjectIndex
+
 RULES = ("TL004",)
 
 _WRAP = """\
@@ -254,6 +256,17 @@ class Wrapper:
         rules=("TL005",),
     ),
     Case(
+        # A configuration file that names the class may build it with other arguments
+        # (`target: gnn.Net`): the default is unknown, the branch stays live.
+        "a-configuration-names-the-class",
+        files={
+            "gnn.py": _NET.replace("MARK", _NET_FOUND),
+            "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3).cuda()\n",
+            "configs/model.yaml": "model:\n  target: gnn.Net\n  params: {c: 64}\n",
+        },
+        rules=("TL005",),
+    ),
+    Case(
         "a-constructor-default-passed-by-a-caller",
         files={
             "gnn.py": _NET.replace("MARK", _NET_FOUND),
@@ -302,3 +315,33 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_dead_default_case(case: Case, findings: list[dict]) -> None:
     assert case_findings(case, findings) == case.expected(), shown(case, findings)
+
+
+def test_configuration_files_are_read_once_per_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each class-default question asks whether a configuration names the class: the
+    project's configuration files are read once, not once per question."""
+    (tmp_path / "gnn.py").write_text(_NET.replace("MARK", ""))
+    (tmp_path / "head.py").write_text(_NET.replace("MARK", "").replace("Net", "Head"))
+    (tmp_path / "main.py").write_text(
+        "from gnn import Net\nfrom head import Head\n\nm = Net(64)\nh = Head(64)\n"
+    )
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "a.yaml").write_text("model:\n  target: head.Head\n")
+    (tmp_path / "configs" / "b.json").write_text('{"optimizer": "SGD"}\n')
+    reads: list[str] = []
+    read_bytes = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        if self.suffix in (".yaml", ".json"):
+            reads.append(self.name)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    index = ProjectIndex(tmp_path)
+    gnn, head = (tmp_path / "gnn.py").absolute(), (tmp_path / "head.py").absolute()
+    assert not index.default_never_overridden(head, "Head", "pooling", 2)  # `target: head.Head`
+    assert index.default_never_overridden(gnn, "Net", "pooling", 2)
+    assert index.default_never_overridden(gnn, "Net", "depth", 1)
+    assert sorted(reads) == ["a.yaml", "b.json"]

@@ -22,11 +22,19 @@ device)`, `x.to(device)`) called without one (`.to(None)` keeps the tensor where
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
+
+from torchlint.analysis.project_index import (
+    ProjectIndex,
+    _device_movers,
+    _may_move,
+    digest_of,
+)
 
 _UTILS = """\
 import torch
@@ -176,3 +184,62 @@ def test_case_ids_are_unique() -> None:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_host_sync_case(case: Case, findings: list[dict]) -> None:
     assert case_findings(case, findings) == case.expected(), shown(case, findings)
+
+
+_CASTS = """\
+import torch
+
+
+def as_half(tensor):
+    return tensor.to(torch.float16)
+
+
+def to_host(tensor, other):
+    return tensor.to("cpu"), tensor.to(other.device), tensor.to(dtype=other.dtype)
+
+
+class Wrapper:
+    def place(self, device):
+        self.net.to(device)
+        return batch[0].to("cuda")
+"""
+
+_MOVERS = """\
+def gpu(tensor, device):
+    return (tensor  # moved where the caller says
+            .to(device, non_blocking=True))
+"""
+
+
+def test_a_module_whose_moves_take_no_gpu_is_not_parsed(tmp_path: Path) -> None:
+    """A helper module whose `.to(` calls move no parameter to a GPU (a dtype, the CPU, an
+    attribute's move, a subscript's) says nothing of the device: its text alone says so, and
+    it is not parsed to learn it. A module that may move one still is."""
+    (tmp_path / "casts.py").write_text(_CASTS)
+    (tmp_path / "movers.py").write_text(_MOVERS)
+    train = tmp_path / "train.py"
+    train.write_text("from casts import as_half\nfrom movers import gpu\n")
+    index = ProjectIndex(tmp_path)
+    assert index.moves_to_gpu(train, "as_half") is None
+    assert index.moves_to_gpu(train, "gpu") == (1, "device")
+    assert digest_of(tmp_path / "casts.py") not in index._summaries
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f(t):\n    return t.cuda()\n",
+        "def f(t):\n    return ( ( t ) ) . cuda ()\n",
+        "def f(t):\n    return t \\\n        .to(torch.device('cuda'))\n",
+        "def f(t, c):\n    return t.to('cpu' if c else 'cuda:0')\n",
+        "def f(a, b, dev):\n    a, b = a.to(dev), b.to(dev)\n    return a, b\n",
+        "def f(t, my_DEVICE):\n    return t.to(\n        my_DEVICE,  # given\n    )\n",
+        "def f(t):\n    return t.to(u'xpu')\n",
+        "def f(té):\n    return té.cuda()\n",
+    ],
+)
+def test_every_written_move_passes_the_text_test(text: str) -> None:
+    """The text test is a superset of what parsing finds: every move `_device_movers` reads
+    passes it, in any spacing."""
+    assert _device_movers(ast.parse(text))
+    assert _may_move(text.encode())

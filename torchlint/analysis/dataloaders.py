@@ -326,9 +326,8 @@ class DataLoaders:
         found: dict[cst.FunctionDef | cst.Lambda, str] = {}
         for method in (m for name in _SAMPLE_METHODS for m in self.scopes.functions.get(name, ())):
             # by method, not by class name: a notebook may define the same class in several cells
-            block = self.scopes.parents.get(method)
-            klass = self.scopes.parents.get(block) if block is not None else None
-            if isinstance(klass, cst.ClassDef) and any(
+            klass = self.scopes.method_class(method)
+            if klass is not None and any(
                 derives_from(self.ctx, base.value, DATASETS) for base in klass.bases
             ):
                 found[method] = f"`{klass.name.value}.{method.name.value}`"
@@ -433,9 +432,8 @@ class DataLoaders:
         (`__getitem__`, `__iter__`, PyTorch Geometric's `get`): it runs once per sample."""
         if function.name.value not in _SERVING_METHODS - {"__len__", "len"}:
             return False
-        block = self.scopes.parents.get(function)
-        klass = self.scopes.parents.get(block) if block is not None else None
-        return isinstance(klass, cst.ClassDef) and bool(self._build_hooks(klass))
+        klass = self.scopes.method_class(function)
+        return klass is not None and bool(self._build_hooks(klass))
 
     def sample_function(self, node: cst.CSTNode) -> str | None:
         """What per-sample code runs `node` (`Images.__getitem__`, `collate_fn`), if any."""

@@ -94,9 +94,8 @@ class EntryPoints:
         return {}
 
     def _method_framework(self, function: cst.FunctionDef) -> Framework | None:
-        block = self.model.parents.get(function)
-        owner = self.model.parents.get(block) if block is not None else None
-        return self.framework(owner) if isinstance(owner, cst.ClassDef) else None
+        owner = self.model.method_class(function)
+        return self.framework(owner) if owner is not None else None
 
     def runs_without_grad(self, function: cst.FunctionDef) -> bool:
         """An evaluation hook the framework calls with autograd off (`validation_step`)."""

@@ -177,9 +177,7 @@ class Shared:
 
     def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         """The class `function` is a method of (directly in its body), else None."""
-        block = self.parent(function)
-        owner = self.parent(block) if block is not None else None
-        return owner if isinstance(owner, cst.ClassDef) else None
+        return self.model.method_class(function)
 
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call] | None:
         """Every call of `function` in the file; None when it is also referenced other than by a call."""

@@ -111,6 +111,8 @@ _NOT_DISCOVERED = frozenset(
     }
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
+# A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
+_CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -2236,7 +2238,7 @@ class ProjectIndex:
         return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
 
     def _may_hand_mover(self, file: Path, name: str) -> bool:
-        """Whether the module may define a GPU mover or re-export `name` (`_MOVER_TEXT`,
+        """Whether the module may define a GPU mover or re-export `name` (`_may_move`,
         `_imports_name`), remembered per file and name: many files of a project ask about the
         same utility module, which is read once (its text kept only when it returns no moved
         parameter, for the import test of each name asked)."""
@@ -2248,7 +2250,7 @@ class ProjectIndex:
                 data = file.read_bytes()
             except OSError:
                 data = b""
-            self._mover_sources[file] = None if _MOVER_TEXT.search(data) else data
+            self._mover_sources[file] = None if _may_move(data) else data
         source = self._mover_sources[file]
         self._mover_texts[key] = source is None or _imports_name(source, name)
         return self._mover_texts[key]
@@ -2753,9 +2755,28 @@ class ProjectIndex:
 
     def _configs_mention(self, name: str) -> bool:
         """Whether a configuration file of the project (YAML, JSON, TOML, cfg) writes `name`:
-        a class a configuration names may be built from it (`instantiate(cfg.model)`)."""
+        a class a configuration names may be built from it (`instantiate(cfg.model)`). The
+        files are read once per project (`_config_words`); a name that is no run of word
+        characters is looked for in their bytes."""
+        if not _CONFIG_WORD.fullmatch(name.encode()):
+            self._project_files()  # the same walk lists them
+            return any(_mentions(path, name) for path in self._configs)
+        return name.encode() in self._config_words
+
+    @cached_property
+    def _config_words(self) -> bytes:
+        """The distinct words of the project's configuration files (runs of word characters
+        holding one that is no digit), one a line: a name made of word characters is in a
+        file's bytes exactly when it is inside one of its words, so one read of each file
+        answers every name, and a data file's numbers are not kept."""
         self._project_files()  # the same walk lists them
-        return any(_mentions(path, name) for path in self._configs)
+        words: set[bytes] = set()
+        for path in self._configs:
+            try:
+                words.update(_CONFIG_WORD.findall(path.read_bytes()))
+            except OSError:
+                continue
+        return b"\n".join(sorted(words))
 
     def private_method_unused(self, file: Path, klass: str, method: str) -> bool:
         """Whether the private method `method` (`_make_head`, not a dunder nor a `_sunder_`
@@ -4396,22 +4417,81 @@ def _import_line_words(path: Path) -> frozenset[str]:
     return frozenset(w for line in _IMPORT_LINE.findall(text) for w in _WORD.findall(line))
 
 
-# A name moved by `.cuda(`/`.to(`, as `_device_movers` needs, in any spacing: returned
-# straight, or bound to a name the function returns (`x, y = x.cuda(), y.cuda()`).
-_MOVER_TEXT = re.compile(rb"\.\s*(?:cuda|to)\s*\(")
+# Text between two tokens of one expression: whitespace, line joins, and (inside brackets) comments.
+_GAP = rb"(?:\s|\\\r?\n|#[^\n]*+)*+"
+# A move by `.cuda(`/`.to(`, as `_moved_parameter` needs, in any spacing: `.cuda(`, or `.to(`
+# (group 1) up to its first argument. `_may_move` then reads the receiver backwards.
+_MOVER_TEXT = re.compile(rb"\." + _GAP + rb"(?:cuda|(to))" + _GAP + rb"\(" + _GAP)
+# A first argument of `.to(` that `_moved_parameter` reads as no GPU, written whole: none (`)`),
+# keywords only or a spread (`dtype=...`, `**kw`, `*args`), an attribute (`torch.float16`,
+# `x.device`), a name (a GPU only when it says `dev`), a plain string (one only when it names
+# an accelerator); anything else (a call, a conditional, an f-string) may be one.
+_TO_ARGUMENT = re.compile(
+    rb"\)|\*|[A-Za-z_]\w*+"
+    + _GAP
+    + rb"=(?!=)|(?:[A-Za-z_]\w*+"
+    + _GAP
+    + rb"\."
+    + _GAP
+    + rb")++[A-Za-z_]\w*+"
+    + _GAP
+    + rb"[,)]|(?P<name>[A-Za-z_]\w*+)"
+    + _GAP
+    + rb"[,)]|[rRuU]?(?P<quote>['\"])(?P<text>[^'\"\\\n]*+)(?P=quote)"
+    + _GAP
+    + rb"[,)]"
+)
+_ACCELERATOR_TEXTS = frozenset(a.encode() for a in _ACCELERATORS)
+
+
+def _may_move(data: bytes) -> bool:
+    """Whether a module's text may hold a move `_device_movers` returns (`_MOVER_TEXT`): a
+    `.cuda(` of a name, or a `.to(` of one whose first argument may be a GPU (`_TO_ARGUMENT`).
+    The receiver must be a name (`t`, `(t)`), not an attribute (`self.net.to(device)`) nor a
+    subscript (`batch[0].cuda()`); one on an earlier line (a comment may stand between) may be."""
+    for found in _MOVER_TEXT.finditer(data):
+        if not _name_before(data, found.start()):
+            continue
+        if found.group(1) is None:
+            return True
+        argument = _TO_ARGUMENT.match(data, found.end())
+        if argument is None:
+            return True
+        name, text = argument.group("name"), argument.group("text")
+        if (name is not None and b"dev" in name.lower()) or (
+            text is not None and text.split(b":")[0] in _ACCELERATOR_TEXTS
+        ):
+            return True
+    return False
+
+
+def _name_before(data: bytes, end: int) -> bool:
+    """Whether the text before `end` (a `.`) may end with a name as a whole expression, in
+    parentheses or not: a word not itself after a `.`, or anything on an earlier line."""
+    at = end - 1
+    while at >= 0 and data[at] in b" \t\f\r\n\\)":
+        if data[at] == 10:  # a line break: a comment may hide what stands before it
+            return True
+        at -= 1
+    word_end = at
+    while at >= 0 and (data[at] >= 0x80 or data[at : at + 1].isalnum() or data[at] == 95):
+        at -= 1
+    return at < word_end and (at < 0 or data[at] != 46)
 
 
 def _imports_name(data: bytes, name: str) -> bool:
     """Whether a module's text may import `name` from another module (a re-export, or a star
-    import): with `_MOVER_TEXT`, a superset of what parsing it for GPU movers
-    (`_device_movers`) would find, so the utility modules a file calls are not parsed for
-    nothing."""
+    import): with `_may_move`, a superset of what parsing it for GPU movers
+    (`_device_movers`) and its imports would find, so the utility modules a file calls are
+    not parsed for nothing. An import may go on past a line join, and a parenthesized one
+    may hold comments."""
     word = re.escape(name.encode())
     # Each pattern opens with the word `import` and checks its boundary behind it (`names_after`).
     return re.search(
-        rb"import(?<=\bimport)\b[^\n]*(?:\*|\b" + word + rb"\b)", data
+        rb"import(?<=\bimport)\b(?:[^\n]|\\\r?\n)*(?:\*|\b" + word + rb"\b)", data
     ) is not None or (
-        re.search(rb"import(?<=\bimport)\s*\([^)]*\b" + word + rb"\b", data) is not None
+        re.search(rb"import(?<=\bimport)\s*\((?:[^)#]|#[^\n]*+)*\b" + word + rb"\b", data)
+        is not None
     )
 
 
