@@ -1959,6 +1959,13 @@ class Evaluation(Shared):
         it evaluates no workload."""
         return any(self._one_example(arg.value, _ONE_EXAMPLE_DEPTH, set()) for arg in call.args)
 
+    def one_example(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is one example made into a batch of one (`x.unsqueeze(0)`, `x[None]`),
+        also through the one binding of a name and methods of the batch (`.to(device)`): what
+        `_on_one_example` asks of a forward's inputs, for one input (TL004: a DataParallel
+        wrapper fed only batches of one splits nothing)."""
+        return self._one_example(expr, _ONE_EXAMPLE_DEPTH, set())
+
     def _one_example(self, expr: cst.BaseExpression, depth: int, seen: set[int]) -> bool:
         if id(expr) in seen or depth < 0:
             return False
