@@ -271,6 +271,29 @@ def main(net, image, device, run):
 """,
         },
     ),
+    Case(
+        # One image repeated once per GPU, or joined with others: a batch of several, split.
+        "one-image-repeated-per-gpu-stays",
+        rules=("TL004",),
+        files={
+            "evaluate.py": """\
+import torch
+from torch import nn
+
+
+def main(net, images, gpus, device):
+    model = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    pair = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    model.eval()
+    with torch.no_grad():
+        for image in images:
+            batch = image.unsqueeze(0).repeat(len(gpus), 1, 1, 1).to(device)
+            out = model(batch)
+            both = pair(torch.cat([image.unsqueeze(0), image.flip(-1).unsqueeze(0)]))
+            print(out.mean().item(), both.mean().item())
+""",
+        },
+    ),
 ]
 
 
