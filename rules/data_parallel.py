@@ -8,7 +8,9 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.availability import runs_without_cuda
-from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.evaluation import Evaluation
+from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.nodes import is_name
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -57,6 +59,10 @@ Nor a wrap in a module-level class that the project never builds: called only fr
 functions that are never called themselves (a vendored generator or trainer left unused), and
 never handed over, decorated, derived from or reached through a module attribute. A function
 that nothing calls is still flagged: it is an entry point or API, whose callers are its users.
+Nor a wrap bound to a name whose every forward gets one example made into a batch of one
+(`model(img)` after `img = transform(img).unsqueeze(0)`), the name otherwise only placed,
+put in eval mode or unwrapped: DataParallel splits a batch along its first dimension, so a
+batch of one runs on one GPU and the wrapper only calls its module.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -320,6 +326,8 @@ which a codemod cannot write for you.
             return  # the wrapper's forward, the only place it splits batches, never runs
         if self._never_runs(node):
             return  # vendored code the project never calls: the wrap is never built
+        if self._fed_one_example(node):
+            return  # batches of one: DataParallel splits nothing, the wrapper only calls the module
         if name in _FUNCTIONAL:
             fix = self.make_fix(
                 "Wrap the model once in `DistributedDataParallel`, launched with `torchrun`",
@@ -378,6 +386,93 @@ which a codemod cannot write for you.
                 return False
             reads += 1
         return reads > 0 and (delegates or not stored)
+
+    def _fed_one_example(self, node: cst.Call) -> bool:
+        """A wrap bound to a plain name whose every forward gets one example made into a batch
+        of one (`model(img)` after `img = transform(img).unsqueeze(0)`: `Evaluation.one_example`)
+        and whose other reads only place it or take weights (`model.to(device)`, `model =
+        model.eval()`, `model.module`): DataParallel splits a batch along its first dimension,
+        so a batch of one runs on the first GPU alone and the wrapper only calls its module (a
+        predict script's one image at a time). Every read of the name after the wrap is asked,
+        and every later binding must be a wrap or such a method of the wrapper (wraps in the two
+        branches of an `if` are read alike); a wrap handed on, returned or stored, or a name
+        bound to something else later, may be fed anything: it stays a finding."""
+        model = self.ctx.fact(SemanticModel)
+        statement = model.statement_of(node)
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(assign, cst.Assign) or assign.value is not node:
+            return False
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        target = assign.targets[0].target
+        name = target.value
+        scope = model.scope_of(target)
+        start = model.order.get(target)
+        if start is None or model.read_in_nested_scope(name, scope):
+            return False
+        if any(isinstance(a, cst.For | cst.While) for a in self._within_function(node)):
+            return False  # a read earlier in the loop may run after the wrap
+        for binding in model.resolve(name, scope)[1]:
+            if binding.order > start and not (
+                binding.kind is BindingKind.ASSIGN
+                and binding.value is not None
+                and (self._wraps(binding.value) or self._wrapper_method(binding.value, name))
+            ):
+                return False  # bound to something else later
+        forwards = False
+        for use in model.uses(scope, name):
+            at = model.order.get(use)
+            parent = model.parents.get(use)
+            if at is None or at <= start or isinstance(parent, cst.AssignTarget):
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr is use:
+                continue  # `x.model`: an attribute that shares the name
+            if isinstance(parent, cst.Call) and parent.func is use:
+                first = parent.args[0] if parent.args else None
+                if first is None or first.keyword is not None or first.star:
+                    return False
+                if not self.ctx.fact(Evaluation).one_example(first.value):
+                    return False
+                forwards = True
+                continue
+            if parent is None:
+                return False
+            call = model.parents.get(parent)
+            if isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and self._wraps(call):
+                continue  # the module wrapped in the other branch of an `if`
+            if isinstance(parent, cst.Attribute) and parent.value is use:
+                if parent.attr.value == "module":
+                    continue  # the inner module, called around the wrapper
+                if (
+                    call is not None
+                    and self._wrapper_method(call, name)
+                    and isinstance(model.parents.get(call), cst.Expr | cst.Assign)
+                ):
+                    continue  # `model.to(device)`, `model = model.eval()`
+            return False
+        return forwards
+
+    def _within_function(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The ancestors of `node` up to its function (or the module)."""
+        found = []
+        for ancestor in self.ctx.fact(SemanticModel).ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                break
+            found.append(ancestor)
+        return found
+
+    def _wraps(self, value: cst.CSTNode | None) -> bool:
+        return isinstance(value, cst.Call) and self._qualname(value.func) in _NAMES
+
+    @staticmethod
+    def _wrapper_method(value: cst.CSTNode | None, name: str) -> bool:
+        """`model.eval()`, `model.to(device)`: a method of the wrapper that returns it."""
+        return (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and is_name(value.func.value, name)
+            and value.func.attr.value in _WEIGHT_METHODS
+        )
 
     def _never_runs(self, node: cst.Call) -> bool:
         """The wrap sits in an undecorated module-level class that the project never builds

@@ -181,6 +181,119 @@ class Wrapped(torch.nn.Module):
             "train.py": "from nets import Gen\n\nclass Big(Gen):\n    pass\n\nBig(m)\n",
         },
     ),
+    Case(
+        # A predict script that feeds the wrapper one image at a time (a batch of one, made
+        # with `unsqueeze(0)` and moved to the device): DataParallel splits a batch along its
+        # first dimension, so a batch of one runs on one GPU and the wrapper is a pass-through.
+        "predict-one-image-at-a-time",
+        rules=("TL004",),
+        files={
+            "predict.py": """\
+import torch
+from torch import nn
+from PIL import Image
+
+
+def main(net, paths, transform, ckpt, device):
+    if ckpt is not None:
+        net.load_state_dict(torch.load(ckpt)["model_state"])
+        model = nn.DataParallel(net)
+        model.to(device)
+    else:
+        model = nn.DataParallel(net)
+        model.to(device)
+    with torch.no_grad():
+        model = model.eval()
+        for path in paths:
+            img = transform(Image.open(path).convert("RGB")).unsqueeze(0)
+            img = img.to(device)
+            pred = model(img).max(1)[1].cpu().numpy()[0]
+            Image.fromarray(pred.astype("uint8")).save(path + ".png")
+""",
+        },
+    ),
+    Case(
+        # The same script over batches of a loader: each batch is split across the GPUs.
+        "predict-batches-stays",
+        rules=("TL004",),
+        files={
+            "predict.py": """\
+import torch
+from torch import nn
+
+
+def main(net, loader, device):
+    model = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    model.to(device)
+    with torch.no_grad():
+        model = model.eval()
+        for img in loader:
+            img = img.to(device)
+            pred = model(img).max(1)[1].cpu().numpy()
+            print(pred)
+""",
+        },
+    ),
+    Case(
+        # One forward on a batch of one, another on a whole batch: the wrapper splits the latter.
+        "one-forward-on-a-batch-stays",
+        rules=("TL004",),
+        files={
+            "predict.py": """\
+import torch
+from torch import nn
+
+
+def main(net, image, batch, device):
+    model = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    with torch.no_grad():
+        first = model(image.unsqueeze(0).to(device))
+        rest = model(batch.to(device))
+    return first, rest
+""",
+        },
+    ),
+    Case(
+        # Handed to a helper: what the helper feeds it is not known here.
+        "handed-to-a-helper-stays",
+        rules=("TL004",),
+        files={
+            "predict.py": """\
+import torch
+from torch import nn
+
+
+def main(net, image, device, run):
+    model = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    model.eval()
+    with torch.no_grad():
+        return run(model, image.unsqueeze(0).to(device))
+""",
+        },
+    ),
+    Case(
+        # One image repeated once per GPU, or joined with others: a batch of several, split.
+        "one-image-repeated-per-gpu-stays",
+        rules=("TL004",),
+        files={
+            "evaluate.py": """\
+import torch
+from torch import nn
+
+
+def main(net, images, gpus, device):
+    model = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    pair = nn.DataParallel(net)  # TL004: nn.DataParallel(net)
+    model.eval()
+    with torch.no_grad():
+        for image in images:
+            batch = image.unsqueeze(0).repeat(len(gpus), 1, 1, 1).to(device)
+            out = model(batch)
+            both = pair(torch.cat([image.unsqueeze(0), image.flip(-1).unsqueeze(0)]))
+            print(out.mean().item(), both.mean().item())
+""",
+        },
+    ),
 ]
 
 

@@ -406,6 +406,91 @@ class Shapes(Dataset):
         },
         rules=("TL003",),
     ),
+    Case(
+        # Set-up code of a training run: the function that calls it runs a whole training
+        # itself (an epoch loop over a loader that steps the optimizer), so the call runs
+        # once per run, even where a hyperparameter search calls that function in a loop.
+        "setup-called-once-per-training-run-of-a-search",
+        {
+            "anchors.py": """\
+import numpy as np
+import torch
+
+
+def check_anchors(dataset, model, thr=4.0):
+    shapes = dataset.shapes / dataset.shapes.max(1, keepdims=True)
+    wh = torch.tensor(np.concatenate([l[:, 3:5] * s for s, l in zip(shapes, dataset.labels)]))
+    return (wh.max(1)[0] > 1.0 / thr).float().mean()
+""",
+            "train.py": """\
+from anchors import check_anchors
+
+
+def train(hyp, model, dataset, loader, optimizer, epochs):
+    if hyp["autoanchor"]:
+        check_anchors(dataset, model, thr=hyp["anchor_t"])
+    for epoch in range(epochs):
+        for i, (imgs, targets) in enumerate(loader):
+            loss = model(imgs, targets)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return model
+
+
+if __name__ == "__main__":
+    for trial in range(300):
+        train({"autoanchor": True, "anchor_t": 4.0}, None, None, [], None, 3)
+""",
+        },
+        rules=("TL003",),
+    ),
+    Case(
+        # A helper with its own inner gradient loop (an adversarial perturbation) is no training
+        # run: called on every batch, what it calls before its loop runs on every batch too.
+        "setup-of-an-inner-gradient-loop-per-batch-stays",
+        {
+            "noise.py": """\
+import numpy as np
+import torch
+
+
+def start_noise(shape, eps):
+    return torch.tensor(np.random.uniform(-eps, eps, shape))  # TL003: torch.tensor(np.random.uniform(-eps, eps, shape))
+""",
+            "attack.py": """\
+from noise import start_noise
+
+
+def perturb(model, x, y, eps, steps):
+    delta = start_noise(x.shape, eps).requires_grad_()
+    for _ in range(steps):
+        loss = model(x + delta, y)
+        loss.backward()
+        delta = (delta + delta.grad.sign() * eps / steps).detach().requires_grad_()
+    return delta.detach()
+""",
+            "train.py": """\
+from attack import perturb
+
+
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            delta = perturb(model, x, y, 0.03, 7)
+            loss = model(x + delta, y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    for trial in range(3):
+        train(None, [], None, 1)
+""",
+        },
+        rules=("TL003",),
+    ),
 ]
 
 

@@ -182,6 +182,15 @@ _MODULE_CHAIN_METHODS = frozenset(
 # Tensor methods that change only a tensor's device, dtype or layout: a fill stays a fill
 # through them (`torch.zeros(...).to(d).type_as(w)`).
 _ONE_EXAMPLE_DEPTH = 4  # bindings followed back from a forward's input to its batch of one
+# Methods of a tensor that keep its batch as it is (`Evaluation.one_example`), and the calls
+# that convert one without changing it.
+_BATCH_KEEPING = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "type"}
+    | {"contiguous", "detach", "requires_grad_", "pin_memory"}
+)
+_BATCH_CONVERSIONS = frozenset(
+    {"torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.autograd.Variable"}
+)
 _TENSOR_CASTS = _MODULE_CHAIN_METHODS | frozenset(
     {"type", "type_as", "long", "int", "short", "byte", "bool", "contiguous"}
 )
@@ -1958,6 +1967,36 @@ class Evaluation(Shared):
         a forward that runs once on it shows one result (a demo, a tutorial's listening test),
         it evaluates no workload."""
         return any(self._one_example(arg.value, _ONE_EXAMPLE_DEPTH, set()) for arg in call.args)
+
+    def one_example(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is exactly a batch of one: one example given a leading axis
+        (`x.unsqueeze(0)`, `x[None]`), also through the one binding of a name, methods that
+        keep the batch (`.to(device)`, `.cuda()`, `.float()`) and conversions of it
+        (`torch.from_numpy`), never through what may grow or join it (`.repeat(n, 1)`,
+        `torch.cat([...])`), as `_on_one_example`'s looser reading of a demo's inputs does
+        (TL004: a DataParallel wrapper fed only batches of one splits nothing)."""
+        return self._exactly_one(expr, _ONE_EXAMPLE_DEPTH)
+
+    def _exactly_one(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if depth < 0:
+            return False
+        if isinstance(expr, cst.Name):
+            bound = self._bound_value(expr)
+            return bound is not expr and self._exactly_one(bound, depth - 1)
+        if isinstance(expr, cst.Subscript):
+            return _adds_leading_axis(expr)
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "unsqueeze" and _first_is_zero(expr):
+                return True
+            if func.attr.value in _BATCH_KEEPING:
+                return self._exactly_one(func.value, depth)
+        qualname = self.ctx.fact(SemanticModel).qualname(func) or ""
+        if qualname in _BATCH_CONVERSIONS and expr.args and expr.args[0].keyword is None:
+            return self._exactly_one(expr.args[0].value, depth)
+        return False
 
     def _one_example(self, expr: cst.BaseExpression, depth: int, seen: set[int]) -> bool:
         if id(expr) in seen or depth < 0:

@@ -200,6 +200,10 @@ class _Summary:
     # those of `stepping` (`f`, `Class.method`) that run it outside any loop of theirs: one
     # training step per call, not a whole training run
     stepping_once: frozenset[str] = frozenset()
+    # those of `stepping` (`f`, `Class.method`) that run a training loop themselves: every step
+    # inside their own loops, one of them over epochs or a loader (`_trains_over_data`), so
+    # their straight-line code runs once per training run (or epoch), whoever calls them
+    training_runs: frozenset[str] = frozenset()
     # module-level names bound by an assignment (header): only these can be `devices`, so a
     # name outside them needs no full summary to say it is none
     assigned: frozenset[str] = frozenset()
@@ -318,7 +322,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         )
         summary.attribute_reads = frozenset(reads)
     elif part == "scopes":
-        summary.stepping, summary.stepping_once = _collect_scopes(
+        summary.stepping, summary.stepping_once, summary.training_runs = _collect_scopes(
             tree, summary.loop_calls, summary.attr_classes, summary.registry_factories
         )
     elif part == "grad_off":
@@ -400,13 +404,14 @@ def _collect_scopes(
     loop_calls: list[_LoopCall],
     attr_classes: dict[str, dict[str, tuple[str, ...]]],
     registry_factories: dict[str, tuple[str, ...]],
-) -> tuple[frozenset[str], frozenset[str]]:
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """One walk per scope (the module, its functions, its classes' methods) for what the
     cross-module call graph reads: the calls made in loops (`_LoopCall`), what `self.<attr>`
-    is built by in each class, and which functions run a training step, and which of those
-    run it outside their own loops (returned)."""
+    is built by in each class, and which functions run a training step, which of those
+    run it outside their own loops, and which run a training loop over data (returned)."""
     stepping = set()
     once = set()
+    runs = set()
     for scope, owner in _scopes(tree):
         walk = _ScopeWalk(scope)
         loop_calls += [
@@ -425,10 +430,12 @@ def _collect_scopes(
             stepping.add(f"{owner}.{scope.name}" if owner else scope.name)
             if _steps_outside_loops(scope):
                 once.add(f"{owner}.{scope.name}" if owner else scope.name)
+            elif _trains_over_data(scope):
+                runs.add(f"{owner}.{scope.name}" if owner else scope.name)
         returned = [f for f in walk.nested if f.name in walk.returned]
         if owner is None and any(_ScopeWalk(f).steps for f in returned):
             stepping.add(scope.name + "()")
-    return frozenset(stepping), frozenset(once)
+    return frozenset(stepping), frozenset(once), frozenset(runs)
 
 
 # The node types `_ScopeWalk` notes something of (a parse builds these exact types, no subclass)
@@ -585,6 +592,27 @@ def _steps_outside_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
         if isinstance(node, ast.Call) and _training_step(node):
             return True
         stack += _children(node)
+    return False
+
+
+def _trains_over_data(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `function` runs a training step inside one of its own loops that is, or sits
+    inside, a loop over epochs or a loader (`_loop_kind`; nested functions left out): a
+    training run (or one epoch of it), not an inner loop of gradient steps on one batch (an
+    adversarial perturbation's `for _ in range(steps)`)."""
+    stack: list[tuple[ast.AST, bool]] = [(node, False) for node in function.body]
+    while stack:
+        node, over_data = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            inner = over_data or _loop_kind(node) in ("batch", "epoch")
+            stack += [(c, inner) for c in node.body]
+            stack += [(c, over_data) for c in node.orelse]
+            continue
+        if over_data and isinstance(node, ast.Call) and _training_step(node):
+            return True
+        stack += [(c, over_data) for c in _children(node)]
     return False
 
 
@@ -2861,9 +2889,21 @@ class ProjectIndex:
             rarely
             and bool(repeats & _GUARDED)
             or not repeats & _LOOPED
-            and (owner is None or self._once_everywhere(where, owner, depth + 1, busy, rarely))
+            and (
+                owner is None
+                or rarely
+                and self._runs_training(where, owner)
+                or self._once_everywhere(where, owner, depth + 1, busy, rarely)
+            )
             for where, _, owner, repeats in sites
         )
+
+    def _runs_training(self, file: Path, key: str) -> bool:
+        """Whether `key` (`f`, `Class.method`) of `file` runs a training loop over data itself
+        (`_Summary.training_runs`): what it calls outside its loops runs once per training run
+        (or per epoch), however often a search or a schedule calls it."""
+        summary = self._summary(file, part="scopes") if key else None
+        return summary is not None and key in summary.training_runs
 
     def runs_rarely(self, file: Path, function: str) -> bool:
         """Whether the project calls `function` of `file` (found as for `runs_once`) only from
