@@ -12,8 +12,14 @@ logged loss divided by it, whose f-string syncs every step (torchtune's recipes,
 loop and over `batch = next(it)` inside a `try:` of a `while` loop). A field of such a batch,
 named by a string key, is a device tensor (`tensors.py`, `_moved_field`).
 
+The same holds for tensors moved by a list comprehension and unpacked from it, `tmp = [t if t
+is None else t.cuda() for t in tmp]`, then `fc, att, labels = tmp`: each is an element the
+comprehension moved (the arm a `t is None` test takes is None), so what the model computes from
+them is on the device, and formatting its mean reward syncs (self-critical.pytorch's train loop).
+
 Precision: a helper handed the batch without a device (`log_batch(batch, step)`) moves
-nothing, so the batch stays a host batch and the loop's reads stay silent.
+nothing, so the batch stays a host batch and the loop's reads stay silent; so does a
+comprehension that only casts the host tensors (`[t.float() for t in tmp]`).
 """
 
 from __future__ import annotations
@@ -106,7 +112,36 @@ class Recipe:
             num_tokens = 0
 """
 
+_UNPACKED = """\
+import torch
+
+
+def train(model, loader, optimizer):
+    for data in loader:
+        tmp = [data["feats"], data["labels"], data["masks"]]
+        tmp = [{element} for t in tmp]
+        feats, labels, masks = tmp
+        optimizer.zero_grad()
+        out = model(feats, labels, masks, torch.arange(0, len(labels)))
+        loss = out["loss"].mean()
+        loss.backward()
+        optimizer.step()
+        print("reward {{:.3f}}".format(out["reward"].mean())){mark}
+"""
+
 CASES = [
+    Case(
+        "tensors-moved-by-a-comprehension-and-unpacked",
+        {
+            "train.py": _UNPACKED.format(
+                element="t if t is None else t.cuda()", mark='  # TL002: out["reward"]'
+            )
+        },
+    ),
+    Case(
+        "tensors-cast-by-a-comprehension-stay-on-the-host",
+        {"train.py": _UNPACKED.format(element="t.float()", mark="")},
+    ),
     Case(
         "for-loop-batch-moved-in-place-by-a-helper-of-another-module",
         {

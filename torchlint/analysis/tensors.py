@@ -329,7 +329,9 @@ class TensorFacts:
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.IfExp):
-            branches = [b for b in (node.body, node.orelse) if not _is_none(b)]
+            branches = [
+                b for b in (node.body, node.orelse) if not _is_none(b) and not _tested_none(node, b)
+            ]
             return join(
                 [self.kind(b) for b in branches]
             )  # `t if ok else None`: a tensor or nothing
@@ -479,6 +481,11 @@ class TensorFacts:
         its first dimension)."""
         if isinstance(value, cst.Tuple | cst.List) and len(path) == 1:
             return self._element(value, path[0])  # `a, b = out.cpu(), img.cpu()`
+        if isinstance(value, cst.Name) and len(path) == 1:
+            built = [b.value for b in self.scopes.reaching(value)]
+            if built and all(isinstance(b, cst.ListComp | cst.GeneratorExp) for b in built):
+                # `tmp = [t.cuda() for t in tmp]`, then `a, b = tmp`: each is an element
+                return join([self.kind(cast(cst.ListComp, b).elt) for b in built])
         functions = self.scopes.callees.get(value, []) if isinstance(value, cst.Call) else []
         if len(path) != 1 or len(functions) != 1:
             return Kind.UNKNOWN
@@ -866,6 +873,24 @@ def _copied_to_host(binding: Binding) -> bool:
         and isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == "cpu"
+    )
+
+
+def _tested_none(branch: cst.IfExp, value: cst.BaseExpression) -> bool:
+    """`t if t is None else t.cuda()`: the arm taken when the name it gives is None."""
+    test = branch.test
+    if not (
+        isinstance(value, cst.Name)
+        and isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.left, cst.Name)
+        and test.left.value == value.value
+        and _is_none(test.comparisons[0].comparator)
+    ):
+        return False
+    operator = test.comparisons[0].operator
+    return (isinstance(operator, cst.Is) and value is branch.body) or (
+        isinstance(operator, cst.IsNot) and value is branch.orelse
     )
 
 
