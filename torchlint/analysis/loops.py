@@ -40,7 +40,14 @@ from torchlint.analysis.names import BATCH_ITERATOR_NAME as _ITERATOR_NAME
 from torchlint.analysis.names import EPOCH_NAME as _EPOCH
 from torchlint.analysis.names import LOADER_NAME as _LOADER_NAME
 from torchlint.analysis.names import LOADERS_NAME as _LOADERS_NAME
-from torchlint.analysis.nodes import COMPREHENSIONS, children, in_loop_body, is_name, walk
+from torchlint.analysis.nodes import (
+    COMPREHENSIONS,
+    children,
+    in_loop_body,
+    is_name,
+    own_returns,
+    walk,
+)
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
 
@@ -208,6 +215,7 @@ class LoopFacts:
         self._asking_parameters: set[cst.Param] = set()  # `_step_parameter` calls in progress
         self._project_steppers: dict[tuple[cst.ClassDef, str, str], bool] = {}
         self._movers: dict[str, tuple[int, str] | None] = {}  # `_moves_argument`, per callee
+        self._device_loaders: dict[str, bool] = {}  # `_project_device_loader`, per callee
 
     @cached_property
     def scopes(self) -> SemanticModel:
@@ -517,8 +525,11 @@ class LoopFacts:
             values = [inner] + [
                 b.value for b in self.scopes.all_bindings(inner) if b.value is not None
             ]
+            if depth == 0:
+                values += self._loaders_passed(inner)
             if any(
-                isinstance(v, cst.Call) and (_moves_batches(v) or self._told_device(v))
+                isinstance(v, cst.Call)
+                and (_moves_batches(v) or self._told_device(v) or self._project_device_loader(v))
                 for v in values
             ):
                 return True
@@ -530,6 +541,66 @@ class LoopFacts:
             ):
                 return True
         return False
+
+    def _loaders_passed(self, node: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """What every same-file call passes for a parameter `node` names (`train_epoch(model,
+        loader_train)` into `for batch in loader:`), and what the names passed are bound to
+        (`loader_train = create_loader(...)`)."""
+        found: list[cst.BaseExpression] = []
+        for binding in self.scopes.all_bindings(node) if isinstance(node, cst.Name) else []:
+            if binding.kind is not BindingKind.PARAM or not isinstance(binding.node, cst.Param):
+                continue
+            for value in self._passed_for(binding.node):
+                found.append(value)
+                if isinstance(value, cst.Name):
+                    for bound in self.scopes.all_bindings(value):
+                        found += self._bound_values(bound)
+        return found
+
+    def _bound_values(self, binding: Binding) -> list[cst.BaseExpression]:
+        """What a binding gives its name: the value assigned, or, for `a, b = build(...)`
+        where `build` is a function of the file, what its returns hold in the name's place,
+        through the names it binds there (`loader_train = create_loader(...)`, then
+        `return loader_train, loader_eval`)."""
+        if binding.value is None:
+            return []
+        if binding.kind is not BindingKind.UNPACK or len(binding.path) != 1:
+            return [binding.value]
+        found: list[cst.BaseExpression] = []
+        call = binding.value
+        for function in self.scopes.callees.get(call, []) if isinstance(call, cst.Call) else []:
+            if not isinstance(function, cst.FunctionDef):
+                continue
+            for ret in own_returns(function):
+                value = ret.value
+                if not isinstance(value, cst.Tuple) or binding.path[0] >= len(value.elements):
+                    continue
+                element = value.elements[binding.path[0]].value
+                found.append(element)
+                if isinstance(element, cst.Name):
+                    found += [
+                        b.value
+                        for b in self.scopes.all_bindings(element)
+                        if b.kind is BindingKind.ASSIGN and b.value is not None
+                    ]
+        return found
+
+    def _project_device_loader(self, call: cst.Call) -> bool:
+        """`create_loader(dataset, use_prefetcher=args.prefetcher)`: a function of another
+        module of the project that returns, on one of its paths, a loader whose iteration
+        moves its batches to a GPU (`ProjectIndex.returns_device_loader`)."""
+        name = dotted(call.func)
+        if self.ctx.project is None or name is None:
+            return False
+        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
+        if imported is None or imported.partition(".")[0] == "torch":
+            return False  # not imported, or torch's own: no function of another module
+        key = f"loader:{name}"
+        if key not in self._device_loaders:
+            self._device_loaders[key] = self.ctx.project.returns_device_loader(
+                self.ctx.absolute_path, name
+            )
+        return self._device_loaders[key]
 
     def _told_device(self, call: cst.Call) -> bool:
         """`DataPrefetcher(train_loader, device=self.device)`, `build_dataset_iter(opt, ...,

@@ -161,6 +161,9 @@ class _Summary:
     # parameter that gives the device (`def to_device(x, device): return x.to(device)`), or
     # (-1, "") when the move names none (`.cuda()`, `.to("cuda")`)
     device_movers: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # module-level functions that return, on one of their paths, an instance of a class of the
+    # module whose `__iter__` yields what it moved to a GPU (a prefetching loader)
+    device_loaders: frozenset[str] = frozenset()
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
     # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
@@ -315,6 +318,7 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
             _collect_device_functions(tree, summary.device_functions)
         if ".cuda(" in text or ".to(" in text:  # a mover calls one of them
             summary.device_movers = _device_movers(tree)
+            summary.device_loaders = _device_loaders(tree)
     elif part == "calls":
         reads: set[str] = set()
         _collect_calls(
@@ -1612,6 +1616,61 @@ def _device_movers(tree: ast.Module) -> dict[str, tuple[int, str]]:
     return found
 
 
+def _device_loaders(tree: ast.Module) -> frozenset[str]:
+    """Module-level functions one of whose returns is an instance of a module class whose
+    `__iter__` moves what it yields to a GPU (`.cuda()`, `.to(...)`: a prefetching loader
+    wrapping a DataLoader, effdet's and timm's `PrefetchLoader`), returned straight or through
+    a name the function binds to it on one of its paths (`loader = PrefetchLoader(loader)`
+    under `if use_prefetcher:`, then `return loader`)."""
+    classes = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for method in node.body:
+            if not (isinstance(method, ast.FunctionDef) and method.name == "__iter__"):
+                continue
+            nodes = _walk(method)
+            if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes) and any(
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and (n.func.attr == "cuda" or (n.func.attr == "to" and bool(n.args)))
+                for n in nodes
+            ):
+                classes.add(node.name)
+    if not classes:
+        return frozenset()
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        nodes = _walk(node)
+        built = {
+            target.id
+            for n in nodes
+            if isinstance(n, ast.Assign) and _builds_one_of(n.value, classes)
+            for target in n.targets
+            if isinstance(target, ast.Name)
+        }
+        if any(
+            isinstance(n, ast.Return)
+            and (
+                _builds_one_of(n.value, classes)
+                or (isinstance(n.value, ast.Name) and n.value.id in built)
+            )
+            for n in nodes
+        ):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _builds_one_of(value: ast.expr | None, classes: set[str]) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in classes
+    )
+
+
 def _names_bound_to_moves(
     nodes: list[ast.AST], parameters: list[str]
 ) -> dict[str, tuple[int, str]]:
@@ -2264,6 +2323,23 @@ class ProjectIndex:
             return defined.device_movers.get(name) if defined is not None else None
         target = self._target(file, summary, name)
         return self.moves_to_gpu(target[0], target[1], depth + 1) if target is not None else None
+
+    def returns_device_loader(self, file: Path, name: str, depth: int = 0) -> bool:
+        """Whether the function `name`, as written in `file` and defined in another module of
+        the project, returns on one of its paths a loader whose iteration moves its batches to
+        a GPU (`create_loader(dataset, use_prefetcher=True)` returning a `PrefetchLoader`:
+        `_device_loaders`). Read as `moves_to_gpu` reads the module defining it."""
+        file = file.absolute()
+        if depth and "." not in name and not self._may_hand_mover(file, name):
+            return False
+        summary = self._summary(file)
+        if summary is None or depth > _MAX_DEPTH:
+            return False
+        if depth and "." not in name and name not in summary.imports:
+            defined = self._summary(file, part="device_functions")  # the module defining it
+            return defined is not None and name in defined.device_loaders
+        target = self._target(file, summary, name)
+        return target is not None and self.returns_device_loader(target[0], target[1], depth + 1)
 
     def _may_hand_mover(self, file: Path, name: str) -> bool:
         """Whether the module may define a GPU mover or re-export `name` (`_may_move`,

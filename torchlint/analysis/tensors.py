@@ -313,7 +313,9 @@ class TensorFacts:
             return self._call(cast(cst.Call, node))
         if isinstance(node, cst.Subscript):
             base = self.kind(node.value)
-            return base if base in (Kind.TENSOR, Kind.HOST_TENSOR) else Kind.UNKNOWN
+            if base in (Kind.TENSOR, Kind.HOST_TENSOR):
+                return base
+            return Kind.TENSOR if self._moved_field(node) else Kind.UNKNOWN
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.left, _STRING_NODES):
                 return Kind.NOT_TENSOR
@@ -327,7 +329,9 @@ class TensorFacts:
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.IfExp):
-            branches = [b for b in (node.body, node.orelse) if not _is_none(b)]
+            branches = [
+                b for b in (node.body, node.orelse) if not _is_none(b) and not _tested_none(node, b)
+            ]
             return join(
                 [self.kind(b) for b in branches]
             )  # `t if ok else None`: a tensor or nothing
@@ -477,6 +481,11 @@ class TensorFacts:
         its first dimension)."""
         if isinstance(value, cst.Tuple | cst.List) and len(path) == 1:
             return self._element(value, path[0])  # `a, b = out.cpu(), img.cpu()`
+        if isinstance(value, cst.Name) and len(path) == 1:
+            built = [b.value for b in self.scopes.reaching(value)]
+            if built and all(isinstance(b, cst.ListComp | cst.GeneratorExp) for b in built):
+                # `tmp = [t.cuda() for t in tmp]`, then `a, b = tmp`: each is an element
+                return join([self.kind(cast(cst.ListComp, b).elt) for b in built])
         functions = self.scopes.callees.get(value, []) if isinstance(value, cst.Call) else []
         if len(path) != 1 or len(functions) != 1:
             return Kind.UNKNOWN
@@ -536,10 +545,75 @@ class TensorFacts:
             whole if whole in (Kind.TENSOR, Kind.HOST_TENSOR) and not path else Kind.UNKNOWN
         )  # rows of a tensor
 
+    def _moved_field(self, node: cst.Subscript) -> bool:
+        """`batch["labels"]` of a loop's batch that the body moved in place (`_moved_in_place`):
+        a field named by a string key of a batch put on the device is a device tensor."""
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        if not (
+            isinstance(index, cst.Index)
+            and isinstance(index.value, cst.SimpleString)
+            and isinstance(node.value, cst.Name)
+        ):
+            return False
+        bindings = self.scopes.reaching(node.value)
+        return bool(bindings) and all(
+            (
+                b.kind is BindingKind.LOOP
+                and isinstance(b.node, cst.For)
+                and b.value is not None
+                and self._moved_in_place(b)
+            )
+            or (b.kind is BindingKind.ASSIGN and self._moved_after(b.node, node.value.value))
+            for b in bindings
+        )
+
+    def _moved_after(self, bound: cst.CSTNode, name: str) -> bool:
+        """`batch = next(it)` (also inside a `try:`), then `batch_to_device(batch, device)`:
+        a bare mover statement of the name after its binding, in the binding's block or one
+        around it within its function."""
+        child = self.scopes.statement_of(bound)
+        for parent in self.scopes.ancestors(bound):
+            if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return False
+            if child is None or not isinstance(parent, cst.IndentedBlock | cst.Module):
+                if isinstance(parent, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                    child = parent
+                continue
+            statements: list[cst.CSTNode] = list(parent.body)
+            if child in statements:
+                after = statements[statements.index(child) + 1 :]
+                if any(self._moves_statement(st, {name}) for st in after):
+                    return True
+        return False
+
+    def _moves_statement(self, statement: cst.CSTNode, names: set[str]) -> bool:
+        """A bare statement moving a batch named in `names` in place (`_moved_in_place`)."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not isinstance(call, cst.Call):
+                continue
+            if (
+                isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name)
+                and call.func.value.value in names
+                and (
+                    call.func.attr.value == "cuda"
+                    or (call.func.attr.value == "to" and self._moves(call))
+                )
+            ):
+                return True
+            if self._hands_to_mover(call, names):
+                return True
+        return False
+
     def _moved_in_place(self, binding: Binding) -> bool:
-        """Whether the loop's body moves the batch a loop target names with a bare statement,
-        `batch.to(device)` or `batch.cuda()`, whose result it drops: the batch is an object
-        that moves its own tensors (a graph batch), so it is no longer known to be on the host."""
+        """Whether the loop's body moves the batch a loop target names with a bare statement
+        whose result it drops: `batch.to(device)` or `batch.cuda()` (the batch is an object
+        that moves its own tensors, a graph batch), or a helper handed the batch and a device,
+        `batch_to_device(batch, self._device)` (it can only move the batch's tensors in place).
+        The batch is then no longer known to be on the host."""
         loop = cast(cst.For, binding.node)
         names = {
             target.value
@@ -547,23 +621,22 @@ class TensorFacts:
             if path == binding.path and isinstance(target, cst.Name)
         }
         body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
-        for statement in body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                call = small.value if isinstance(small, cst.Expr) else None
-                if (
-                    isinstance(call, cst.Call)
-                    and isinstance(call.func, cst.Attribute)
-                    and isinstance(call.func.value, cst.Name)
-                    and call.func.value.value in names
-                    and (
-                        call.func.attr.value == "cuda"
-                        or (call.func.attr.value == "to" and self._moves(call))
-                    )
-                ):
-                    return True
-        return False
+        return any(self._moves_statement(statement, names) for statement in body)
+
+    def _hands_to_mover(self, call: cst.Call, names: set[str]) -> bool:
+        """`batch_to_device(batch, device)`, `move_to(batch, device=self.device)`: a call, its
+        result dropped, handed the batch by position and a device that can be a GPU."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        return (
+            bool(positional)
+            and isinstance(positional[0], cst.Name)
+            and positional[0].value in names
+            and any(
+                a.value is not positional[0] and self.loops.is_device_like(a.value)
+                for a in call.args
+                if not a.star
+            )
+        )
 
     def _batches_passed_in(self, loop: cst.For) -> bool:
         """A training loop over a parameter (`for x, y in train_data:`): the caller's DataLoader-like batches."""
@@ -800,6 +873,24 @@ def _copied_to_host(binding: Binding) -> bool:
         and isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == "cpu"
+    )
+
+
+def _tested_none(branch: cst.IfExp, value: cst.BaseExpression) -> bool:
+    """`t if t is None else t.cuda()`: the arm taken when the name it gives is None."""
+    test = branch.test
+    if not (
+        isinstance(value, cst.Name)
+        and isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.left, cst.Name)
+        and test.left.value == value.value
+        and _is_none(test.comparisons[0].comparator)
+    ):
+        return False
+    operator = test.comparisons[0].operator
+    return (isinstance(operator, cst.Is) and value is branch.body) or (
+        isinstance(operator, cst.IsNot) and value is branch.orelse
     )
 
 
