@@ -3173,11 +3173,21 @@ class ProjectIndex:
         training step (`_text_steps`): where a function that steps may call one of them."""
         if not words:
             return []
-        return [
-            other
-            for other in self._importers(file)
-            if any(_mentions(other, word) for word in words) and self._text_steps(other)
-        ]
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        found = []
+        for other in self._import_words.get(stem, ()):  # the texts first, the imports last
+            try:
+                data = other.read_bytes()
+            except OSError:
+                continue
+            if (
+                other != file
+                and any(word.encode() in data for word in words)
+                and self._text_steps(other)
+                and file in self._imported_files(other)
+            ):
+                found.append(other)
+        return found
 
     def _stepping_call_targets(self, file: Path) -> set[tuple[Path, str]]:
         """The project functions that `file`'s training steps call: a function or method that
