@@ -7,7 +7,9 @@ expects a finding there; every other TL002 finding is a failure.
 - a module's registered buffer (`self.register_buffer("ema", ...)`): a tensor on the module's
   device, wherever its class reads it;
 - a helper of another module that a training step (a method running `backward()` and the
-  optimizer's `step()` itself) calls in its own body, outside any periodic guard.
+  optimizer's `step()` itself) calls in its own body, outside any periodic guard;
+- a device tensor's element used as a slice bound per sample (`values[i, : ends[i]]` in a
+  comprehension), which Python reads on the host (`__index__`) once per element.
 """
 
 from __future__ import annotations
@@ -171,6 +173,34 @@ def run(replay, steps):
     behavior = Behavior().cuda()
     for _ in range(steps):
         behavior.train_step(replay.sample().cuda())
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "slice-bounds-read-per-sample",
+        {
+            "rollout.py": """\
+import torch
+
+
+def collect(model, loader):
+    out = []
+    for batch in loader:
+        ids = batch["ids"].cuda()
+        mask = batch["mask"].cuda()
+        with torch.no_grad():
+            values = model(ids)
+        ends = mask.sum(1) + 1
+        lengths = batch["lengths"]
+        out += [values[i, 1 : ends[i]] for i in range(len(ids))]  # TL002: ends[i]
+        out += [values[i, : lengths[i]] for i in range(len(ids))]
+        out.append(values[:, : ends.max()])
+        for i in range(len(ids)):
+            pad = torch.sum(mask[i])
+            out.append(values[i, :pad])  # TL002: pad
+            out.append(values[i, -2:])
+    return out
 """,
         },
         rules=("TL002",),
