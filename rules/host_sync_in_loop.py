@@ -975,12 +975,22 @@ depends on what the value is for.
                 continue
             reported.append((candidate, loop))
         waiting = self._waiting_loops(loops, reported)
+        sliced: set[cst.CSTNode | None] = set()  # subscripts with a slice bound reported
+        scopes = self.ctx.fact(SemanticModel)
         for candidate, owner in reported:
             if owner in paced:
                 continue  # the loop waits on the environment's action every step anyway
             element_wise = self._element_wise(candidate.node, owner)
-            if candidate.kind == "bound" and not element_wise:
-                continue  # one slice bound per batch: the host needs it for the shape
+            if candidate.kind == "bound":
+                if not element_wise:
+                    continue  # one slice bound per batch: the host needs it for the shape
+                holder = next(
+                    (a for a in scopes.ancestors(candidate.node) if type(a) is cst.Subscript),
+                    None,
+                )
+                if holder in sliced:
+                    continue  # `x[k : k + 1, ::ds[k]]`: one finding per subscript
+                sliced.add(holder)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
                 continue  # each iteration waits for the device by design: one read more is free
             if any(

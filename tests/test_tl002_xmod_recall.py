@@ -200,6 +200,8 @@ def collect(model, loader):
             pad = torch.sum(mask[i])
             out.append(values[i, :pad])  # TL002: pad
             out.append(values[i, -2:])
+        for k in torch.nonzero(ends > 2).flatten():
+            out.append(values[k : k + 1, : ends[k]])  # TL002: k : k + 1
     return out
 """,
         },
