@@ -78,7 +78,7 @@ def _logged_values(call: cst.Call) -> list[cst.BaseExpression]:
 
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "method", "conversion", "condition", "format", "logged", "callee", "state"
+    kind: str  # "method", "conversion", "condition", "format", "logged", "callee", "state", "bound"
     node: cst.CSTNode  # the node reported
     value: cst.BaseExpression  # the tensor the sync reads
 
@@ -124,6 +124,9 @@ evaluation loop:
 - a tensor used as a condition: `if t:`, `while t:`, `x if t else y`, and each element of
   `any(...)`/`all(...)` over a comprehension (`any(not torch.isfinite(p.grad).all() for p in
   params)` syncs once per parameter);
+- a device tensor used as a slice bound inside an inner loop or comprehension
+  (`[values[i, : ends[i]] for i in range(n)]`): Python reads each bound on the host
+  (`__index__`), one sync per element; a bound read once per batch is a shape the host needs;
 - printing a tensor, or formatting it into text (f-strings, `%`, `str.format`);
 - passing a tensor to a function or method of another module of the project that reads its
   arguments on the host (`meter.update(loss=loss)` where `Meter.update` calls `v.item()`, or
@@ -898,6 +901,13 @@ depends on what the value is for.
         )
         self.candidates.extend(_Candidate("format", o, o) for o in operands)
 
+    def visit_Slice(self, node: cst.Slice) -> None:
+        """`values[ix, start : ends[ix]]`: Python turns each bound into an int (`__index__`),
+        which reads a tensor bound on the host."""
+        for bound in (node.lower, node.upper, node.step):
+            if bound is not None and type(bound) not in (cst.Integer, cst.UnaryOperation):
+                self.candidates.append(_Candidate("bound", bound, bound))
+
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         self.candidates.append(_Candidate("format", node.expression, node.expression))
 
@@ -945,6 +955,8 @@ depends on what the value is for.
             *self._read_by_lambda(loops, tensors),
         ]
         for candidate in [*self.candidates, *elsewhere]:
+            if candidate.kind == "bound" and tensors.kind(candidate.value) is not Kind.TENSOR:
+                continue  # most bounds: numbers, asked before the loops
             loop = loops.per_batch_loop(candidate.node, every_update=True)
             if loop is None or not (
                 self._syncs(candidate, tensors) or self._carried_tensor(candidate, loop, tensors)
@@ -963,10 +975,22 @@ depends on what the value is for.
                 continue
             reported.append((candidate, loop))
         waiting = self._waiting_loops(loops, reported)
+        sliced: set[cst.CSTNode | None] = set()  # subscripts with a slice bound reported
+        scopes = self.ctx.fact(SemanticModel)
         for candidate, owner in reported:
             if owner in paced:
                 continue  # the loop waits on the environment's action every step anyway
             element_wise = self._element_wise(candidate.node, owner)
+            if candidate.kind == "bound":
+                if not element_wise:
+                    continue  # one slice bound per batch: the host needs it for the shape
+                holder = next(
+                    (a for a in scopes.ancestors(candidate.node) if type(a) is cst.Subscript),
+                    None,
+                )
+                if holder in sliced:
+                    continue  # `x[k : k + 1, ::ds[k]]`: one finding per subscript
+                sliced.add(holder)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
                 continue  # each iteration waits for the device by design: one read more is free
             if any(
@@ -1919,6 +1943,13 @@ depends on what the value is for.
                 f"`{_short(self.ctx.code(candidate.node))}` syncs with the device for every element, on every batch",
                 self._hint(
                     "Move the whole tensor to the host once per batch (`.tolist()` or `.cpu()`) before the inner loop, or keep the work on the device"
+                ),
+            )
+        if candidate.kind == "bound":
+            return (
+                f"slice bound `{value}` is read from the device for every element, on every batch, a host-device sync",
+                self._hint(
+                    "Read the bounds to the host once per batch (`.tolist()`) before the inner loop"
                 ),
             )
         if candidate.kind == "condition":

@@ -355,8 +355,8 @@ class LoopFacts:
         }
 
     def _fetches_batches(self, loop: Loop) -> bool:
-        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`,
-        also as the first work of a block there (`try: batch = next(it)` restarting the iterator on
+        """A loop that gets a batch in its own body: `x, y = get_batch(split)`, `batch = next(data_iter)`
+        (annotated or not: `batch: Batch = next(it)`), also as the first work of a block there (`try: batch = next(it)` restarting the iterator on
         `StopIteration`, `with torch.no_grad(): x, y = get_batch("val")`). Not one over loaders that takes one batch of each (`for name, dl in eval_dls.items():
         x = next(dl)`): its iterations are datasets. A store into an element (`features[i] =
         batch_to_device(features[i], device)`) moves what the loop has, it fetches nothing; a
@@ -365,6 +365,10 @@ class LoopFacts:
             for small in statement.body:
                 if isinstance(small, cst.Assign) and not _stores_element(small):
                     value: cst.BaseExpression | None = small.value
+                elif isinstance(small, cst.AnnAssign) and not isinstance(
+                    small.target, cst.Subscript
+                ):  # `batch: PromptBatch = next(self.prompt_iterator)`
+                    value = small.value
                 elif isinstance(small, cst.Expr):
                     value = _handed_next(small.value)
                 else:

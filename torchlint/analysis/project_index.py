@@ -2079,6 +2079,9 @@ class ProjectIndex:
         self._targets: dict[Path, tuple[_Summary, dict[tuple[Path, str], list[_Site]]]] = {}
         self._step_targets: dict[Path, tuple[_Summary, dict[bool, set[tuple[Path, str]]]]] = {}
         self._attribute_steppers: dict[Path, tuple[_Summary, bool]] = {}  # `_text_steps`
+        self._stepper_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
+        # `_text_steps` from the text, per state of the file (its modification time and size)
+        self._step_texts: dict[Path, tuple[tuple[int, int], bool]] = {}
         # While a file is linted: its text and the syntax tree CPython's check of it built.
         self._parsed: tuple[str, ast.Module] | None = None
         # Syntax trees by text: those the index parsed, until the engine takes one to lint its
@@ -3295,7 +3298,60 @@ class ProjectIndex:
             if hits:
                 self.consulted[other] = self._digests[other][2]
                 found |= {key for _, key in hits}
+        for other in self._stepping_importers(file, words):
+            hits = self._stepping_call_targets(other) & wanted
+            if hits:
+                self.consulted[other] = self._digests[other][2]
+                found |= {key for _, key in hits}
         return frozenset(found)
+
+    def _stepping_importers(self, file: Path, words: AbstractSet[str]) -> list[Path]:
+        """The project's other files that import `file`, write one of `words` and may run a
+        training step (`_text_steps`): where a function that steps may call one of them."""
+        if not words:
+            return []
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        found = []
+        for other in self._import_words.get(stem, ()):  # the texts first, the imports last
+            try:
+                data = other.read_bytes()
+            except OSError:
+                continue
+            if (
+                other != file
+                and any(word.encode() in data for word in words)
+                and self._text_steps(other)
+                and file in self._imported_files(other)
+            ):
+                found.append(other)
+        return found
+
+    def _stepping_call_targets(self, file: Path) -> set[tuple[Path, str]]:
+        """The project functions that `file`'s training steps call: a function or method that
+        runs one training step per call itself (`_steps_once`: an update's `backward()` and
+        `step()`, or `self._actor_opt(loss)` of a project optimizer class) is run once per step
+        by whoever calls it, and so is each call in its body that no periodic guard holds back
+        (`metrics.update(tools.tensorstats(x))` in an actor's update)."""
+        summary = self._summary(file, consult=False, part="calls")
+        if summary is None:
+            return set()
+        known = self._stepper_targets.get(file)
+        if known is not None and known[0] is summary:
+            return known[1]
+        found: set[tuple[Path, str]] = set()
+        steps: dict[str, bool] = {}
+        for callee, _, owner, how in summary.calls:
+            if not owner or how & _GUARDED:
+                continue
+            if owner not in steps:
+                steps[owner] = self._steps_once(file, owner, summary)
+            if steps[owner]:
+                klass = owner.partition(".")[0] if "." in owner else None
+                found.update(
+                    self._loop_call_targets(file, summary, _LoopCall(callee, "batch", klass, ()))
+                )
+        self._stepper_targets[file] = (summary, found)
+        return found
 
     def overrides_called_per_step(self, file: Path, key: str) -> bool:
         """Whether the method `key` (`Class.method`) of `file` overrides one that a base class's
@@ -3383,17 +3439,24 @@ class ProjectIndex:
         calls one of `factories` (functions of `file` that define functions) anywhere: the
         gate, read from texts, before any `called_per_step` question about `file`."""
         file = file.absolute()
-        return bool(self._loop_callers(file, names, factories))
+        return bool(self._loop_callers(file, names, factories)) or bool(
+            self._stepping_importers(file, names)
+        )
 
     def _text_steps(self, file: Path) -> bool:
         """Whether `file` may run a training step (`.backward(`, `.step(` in its text), or
         run one through a project class a `self.` attribute holds (`self._model_opt(loss)`),
         which is asked of its summary only where other files call its names in some loop."""
         try:
-            text = file.read_bytes().decode("utf-8", "replace")
+            info = file.stat()
+            stamp = (info.st_mtime_ns, info.st_size)
+            known = self._step_texts.get(file)
+            if known is None or known[0] != stamp:
+                text = file.read_bytes().decode("utf-8", "replace")
+                known = self._step_texts[file] = (stamp, _STEP_TEXT.search(text) is not None)
         except OSError:
             return False
-        return _STEP_TEXT.search(text) is not None or self._steps_through_attributes(file)
+        return known[1] or self._steps_through_attributes(file)
 
     def _steps_through_attributes(self, file: Path) -> bool:
         """Whether a method of `file` calls what a `self.` attribute holds, of a project class
@@ -3523,6 +3586,25 @@ class ProjectIndex:
             self._calls_stepping_attribute(file, callee, owner)
             for callee, _, owner, _ in summary.calls
             if owner == key
+        )
+
+    def _steps_once(self, file: Path, key: str, calls: _Summary) -> bool:
+        """Whether each call of the function `key` of `file` runs one training step, outside
+        any loop of its own: `backward()` or an optimizer's `step()` there, a method of its own
+        class that does (`_steps_once_through_own_class`), or what a `self.` attribute holds, of
+        a project class whose call steps (`attribute_steps`). A function that loops over its
+        steps runs a whole training, not a step. `calls` is the file's summary with its calls."""
+        scopes = self._summary(file, part="scopes")
+        if scopes is not None and key in scopes.stepping_once:
+            return True
+        if "." not in key or not self._text_steps(file):
+            return False
+        if self._steps_once_through_own_class(file, key, set()):
+            return True
+        return self._defines_stepping_callables and any(
+            self._calls_stepping_attribute(file, callee, owner)
+            for callee, _, owner, how in calls.calls
+            if owner == key and not how & _LOOPED
         )
 
     def _steps_once_through_own_class(

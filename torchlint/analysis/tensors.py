@@ -9,6 +9,7 @@ precision needs it.
 from __future__ import annotations
 
 from enum import Enum
+from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
 import libcst as cst
@@ -686,7 +687,40 @@ class TensorFacts:
         if base is Kind.NOT_TENSOR and isinstance(node.value, cst.Name | cst.Attribute):
             return Kind.UNKNOWN  # modules and objects: `np.pi`, `self.x`
         bindings = self.scopes.all_bindings(node)
-        return join([self._binding(b) for b in bindings]) if bindings else Kind.UNKNOWN
+        if bindings:
+            return join([self._binding(b) for b in bindings])
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            if attr in self._registered:
+                return Kind.TENSOR  # a buffer or parameter: on the module's device
+        return Kind.UNKNOWN
+
+    @cached_property
+    def _registered(self) -> frozenset[str]:
+        """The names a module of the file registers as a buffer or parameter of its own,
+        `self.register_buffer("ema_vals", torch.zeros(2))`: `self.ema_vals` is then a tensor
+        that moves with the module (`model.to(device)`), on its device. Not one registered as
+        `None`, which holds no tensor."""
+        if "register_" not in self.ctx.source:
+            return frozenset()
+        found = set()
+        for call in self.scopes.calls:
+            func = call.func
+            if not (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in ("register_buffer", "register_parameter")
+                and isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+            ):
+                continue
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            name = positional[0] if positional else named.get("name")
+            value = (
+                positional[1] if len(positional) > 1 else named.get("tensor", named.get("param"))
+            )
+            if isinstance(name, cst.SimpleString) and value is not None and not _is_none(value):
+                found.add(name.evaluated_value if isinstance(name.evaluated_value, str) else "")
+        return frozenset(found - {""})
 
     def _call(self, node: cst.Call) -> Kind:
         func = node.func
