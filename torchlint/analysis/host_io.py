@@ -803,22 +803,6 @@ class WaitsByDesign:
         self._idle: dict[cst.CSTNode, bool] = {}
         self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
 
-    # -- whether a wait runs every time its step does ------------------------------------
-    def unconditional(self, node: cst.CSTNode, owner: cst.CSTNode | None = None) -> bool:
-        """Whether `node` runs each time its function (or the loop `owner` of that function)
-        runs: no branch, handler, inner loop, comprehension or deferred code (`_CONDITIONAL`)
-        between them; `with` blocks run their body once."""
-        child = node
-        for parent in self.scopes.ancestors(node):
-            if parent is owner and isinstance(owner, cst.For | cst.While):
-                return child is owner.body
-            if type(parent) is cst.FunctionDef:
-                return owner is None or not self.scopes.is_ancestor(parent, owner)
-            if isinstance(parent, _CONDITIONAL):
-                return False
-            child = parent
-        return owner is None
-
     # -- a call of the file's own function that hands back host copies --------------------
     def returns_host_copy(self, call: cst.Call) -> bool:
         """A call of the file's own function every `return` of which hands back a host copy
