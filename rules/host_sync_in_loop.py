@@ -18,7 +18,7 @@ from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites, WaitsByDesign
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import name_tokens
+from torchlint.analysis.names import is_eval_name, name_tokens
 from torchlint.analysis.nodes import find_all, own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 _METHODS = ("item", "cpu", "numpy", "tolist")
 _ARRAY_COPIES = frozenset({"cpu", "numpy", "tolist"})  # copies of whole tensors, not one number
+# Reductions of a whole tensor to one number (no dim given): `x.sum().cpu()` copies a scalar.
+_WHOLE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "norm", "prod", "std", "var"})
 _CONVERSIONS = ("float", "int", "bool")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -1064,9 +1066,12 @@ depends on what the value is for.
         updates the step runs (`if self.count.item() == 1: ...; opt.step()` `else: ...`).
         One more logging read in such an iteration costs a copy, not a wait: judges call it
         debatable or a false alarm. Reads repeated per element (an inner loop over parameters)
-        still cost a wait each and stay findings. Not pacing: a read the host needs (token ids
-        to decode may wait only for the input's copy, early in the iteration; `_repeats`
-        covers reads right after it), and `torch.cuda.synchronize()`, even a timer's (blind
+        still cost a wait each and stay findings. Not pacing, measured against the recall
+        labels, which keep the reads beside them as findings: a read the host needs (llama
+        recipes' eval loss read before its predictions are decoded; token ids decoded from the
+        input wait only for the input's copy; `_repeats` covers reads right after it),
+        boolean-mask indexing, which waits to size its result (UniMatch's cutmix masks, a
+        recurrent PPO's padding mask), and `torch.cuda.synchronize()`, even a timer's (blind
         labels keep a gradient norm read before the optimizer step beside one). Each loop maps
         to the nodes that wait there, each with whether it paces reads anywhere in the
         iteration (the update's choice, made as the step starts, drains the previous step) or
@@ -1763,6 +1768,7 @@ depends on what the value is for.
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _ARRAY_COPIES
+            and not _reduced_whole(node.func.value)
         )
         if not array_copy and _indexed(candidate.value) and self._element_wise(node, loop):
             return False
@@ -1776,10 +1782,19 @@ depends on what the value is for.
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and (
                 self._over_eval_data(loop)
+                or self._in_eval_function(loop)
                 or self.ctx.fact(Evaluation).inference_only
+                or self.ctx.fact(Evaluation).after_eval_switch(loop)
                 or self.ctx.fact(Grad).disabled(node)
             )
         )  # the grad facts cost a walk: asked last
+
+    def _in_eval_function(self, loop: cst.CSTNode) -> bool:
+        """A loop of a function named for evaluation (`evaluate`, `eval_epoch`): with no
+        training in the loop (`evaluates_only`), the copies it hands a host metric are the
+        evaluation's product, whatever the grad mode."""
+        function = self.ctx.fact(SemanticModel).function_of(loop)
+        return function is not None and is_eval_name(function.name.value)
 
     def _over_eval_data(self, loop: cst.CSTNode) -> bool:
         """A loop over validation or test data (`for inputs in validation_dataloader:`,
@@ -2242,6 +2257,17 @@ def _decoder(outside: tuple[str, str | None]) -> bool:
     `tokenizer.decode(ids)`."""
     tokens = set(name_tokens(outside[1] or outside[0].rsplit(".", 1)[-1]))
     return "decode" in tokens and bool(tokens & _TOKEN_WORDS)
+
+
+def _reduced_whole(value: cst.BaseExpression) -> bool:
+    """`x.sum()`, `loss.mean()` without a dim: one number, whose copy (`x.sum().cpu()`) is a
+    scalar read that could stay on the device, however an array copy is spelled."""
+    return (
+        isinstance(value, cst.Call)
+        and not value.args
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _WHOLE_REDUCTIONS
+    )
 
 
 def _reads_parameter(function: cst.Lambda) -> bool:

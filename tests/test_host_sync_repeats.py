@@ -129,7 +129,7 @@ import numpy as np
 import torch
 
 
-def evaluate(model, loader):
+def stack_logits(model, loader):
     model.cuda()
     preds = None
     for x, y in loader:

@@ -2210,6 +2210,23 @@ class Evaluation(Shared):
                 return
             block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
 
+    def after_eval_switch(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs after a plain `model.eval()` of its own function, before any
+        later mode switch: code the function runs in evaluation mode (`_region_scope`'s region,
+        asked of any node, not only a forward)."""
+        function = self.enclosing_function(node)
+        child: cst.CSTNode = node
+        for parent in self.ctx.ancestors(node):
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                index = next(i for i, s in enumerate(parent.body) if s is child)
+                switch = self._last_switch(parent.body[:index], function)
+                if switch is not None:
+                    return switch[1] is not None
+            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
+                return False
+            child = parent
+        return False
+
     def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
         """Code after `model.eval()` in the same function, before any later mode switch."""
         child: cst.CSTNode = call

@@ -38,7 +38,9 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   the batch, picks a value or picks this step's path (`return` from a step function), and a
   `while` test re-read every iteration (a step counter kept on the device), could be
   decided on the device or the host's own numbers, and are no such end;
-- with `metrics` (the caller says the read is an array copy in evaluation): a numpy,
+- an agent's action: a `return` out of a function named for acting (`batch_act`,
+  `select_action`: `names.is_action_name`), which hands it to the environment's step;
+- with `metrics` (the caller says the read is an array copy in evaluation): a numpy, scipy,
   scikit-learn, scikit-image, pycocotools or pandas call (a table of per-sample results, also
   a list handed to it as a column, `pd.DataFrame({"score": scores})`) other than a plain reduction (`np.mean`, `np.sum`: a mean
   of per-batch values could be kept on the device), which needs the copy on its own (a
@@ -84,7 +86,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import WRITER_NAME, is_eval_name
+from torchlint.analysis.names import WRITER_NAME, is_action_name, is_eval_name
 from torchlint.analysis.nodes import find_all
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -100,7 +102,7 @@ _DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
 _HOST_BUFFER = re.compile(r"priorit")
 # Libraries that compute metrics on the host, over what a loop collected (pandas: a table of
 # per-sample results, the output of an evaluation).
-_HOST_METRICS = ("numpy.", "sklearn.", "skimage.", "pycocotools.", "pandas.")
+_HOST_METRICS = ("numpy.", "scipy.", "sklearn.", "skimage.", "pycocotools.", "pandas.")
 # ... save plain reductions: a mean or sum of per-batch values could be kept on the device.
 _REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
 # Calls whose first argument (or `size=`) is a shape: the host must know it to allocate.
@@ -326,6 +328,8 @@ class HostWrites:
         if calls:
             return self._consumed(calls[-1], depth, calls[:-1])
         function = self.scopes.function_of(node)
+        if self._need and function is not None and is_action_name(function.name.value):
+            return self._end()  # an agent's action, handed back for the environment's step
         callers = self.scopes.callers.get(function, []) if function is not None else []
         return bool(callers) and self._every(callers, lambda c: self._consumed(c, depth, ()))
 

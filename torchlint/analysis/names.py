@@ -317,3 +317,15 @@ COUNTER_NAME = re.compile(
 # A parameter that holds the training loop's count (lower-cased): `steps`, `global_step`,
 # `cur_iter`; not `i` or `idx`, which index anything.
 STEP_COUNT_PARAMETER = re.compile(r"(^|_)(step|steps|iteration|iter|iters)$")
+
+
+_ACTION_VERBS = frozenset({"select", "get", "choose", "sample", "take", "pick", "compute"})
+
+
+def is_action_name(name: str) -> bool:
+    """Whether a function's name says it picks an agent's action for the environment: `act`,
+    `batch_act`, `_batch_act_train`, `select_action`, `get_actions` (not `action_loss`)."""
+    tokens = name_tokens(name)
+    if "act" in tokens:
+        return True
+    return bool(tokens) and tokens[0] in _ACTION_VERBS and tokens[-1] in ("action", "actions")
