@@ -599,12 +599,11 @@ class LoopFacts:
         imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
         if imported is None or imported.partition(".")[0] == "torch":
             return False  # not imported, or torch's own: no function of another module
-        key = f"loader:{name}"
-        if key not in self._device_loaders:
-            self._device_loaders[key] = self.ctx.project.returns_device_loader(
+        if name not in self._device_loaders:
+            self._device_loaders[name] = self.ctx.project.returns_device_loader(
                 self.ctx.absolute_path, name
             )
-        return self._device_loaders[key]
+        return self._device_loaders[name]
 
     def _told_device(self, call: cst.Call) -> bool:
         """`DataPrefetcher(train_loader, device=self.device)`, `build_dataset_iter(opt, ...,
