@@ -2210,6 +2210,13 @@ class Evaluation(Shared):
                 return
             block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
 
+    def in_eval_function(self, node: cst.CSTNode) -> bool:
+        """Whether the function around `node` is named for evaluation (`evaluate`,
+        `eval_epoch`): with no training in a loop of it, the copies the loop hands a host
+        metric are the evaluation's product, whatever the grad mode (TL002)."""
+        function = self.model.function_of(node)
+        return function is not None and is_eval_name(function.name.value)
+
     def after_eval_switch(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs after a plain `model.eval()` of its own function, before any
         later mode switch: code the function runs in evaluation mode (`_region_scope`'s region,
