@@ -718,9 +718,10 @@ class TensorFacts:
             value = (
                 positional[1] if len(positional) > 1 else named.get("tensor", named.get("param"))
             )
-            if isinstance(name, cst.SimpleString) and value is not None and not _is_none(value):
-                found.add(name.evaluated_value if isinstance(name.evaluated_value, str) else "")
-        return frozenset(found - {""})
+            text = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+            if isinstance(text, str) and text and value is not None and not _is_none(value):
+                found.add(text)
+        return frozenset(found)
 
     def _call(self, node: cst.Call) -> Kind:
         func = node.func
