@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.evaluation import Evaluation
+from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.nodes import is_name
 from torchlint.analysis.symbols import dotted
@@ -410,7 +411,7 @@ which a codemod cannot write for you.
         start = model.order.get(target)
         if start is None or model.read_in_nested_scope(name, scope):
             return False
-        if any(isinstance(a, cst.For | cst.While) for a in self._within_function(node)):
+        if self.ctx.fact(LoopFacts).enclosing_loops(node):
             return False  # a read earlier in the loop may run after the wrap
         for binding in model.resolve(name, scope)[1]:
             if binding.order > start and not (
@@ -451,15 +452,6 @@ which a codemod cannot write for you.
                     continue  # `model.to(device)`, `model = model.eval()`
             return False
         return forwards
-
-    def _within_function(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        """The ancestors of `node` up to its function (or the module)."""
-        found = []
-        for ancestor in self.ctx.fact(SemanticModel).ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef | cst.Lambda | cst.ClassDef):
-                break
-            found.append(ancestor)
-        return found
 
     def _wraps(self, value: cst.CSTNode | None) -> bool:
         return isinstance(value, cst.Call) and self._qualname(value.func) in _NAMES

@@ -18,7 +18,7 @@ from torchlint.analysis.grad import Grad
 from torchlint.analysis.host_io import HostWrites, WaitsByDesign
 from torchlint.analysis.loops import LoopFacts, may_run_elsewhere_text
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import is_eval_name, name_tokens
+from torchlint.analysis.names import name_tokens
 from torchlint.analysis.nodes import find_all, own_returns
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.symbols import dotted
@@ -1782,19 +1782,12 @@ depends on what the value is for.
             and self.ctx.fact(LoopFacts).evaluates_only(node)
             and (
                 self._over_eval_data(loop)
-                or self._in_eval_function(loop)
+                or self.ctx.fact(Evaluation).in_eval_function(loop)
                 or self.ctx.fact(Evaluation).inference_only
                 or self.ctx.fact(Evaluation).after_eval_switch(loop)
                 or self.ctx.fact(Grad).disabled(node)
             )
         )  # the grad facts cost a walk: asked last
-
-    def _in_eval_function(self, loop: cst.CSTNode) -> bool:
-        """A loop of a function named for evaluation (`evaluate`, `eval_epoch`): with no
-        training in the loop (`evaluates_only`), the copies it hands a host metric are the
-        evaluation's product, whatever the grad mode."""
-        function = self.ctx.fact(SemanticModel).function_of(loop)
-        return function is not None and is_eval_name(function.name.value)
 
     def _over_eval_data(self, loop: cst.CSTNode) -> bool:
         """A loop over validation or test data (`for inputs in validation_dataloader:`,

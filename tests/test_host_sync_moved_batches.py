@@ -17,8 +17,9 @@ is None else t.cuda() for t in tmp]`, then `fc, att, labels = tmp`: each is an e
 comprehension moved (the arm a `t is None` test takes is None), so what the model computes from
 them is on the device, and formatting its mean reward syncs (self-critical.pytorch's train loop).
 
-Precision: a helper handed the batch without a device (`log_batch(batch, step)`) moves
-nothing, so the batch stays a host batch and the loop's reads stay silent; so does a
+Precision: a field read before the move is still the loader's host tensor (per-row slice
+bounds read from `batch["lengths"]` ahead of `batch_to_device`); a helper handed the batch without
+a device (`log_batch(batch, step)`) moves nothing, so the batch stays a host batch and the loop's reads stay silent; so does a
 comprehension that only casts the host tensors (`[t.float() for t in tmp]`).
 """
 
@@ -129,6 +130,37 @@ def train(model, loader, optimizer):
         print("reward {{:.3f}}".format(out["reward"].mean())){mark}
 """
 
+_BEFORE_MOVE = """\
+import torch
+from utils import batch_to_device
+
+
+class Recipe:
+    def __init__(self, model, loader, steps):
+        self._device = torch.device("cuda")
+        self._model = model.to(self._device)
+        self._loader = loader
+        self._steps = steps
+        self._optimizer = torch.optim.AdamW(model.parameters())
+
+    def train(self):
+        batches = iter(self._loader)
+        step = 0
+        while step < self._steps:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            lens = batch["lengths"]
+            pieces = [batch["tokens"][i, : lens[i]] for i in range(len(lens))]
+            batch_to_device(batch, self._device)
+            loss = self._model(pieces, batch["labels"])
+            loss.backward()
+            self._optimizer.step()
+            self._optimizer.zero_grad()
+            step += 1
+"""
+
 CASES = [
     Case(
         "tensors-moved-by-a-comprehension-and-unpacked",
@@ -156,6 +188,10 @@ CASES = [
     Case(
         "while-loop-batch-from-next-moved-in-place-by-a-helper",
         {"utils.py": _UTILS, "recipe.py": _WHILE},
+    ),
+    Case(
+        "fields-read-before-the-batch-is-moved-stay-on-the-host",
+        {"utils.py": _UTILS, "recipe.py": _BEFORE_MOVE},
     ),
     Case(
         "batch-handed-to-a-helper-without-a-device-stays-on-the-host",

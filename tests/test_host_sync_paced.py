@@ -457,6 +457,31 @@ class Agent:
 """,
         },
     ),
+    Case(
+        "an-activation-helper-is-no-action",
+        {
+            "train.py": """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def act_norm(h):
+    return h.norm().item()  # TL002: h.norm().item()
+
+
+def train(model, dataset, opt, log):
+    model = model.cuda()
+    for x, y in DataLoader(dataset, batch_size=32):
+        x, y = x.cuda(), y.cuda()
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.append(act_norm(out))
+""",
+        },
+    ),
 ]
 CASES += HOST_NEEDED
 

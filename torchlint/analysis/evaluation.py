@@ -2210,34 +2210,43 @@ class Evaluation(Shared):
                 return
             block, at = outer, next(i for i, s in enumerate(outer.body) if s is owner)
 
+    def in_eval_function(self, node: cst.CSTNode) -> bool:
+        """Whether the function around `node` is named for evaluation (`evaluate`,
+        `eval_epoch`): with no training in a loop of it, the copies the loop hands a host
+        metric are the evaluation's product, whatever the grad mode (TL002)."""
+        function = self.model.function_of(node)
+        return function is not None and is_eval_name(function.name.value)
+
     def after_eval_switch(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs after a plain `model.eval()` of its own function, before any
         later mode switch: code the function runs in evaluation mode (`_region_scope`'s region,
         asked of any node, not only a forward)."""
-        function = self.enclosing_function(node)
+        found = self._switch_before(node, self.enclosing_function(node))
+        return found is not None and found[0][1] is not None
+
+    def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
+        """Code after `model.eval()` in the same function, before any later mode switch."""
+        found = self._switch_before(call, function)
+        if found is None:
+            return None
+        switch, block, index = found
+        if self._trains_beside(call, switch[1], function):
+            return None
+        return self._switch_scope(switch, block, index, function)
+
+    def _switch_before(
+        self, node: cst.CSTNode, function: cst.FunctionDef | None
+    ) -> tuple[tuple[int, str | None], Block, int] | None:
+        """The last mode switch (`_last_switch`) before `node` in the innermost block of its
+        function that has one before it, with that block and the index of the statement
+        holding `node` there: the one walk both `model.eval()` regions ask."""
         child: cst.CSTNode = node
         for parent in self.ctx.ancestors(node):
             if isinstance(parent, cst.IndentedBlock | cst.Module):
                 index = next(i for i, s in enumerate(parent.body) if s is child)
                 switch = self._last_switch(parent.body[:index], function)
                 if switch is not None:
-                    return switch[1] is not None
-            if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
-                return False
-            child = parent
-        return False
-
-    def _region_scope(self, call: cst.Call, function: cst.FunctionDef | None) -> EvalScope | None:
-        """Code after `model.eval()` in the same function, before any later mode switch."""
-        child: cst.CSTNode = call
-        for parent in self.ctx.ancestors(call):
-            if isinstance(parent, cst.IndentedBlock | cst.Module):
-                index = next(i for i, s in enumerate(parent.body) if s is child)
-                switch = self._last_switch(parent.body[:index], function)
-                if switch is not None:
-                    if self._trains_beside(call, switch[1], function):
-                        return None
-                    return self._switch_scope(switch, parent, index, function)
+                    return switch, parent, index
             if parent is function or isinstance(parent, cst.ClassDef | cst.Lambda):
                 return None
             child = parent

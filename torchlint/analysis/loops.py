@@ -347,7 +347,7 @@ class LoopFacts:
         # A loop around another per-batch loop iterates epochs, files or splits, unless it
         # steps the optimizer itself (micro-batches inside a batch) over something not named
         # like epochs.
-        outer = {enclosing for loop in candidates for enclosing in self._enclosing_loops(loop)}
+        outer = {enclosing for loop in candidates for enclosing in self.enclosing_loops(loop)}
         return {
             loop
             for loop in candidates
@@ -448,7 +448,7 @@ class LoopFacts:
         iterable = loop.iter if isinstance(loop, cst.For) else loop.test
         return any(_EPOCH.search(name.value) for name in _names_in(iterable))
 
-    def _enclosing_loops(self, node: cst.CSTNode) -> list[Loop]:
+    def enclosing_loops(self, node: cst.CSTNode) -> list[Loop]:
         """The loops around `node` in its function, innermost first."""
         found = []
         for parent in self.scopes.ancestors(node):
@@ -599,12 +599,11 @@ class LoopFacts:
         imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
         if imported is None or imported.partition(".")[0] == "torch":
             return False  # not imported, or torch's own: no function of another module
-        key = f"loader:{name}"
-        if key not in self._device_loaders:
-            self._device_loaders[key] = self.ctx.project.returns_device_loader(
+        if name not in self._device_loaders:
+            self._device_loaders[name] = self.ctx.project.returns_device_loader(
                 self.ctx.absolute_path, name
             )
-        return self._device_loaders[key]
+        return self._device_loaders[name]
 
     def _told_device(self, call: cst.Call) -> bool:
         """`DataPrefetcher(train_loader, device=self.device)`, `build_dataset_iter(opt, ...,
@@ -1055,7 +1054,7 @@ class LoopFacts:
         name = _none_tested(branch)
         if not isinstance(name, cst.Name) or not _assigns(branch, name.value):
             return False
-        loops = self._enclosing_loops(branch)
+        loops = self.enclosing_loops(branch)
         if not loops:
             return False
         start = self.scopes.enter(loops[0])
@@ -1090,7 +1089,7 @@ class LoopFacts:
             left, skipping = left.expression, not skipping
         if not isinstance(left, cst.Name):
             return False
-        loops = self._enclosing_loops(left)
+        loops = self.enclosing_loops(left)
         inside = [
             b
             for b in self.scopes.all_bindings(left)
@@ -1373,7 +1372,7 @@ class LoopFacts:
         loops around the test sets it to `value` (False: the body runs until the flag is
         cleared; True: the else branch does), where the loop's body or a branch on the flag
         itself clears it, so the branch runs once, not every iteration."""
-        loops = self._enclosing_loops(flag)
+        loops = self.enclosing_loops(flag)
         inside = [
             b
             for b in self.scopes.all_bindings(flag)

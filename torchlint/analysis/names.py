@@ -324,8 +324,11 @@ _ACTION_VERBS = frozenset({"select", "get", "choose", "sample", "take", "pick", 
 
 def is_action_name(name: str) -> bool:
     """Whether a function's name says it picks an agent's action for the environment: `act`,
-    `batch_act`, `_batch_act_train`, `select_action`, `get_actions` (not `action_loss`)."""
+    `batch_act`, `_batch_act_train`, `select_action`, `get_actions` (not `action_loss`, nor an
+    activation's `act_norm`, `act_loss`, `get_act_layer`: `act` names the action only last or
+    before the mode it acts in)."""
     tokens = name_tokens(name)
     if "act" in tokens:
-        return True
+        after = tokens[tokens.index("act") + 1 :]
+        return after in ([], ["train"], ["eval"])
     return bool(tokens) and tokens[0] in _ACTION_VERBS and tokens[-1] in ("action", "actions")

@@ -547,8 +547,9 @@ class TensorFacts:
         )  # rows of a tensor
 
     def _moved_field(self, node: cst.Subscript) -> bool:
-        """`batch["labels"]` of a loop's batch that the body moved in place (`_moved_in_place`):
-        a field named by a string key of a batch put on the device is a device tensor."""
+        """`batch["labels"]` of a loop's batch that the body moved in place (`_moved_in_place`)
+        before this read: a field named by a string key of a batch put on the device is a
+        device tensor; read before the move, it is still the loader's host tensor."""
         index = node.slice[0].slice if len(node.slice) == 1 else None
         if not (
             isinstance(index, cst.Index)
@@ -562,16 +563,16 @@ class TensorFacts:
                 b.kind is BindingKind.LOOP
                 and isinstance(b.node, cst.For)
                 and b.value is not None
-                and self._moved_in_place(b)
+                and self._moved_in_place(b, before=node)
             )
-            or (b.kind is BindingKind.ASSIGN and self._moved_after(b.node, node.value.value))
+            or (b.kind is BindingKind.ASSIGN and self._moved_after(b.node, node.value.value, node))
             for b in bindings
         )
 
-    def _moved_after(self, bound: cst.CSTNode, name: str) -> bool:
+    def _moved_after(self, bound: cst.CSTNode, name: str, read: cst.CSTNode) -> bool:
         """`batch = next(it)` (also inside a `try:`), then `batch_to_device(batch, device)`:
-        a bare mover statement of the name after its binding, in the binding's block or one
-        around it within its function."""
+        a bare mover statement of the name after its binding and before `read`, in the
+        binding's block or one around it within its function."""
         child = self.scopes.statement_of(bound)
         for parent in self.scopes.ancestors(bound):
             if isinstance(parent, cst.FunctionDef | cst.Lambda | cst.ClassDef):
@@ -583,13 +584,18 @@ class TensorFacts:
             statements: list[cst.CSTNode] = list(parent.body)
             if child in statements:
                 after = statements[statements.index(child) + 1 :]
-                if any(self._moves_statement(st, {name}) for st in after):
+                if any(self._moves_statement(st, {name}, read) for st in after):
                     return True
         return False
 
-    def _moves_statement(self, statement: cst.CSTNode, names: set[str]) -> bool:
-        """A bare statement moving a batch named in `names` in place (`_moved_in_place`)."""
+    def _moves_statement(
+        self, statement: cst.CSTNode, names: set[str], before: cst.CSTNode | None
+    ) -> bool:
+        """A bare statement moving a batch named in `names` in place (`_moved_in_place`),
+        ending before the node `before` where one is given."""
         if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        if before is not None and not self._ends_before(statement, before):
             return False
         for small in statement.body:
             call = small.value if isinstance(small, cst.Expr) else None
@@ -609,12 +615,19 @@ class TensorFacts:
                 return True
         return False
 
-    def _moved_in_place(self, binding: Binding) -> bool:
+    def _ends_before(self, statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+        at = self.scopes.enter(node)
+        return (
+            at is not None and statement in self.scopes.order and self.scopes.exit(statement) < at
+        )
+
+    def _moved_in_place(self, binding: Binding, before: cst.CSTNode | None = None) -> bool:
         """Whether the loop's body moves the batch a loop target names with a bare statement
         whose result it drops: `batch.to(device)` or `batch.cuda()` (the batch is an object
         that moves its own tensors, a graph batch), or a helper handed the batch and a device,
         `batch_to_device(batch, self._device)` (it can only move the batch's tensors in place).
-        The batch is then no longer known to be on the host."""
+        The batch is then no longer known to be on the host (at `before`, when given: only a
+        move ending before it counts)."""
         loop = cast(cst.For, binding.node)
         names = {
             target.value
@@ -622,7 +635,7 @@ class TensorFacts:
             if path == binding.path and isinstance(target, cst.Name)
         }
         body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
-        return any(self._moves_statement(statement, names) for statement in body)
+        return any(self._moves_statement(statement, names, before) for statement in body)
 
     def _hands_to_mover(self, call: cst.Call, names: set[str]) -> bool:
         """`batch_to_device(batch, device)`, `move_to(batch, device=self.device)`: a call, its
@@ -718,9 +731,10 @@ class TensorFacts:
             value = (
                 positional[1] if len(positional) > 1 else named.get("tensor", named.get("param"))
             )
-            if isinstance(name, cst.SimpleString) and value is not None and not _is_none(value):
-                found.add(name.evaluated_value if isinstance(name.evaluated_value, str) else "")
-        return frozenset(found - {""})
+            text = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+            if isinstance(text, str) and text and value is not None and not _is_none(value):
+                found.add(text)
+        return frozenset(found)
 
     def _call(self, node: cst.Call) -> Kind:
         func = node.func
