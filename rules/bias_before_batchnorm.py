@@ -96,7 +96,15 @@ elsewhere, or whose `.bias` the code reads; a
 `Linear` whose `out_features` is not written the same way as the BatchNorm's `num_features`; a
 class or function whose name speaks of fusion (`ModelForConvBNFusion`, `test_fuse_conv_bn`)
 together with BatchNorm, whose bias is there to test that folding the BatchNorm into the layer
-keeps it.
+keeps it; a layer of a class whose BatchNorms the project trains frozen ("partial BN"): a
+`train()` override, or a function the code calls or hands to `model.apply`, that walks the model's
+modules and puts each BatchNorm it finds by `isinstance` in eval mode and, in the same block,
+sets its `weight` and `bias` `requires_grad = False` (or calls `requires_grad_(False)`). The
+BatchNorm then subtracts fixed running statistics and learns no shift, so the bias is the
+layer's only trainable shift. A walk over `self.modules()` covers its own class and the classes
+of the file it builds; a walk over another model (`self.base_model.modules()`, a model handed
+in), or one in a module that imports the file, covers all the file's classes. Eval mode alone,
+with the BatchNorm's affine still trained, does not count.
 
 ## Why is this bad?
 BatchNorm subtracts the per-channel mean of its input, so a constant per-channel bias added just
@@ -522,6 +530,7 @@ when built.
         self.reported: set[cst.Call] = set()
         self.bias_reads: list[cst.Attribute] | None = None
         self.bias_attributes: list[cst.Attribute] | None = None
+        self.frozen_classes: frozenset[str] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
@@ -902,7 +911,7 @@ when built.
             or not self._same_features(layer, norm)
         ):
             return
-        if self._fusion_fixture(layer.call):
+        if self._fusion_fixture(layer.call) or self._trained_frozen(layer.call):
             return
         self.reported.add(layer.call)
         new = self._without_bias(layer)
@@ -1006,6 +1015,18 @@ when built.
                     is not None
                 )
         return False
+
+    def _trained_frozen(self, node: cst.CSTNode) -> bool:
+        """In a class whose BatchNorms the project trains in eval mode with their affine frozen
+        (`ProjectIndex.batchnorms_frozen`): the bias is then the layer's only trainable shift."""
+        owner = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+        if owner is None or self.ctx.project is None:
+            return False
+        if self.frozen_classes is None:
+            self.frozen_classes = (
+                self.ctx.project.batchnorms_frozen(self.ctx.absolute_path) or frozenset()
+            )
+        return owner.name.value in self.frozen_classes
 
     def _fusion_fixture(self, node: cst.CSTNode) -> bool:
         """Inside a class or function named for BatchNorm fusion, where the bias is what is tested."""

@@ -2552,6 +2552,41 @@ class ProjectIndex:
         module's file name are summarised (`_import_words`)."""
         return next(self._importers(file.absolute()), None) is not None
 
+    def batchnorms_frozen(self, file: Path) -> frozenset[str] | None:
+        """The classes of `file` whose BatchNorms the project trains frozen, `_freezing_walks`:
+        in eval mode with their affine off the optimizer, so a bias before one is the layer's
+        only trainable shift. A walk of `file` itself over `self.modules()` covers its class and
+        the classes of the file that class names, any number of hops; a walk over another model
+        (`self.base_model.modules()`, `model.apply(fn)`), or any walk in a project file that
+        imports `file` (at the top or in a function), covers every class of `file`. None when
+        no walk covers any."""
+        file = file.absolute()
+        read = _read(file)
+        if read is None:
+            return None
+        self.consulted[file] = read[1]
+        tree = self._tree_of(read[0])
+        if tree is None:
+            return None
+        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        covered: set[str] = set()
+        for owner, own in _freezing_walks(tree):
+            if not own or owner is None:
+                return frozenset(classes)
+            covered |= _built_classes(owner, classes)
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        for other in self._import_words.get(stem, ()):
+            if other == file or file not in self._all_imported_files(other):
+                continue
+            text = _read(other)
+            other_tree = self._tree_of(text[0]) if text is not None else None
+            if text is None or other_tree is None:
+                continue
+            self.consulted[other] = text[1]
+            if _freezing_walks(other_tree):
+                return frozenset(classes)
+        return frozenset(covered) if covered else None
+
     def named_by_importers(self, file: Path, name: str) -> bool:
         """Whether a file of the project that imports `file` writes `name`: a function of a
         library module that an importer may call is the library's, not its demo's."""
@@ -4604,6 +4639,215 @@ def _self_attribute(node: ast.AST) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == "self"
     )
+
+
+def _freezing_walks(tree: ast.Module) -> list[tuple[str | None, bool]]:
+    """Where the module trains BatchNorms frozen: a loop over `<model>.modules()` (or a function
+    handed to `<model>.apply`) that, for a module it narrows by `isinstance` to a BatchNorm,
+    calls `.eval()` (or `.train(False)`) and takes its weight and bias off the gradient
+    (`m.weight.requires_grad = False` and the bias alike, `m.requires_grad_(False)`, or a loop
+    over `m.parameters()` doing so). Only in a `train` override or a function the module calls:
+    a helper nothing calls freezes nothing. Each walk as (the class of its method or None,
+    whether it walks `self` itself)."""
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+    }
+    applied: dict[str, bool] = {}  # function handed to `.apply` -> whether on `self`
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "apply"
+            and len(node.args) == 1
+        ):
+            handed = ast_dotted(node.args[0]) or ""
+            name = handed.removeprefix("self.")
+            own = isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+            applied[name] = applied.get(name, True) and own
+    found: list[tuple[str | None, bool]] = []
+    for owner, function in _functions_with_class(tree):
+        if function.name != "train" and function.name not in called | applied.keys():
+            continue
+        for loop in ast.walk(function):
+            if (
+                isinstance(loop, ast.For)
+                and isinstance(loop.iter, ast.Call)
+                and isinstance(loop.iter.func, ast.Attribute)
+                and loop.iter.func.attr in ("modules", "named_modules")
+            ):
+                target = loop.target
+                if isinstance(target, ast.Tuple) and target.elts:
+                    target = target.elts[-1]
+                if isinstance(target, ast.Name) and _freezes_norms(loop.body, target.id):
+                    receiver = loop.iter.func.value
+                    found.append((owner, isinstance(receiver, ast.Name) and receiver.id == "self"))
+        if function.name in applied and function.args.args:
+            parameter = function.args.args[-1].arg
+            if _freezes_norms(function.body, parameter):
+                found.append((owner, applied[function.name]))
+    return found
+
+
+def _functions_with_class(
+    tree: ast.Module,
+) -> Iterator[tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield None, statement
+        elif isinstance(statement, ast.ClassDef):
+            for member in statement.body:
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield statement.name, member
+
+
+def _freezes_norms(body: list[ast.stmt], name: str) -> bool:
+    """An `if isinstance(name, <...BatchNorm...>)` in `body` whose branch puts `name` in eval
+    mode and takes its weight and bias off the gradient."""
+    for statement in body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.If) or not _narrows_to_norm(node.test, name):
+                continue
+            for block in _blocks(node.body):
+                # the eval and the freeze in one block: whenever one runs, so does the other
+                # (not `m.eval()` then `if self.bn_frozen:` around the freeze)
+                direct = [
+                    s
+                    for s in block
+                    if not isinstance(s, ast.If | ast.While | ast.With | ast.Try)
+                    and not (isinstance(s, ast.For) and not _over_parameters(s, name))
+                ]
+                branch = ast.Module(body=direct, type_ignores=[])
+                if _evals(branch, name) and _freezes_affine(branch, name):
+                    return True
+    return False
+
+
+def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """`body` and every statement list nested in it."""
+    yield body
+    for statement in body:
+        for node in ast.walk(statement):
+            for field_name in ("body", "orelse", "finalbody"):
+                nested = getattr(node, field_name, None)
+                if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                    yield nested
+
+
+def _over_parameters(loop: ast.For, name: str) -> bool:
+    return (
+        isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Attribute)
+        and loop.iter.func.attr == "parameters"
+        and ast_dotted(loop.iter.func.value) == name
+    )
+
+
+def _narrows_to_norm(test: ast.expr, name: str) -> bool:
+    for node in ast.walk(test):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == name
+        ):
+            classes = node.args[1]
+            elements = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+            if any("BatchNorm" in (ast_dotted(e) or "") for e in elements):
+                return True
+    return False
+
+
+def _evals(branch: ast.Module, name: str) -> bool:
+    for node in ast.walk(branch):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            if node.func.attr == "eval" and not node.args:
+                return True
+            if node.func.attr == "train" and len(node.args) == 1:
+                argument = node.args[0]
+                if isinstance(argument, ast.Constant) and argument.value is False:
+                    return True
+    return False
+
+
+def _freezes_affine(branch: ast.Module, name: str) -> bool:
+    """`name.weight.requires_grad = False` and `name.bias...`, `name.requires_grad_(False)`, or
+    `for p in name.parameters(): p.requires_grad = False`."""
+    frozen: set[str] = set()
+    for node in ast.walk(branch):
+        if isinstance(node, ast.Assign) and _is_false(node.value):
+            for target in node.targets:
+                written = ast_dotted(target) or ""
+                if written in (f"{name}.weight.requires_grad", f"{name}.bias.requires_grad"):
+                    frozen.add(written.split(".")[1])
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "requires_grad_"
+            and len(node.args) == 1
+            and _is_false(node.args[0])
+        ):
+            written = ast_dotted(node.func.value) or ""
+            if written == name:
+                return True
+            if written in (f"{name}.weight", f"{name}.bias"):
+                frozen.add(written.split(".")[1])
+        elif (
+            isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Attribute)
+            and node.iter.func.attr == "parameters"
+            and ast_dotted(node.iter.func.value) == name
+            and _sets_requires_grad_off(node.body, node.target.id)
+        ):
+            return True
+    return frozen == {"weight", "bias"}
+
+
+def _sets_requires_grad_off(body: list[ast.stmt], name: str) -> bool:
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign) and _is_false(node.value):
+                if any(ast_dotted(t) == f"{name}.requires_grad" for t in node.targets):
+                    return True
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "requires_grad_"
+                and ast_dotted(node.func.value) == name
+                and len(node.args) == 1
+                and _is_false(node.args[0])
+            ):
+                return True
+    return False
+
+
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _built_classes(owner: str, classes: dict[str, ast.ClassDef]) -> set[str]:
+    """`owner` and the classes of the module its body names, any number of hops."""
+    found = {owner}
+    queue = [owner]
+    while queue:
+        klass = classes.get(queue.pop())
+        if klass is None:
+            continue
+        for node in ast.walk(klass):
+            if isinstance(node, ast.Name) and node.id in classes and node.id not in found:
+                found.add(node.id)
+                queue.append(node.id)
+    return found
 
 
 def _import_line_words(path: Path) -> frozenset[str]:
