@@ -359,13 +359,9 @@ which a codemod cannot write for you.
         its inner module's method (`fan.get_heatmap = fan.module.get_heatmap`): callers are
         routed around the wrapper's forward, which keeps only the checkpoint's names."""
         model = self.ctx.fact(SemanticModel)
-        statement = model.statement_of(node)
-        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if not isinstance(assign, cst.Assign) or assign.value is not node:
+        target = _bound_name(model, node)
+        if target is None:
             return False
-        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-            return False
-        target = assign.targets[0].target
         scope = model.scope_of(target)
         if model.read_in_nested_scope(target.value, scope):
             return False
@@ -399,13 +395,9 @@ which a codemod cannot write for you.
         branches of an `if` are read alike); a wrap handed on, returned or stored, or a name
         bound to something else later, may be fed anything: it stays a finding."""
         model = self.ctx.fact(SemanticModel)
-        statement = model.statement_of(node)
-        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if not isinstance(assign, cst.Assign) or assign.value is not node:
+        target = _bound_name(model, node)
+        if target is None:
             return False
-        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-            return False
-        target = assign.targets[0].target
         name = target.value
         scope = model.scope_of(target)
         start = model.order.get(target)
@@ -571,6 +563,17 @@ which a codemod cannot write for you.
     def _classes(self) -> dict[str, cst.ClassDef]:
         """The file's module-level classes by name."""
         return {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}
+
+
+def _bound_name(model: SemanticModel, node: cst.Call) -> cst.Name | None:
+    """The plain name a wrap is the whole value of (`model = nn.DataParallel(model)`), whose
+    later reads say what the wrapper is used for."""
+    statement = model.statement_of(node)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    return target if isinstance(target, cst.Name) else None
 
 
 def _delegates(model: SemanticModel, use: cst.Name) -> bool:

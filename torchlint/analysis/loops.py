@@ -589,20 +589,27 @@ class LoopFacts:
                     ]
         return found
 
+    def _imported_function(self, call: cst.Call) -> tuple[ProjectIndex, str] | None:
+        """The project and the dotted name by which a call reaches a function of another of its
+        modules: an imported name that is not torch's own."""
+        name = dotted(call.func)
+        if self.ctx.project is None or name is None:
+            return None
+        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
+        if imported is None or imported.partition(".")[0] == "torch":
+            return None
+        return self.ctx.project, name
+
     def _project_device_loader(self, call: cst.Call) -> bool:
         """`create_loader(dataset, use_prefetcher=args.prefetcher)`: a function of another
         module of the project that returns, on one of its paths, a loader whose iteration
         moves its batches to a GPU (`ProjectIndex.returns_device_loader`)."""
-        name = dotted(call.func)
-        if self.ctx.project is None or name is None:
+        imported = self._imported_function(call)
+        if imported is None:
             return False
-        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
-        if imported is None or imported.partition(".")[0] == "torch":
-            return False  # not imported, or torch's own: no function of another module
+        project, name = imported
         if name not in self._device_loaders:
-            self._device_loaders[name] = self.ctx.project.returns_device_loader(
-                self.ctx.absolute_path, name
-            )
+            self._device_loaders[name] = project.returns_device_loader(self.ctx.absolute_path, name)
         return self._device_loaders[name]
 
     def _told_device(self, call: cst.Call) -> bool:
@@ -1925,14 +1932,12 @@ class LoopFacts:
         """`gpu(t, use_cuda)`, `to_device(x, device)`: a function of another module of the
         project that returns its argument moved to a GPU on one of its paths, called with the
         device it takes."""
-        name = dotted(call.func)
-        if self.ctx.project is None or name is None:
+        imported = self._imported_function(call)
+        if imported is None:
             return False
-        imported = self.ctx.symbols.aliases.get(name.partition(".")[0])
-        if imported is None or imported.partition(".")[0] == "torch":
-            return False  # not imported, or torch's own: no function of another module
+        project, name = imported
         if name not in self._movers:
-            self._movers[name] = self.ctx.project.moves_to_gpu(self.ctx.absolute_path, name)
+            self._movers[name] = project.moves_to_gpu(self.ctx.absolute_path, name)
         mover = self._movers[name]
         if mover is None:
             return False
