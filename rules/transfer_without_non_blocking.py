@@ -55,7 +55,9 @@ branch, comprehension or inner loop other than one over a `range` the iteration 
 the run that no iteration changes (`if is_train:`, which runs on every batch of the runs that
 take it; predictions copied to the host for a host metric,
 `pred.cpu().numpy()`; a scalar read, `meter.update(loss.item())`, `float(loss)`,
-`writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`; a call of another
+`writer.add_scalar(tag, loss)` of a tensor; a `torch.distributed.barrier()`; apex's
+`with amp.scale_loss(loss, optimizer):`, whose dynamic loss scaling reads its overflow flag on the
+host as the block exits; a call of another
 module's function or method that waits on every call, `metric.update(output, target)` whose
 `update` runs `torch.cuda.synchronize()` or reads what it is passed on the host), where that wait
 has drained the stream before the next copy (a wait only every `print_freq` steps, or on one

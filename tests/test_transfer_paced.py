@@ -9,7 +9,9 @@ overlap, and judges reject the finding (UniMatch training and evaluation loops, 
 validation, RWKV/minGPT trainers, the 16 SSL4MIS training loops of batch 19: 30 judged FPs
 against 7 judged TPs in such loops). A scalar read is TL002's finding there, which comes first:
 once it is kept on the device, the copy is the step's only sync and TL102 reports it. A read
-only under a periodic guard, a rare branch or in a comprehension paces nothing.
+only under a periodic guard, a rare branch or in a comprehension paces nothing. apex's dynamic
+loss scaling reads its overflow flag on the host as each `with amp.scale_loss(...)` block exits,
+so a loop that runs one every step waits as well (Transfer-Learning-Library's apex O1 recipes).
 
 Each case is an invented project checked once by the installed `torchlint` (see
 `project_cases.py`); a line ending in `# TL102: text` expects a finding there.
@@ -480,6 +482,40 @@ for image, target in loader:
     optimizer.step()
     scores.update(output, target)
 """,
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "apex-overflow-check-every-step",
+        files={
+            "train.py": _HEAD
+            + """
+from apex import amp
+
+for img, mask in loader:
+    img, mask = img.cuda(), mask.cuda()
+    loss = criterion(model(img), mask)
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+        },
+        rules=("TL102",),
+    ),
+    Case(
+        "scale-loss-of-a-project-scaler-is-no-wait",
+        files={
+            "train.py": _HEAD
+            + """
+for img, mask in loader:
+    img = img.cuda()  # TL102: img.cuda()
+    loss = criterion(model(img), mask.cuda())  # TL102: mask.cuda()
+    optimizer.zero_grad()
+    with scaler.scale_loss(loss) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
         },
         rules=("TL102",),
     ),

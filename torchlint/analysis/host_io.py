@@ -753,6 +753,8 @@ _RETURNED_COPIES = frozenset({"cpu", "numpy", "tolist"})
 # Array copies of a device tensor to the host in a loop (`.numpy()` alone reads host arrays only).
 _ARRAY_COPIES = frozenset({"tolist", "cpu"})
 _BARRIERS = frozenset({"torch.distributed.barrier"})
+# apex's dynamic loss scaling reads its overflow flag on the host as `scale_loss`'s block exits.
+_OVERFLOW_CHECKS = frozenset({"apex.amp.scale_loss"})
 # Reads of one device value on the host: `loss.item()`, `float(loss)`, a scalar logged as is.
 _SCALAR_READS = frozenset({"item"})
 _SCALAR_CONVERSIONS = frozenset({"float", "int"})
@@ -897,8 +899,8 @@ class WaitsByDesign:
         `range`, `_counted`, and a branch on a switch of the run, `if is_train:`): an array
         copied to the host
         (`pred.cpu().numpy()` for a host metric, `ids.tolist()`), a device scalar read on the
-        host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`) or a
-        `torch.distributed.barrier()`. Such a wait drains the stream, so at the next batch's
+        host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`), a
+        `torch.distributed.barrier()` or apex's `amp.scale_loss` block (its overflow check). Such a wait drains the stream, so at the next batch's
         copy the device is idle (judges reject copies without `non_blocking` there: 30 FPs to 7
         TPs in loops with a scalar read; a sync is a sync, even one TL002 asks to remove, and
         once it goes the copy is the step's only sync and a finding again). A read under a
@@ -915,7 +917,8 @@ class WaitsByDesign:
 
     def _waits_by_design(self, call: cst.Call) -> bool:
         """An array copy of a device tensor to the host, a device scalar read on the host, a
-        distributed barrier, or a call into another module that waits (`_waits_elsewhere`)."""
+        distributed barrier, apex's loss scaling, or a call into another module that waits
+        (`_waits_elsewhere`)."""
         func = call.func
         if isinstance(func, cst.Name):
             return (
@@ -925,6 +928,8 @@ class WaitsByDesign:
             return False
         if func.attr.value in _SCALAR_LOGS:
             return self._logs_tensor(call)
+        if self.ctx.symbols.qualname(func) in _OVERFLOW_CHECKS:
+            return True
         if call.args:
             return self._waits_elsewhere(call)
         if func.attr.value == "barrier":
