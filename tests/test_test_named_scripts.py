@@ -1,7 +1,9 @@
 """A file named like a test module outside a test folder (`tools/test_net.py`, the evaluation
-script of a detection codebase) is a script when it has a `__main__` guard and no test
-function: performance rules report there. With a test function, without the guard, under
-tests/, or importing pytest, it stays test code."""
+script of a detection codebase) is a script when it has no test function and runs code at the
+top level: a `__main__` guard, the command line parsed there (`args = parser.parse_args()`), or a
+loop there (`add_test.py`, a benchmark's training script run top to bottom): performance rules
+report there. With a test function, running nothing at the top level, under tests/, or importing
+pytest, it stays test code."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ def main():
 {tail}
 """
 GUARD = 'if __name__ == "__main__":\n    main()\n'
+TOP_LEVEL = "args = parser.parse_args()\nfor epoch in range(args.epochs):\n    main()\n"
 
 
 def _findings(tmp_path, files: dict[str, str]) -> dict[str, list[str]]:
@@ -43,9 +46,16 @@ def test_a_test_named_script_is_linted(tmp_path):
         {
             "tools/test_net.py": EVAL.format(tail=GUARD),
             "tools/eval_test.py": EVAL.format(tail=GUARD),
+            "adding/add_test.py": EVAL.format(tail=TOP_LEVEL),
+            "adding/copy_test.py": EVAL.format(tail="for epoch in range(10):\n    main()\n"),
         },
     )
-    assert found == {"tools/test_net.py": ["TL001"], "tools/eval_test.py": ["TL001"]}
+    assert found == {
+        "tools/test_net.py": ["TL001"],
+        "tools/eval_test.py": ["TL001"],
+        "adding/add_test.py": ["TL001"],
+        "adding/copy_test.py": ["TL001"],
+    }
 
 
 def test_test_modules_stay_quiet(tmp_path):
@@ -54,6 +64,9 @@ def test_test_modules_stay_quiet(tmp_path):
         {
             "test_no_guard.py": EVAL.format(tail=""),
             "test_with_tests.py": EVAL.format(tail="def test_runs():\n    main()\n\n\n" + GUARD),
+            "test_loop_with_tests.py": EVAL.format(
+                tail="def test_runs():\n    main()\n\n\n" + TOP_LEVEL
+            ),
             "tests/test_in_folder.py": EVAL.format(tail=GUARD),
             "test_pytest.py": "import pytest\n" + EVAL.format(tail=GUARD),
             "conftest.py": EVAL.format(tail=GUARD),

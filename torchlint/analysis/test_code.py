@@ -12,9 +12,14 @@ _TEST_DIRECTORY = re.compile(r"(^|/)(tests?|testing)/")
 _TEST_FRAMEWORK = re.compile(r"^\s*(import|from)\s+(pytest|unittest)\b", re.MULTILINE)
 _TEST_NAME = re.compile(r"^(test_.*|.*_test|tests|conftest)\.(py|ipynb)$")
 # Named like a test module, yet a script when run (`tools/test_net.py`, an evaluation script of
-# a detection codebase): a `__main__` guard and no test function.
+# a detection codebase; `add_test.py`, the training script of a sequence-model benchmark's
+# "adding problem"): no test function, and code that runs at the top level: a `__main__` guard,
+# the command line parsed there, or a loop there.
 _SCRIPT_NAME = re.compile(r"^(test_.*|.*_test)\.py$")
 _MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
+_TOP_LEVEL_RUN = re.compile(
+    r"^(?:(?:for|while)\s|[A-Za-z_]\w*+\s*=\s*[\w.]+\.parse_(?:known_)?args\()", re.MULTILINE
+)
 _TEST_FUNCTION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test", re.MULTILINE)
 
 
@@ -38,12 +43,16 @@ def named_like_script_test(name: str) -> bool:
 
 
 def runs_as_script(text: str) -> bool:
-    return "__main__" in text and bool(_MAIN_GUARD.search(text)) and not _TEST_FUNCTION.search(text)
+    runs = ("__main__" in text and bool(_MAIN_GUARD.search(text))) or bool(
+        _TOP_LEVEL_RUN.search(text)
+    )
+    return runs and not _TEST_FUNCTION.search(text)
 
 
 def is_test_code(relpath: str, text: str) -> bool:
     """Test code, by its path or its text: a file named like a test module (`test_net.py`) that
-    has a `__main__` guard and no test function is a script, such as a codebase's evaluation."""
+    runs code at the top level (a `__main__` guard, `args = parser.parse_args()`, a loop) and has
+    no test function is a script, such as a codebase's evaluation."""
     if imports_test_framework(text):
         return True
     if test_by_name_only(relpath):
