@@ -42,10 +42,15 @@ _FACTORY = re.compile(r"^def\s+(\w+)[^\n]*+\n(?:[ \t][^\n]*+\n|\n)*?[ \t]+def\s"
 
 def called_in_loops_elsewhere(source: str, project: ProjectIndex, file: Path) -> bool:
     """`EntryPoints.may_run_elsewhere` from the text of `file` alone: the engine asks it before
-    parsing (`Rule.may_match_project`), the fact after."""
-    names = {n for n in names_after("def", source) if not n.startswith("__")}
+    parsing (`Rule.may_match_project`), the fact after. A class whose instances are called
+    (`__call__`, an nn.Module's `forward`) is called through whatever name holds one built
+    anywhere: its callers are the files that build it, as a factory's are."""
+    defined = names_after("def", source)
+    names = {n for n in defined if not n.startswith("__")}
     factories = set(_FACTORY.findall(source))
-    return bool(names) and project.may_call_in_loops(file, names, factories)
+    if "forward" in defined or "__call__" in defined:
+        factories.update(names_after("class", source))
+    return bool(names or factories) and project.may_call_in_loops(file, names, factories)
 
 
 class EntryPoints:

@@ -50,6 +50,8 @@ from torchlint.analysis.test_code import is_test_code
 from torchlint.analysis.text import precision_mentions
 
 _MAX_DEPTH = 8
+# The methods calling an instance runs: its class's own `__call__`, or an nn.Module's `forward`.
+_INSTANCE_CALLS = (".__call__", ".forward")
 # Bases that bind no attribute of their instances: a class deriving only from these and from
 # project classes holds only what the project binds.
 _PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
@@ -3324,6 +3326,8 @@ class ProjectIndex:
         file = file.absolute()
         words = {key.rsplit(".", 1)[-1] for key in keys if not key.endswith("()")}
         factories = {key.removesuffix("()") for key in keys if key.endswith("()")}
+        # An instance call runs `__call__`/`forward`: its callers build the class somewhere.
+        factories |= {key.split(".")[0] for key in keys if key.endswith(_INSTANCE_CALLS)}
         wanted = {(file, key) for key in keys}
         found: set[str] = set()
         for other in self._loop_callers(file, words, factories):
@@ -3683,7 +3687,11 @@ class ProjectIndex:
                 return []  # `self(x)` runs the class's own forward
             if len(parts) == 2:  # an inherited method of another module
                 method = self._find_method(file, call.owner, parts[1])
-                return [method] if method is not None else []
+                if method is not None:
+                    return [method]
+                # `self.criterion(out, y)`: the instance's `__call__`, a module's `forward`
+                classes = self._attribute_classes(file, call.owner, parts[1])
+                return [m for c in classes if (m := self._instance_call(c)) is not None]
             for klass in self._attribute_classes(file, call.owner, parts[1]):
                 method = self._find_method(*klass, parts[2])
                 found += [method] if method is not None else []
@@ -3701,7 +3709,15 @@ class ProjectIndex:
             elif len(parts) == 2 and (owner := self._class_location(file, built)) is not None:
                 method = self._find_method(*owner, parts[1])  # `score = Score(c)`
                 found += [method] if method is not None else []
+            if len(parts) == 1 and (owner := self._class_location(file, built)) is not None:
+                method = self._instance_call(owner)  # `dice = DiceLoss(n)`, then `dice(out, y)`
+                found += [method] if method is not None else []
         return found
+
+    def _instance_call(self, location: tuple[Path, str]) -> tuple[Path, str] | None:
+        """What calling an instance of the project class runs: its `__call__`, else (an
+        nn.Module's `__call__` being torch's) its `forward`."""
+        return self._find_method(*location, "__call__") or self._find_method(*location, "forward")
 
     def _class_location(
         self, file: Path, name: str, depth: int = 0, stars: bool = False
