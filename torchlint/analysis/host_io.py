@@ -900,11 +900,11 @@ class WaitsByDesign:
         copied to the host
         (`pred.cpu().numpy()` for a host metric, `ids.tolist()`), a device scalar read on the
         host (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`), a
-        `torch.distributed.barrier()` or apex's `amp.scale_loss` block (its overflow check). Such a wait drains the stream, so at the next batch's
-        copy the device is idle (judges reject copies without `non_blocking` there: 30 FPs to 7
-        TPs in loops with a scalar read; a sync is a sync, even one TL002 asks to remove, and
-        once it goes the copy is the step's only sync and a finding again). A read under a
-        periodic guard or on one rank leaves the other iterations unpaced. Of the loop's callees,
+        `torch.distributed.barrier()` or apex's `amp.scale_loss` block (its overflow check).
+        Such a wait drains the stream, so at the next batch's copy the device is idle (judges
+        reject copies without `non_blocking` there: 30 FPs to 7 TPs in loops with a scalar read;
+        a sync is a sync, even one TL002 asks to remove, and once it goes the copy is the step's
+        only sync and a finding again). A read under a periodic guard or on one rank leaves the other iterations unpaced. Of the loop's callees,
         those of other modules are asked of the project index (`_waits_elsewhere`); the file's
         own are not followed (unknown means no wait)."""
         found = self._drained.get(loop)
