@@ -904,9 +904,10 @@ class WaitsByDesign:
         Such a wait drains the stream, so at the next batch's copy the device is idle (judges
         reject copies without `non_blocking` there: 30 FPs to 7 TPs in loops with a scalar read;
         a sync is a sync, even one TL002 asks to remove, and once it goes the copy is the step's
-        only sync and a finding again). A read under a periodic guard or on one rank leaves the other iterations unpaced. Of the loop's callees,
-        those of other modules are asked of the project index (`_waits_elsewhere`); the file's
-        own are not followed (unknown means no wait)."""
+        only sync and a finding again). A read under a periodic guard or on one rank leaves the
+        other iterations unpaced. Of the loop's callees, those of other modules are asked of the
+        project index (`_waits_elsewhere`); the file's own are not followed (unknown means no
+        wait)."""
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
