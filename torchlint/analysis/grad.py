@@ -334,10 +334,24 @@ class Grad(Shared):
         if self.ctx.project is None:
             return None
         outside = self._instance_forward(call) or self.model.outside_callee(call)
-        if outside is None:
+        if outside is not None and self.ctx.project.decorated_grad_off(
+            self.ctx.absolute_path, *outside
+        ):
+            return GradMode.DISABLED
+        return self._unseen_receiver_mode(call) if outside is None or outside[1] is None else None
+
+    def _unseen_receiver_mode(self, call: cst.Call) -> GradMode | None:
+        """`model.recognize(x)` on a name the file binds to nothing it can see the class of (a
+        parameter, a builder's result), where every project class defining `recognize`
+        decorates it no_grad (`ProjectIndex.grad_off_by_name`): it runs without grad."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or dotted(func.value) in (None, "self"):
             return None
-        grad_off = self.ctx.project.decorated_grad_off(self.ctx.absolute_path, *outside)
-        return GradMode.DISABLED if grad_off else None
+        if self.ctx.symbols.qualname(func) is not None:
+            return None  # a function of an imported module: `outside_callee` answered it
+        project = self.ctx.project
+        found = project is not None and project.grad_off_by_name(func.attr.value)
+        return GradMode.DISABLED if found else None
 
     def _instance_forward(self, call: cst.Call) -> tuple[str, str] | None:
         """`("Net", "forward")` for `model(x)` or `self.net(x)` where every binding builds it

@@ -2108,6 +2108,8 @@ class ProjectIndex:
         # method name -> `forwards_by_name` and the files it read: not refreshed while the
         # process runs either
         self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # method name -> `grad_off_by_name` and the files it read, kept alike
+        self._grad_off_names: dict[str, tuple[bool, dict[Path, str]]] = {}
         # registry (file, module-level name) -> `_registered`, and the files it read
         self._registered_memo: dict[
             tuple[Path, str], tuple[list[tuple[Path, str]], dict[Path, str]]
@@ -2488,6 +2490,34 @@ class ProjectIndex:
                     other, klass
                 ):
                     return False
+            found = True
+        return found
+
+    def grad_off_by_name(self, method: str) -> bool:
+        """Whether the project defines a method `method` (`recognize`), and every class of it
+        that does decorates it no_grad/inference_mode: `model.recognize(x)` on a receiver whose
+        class the file cannot see (a parameter, a builder's result) runs without grad, whichever
+        of them it is. Only project classes define it: another library's class may hold one too,
+        which the decorators here say nothing about, so a name no project class defines stays
+        unknown."""
+        return self._remembered(
+            self._grad_off_names, method, lambda: self._grad_off_by_name(method)
+        )
+
+    def _grad_off_by_name(self, method: str) -> bool:
+        found = False
+        for other in self._project_files():
+            if not _mentions(other, "def " + method):
+                continue
+            summary = self._summary(other)
+            if summary is None:
+                return False
+            owners = [k for k, methods in summary.methods.items() if method in methods]
+            if not owners:
+                continue
+            decorated = self._summary(other, part="grad_off")
+            if decorated is None or any(f"{k}.{method}" not in decorated.grad_off for k in owners):
+                return False
             found = True
         return found
 
