@@ -148,7 +148,9 @@ def test_one_cache_at_the_project_root_or_where_asked(project, tmp_path_factory)
 def test_test_code_gets_no_performance_findings_unless_asked(project):
     (project / "tests").mkdir()
     (project / "tests" / "helpers.py").write_text(TRAIN)
-    (project / "test_model.py").write_text(TRAIN)
+    # a unit-test module by its name: it defines a test function (without one, and running
+    # code at the top level, it would be a script named like a test)
+    (project / "test_model.py").write_text(TRAIN + "\n\ndef test_trains():\n    pass\n")
     (project / "suite.py").write_text(
         "import pytest\nimport torch\n\nclass TestModel:\n    def test_parallel(self):\n        m = torch.nn.DataParallel(model)\n\n"
         "def test_parallel():\n    m = torch.nn.DataParallel(model)\n\ndef test(model, loader):\n    m = torch.nn.DataParallel(model)\n"

@@ -74,7 +74,8 @@ EVAL_LOOP = "import torch\nmodel.eval()\nfor x in val_loader:\n    out = model(x
 
 @pytest.mark.parametrize("path", ["tests/test_model.py", "model_test.py", "conftest.py"])
 def test_unit_test_modules_are_not_evaluation(path):
-    assert findings(EVAL_LOOP, path) == []
+    unit_test = EVAL_LOOP + "\n\ndef test_evaluates():\n    pass\n"  # a test function: no script
+    assert findings(unit_test, path) == []
     assert len(findings(EVAL_LOOP, "evaluate.py")) == 1
 
 
