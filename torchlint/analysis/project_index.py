@@ -2472,6 +2472,19 @@ class ProjectIndex:
         )
 
     def _forwards_by_name(self, method: str) -> bool:
+        def forwards(file: Path, owners: list[str]) -> bool:
+            forwarding = self._summary(file, part="forwarding")
+            return forwarding is not None and all(
+                f"{k}.{method}" in forwarding.forwarding and self.is_module_class(file, k)
+                for k in owners
+            )
+
+        return self._every_definition(method, forwards)
+
+    def _every_definition(self, method: str, holds: Callable[[Path, list[str]], bool]) -> bool:
+        """Whether project classes define `method` and `holds(file, classes)` for every file
+        whose classes do (the classes defining it there); False as soon as a file that may
+        define it cannot be read, or one fails."""
         found = False
         for other in self._project_files():
             if not _mentions(other, "def " + method):
@@ -2482,14 +2495,8 @@ class ProjectIndex:
             owners = [k for k, methods in summary.methods.items() if method in methods]
             if not owners:
                 continue
-            forwarding = self._summary(other, part="forwarding")
-            if forwarding is None:
+            if not holds(other, owners):
                 return False
-            for klass in owners:
-                if f"{klass}.{method}" not in forwarding.forwarding or not self.is_module_class(
-                    other, klass
-                ):
-                    return False
             found = True
         return found
 
@@ -2505,21 +2512,13 @@ class ProjectIndex:
         )
 
     def _grad_off_by_name(self, method: str) -> bool:
-        found = False
-        for other in self._project_files():
-            if not _mentions(other, "def " + method):
-                continue
-            summary = self._summary(other)
-            if summary is None:
-                return False
-            owners = [k for k, methods in summary.methods.items() if method in methods]
-            if not owners:
-                continue
-            decorated = self._summary(other, part="grad_off")
-            if decorated is None or any(f"{k}.{method}" not in decorated.grad_off for k in owners):
-                return False
-            found = True
-        return found
+        def decorated(file: Path, owners: list[str]) -> bool:
+            grad_off = self._summary(file, part="grad_off")
+            return grad_off is not None and all(
+                f"{k}.{method}" in grad_off.grad_off for k in owners
+            )
+
+        return self._every_definition(method, decorated)
 
     def method_from_outside(self, file: Path, klass: str, method: str) -> frozenset[str]:
         """The qualified names of the classes outside the project (`outside_bases`) whose
