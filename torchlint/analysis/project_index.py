@@ -2110,6 +2110,8 @@ class ProjectIndex:
         self._forwarding_names: dict[str, tuple[bool, dict[Path, str]]] = {}
         # method name -> `grad_off_by_name` and the files it read, kept alike
         self._grad_off_names: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # file -> (content digest, whether it holds a BatchNorm-freezing walk)
+        self._freezing_files: dict[Path, tuple[str, bool]] = {}
         # registry (file, module-level name) -> `_registered`, and the files it read
         self._registered_memo: dict[
             tuple[Path, str], tuple[list[tuple[Path, str]], dict[Path, str]]
@@ -2605,30 +2607,37 @@ class ProjectIndex:
             if not own or owner is None:
                 return frozenset(classes)
             covered |= _built_classes(owner, classes)
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
-        for other in self._import_words.get(stem, ()):
-            if other == file or file not in self._all_imported_files(other):
-                continue
-            text = _read(other)
-            other_tree = self._tree_of(text[0]) if text is not None else None
-            if text is None or other_tree is None:
-                continue
-            self.consulted[other] = text[1]
-            if _freezing_walks(other_tree):
-                return frozenset(classes)
+        if any(map(self._freezes_batchnorms, self._importers(file, in_functions=True))):
+            return frozenset(classes)
         return frozenset(covered) if covered else None
+
+    def _freezes_batchnorms(self, path: Path) -> bool:
+        """Whether the project file walks modules to freeze BatchNorms (`_freezing_walks`),
+        answered once per content: every file it imports asks it again."""
+        read = _read(path)
+        if read is None:
+            return False
+        self.consulted[path] = read[1]
+        known = self._freezing_files.get(path)
+        if known is None or known[0] != read[1]:
+            tree = self._tree_of(read[0])
+            found = tree is not None and bool(_freezing_walks(tree))
+            known = self._freezing_files[path] = (read[1], found)
+        return known[1]
 
     def named_by_importers(self, file: Path, name: str) -> bool:
         """Whether a file of the project that imports `file` writes `name`: a function of a
         library module that an importer may call is the library's, not its demo's."""
         return any(_mentions(other, name) for other in self._importers(file.absolute()))
 
-    def _importers(self, file: Path) -> Iterator[Path]:
-        """The project's other files that import `file`: only those whose import lines name
-        the module's file name are summarised."""
+    def _importers(self, file: Path, in_functions: bool = False) -> Iterator[Path]:
+        """The project's other files that import `file` (at the top, or also in a function
+        with `in_functions`): only those whose import lines name the module's file name are
+        summarised."""
+        imported = self._all_imported_files if in_functions else self._imported_files
         stem = file.parent.name if file.name == "__init__.py" else file.stem
         for other in self._import_words.get(stem, ()):
-            if other != file and file in self._imported_files(other):
+            if other != file and file in imported(other):
                 yield other
 
     @cached_property
