@@ -16,7 +16,8 @@ and checked by the installed `torchlint check --isolated --preview --select ALL`
 are measured so they can earn their way out of preview; the table marks them). Findings are cached per
 repository commit and content hash of the torchlint package, so a rerun after judging costs
 nothing, a new batch checks only its own repositories, and a rule change re-checks. Each stratum
-draws its own sample (so a rule is judged on 20 findings of each); "all" pools the two samples.
+draws its own sample (so a rule is judged on 20 findings of each, or --sample-size; the ranking
+keeps the first 20 of a larger draw the same); "all" pools the two samples.
 Judge a finding by adding it to tests/corpus/judgements.toml (the --pending file has a stub for
 each); the validate split is judged only once a change is complete.
 """
@@ -34,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus.corpus import (  # noqa: E402
     PREVIEW_RULES,
+    SAMPLE_SIZE,
     SPLITS,
     STRATA,
     CorpusError,
@@ -204,6 +206,12 @@ def main() -> None:
         "--pending", type=Path, help="write the drawn, unjudged findings with context here"
     )
     parser.add_argument(
+        "--sample-size",
+        type=int,
+        default=SAMPLE_SIZE,
+        help=f"findings drawn per rule and stratum (default {SAMPLE_SIZE}): more narrows the interval",
+    )
+    parser.add_argument(
         "--details", action="store_true", help="list every FP, debatable and missed label"
     )
     args = parser.parse_args()
@@ -230,7 +238,7 @@ def main() -> None:
             results, samples, files = {}, [], {}
             for stratum in strata:
                 own = in_stratum(found, by_name, stratum)
-                drawn = sample(own, seed, split)
+                drawn = sample(own, seed, split, args.sample_size)
                 recall_ = recall(own, labelled, by_name, split, stratum)
                 results[stratum] = (precision(own, drawn, verdicts), recall_)
                 files[stratum] = recall_files(labelled, by_name, split, stratum)

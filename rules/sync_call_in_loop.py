@@ -77,6 +77,7 @@ class SyncCallInLoop(Rule):
     name = "sync-call-in-loop"
     gpu_only = True  # synchronize and empty_cache do nothing on a CPU
     summary = "`torch.cuda.synchronize()` or `torch.cuda.empty_cache()` runs on every batch"
+    default_enabled = False
     fix_availability = FixAvailability.DISPLAY_ONLY
     tokens = ("synchronize", "empty_cache")
     text_tests = (may_have_batch_loops,)  # it looks only in per-batch loops
@@ -110,6 +111,12 @@ Not flagged:
 
 Stream or event waits other than these (`event.synchronize()`, `stream.wait_stream(...)`) are
 not flagged: they wait for specific work and are how overlapping pipelines are written.
+
+This rule is opt-in: enable it with `--extend-select TL108`. In production codebases these
+calls are mostly deliberate: `empty_cache()` between the phases of a large RL or fine-tuning
+step to avoid fragmentation or to share the GPU with a generation engine, `synchronize()`
+in a loop that already waits every step. The rule cannot tell those from waste, and about
+half its findings there are such trade-offs.
 
 ## Why is this bad?
 CUDA work is queued asynchronously, so Python normally prepares step N+1 while the GPU still

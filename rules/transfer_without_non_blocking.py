@@ -28,6 +28,7 @@ class TransferWithoutNonBlocking(Rule):
     summary = (
         "Batch from a `pin_memory=True` loader copied to the device without `non_blocking=True`"
     )
+    default_enabled = False
     fix_availability = FixAvailability.SAFE
     fix_versions = {
         "`non_blocking=True`": "1.0",
@@ -73,6 +74,11 @@ period, or in a helper only such a guarded call runs, which cost nothing per ste
 whole-batch `.to()` calls on loaders with a custom `collate_fn`, whose batch
 type may have a `.to()` method without `non_blocking`. Copies to the CPU are never flagged:
 there, `non_blocking=True` would be unsafe.
+
+This rule is opt-in: enable it with `--extend-select TL102`. In production codebases the
+step mostly waits for the device right after the copy (a boolean-mask index in the loss, a
+`.item()` in the model, often in another module the rule cannot follow), so the non-blocking
+copy has nothing to overlap; about a quarter of its findings there gain nothing.
 
 ## Why is this bad?
 Copying from pinned memory to the GPU without `non_blocking=True` makes the Python thread wait

@@ -21,12 +21,12 @@ RULES = {
     "TL006": ("zero-grad-without-set-to-none", True, ()),
     "TL101": (
         "dataloader-without-workers",
-        True,
+        False,
         ("pytorch.org", "efficientdl.com", "tuning_guide"),
     ),
     "TL102": (
         "transfer-without-non-blocking",
-        True,
+        False,
         ("pytorch.org", "efficientdl.com", "tuning_guide"),
     ),
     "TL103": (
@@ -38,7 +38,7 @@ RULES = {
     "TL105": ("grad-accumulation-broken", True, ("pytorch.org", "efficientdl.com")),
     "TL106": ("deprecated-cuda-amp", True, ("pytorch.org",)),
     "TL107": ("debug-mode-left-on", True, ("pytorch.org",)),
-    "TL108": ("sync-call-in-loop", True, ("pytorch.org", "efficientdl.com")),
+    "TL108": ("sync-call-in-loop", False, ("pytorch.org", "efficientdl.com")),
     "TL109": ("optimizer-not-fused", False, ("pytorch.org",)),
     "TL110": ("cudnn-benchmark-off", False, ("pytorch.org",)),
     "TL111": ("adam-with-weight-decay", False, ("pytorch.org",)),
