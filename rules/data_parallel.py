@@ -52,8 +52,9 @@ Not flagged: a construction that runs only where CUDA is unavailable (the `else`
 `if torch.cuda.is_available():`, also through `not`, `and`/`or` and a name bound to that test),
 which scripts keep so that `model.module` works on the CPU path: without a GPU, DataParallel
 calls the module directly. Nor a wrap bound to a name that is only unwrapped again
-(`model = model.module`) or given weights (`model.load_state_dict(...)`): the usual way to
-load a checkpoint saved from a wrapped model, whose wrapper never runs a forward; such a
+(`model = model.module`), given weights (`model.load_state_dict(...)`) or read for them
+(`torch.save(model.state_dict(), path)`): the usual way to load a checkpoint saved from a
+wrapped model, or to save one under its `module.` names, whose wrapper never runs a forward; such a
 wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
 (`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
 Nor a wrap in a module-level class that the project never builds: called only from
@@ -105,6 +106,14 @@ which a codemod cannot write for you.
             net.load_state_dict(torch.load(path))
             net = net.module
             net.cuda().eval()
+            """
+        ),
+        # Wrapped only to save the weights under the `module.` names a wrapped model's checkpoint has.
+        Valid(
+            """
+            import torch
+            net = torch.nn.DataParallel(build_net())
+            torch.save({"model_state": net.state_dict()}, "net.pth")
             """
         ),
         # The wrapper hands its method to callers from the inner module: only its weights' names
@@ -251,6 +260,17 @@ which a codemod cannot write for you.
             net = torch.nn.DataParallel(Net())
             net.load_state_dict(torch.load(path))
             out = net(batch)
+            """,
+            line=2,
+            column=7,
+            message="use `DistributedDataParallel`",
+        ),
+        Invalid(
+            """
+            import torch
+            net = torch.nn.DataParallel(Net())
+            loss = net(batch).sum()
+            torch.save(net.state_dict(), path)
             """,
             line=2,
             column=7,
@@ -488,13 +508,16 @@ which a codemod cannot write for you.
 
     @staticmethod
     def _unwraps(model: SemanticModel, use: cst.Name) -> bool:
-        """`use.module`, or a weights or placement method of the wrapper called as a statement."""
+        """`use.module`, its weights read out (`use.state_dict()`), or a weights or placement
+        method of the wrapper called as a statement."""
         attribute = model.parents.get(use)
         if not isinstance(attribute, cst.Attribute) or attribute.value is not use:
             return False
         if attribute.attr.value == "module":
             return True
         call = model.parents.get(attribute)
+        if attribute.attr.value == "state_dict" and isinstance(call, cst.Call):
+            return True  # its weights read out, under the `module.` names a checkpoint keeps
         if attribute.attr.value not in _WEIGHT_METHODS or not isinstance(call, cst.Call):
             return False
         return isinstance(model.parents.get(call), cst.Expr)
