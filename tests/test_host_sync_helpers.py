@@ -348,6 +348,18 @@ def fit(model, loader):
         print(loss.item())  # TL002: loss.item()
 
 
+def fit_on_the_cpu(model, loader):
+    use_cuda = False
+    if use_cuda:
+        model.cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for batch in loader:
+        loss = model.calc_loss(batch)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
 class Recommender(torch.nn.Module):
     def fit(self, loader):
         self.to(self.device)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, target_names
 from torchlint.analysis.names import is_loss_name, is_module_name, is_setting, name_tokens
@@ -929,13 +930,14 @@ class TensorFacts:
         found: dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int]]] = (
             defaultdict(list)
         )
+        dead = self.ctx.fact(DeadBranches)
         for call in self.scopes.calls:
             func = call.func
             if not (
                 isinstance(func, cst.Attribute)
                 and func.attr.value in ("cuda", "to")
                 and self.loops.moves_to_device(call)
-            ):
+            ) or dead.holds(call):  # `use_cuda = False`, then `if use_cuda: model.cuda()`
                 continue
             moved = [func.value]
             parent = self.ctx.parents.get(call)
