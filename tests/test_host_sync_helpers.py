@@ -319,8 +319,58 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(loss.item())  # TL002: loss.item()
-        cpu_out = model(torch.arange(0, len(data)), torch.zeros(3))
+        cpu_out = prior_model(torch.arange(0, len(data)), torch.zeros(3))
         print(cpu_out.sum().item())
+"""
+        },
+    ),
+    # --- a module the file moved to the GPU computes there, fed CPU batches or not: it moves
+    # them itself (or the run fails); before the move it is on the CPU ---
+    Case(
+        "method-of-a-moved-module-fed-unmoved-batches",
+        {
+            "train.py": """\
+import torch
+
+
+def fit(model, loader):
+    optimizer = torch.optim.Adam(model.parameters())
+    for batch in loader:
+        loss = model.calc_loss(batch)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+    model.to("cuda")
+    for batch in loader:
+        loss = model.calc_loss(batch)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())  # TL002: loss.item()
+
+
+def fit_on_the_cpu(model, loader):
+    use_cuda = False
+    if use_cuda:
+        model.cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for batch in loader:
+        loss = model.calc_loss(batch)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
+class Recommender(torch.nn.Module):
+    def fit(self, loader):
+        self.to(self.device)
+        optimizer = torch.optim.Adam(self.parameters())
+        total = 0.0
+        for batch in loader:
+            loss = self.calc_loss(batch)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()  # TL002: loss.item()
+        return total
 """
         },
     ),

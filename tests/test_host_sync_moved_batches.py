@@ -197,7 +197,11 @@ CASES = [
         "batch-handed-to-a-helper-without-a-device-stays-on-the-host",
         {
             "utils.py": _UTILS,
-            "recipe.py": _FOR.format(move="log_batch(batch, step)", item="", fstring=""),
+            # the model left where it is built: a module moved to the GPU computes there,
+            # whatever it is fed (TensorFacts._on_moved_module)
+            "recipe.py": _FOR.replace("model.to(self._device)", "model").format(
+                move="log_batch(batch, step)", item="", fstring=""
+            ),
         },
     ),
 ]

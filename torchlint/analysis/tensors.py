@@ -8,6 +8,7 @@ precision needs it.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, cast
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, target_names
 from torchlint.analysis.names import is_loss_name, is_module_name, is_setting, name_tokens
@@ -820,9 +822,12 @@ class TensorFacts:
     def _forward(self, call: cst.Call) -> Kind:
         """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
         Fed a CPU tensor beside data of unknown place (`model(feats, torch.arange(n))`), it
-        may run anywhere; the run's options (`chunk=args.chunk`) are no data."""
+        may run anywhere; the run's options (`chunk=args.chunk`) are no data. A module the file
+        moves to a device runs there whatever it is fed (`_on_moved_module`)."""
         kinds = [self.kind(a.value) for a in call.args]
         if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
+            if self._on_moved_module(call.func, call):
+                return Kind.TENSOR
             unknown = any(
                 kind is Kind.UNKNOWN and self._data_kind(a.value) is Kind.UNKNOWN
                 for kind, a in zip(kinds, call.args)
@@ -876,8 +881,77 @@ class TensorFacts:
         """The result of a helper: what a same-file function returns, or where its tensor inputs are.
 
         A helper given tensors and a device moves them there; one fed only CPU tensors
-        (`xyxy2xywh(torch.tensor(box))`) computes on the CPU.
+        (`xyxy2xywh(torch.tensor(box))`) computes on the CPU, save a method of a module the
+        file moves to a device (`model.calc_loss(batch)` after `model.cuda()`), which computes
+        on the module's device (`_on_moved_module`).
         """
+        found = self._helper_fed(call)
+        func = call.func
+        if (
+            found is Kind.HOST_TENSOR
+            and isinstance(func, cst.Attribute)
+            and self._on_moved_module(func.value, call)
+        ):
+            return Kind.TENSOR
+        return found
+
+    def _on_moved_module(self, module: cst.BaseExpression, call: cst.Call) -> bool:
+        """Whether `module`, at `call`, is (a part of) a module the file has moved to a device
+        that can be a GPU: `model.cuda()` or `model = Net().to(device)` earlier in the same
+        function, `self.to(self.device)` or `self.net = Net().cuda()` in a method of the same
+        class (earlier, when in the same method). A module on a GPU fed CPU batches moves them
+        itself or the run fails, so what it computes is on its device."""
+        text = dotted(module)
+        if text is None:
+            return False
+        function = self.scopes.function_of(call)
+        owner = self._move_owner(function, text)
+        at = self.scopes.order.get(call, -1)
+        words = text.split(".")
+        return any(
+            mover is not function or before < at
+            for n in range(1, len(words) + 1)
+            for mover, before in self._moved_modules.get((owner, ".".join(words[:n])), ())
+        )
+
+    def _move_owner(self, function: cst.FunctionDef | None, text: str) -> cst.CSTNode | None:
+        """Where a move of `text` counts: the class for `self.`, else the function."""
+        if function is not None and text.split(".")[0] == "self":
+            return self.scopes.method_class(function)
+        return function
+
+    @cached_property
+    def _moved_modules(
+        self,
+    ) -> dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int]]]:
+        """(where, what) -> (function, position) of each move of a receiver to a device, also
+        of a name bound to a moved value: `model.cuda()`, `self.to(self.device)`,
+        `net = Net().to(device)`."""
+        found: dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int]]] = (
+            defaultdict(list)
+        )
+        dead = self.ctx.fact(DeadBranches)
+        for call in self.scopes.calls:
+            func = call.func
+            if not (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in ("cuda", "to")
+                and self.loops.moves_to_device(call)
+            ) or dead.holds(call):  # `use_cuda = False`, then `if use_cuda: model.cuda()`
+                continue
+            moved = [func.value]
+            parent = self.ctx.parents.get(call)
+            if isinstance(parent, cst.Assign):
+                moved += [t.target for t in parent.targets]
+            function = self.scopes.function_of(call)
+            for value in moved:
+                text = dotted(value)
+                if text is not None:
+                    key = (self._move_owner(function, text), text)
+                    found[key].append((function, self.scopes.order.get(call, -1)))
+        return found
+
+    def _helper_fed(self, call: cst.Call) -> Kind:
         functions = self.scopes.callees.get(call, [])
         if len(functions) != 1:
             # the run's options (`args.size`) configure the helper; they are not its data
