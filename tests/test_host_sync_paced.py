@@ -98,6 +98,35 @@ def generate(model, tokenizer, loader):
 """,
         },
     ),
+    # the helper's copies run only for the batch that holds the example to plot: they pace
+    # no other iteration, so the loss read stays a finding
+    Case(
+        "helper-returns-host-copies-under-a-branch",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def np_now(x):
+    return x.detach().cpu().numpy()
+
+
+def train(model, loader, optimizer, example_id):
+    model.cuda()
+    running = 0.0
+    for x, ids in loader:
+        out, attention = model(x.cuda())
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()  # TL002: loss.item()
+        if example_id in ids:
+            np.save("attention.npy", np_now(attention[ids.index(example_id)]))
+""",
+        },
+    ),
     Case(
         "helper-returns-device-values",
         {

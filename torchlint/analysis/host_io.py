@@ -911,7 +911,7 @@ class WaitsByDesign:
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
-                self._waits_by_design(call) and self._unconditional_in(call, loop)
+                self._waits_by_design(call) and self.unconditional_in(call, loop)
                 for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
             )
         return found
@@ -998,8 +998,11 @@ class WaitsByDesign:
             return isinstance(func, cst.Name) and func.value not in _SPREADING
         return False
 
-    def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
-        """Whether `node` runs in each iteration of `loop`: it sits in the loop's body with no
+    def unconditional_in(
+        self, node: cst.CSTNode, loop: cst.For | cst.While | cst.FunctionDef
+    ) -> bool:
+        """Whether `node` runs in each iteration of `loop` (or each run of a function run every
+        step): it sits in the loop's body with no
         conditional or repeating construct (`_CONDITIONAL`) between them, save the body of an
         inner loop over a fixed count (`_counted`) and of a branch on a switch of the run
         (`_set_for_the_run`)."""
