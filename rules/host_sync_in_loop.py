@@ -1061,8 +1061,8 @@ depends on what the value is for.
         reported: list[tuple[_Candidate, cst.For | cst.While | cst.FunctionDef]],
     ) -> dict[cst.CSTNode | None, list[tuple[cst.CSTNode, bool]]]:
         """The per-batch loops (or per-step functions) each iteration of which already waits for
-        the device by design, outside any branch or periodic guard: a call of the file's own
-        function that returns host copies (`return t.detach().cpu()`), or a read that picks which of two
+        the device by design, outside any periodic guard: a call of the file's own function
+        that returns host copies (`return t.detach().cpu()`), or a read that picks which of two
         updates the step runs (`if self.count.item() == 1: ...; opt.step()` `else: ...`).
         One more logging read in such an iteration costs a copy, not a wait: judges call it
         debatable or a false alarm. Reads repeated per element (an inner loop over parameters)
@@ -1086,11 +1086,7 @@ depends on what the value is for.
                 for function in scopes.callees[call]
                 for c, _ in reported
             ):  # a helper whose own copy is a finding waits for nothing by design
-                owner = loops.per_batch_loop(call, every_update=True)
-                if owner is not None and (
-                    not scopes.is_ancestor(owner, call) or waits.unconditional_in(call, owner)
-                ):  # not a call under `if attn_id in ids:`, which paces no other iteration
-                    found[owner].append((call, False))
+                found[loops.per_batch_loop(call, every_update=True)].append((call, False))
         for candidate, owner in reported:
             if self._picks_update(candidate.node, loops):
                 found[owner].append((candidate.node, True))
@@ -1100,13 +1096,18 @@ depends on what the value is for.
     def _paced(self, node: cst.CSTNode, waits: Sequence[tuple[cst.CSTNode, bool]]) -> bool:
         """Whether one of the iteration's waits by design (`_waiting_loops`) covers the read."""
         scopes = self.ctx.fact(SemanticModel)
+        design = self.ctx.fact(WaitsByDesign)
         function = scopes.function_of(node)
         at = scopes.order.get(node, -1)
         return any(
             wait is not node
             and (
                 anywhere
-                or (scopes.function_of(wait) is function and at < scopes.order.get(wait, -1))
+                or (
+                    scopes.function_of(wait) is function
+                    and at < scopes.order.get(wait, -1)
+                    and design.runs_whenever(wait, node)  # not a copy under a branch of its own
+                )
             )
             for wait, anywhere in waits
         )

@@ -127,6 +127,32 @@ def train(model, loader, optimizer, example_id):
 """,
         },
     ),
+    # the read and the helper's copy sit in the same branch: whenever the read runs, the copy
+    # after it waits for the device anyway
+    Case(
+        "helper-returns-host-copies-in-the-branch-of-the-read",
+        {
+            "generate.py": """\
+import torch
+
+
+def gather(tensor):
+    return tensor.detach().cpu()
+
+
+def generate(model, tokenizer, loader):
+    model.cuda()
+    losses, texts = [], []
+    with torch.no_grad():
+        for x, y in loader:
+            loss, ids = model(x.cuda(), y.cuda())
+            if "labels" in x:
+                losses.append(loss.mean().detach().cpu())
+                texts.extend(tokenizer.batch_decode(gather(ids)))
+    return losses, texts
+""",
+        },
+    ),
     Case(
         "helper-returns-device-values",
         {

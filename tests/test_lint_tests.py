@@ -85,4 +85,4 @@ def test_show_settings_agrees_on_a_file_that_imports_a_test_framework(project):
     assert shown.returncode == 0, shown.stderr
     lines = dict(line.split(": ", 1) for line in shown.stdout.splitlines())
     assert lines["test code"].startswith("yes")
-    assert "TL101" not in lines["enabled rules"] and "TL106" in lines["enabled rules"]
+    assert "TL002" not in lines["enabled rules"] and "TL106" in lines["enabled rules"]

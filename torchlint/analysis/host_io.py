@@ -911,7 +911,7 @@ class WaitsByDesign:
         found = self._drained.get(loop)
         if found is None:
             found = self._drained[loop] = isinstance(loop, cst.For) and any(
-                self._waits_by_design(call) and self.unconditional_in(call, loop)
+                self._waits_by_design(call) and self._unconditional_in(call, loop)
                 for call in cast("list[cst.Call]", find_all(loop.body, cst.Call))
             )
         return found
@@ -998,11 +998,21 @@ class WaitsByDesign:
             return isinstance(func, cst.Name) and func.value not in _SPREADING
         return False
 
-    def unconditional_in(
-        self, node: cst.CSTNode, loop: cst.For | cst.While | cst.FunctionDef
-    ) -> bool:
-        """Whether `node` runs in each iteration of `loop` (or each run of a function run every
-        step): it sits in the loop's body with no
+    def runs_whenever(self, wait: cst.CSTNode, node: cst.CSTNode) -> bool:
+        """Whether `wait` runs whenever `node` of the same function does: every branch, loop or
+        handler of the function around `wait` holds `node` too (`if has_labels:` around both a
+        read and the helper copy after it; not `if example_id in ids:` around the copy alone)."""
+        child = wait
+        for parent in self.scopes.ancestors(wait):
+            if type(parent) is cst.FunctionDef:
+                return True
+            if isinstance(parent, _CONDITIONAL) and not self.scopes.is_ancestor(child, node):
+                return False
+            child = parent
+        return True
+
+    def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """Whether `node` runs in each iteration of `loop`: it sits in the loop's body with no
         conditional or repeating construct (`_CONDITIONAL`) between them, save the body of an
         inner loop over a fixed count (`_counted`) and of a branch on a switch of the run
         (`_set_for_the_run`)."""
