@@ -250,7 +250,8 @@ Not flagged:
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
   every step: the loop already waits for the device there by design. So does an iteration
   that calls a helper of the file that returns host copies (`return t.detach().cpu()`,
-  itself not flagged), for the reads before that call in the same function, and an
+  itself not flagged), for the reads before that call in the same function that run
+  whenever it does (not a read outside the `if` a plotted example's copy sits in), and an
   iteration that picks which of two updates to run from a device value (`if
   self.count.item() == 1: ...; opt.step()` `else: ...; adv_opt.step()`, itself flagged),
   for every other read: such reads only move a wait the iteration has anyway. Reads beside a
