@@ -994,7 +994,7 @@ depends on what the value is for.
                 if holder in sliced:
                     continue  # `x[k : k + 1, ::ds[k]]`: one finding per subscript
                 sliced.add(holder)
-            if not element_wise and self._paced(candidate.node, waiting.get(owner, ())):
+            if not element_wise and self._paced(candidate.node, waiting.get(owner, ()), owner):
                 continue  # each iteration waits for the device by design: one read more is free
             if any(
                 self._repeats(candidate, earlier) or self._drained_for_elements(candidate, earlier)
@@ -1094,7 +1094,12 @@ depends on what the value is for.
         found.pop(None, None)
         return found
 
-    def _paced(self, node: cst.CSTNode, waits: Sequence[tuple[cst.CSTNode, bool]]) -> bool:
+    def _paced(
+        self,
+        node: cst.CSTNode,
+        waits: Sequence[tuple[cst.CSTNode, bool]],
+        owner: cst.For | cst.While | cst.FunctionDef,
+    ) -> bool:
         """Whether one of the iteration's waits by design (`_waiting_loops`) covers the read."""
         scopes = self.ctx.fact(SemanticModel)
         design = self.ctx.fact(WaitsByDesign)
@@ -1107,7 +1112,7 @@ depends on what the value is for.
                 or (
                     scopes.function_of(wait) is function
                     and at < scopes.order.get(wait, -1)
-                    and design.runs_whenever(wait, node)  # not a copy under a branch of its own
+                    and design.runs_whenever(wait, node, owner)  # not under a branch of its own
                 )
             )
             for wait, anywhere in waits

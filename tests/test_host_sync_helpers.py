@@ -319,6 +319,8 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(loss.item())  # TL002: loss.item()
+        # a model left where it is built; one moved to the GPU computes there whatever it is
+        # fed (TensorFacts._on_moved_module)
         cpu_out = prior_model(torch.arange(0, len(data)), torch.zeros(3))
         print(cpu_out.sum().item())
 """
@@ -326,6 +328,101 @@ def train(model, loader, optimizer):
     ),
     # --- a module the file moved to the GPU computes there, fed CPU batches or not: it moves
     # them itself (or the run fails); before the move it is on the CPU ---
+    # placements that do not hold at the call: moved back to the CPU, moved only by a method
+    # that runs later, only where CUDA is unavailable, the name rebound since; and a loss
+    # module, which has no weights and computes where its inputs are
+    Case(
+        "moved-module-placements-that-do-not-hold",
+        {
+            "moved_back.py": """\
+import torch
+
+
+def train_then_export(model, loader, cpu_loader):
+    optimizer = torch.optim.Adam(model.parameters())
+    model.cuda()
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.cpu()
+    total = 0.0
+    with torch.no_grad():
+        for x, y in cpu_loader:
+            out = model(x, y)
+            total += out.item()
+    return total
+""",
+            "moved_elsewhere.py": """\
+import torch
+
+
+class Runner(torch.nn.Module):
+    def fit(self, loader):
+        optimizer = torch.optim.Adam(self.parameters())
+        total = 0.0
+        for batch in loader:
+            loss = self.calc_loss(batch)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        return total
+
+    def deploy(self):
+        self.cuda()
+""",
+            "moved_without_cuda.py": """\
+import torch
+
+
+def evaluate(model, loader, device):
+    if torch.cuda.is_available():
+        pass
+    else:
+        model.to(device)
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            total += out.item()
+    return total
+""",
+            "rebound.py": """\
+import torch
+
+
+def run(loader, device):
+    model = Net().to(device)
+    train(model)
+    model = torch.load("model_cpu.pt", map_location="cpu")
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            total += out.item()
+    return total
+""",
+            "loss_module.py": """\
+import numpy as np
+import torch
+from torch import nn
+
+
+def evaluate(model, loader, device):
+    model.to(device)
+    criterion = nn.CrossEntropyLoss().to(device)
+    preds, total = [], 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x.to(device)).cpu()  # TL002: model(x.to(device)).cpu()
+            preds.append(logits.numpy())
+            loss = criterion(logits, y)
+            total += loss.item()
+    return total, np.concatenate(preds)
+""",
+        },
+    ),
     Case(
         "method-of-a-moved-module-fed-unmoved-batches",
         {

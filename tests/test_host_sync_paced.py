@@ -153,6 +153,81 @@ def generate(model, tokenizer, loader):
 """,
         },
     ),
+    # a copy in a try body, under a switch of the run, or in a loop over a fixed count runs
+    # with every iteration that reads: it still paces the read
+    Case(
+        "helper-returns-host-copies-in-blocks-that-run-every-iteration",
+        {
+            "in_a_try.py": """\
+import numpy as np
+import torch
+
+
+def np_now(x):
+    return x.detach().cpu().numpy()
+
+
+def train(model, loader, optimizer, example_id, is_train, num_classes):
+    model.cuda()
+    running = 0.0
+    for x, ids in loader:
+        out, attention = model(x.cuda())
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+        try:
+            np.save('a.npy', np_now(attention))
+        except OSError:
+            pass
+""",
+            "on_a_run_switch.py": """\
+import numpy as np
+import torch
+
+
+def np_now(x):
+    return x.detach().cpu().numpy()
+
+
+def train(model, loader, optimizer, example_id, is_train, num_classes):
+    model.cuda()
+    running = 0.0
+    for x, ids in loader:
+        out, attention = model(x.cuda())
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+        if is_train:
+            np.save('a.npy', np_now(attention))
+""",
+            "per_class.py": """\
+import numpy as np
+import torch
+
+
+def np_now(x):
+    return x.detach().cpu().numpy()
+
+
+def train(model, loader, optimizer, example_id, is_train, num_classes):
+    model.cuda()
+    running = 0.0
+    for x, ids in loader:
+        out, attention = model(x.cuda())
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+        for c in range(num_classes):
+            np.save('a.npy', np_now(attention[c]))
+""",
+        },
+    ),
     Case(
         "helper-returns-device-values",
         {

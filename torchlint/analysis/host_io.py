@@ -998,40 +998,48 @@ class WaitsByDesign:
             return isinstance(func, cst.Name) and func.value not in _SPREADING
         return False
 
-    def runs_whenever(self, wait: cst.CSTNode, node: cst.CSTNode) -> bool:
-        """Whether `wait` runs whenever `node` of the same function does: every branch, loop or
-        handler of the function around `wait` holds `node` too (`if has_labels:` around both a
-        read and the helper copy after it; not `if example_id in ids:` around the copy alone)."""
+    def runs_whenever(
+        self, wait: cst.CSTNode, node: cst.CSTNode, loop: cst.For | cst.While | cst.FunctionDef
+    ) -> bool:
+        """Whether `wait` runs whenever `node` of the same iteration of `loop` does, as the code
+        is laid out: every branch, loop or handler around `wait` below the smallest statement
+        holding both holds `node` too (`if has_labels:` around a read and the helper copy after
+        it; not `if example_id in ids:` around the copy alone), with `_unconditional_in`'s
+        exceptions and a `try` body. An early `continue` before the copy is not seen."""
         child = wait
         for parent in self.scopes.ancestors(wait):
-            if type(parent) is cst.FunctionDef:
-                return True
-            if isinstance(parent, _CONDITIONAL) and not self.scopes.is_ancestor(child, node):
+            if (
+                not self.scopes.is_ancestor(child, node)
+                and not (isinstance(parent, cst.Try) and child is parent.body)
+                and self._conditional(parent, child, loop)
+            ):
                 return False
+            if self.scopes.is_ancestor(parent, node):
+                return True
             child = parent
         return True
 
     def _unconditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Whether `node` runs in each iteration of `loop`: it sits in the loop's body with no
-        conditional or repeating construct (`_CONDITIONAL`) between them, save the body of an
-        inner loop over a fixed count (`_counted`) and of a branch on a switch of the run
-        (`_set_for_the_run`)."""
+        conditional or repeating construct between them (`_conditional`)."""
         child = node
         for parent in self.scopes.ancestors(node):
             if parent is loop:
                 return child is loop.body
-            if (
-                isinstance(parent, _CONDITIONAL)
-                and not (
-                    isinstance(parent, cst.For)
-                    and child is parent.body
-                    and self._counted(parent, loop)
-                )
-                and not self._set_for_the_run(parent, child)
-            ):
+            if self._conditional(parent, child, loop):
                 return False
             child = parent
         return False
+
+    def _conditional(self, parent: cst.CSTNode, child: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """Whether `child` of `parent` may not run when `parent` does (`_CONDITIONAL`), save the
+        body of an inner loop over a fixed count (`_counted`) and of a branch on a switch of the
+        run (`_set_for_the_run`)."""
+        if not isinstance(parent, _CONDITIONAL):
+            return False
+        if isinstance(parent, cst.For) and child is parent.body and self._counted(parent, loop):
+            return False
+        return not self._set_for_the_run(parent, child)
 
     def _set_for_the_run(self, branch: cst.CSTNode, child: cst.CSTNode) -> bool:
         """`if is_train: ...; now_loss = loss.item()` on a switch of the run that no iteration
@@ -1044,7 +1052,7 @@ class WaitsByDesign:
             and self.ctx.fact(LoopFacts).run_setting(branch.test)
         )
 
-    def _counted(self, inner: cst.For, loop: cst.For) -> bool:
+    def _counted(self, inner: cst.For, loop: cst.CSTNode) -> bool:
         """`for cls in range(1, cfg["nclass"]):` inside `loop`: a range whose bounds no
         statement of `loop` binds runs the same count in every iteration, a count the code fixes
         (classes, heads), so a wait in its body paces each iteration (UniMatch's per-class dice

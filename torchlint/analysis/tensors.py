@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.loops import LoopFacts, unwrap_iterable
@@ -823,11 +824,11 @@ class TensorFacts:
         """Outputs live where the inputs are: a model or op fed only CPU tensors runs on the CPU.
         Fed a CPU tensor beside data of unknown place (`model(feats, torch.arange(n))`), it
         may run anywhere; the run's options (`chunk=args.chunk`) are no data. A module the file
-        moves to a device runs there whatever it is fed (`_on_moved_module`)."""
+        moved to a device runs there whatever it is fed (`_on_moved_module`); a loss does not."""
         kinds = [self.kind(a.value) for a in call.args]
         if Kind.TENSOR not in kinds and Kind.HOST_TENSOR in kinds:
-            if self._on_moved_module(call.func, call):
-                return Kind.TENSOR
+            if not _names_loss(call.func) and self._on_moved_module(call.func, call, parts=True):
+                return Kind.TENSOR  # a loss has no weights: it computes where its inputs are
             unknown = any(
                 kind is Kind.UNKNOWN and self._data_kind(a.value) is Kind.UNKNOWN
                 for kind, a in zip(kinds, call.args)
@@ -890,65 +891,78 @@ class TensorFacts:
         if (
             found is Kind.HOST_TENSOR
             and isinstance(func, cst.Attribute)
-            and self._on_moved_module(func.value, call)
+            and self._on_moved_module(func.value, call, parts=False)
         ):
             return Kind.TENSOR
         return found
 
-    def _on_moved_module(self, module: cst.BaseExpression, call: cst.Call) -> bool:
-        """Whether `module`, at `call`, is (a part of) a module the file has moved to a device
-        that can be a GPU: `model.cuda()` or `model = Net().to(device)` earlier in the same
-        function, `self.to(self.device)` or `self.net = Net().cuda()` in a method of the same
-        class (earlier, when in the same method). A module on a GPU fed CPU batches moves them
-        itself or the run fails, so what it computes is on its device."""
+    def _on_moved_module(self, module: cst.BaseExpression, call: cst.Call, parts: bool) -> bool:
+        """Whether `module`, at `call`, is a module the file has last moved to a device that can
+        be a GPU (`_placed_on_device`); with `parts`, also a submodule of one (`self.net(x)`
+        after `self.to(device)`). A module on a GPU fed CPU batches moves them itself or the run
+        fails, so what it computes is on its device."""
         text = dotted(module)
         if text is None:
             return False
-        function = self.scopes.function_of(call)
-        owner = self._move_owner(function, text)
-        at = self.scopes.order.get(call, -1)
         words = text.split(".")
-        return any(
-            mover is not function or before < at
-            for n in range(1, len(words) + 1)
-            for mover, before in self._moved_modules.get((owner, ".".join(words[:n])), ())
-        )
+        held = [text] if not parts else [".".join(words[:n]) for n in range(1, len(words) + 1)]
+        return any(self._placed_on_device(name, module, call) for name in held)
+
+    def _placed_on_device(self, text: str, module: cst.BaseExpression, call: cst.Call) -> bool:
+        """The last placement of `text` before `call` in its function is a move to a device
+        (`model.cuda()`; not `model.cpu()` after it, nor a later `model = torch.load(...)`); for
+        `self.` names without one there, the last placement in the class's `__init__`."""
+        function = self.scopes.function_of(call)
+        placements = self._placements.get((self._move_owner(function, text), text), ())
+        at = self.scopes.order.get(call, -1)
+        before = [p for p in placements if p[0] is function and p[1] < at]
+        if not before and text.startswith("self"):
+            before = [p for p in placements if p[0] is not None and p[0].name.value == "__init__"]
+        if not before:
+            return False
+        _, where, on_device = max(before, key=lambda p: p[1])
+        if isinstance(module, cst.Name) and text == module.value:
+            rebound = (self.scopes.order.get(b.node, -1) for b in self.scopes.reaching(module))
+            return on_device and all(order < where for order in rebound)
+        return on_device
 
     def _move_owner(self, function: cst.FunctionDef | None, text: str) -> cst.CSTNode | None:
-        """Where a move of `text` counts: the class for `self.`, else the function."""
+        """Where a placement of `text` counts: the class for `self.`, else the function."""
         if function is not None and text.split(".")[0] == "self":
             return self.scopes.method_class(function)
         return function
 
     @cached_property
-    def _moved_modules(
+    def _placements(
         self,
-    ) -> dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int]]]:
-        """(where, what) -> (function, position) of each move of a receiver to a device, also
-        of a name bound to a moved value: `model.cuda()`, `self.to(self.device)`,
-        `net = Net().to(device)`."""
-        found: dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int]]] = (
-            defaultdict(list)
-        )
+    ) -> dict[tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int, bool]]]:
+        """(where, what) -> (function, position, on a device) of each move of a receiver to a
+        device or back to the CPU, also of a name bound to the moved value: `model.cuda()`,
+        `self.to(self.device)`, `net = Net().to(device)`, `model.cpu()`. Moves in branches that
+        never run or run only without CUDA do not count."""
+        found: dict[
+            tuple[cst.CSTNode | None, str], list[tuple[cst.FunctionDef | None, int, bool]]
+        ] = defaultdict(list)
         dead = self.ctx.fact(DeadBranches)
         for call in self.scopes.calls:
             func = call.func
-            if not (
-                isinstance(func, cst.Attribute)
-                and func.attr.value in ("cuda", "to")
-                and self.loops.moves_to_device(call)
-            ) or dead.holds(call):  # `use_cuda = False`, then `if use_cuda: model.cuda()`
+            if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to", "cpu"):
                 continue
-            moved = [func.value]
+            on_device = func.attr.value != "cpu"
+            if on_device and not self.loops.moves_to_device(call):
+                continue  # `.to(torch.float16)`
+            if dead.holds(call) or runs_without_cuda(self.ctx, call):
+                continue  # `use_cuda = False`, then `if use_cuda: model.cuda()`
+            placed = [func.value]
             parent = self.ctx.parents.get(call)
             if isinstance(parent, cst.Assign):
-                moved += [t.target for t in parent.targets]
+                placed += [t.target for t in parent.targets]
             function = self.scopes.function_of(call)
-            for value in moved:
+            for value in placed:
                 text = dotted(value)
                 if text is not None:
                     key = (self._move_owner(function, text), text)
-                    found[key].append((function, self.scopes.order.get(call, -1)))
+                    found[key].append((function, self.scopes.order.get(call, -1), on_device))
         return found
 
     def _helper_fed(self, call: cst.Call) -> Kind:
@@ -973,6 +987,12 @@ class TensorFacts:
         if not returns or any(r.value is None for r in returns):
             return Kind.UNKNOWN
         return join([self.kind(r.value) for r in returns])  # type: ignore[arg-type]
+
+
+def _names_loss(func: cst.BaseExpression) -> bool:
+    """`criterion(...)`, `self.loss_fn(...)`: a call of something named as a loss."""
+    last = func.attr if isinstance(func, cst.Attribute) else func
+    return isinstance(last, cst.Name) and is_loss_name(last.value)
 
 
 def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
