@@ -807,12 +807,22 @@ def test_loss_goes_down():
 
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    """Every case and support file in one project, checked once with every default rule."""
+    """Every case and support file in one project, checked once with every default rule and
+    the opt-in rules some cases are about (TL101, TL102, TL108)."""
     root = tmp_path_factory.mktemp("real_cases")
     for name, text in {**SUPPORT, **{c.filename: c.source for c in CASES}}.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    result = run_torchlint("check", "--output-format", "json", "--no-cache", ".", cwd=root)
+    result = run_torchlint(
+        "check",
+        "--extend-select",
+        "TL101,TL102,TL108",
+        "--output-format",
+        "json",
+        "--no-cache",
+        ".",
+        cwd=root,
+    )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
 
