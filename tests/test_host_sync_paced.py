@@ -27,6 +27,30 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
+# A training step that reads its loss, then copies an attention map to the host through a
+# helper inside `block` (indented under the loop).
+_PLOTTED = """\
+import numpy as np
+import torch
+
+
+def np_now(x):
+    return x.detach().cpu().numpy()
+
+
+def train(model, loader, optimizer, example_id, is_train, num_classes):
+    model.cuda()
+    running = 0.0
+    for x, ids in loader:
+        out, attention = model(x.cuda())
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+        {block}
+"""
+
 CASES = [
     Case(
         "synchronize-for-a-timer-paces-nothing",
@@ -158,74 +182,16 @@ def generate(model, tokenizer, loader):
     Case(
         "helper-returns-host-copies-in-blocks-that-run-every-iteration",
         {
-            "in_a_try.py": """\
-import numpy as np
-import torch
-
-
-def np_now(x):
-    return x.detach().cpu().numpy()
-
-
-def train(model, loader, optimizer, example_id, is_train, num_classes):
-    model.cuda()
-    running = 0.0
-    for x, ids in loader:
-        out, attention = model(x.cuda())
-        loss = out.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        running += loss.item()
-        try:
-            np.save('a.npy', np_now(attention))
-        except OSError:
-            pass
-""",
-            "on_a_run_switch.py": """\
-import numpy as np
-import torch
-
-
-def np_now(x):
-    return x.detach().cpu().numpy()
-
-
-def train(model, loader, optimizer, example_id, is_train, num_classes):
-    model.cuda()
-    running = 0.0
-    for x, ids in loader:
-        out, attention = model(x.cuda())
-        loss = out.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        running += loss.item()
-        if is_train:
-            np.save('a.npy', np_now(attention))
-""",
-            "per_class.py": """\
-import numpy as np
-import torch
-
-
-def np_now(x):
-    return x.detach().cpu().numpy()
-
-
-def train(model, loader, optimizer, example_id, is_train, num_classes):
-    model.cuda()
-    running = 0.0
-    for x, ids in loader:
-        out, attention = model(x.cuda())
-        loss = out.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        running += loss.item()
-        for c in range(num_classes):
-            np.save('a.npy', np_now(attention[c]))
-""",
+            "in_a_try.py": _PLOTTED.format(
+                block="try:\n            np.save('a.npy', np_now(attention))\n"
+                "        except OSError:\n            pass"
+            ),
+            "on_a_run_switch.py": _PLOTTED.format(
+                block="if is_train:\n            np.save('a.npy', np_now(attention))"
+            ),
+            "per_class.py": _PLOTTED.format(
+                block="for c in range(num_classes):\n            np.save('a.npy', np_now(attention[c]))"
+            ),
         },
     ),
     Case(
