@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
-# A training step that reads its loss, then copies an attention map to the host through a
-# helper inside `block` (indented under the loop).
+# A training step that reads its loss (`mark`: the finding expected there, if any), then copies
+# an attention map to the host through a helper inside `block` (indented under the loop).
 _PLOTTED = """\
 import numpy as np
 import torch
@@ -47,7 +47,7 @@ def train(model, loader, optimizer, example_id, is_train, num_classes):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        running += loss.item()
+        running += loss.item(){mark}
         {block}
 """
 
@@ -127,28 +127,11 @@ def generate(model, tokenizer, loader):
     Case(
         "helper-returns-host-copies-under-a-branch",
         {
-            "train.py": """\
-import numpy as np
-import torch
-
-
-def np_now(x):
-    return x.detach().cpu().numpy()
-
-
-def train(model, loader, optimizer, example_id):
-    model.cuda()
-    running = 0.0
-    for x, ids in loader:
-        out, attention = model(x.cuda())
-        loss = out.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        running += loss.item()  # TL002: loss.item()
-        if example_id in ids:
-            np.save("attention.npy", np_now(attention[ids.index(example_id)]))
-""",
+            "train.py": _PLOTTED.format(
+                mark="  # TL002: loss.item()",
+                block="if example_id in ids:\n"
+                '            np.save("attention.npy", np_now(attention[ids.index(example_id)]))',
+            ),
         },
     ),
     # the read and the helper's copy sit in the same branch: whenever the read runs, the copy
@@ -183,14 +166,16 @@ def generate(model, tokenizer, loader):
         "helper-returns-host-copies-in-blocks-that-run-every-iteration",
         {
             "in_a_try.py": _PLOTTED.format(
+                mark="",
                 block="try:\n            np.save('a.npy', np_now(attention))\n"
-                "        except OSError:\n            pass"
+                "        except OSError:\n            pass",
             ),
             "on_a_run_switch.py": _PLOTTED.format(
-                block="if is_train:\n            np.save('a.npy', np_now(attention))"
+                mark="", block="if is_train:\n            np.save('a.npy', np_now(attention))"
             ),
             "per_class.py": _PLOTTED.format(
-                block="for c in range(num_classes):\n            np.save('a.npy', np_now(attention[c]))"
+                mark="",
+                block="for c in range(num_classes):\n            np.save('a.npy', np_now(attention[c]))",
             ),
         },
     ),
