@@ -9,7 +9,7 @@
                                                          # only batch 11's repositories (repeatable)
 
 Each repository of tests/corpus/manifest.toml must have been brought with the `fetch` tool
-(mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files and notebooks at the
+(mirrors under $TORCHLINT_MIRROR, default /work/.mirror); its Python files, notebooks and configuration files at the
 pinned commit are unpacked into $TORCHLINT_CORPUS_CACHE (default $TMPDIR/torchlint-corpus, outside
 this checkout so each repository is its own project)
 and checked by the installed `torchlint check --isolated --preview --select ALL` (preview rules

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.model import SemanticModel
 from torchlint.analysis.nodes import is_attribute, is_name, walk
 from torchlint.analysis.symbols import dotted
@@ -913,6 +914,8 @@ when built.
             return
         if self._fusion_fixture(layer.call) or self._trained_frozen(layer.call):
             return
+        if self.ctx.fact(DeadBranches).unbuilt(layer.call):
+            return  # a block the project never builds: its bias costs nothing
         self.reported.add(layer.call)
         new = self._without_bias(layer)
         fix = (

@@ -8,6 +8,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.availability import runs_without_cuda
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
@@ -345,8 +346,8 @@ which a codemod cannot write for you.
             return  # no GPU there: DataParallel runs the module as it is
         if self._only_unwrapped(node):
             return  # the wrapper's forward, the only place it splits batches, never runs
-        if self._never_runs(node):
-            return  # vendored code the project never calls: the wrap is never built
+        if self.ctx.fact(DeadBranches).unbuilt(node):
+            return  # vendored code the project never builds: the wrap never runs
         if self._fed_one_example(node):
             return  # batches of one: DataParallel splits nothing, the wrapper only calls the module
         if name in _FUNCTIONAL:
@@ -477,34 +478,6 @@ which a codemod cannot write for you.
             and is_name(value.func.value, name)
             and value.func.attr.value in _WEIGHT_METHODS
         )
-
-    def _never_runs(self, node: cst.Call) -> bool:
-        """The wrap sits in an undecorated module-level class that the project never builds
-        (`ProjectIndex.unreached`: built only by functions that are never called themselves,
-        never handed over): a vendored generator or trainer left unused. A module-level
-        function that nothing calls is not asked: it is an entry point run by hand or API,
-        whose callers are its users (a classifier-training function of a GAN zoo)."""
-        project = self.ctx.project
-        if project is None:
-            return False
-        outer = None
-        for ancestor in self.ctx.fact(SemanticModel).ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef):
-                outer = ancestor
-        if (
-            not isinstance(outer, cst.ClassDef)
-            or outer.decorators
-            or outer not in self.ctx.module.body
-        ):
-            return False
-        name = outer.name.value
-        if name not in self._unreached:
-            self._unreached[name] = project.unreached(self.ctx.absolute_path, name)
-        return self._unreached[name]
-
-    @cached_property
-    def _unreached(self) -> dict[str, bool]:
-        return {}
 
     @staticmethod
     def _unwraps(model: SemanticModel, use: cst.Name) -> bool:

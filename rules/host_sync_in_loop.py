@@ -978,6 +978,7 @@ depends on what the value is for.
                 continue
             reported.append((candidate, loop))
         waiting = self._waiting_loops(loops, reported)
+        drains = self._drains(needed)
         sliced: set[cst.CSTNode | None] = set()  # subscripts with a slice bound reported
         scopes = self.ctx.fact(SemanticModel)
         for candidate, owner in reported:
@@ -996,10 +997,9 @@ depends on what the value is for.
                 sliced.add(holder)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ()), owner):
                 continue  # each iteration waits for the device by design: one read more is free
-            if any(
-                self._repeats(candidate, earlier) or self._drained_for_elements(candidate, earlier)
-                for earlier in needed
-            ):
+            if not element_wise and self._drained(candidate, drains):
+                continue  # a read just before it drained the queue: this one waits on nothing
+            if any(self._drained_for_elements(candidate, earlier) for earlier in needed):
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
             self.report(candidate.node, message, fix)
@@ -1136,32 +1136,95 @@ depends on what the value is for.
             and loops.updates(branch.orelse)
         )
 
-    def _repeats(self, later: _Candidate, earlier: _Candidate) -> bool:
-        """`a = action.item()` (handed to `env.step`), then `history.append(action.tolist())` in
-        the next statement of the same block: the first read, which the host needs, waited for
-        every queued kernel, so a second read of the same tensor, with no call between that may
-        queue more, copies a finished value and waits on nothing. Only for an unconditional
-        first read in a simple statement, with nothing but builtins, list methods and these
-        reads called in the two statements; a first read that is itself reported is no excuse
-        (a run of logged reads stays a run of findings)."""
-        pair = self._same_tensor_reads(later, earlier)
-        if pair is None:
-            return False
-        name, first, second = pair
+    def _drains(self, syncs: Sequence[_Candidate]) -> set[cst.CSTNode]:
+        """The statements that wait for the device by design whenever they run, and queue
+        nothing after their wait: `a = action.tolist()` handed to `env.step`, `if
+        torch.isnan(norm): raise ...`. Once one has run, every kernel queued before it has
+        finished."""
         scopes = self.ctx.fact(SemanticModel)
-        block = scopes.parents.get(first) if first is not None else None
-        if not (
-            isinstance(first, cst.SimpleStatementLine)
-            and isinstance(second, cst.SimpleStatementLine)
-            and isinstance(block, cst.IndentedBlock)
-            and _follows(block, first, second)
-            and not _conditional(earlier.node, first, scopes)
-            and not _rebinds(first, name)
-        ):
+        reads: dict[cst.CSTNode, list[cst.CSTNode]] = defaultdict(list)
+        for sync in syncs:
+            if sync.kind != "callee":  # a helper's read may sit under a branch of its own
+                statement = scopes.statement_of(sync.node)
+                if statement is not None:
+                    reads[statement].append(sync.node)
+        found: set[cst.CSTNode] = set()
+        for statement, nodes in reads.items():
+            if isinstance(statement, cst.If):
+                nodes = [n for n in nodes if scopes.is_ancestor(statement.test, n)]
+            elif not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            first = min(
+                (n for n in nodes if not _conditional(n, statement, scopes)),
+                key=lambda n: scopes.order.get(n, -1),
+                default=None,
+            )
+            if first is None:
+                continue
+            head = statement.test if isinstance(statement, cst.If) else statement
+            after = self._calls_around(head, first, nodes, after=True)
+            if isinstance(statement, cst.If):  # a branch that leaves queues nothing for later
+                branches = [statement.body, statement.orelse]
+                after += [
+                    c for b in branches if b is not None and not _leaves(b) for c in _calls(b)
+                ]
+            if all(self._quiet(c) for c in after):
+                found.add(statement)
+        return found
+
+    def _drained(self, later: _Candidate, drains: set[cst.CSTNode]) -> bool:
+        """`labels.cpu()` right after `logits.cpu()` that a host metric needs, or
+        `history.append(norm.item())` right after `if torch.isnan(norm): raise ...`: the read
+        the host needs waited for every queued kernel, and with only host work between
+        (logging, builtins, numpy) this one copies finished values and waits on nothing. Only
+        within one block, walking back over statements that queue no device work; a read that
+        computes on the device itself still waits. A first read that is itself a finding is no
+        excuse: a run of logged reads stays a run of findings, each one a line to move under
+        the same periodic guard."""
+        if later.kind in ("callee", "bound") or not _settled(later.value):
             return False
-        return _quiet_calls(first, earlier.node, scopes, after=True) and _quiet_calls(
-            second, later.node, scopes, after=False
-        )
+        scopes = self.ctx.fact(SemanticModel)
+        statement = scopes.statement_of(later.node)
+        block = scopes.parents.get(statement) if statement is not None else None
+        if statement is None or not isinstance(block, cst.IndentedBlock):
+            return False
+        if isinstance(statement, cst.If | cst.While):
+            if not scopes.is_ancestor(statement.test, later.node):
+                return False
+        elif not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        before = self._calls_around(statement, later.node, [later.node], after=False)
+        if not all(self._quiet(c) for c in before):
+            return False
+        body = list(block.body)
+        for previous in reversed(body[: body.index(statement)]):
+            if previous in drains:
+                return True
+            if not all(self._quiet(c) for c in _calls(previous)):
+                return False
+        return False
+
+    def _calls_around(
+        self, statement: cst.CSTNode, read: cst.CSTNode, reads: list[cst.CSTNode], after: bool
+    ) -> list[cst.Call]:
+        """The calls of `statement` that run after `read` (`after`) or before it, leaving out
+        the statement's `reads`, what they read (`torch.isinf(norm)` in `if torch.isnan(norm)
+        or torch.isinf(norm)`: its kernel is waited for by its own read) and the calls that
+        consume their host values."""
+        scopes = self.ctx.fact(SemanticModel)
+        at = scopes.order.get(read, -1)
+        return [
+            c
+            for c in _calls(statement)
+            if (scopes.order.get(c, -1) > at) == after
+            and not any(scopes.is_ancestor(r, c) or scopes.is_ancestor(c, r) for r in reads)
+        ]
+
+    def _quiet(self, call: cst.Call) -> bool:
+        """A call that queues no device work: `_host_side`'s, or a logger's."""
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        return self._host_side(call) or name in _LOGGING_CALLS
 
     def _same_tensor_reads(
         self, later: _Candidate, earlier: _Candidate
@@ -2411,6 +2474,40 @@ def _root(value: cst.BaseExpression) -> str | None:
     return value.value if isinstance(value, cst.Name) else None
 
 
+def _leaves(branch: cst.CSTNode) -> bool:
+    """Whether an `if` body or `else` ends by leaving: `raise`, `return`, `continue`, `break`."""
+    if isinstance(branch, cst.Else):
+        branch = branch.body
+    if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite) or not branch.body:
+        return False
+    last = branch.body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, cst.Raise | cst.Return | cst.Continue | cst.Break)
+
+
+def _settled(value: cst.BaseExpression) -> bool:
+    """Whether reading `value` needs no new kernel but elementwise arithmetic: `loss_ce`,
+    `inputs["labels"].detach().cpu()`, `(loss - kl_loss).data` (`loss.mean()` queues one)."""
+    if isinstance(value, cst.Name | cst.Integer | cst.Float | cst.SimpleString):
+        return True
+    if isinstance(value, cst.Attribute):
+        return _settled(value.value)
+    if isinstance(value, cst.Subscript):
+        return _settled(value.value) and all(
+            isinstance(e.slice, cst.Index) and _settled(e.slice.value) for e in value.slice
+        )
+    if isinstance(value, cst.BinaryOperation):
+        return _settled(value.left) and _settled(value.right)
+    return (
+        isinstance(value, cst.Call)
+        and not value.args
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("detach", "cpu")
+        and _settled(value.func.value)
+    )
+
+
 def _read_tensor(value: cst.BaseExpression) -> str | None:
     """The name of a tensor read as it is (`x`, `x[i]`, `x.detach()`, `x.cpu()`), with nothing
     computed on the way that could queue device work; else None."""
@@ -2434,29 +2531,25 @@ def _read_tensor(value: cst.BaseExpression) -> str | None:
     return value.value
 
 
-def _follows(block: cst.IndentedBlock, first: cst.BaseStatement, second: cst.BaseStatement) -> bool:
-    """Whether `second` is the statement right after `first` in `block`."""
-    body = list(block.body)
-    return any(a is first and b is second for a, b in zip(body, body[1:], strict=False))
-
-
 def _conditional(node: cst.CSTNode, statement: cst.CSTNode, scopes: SemanticModel) -> bool:
-    """Whether `node` may not run when `statement` does: under `x if c else y`, the right of
-    `and`/`or`, a comprehension or a lambda."""
+    """Whether `node` may not run when `statement` does: an arm of `x if c else y`, the right
+    of `and`/`or`, a comprehension or a lambda."""
+    child = node
     for parent in scopes.ancestors(node):
         if parent is statement:
             return False
-        if isinstance(
+        if isinstance(parent, cst.BooleanOperation):
+            if child is parent.right:
+                return True
+        elif isinstance(parent, cst.IfExp):
+            if child is not parent.test:
+                return True
+        elif isinstance(
             parent,
-            cst.IfExp
-            | cst.BooleanOperation
-            | cst.Lambda
-            | cst.ListComp
-            | cst.SetComp
-            | cst.DictComp
-            | cst.GeneratorExp,
+            cst.Lambda | cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp,
         ):
             return True
+        child = parent
     return True
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.demos import LibraryDemo
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
@@ -502,6 +503,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
                 move
             ):  # built once: one copy per run costs nothing
                 continue
+            if self.ctx.fact(DeadBranches).unbuilt(move):
+                continue  # a loss or block the project never builds: its forward never runs
             if factory in _LEGACY:
                 advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
                 self.report(

@@ -5,10 +5,12 @@ Each case is a small project checked by the installed `torchlint` command and ma
 `test_production_cases.py`: a line ending in `# TL002: text` expects a finding there, and every
 other TL002 finding in the case is a failure.
 
-A read of a tensor right after a read of the same tensor that the host needs anyway (token ids
-to decode, an assertion), in the same or the next statement of the same block
-with no call between that may put work on the device, waits on nothing: the first read drained
-the queue. A first read that is itself a finding (a logged value) keeps the second a finding.
+A read right after a read that the host needs anyway (token ids to decode, a test that raises),
+in the same block with nothing between that may put work on the device (logging, builtins,
+numpy), waits on nothing: the first read drained the queue, whichever tensor the second reads. A
+read that computes on the device, or follows device work or a read under a branch, is still a
+wait of its own. A first read that is itself a finding (a logged value) keeps the second a
+finding: each is a line to move under the same periodic guard.
 
 `if preds is None: preds = logits.cpu().numpy()` where `preds = None` once before the loop and
 the loop only ever assigns arrays to it: the arm runs on the first batch only, so its read is no
@@ -96,9 +98,93 @@ def play(policy, tokenizer, loader):
         logits = policy(obs.cuda())
         action = logits.argmax(-1)
         a = action.tolist()
-        history.append(logits.tolist())  # TL002: logits.tolist()
+        history.append(logits.tolist())
         texts.append(tokenizer.decode(a))
     return history
+""",
+        },
+    ),
+    Case(
+        "run-of-logged-values",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer, writer, dice):
+    model.cuda()
+    for step, (x, y) in enumerate(loader):
+        out = model(x.cuda())
+        loss_ce = torch.nn.functional.cross_entropy(out, y.cuda())
+        loss_dice = dice(out, y.cuda())
+        loss = loss_ce + loss_dice
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step = step + 1
+        writer.add_scalar("total", loss, step)  # TL002: loss
+        writer.add_scalar("ce", loss_ce, step)  # TL002: loss_ce
+        print(f"dice {loss_dice}")  # TL002: loss_dice
+        total = loss_ce.detach().item() / len(y)  # TL002: loss_ce.detach().item()
+""",
+        },
+    ),
+    Case(
+        "read-after-a-needed-test",
+        {
+            "scale.py": """\
+import torch
+
+
+def train(model, loader, optimizer, history):
+    model.cuda()
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if torch.isnan(norm) or torch.isinf(norm):
+            raise FloatingPointError("non-finite gradients")
+
+        history.append(norm.item())
+        optimizer.step()
+""",
+        },
+    ),
+    Case(
+        "read-after-a-read-that-may-not-run",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer, verbose):
+    model.cuda()
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+        if verbose and not torch.isfinite(loss):
+            raise FloatingPointError("non-finite loss")
+        print(loss.item())  # TL002: loss.item()
+""",
+        },
+    ),
+    Case(
+        "read-that-computes-after-a-read",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x in loader:
+        out = model(x.cuda())
+        loss = out.sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())  # TL002: loss.item()
+        print(model(x.cuda()).mean().item())  # TL002: model(x.cuda()).mean().item()
 """,
         },
     ),

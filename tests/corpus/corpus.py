@@ -52,7 +52,14 @@ DECLARATIONS = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.y
 # is there too, empty, so folders look as in a clone (a run's checkpoints and logs beside copies of
 # the model code: a directory walk leaves such a folder out) without data nobody reads; not files
 # that would say something empty (ignore files, TOML configuration).
-_LAYOUT = "sources+declarations+constraints+requirements-folders+dockerfiles+git-root+empty-others"
+# Configuration files are there in full below a size (the project index looks in them for the
+# classes a configuration may build by name, `type: Unused`); a larger one is data.
+CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
+CONFIG_BYTES = 256 * 1024
+_LAYOUT = (
+    "sources+declarations+constraints+requirements-folders+dockerfiles+configs"
+    "+git-root+empty-others"
+)
 _LAYOUT_TAG = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:8]  # layouts never share a folder
 SAMPLE_SIZE = 20
 MIN_REPOS = 30
@@ -251,7 +258,8 @@ def git_dir(repo: Repo) -> Path:
 
 
 def extract(repo: Repo) -> Path:
-    """Unpack the repository's Python files, notebooks and torch declarations at its commit (once) into the cache."""
+    """Unpack the repository's Python files, notebooks, torch declarations and configuration files
+    at its commit (once) into the cache."""
     if repo.retired:
         raise CorpusError(f"{repo.name}: reserved for independent evaluation, never extracted")
     target = cache_dir() / "src" / f"{repo.slug}-{repo.commit[:12]}-{_LAYOUT_TAG}"
@@ -260,7 +268,7 @@ def extract(repo: Repo) -> Path:
         return target
     git = ["git", "--git-dir", str(git_dir(repo))]
     listing = subprocess.run(
-        [*git, "ls-tree", "-r", "-z", repo.commit], capture_output=True, timeout=600
+        [*git, "ls-tree", "-r", "-l", "-z", repo.commit], capture_output=True, timeout=600
     )
     if listing.returncode != 0:
         raise CorpusError(
@@ -272,9 +280,11 @@ def extract(repo: Repo) -> Path:
         meta, _, name = entry.partition(b"\t")
         fields = meta.split()
         path = name.decode("utf-8", errors="replace")
-        if len(fields) != 3 or fields[1] != b"blob":
+        if len(fields) != 4 or fields[1] != b"blob":
             continue
-        if _wanted(path):
+        if _wanted(path) or (  # a size of "BAD": an object the snapshot left out
+            path.endswith(CONFIGS) and fields[3].isdigit() and int(fields[3]) <= CONFIG_BYTES
+        ):
             blobs[path] = fields[2].decode()
         elif fields[0] in (b"100644", b"100755") and _placeholder(path):
             others.append(path)

@@ -4,7 +4,9 @@ Research code switches code off by binding a flag to a constant in the function 
 (`parallel = False` then `if parallel:` around the `nn.DataParallel` wraps of a layer), or by a
 literal test (`if False:`, `if 0:`). A performance finding there is about code that never runs,
 so `Rule.report` drops it, for every rule alike. So is code in a private method of a module
-class that nothing in the project names (`ProjectIndex.private_method_unused`).
+class that nothing in the project names (`ProjectIndex.private_method_unused`). The rules about
+how modules are built and what a forward computes also ask `unbuilt`: code in a module-level
+class the project never builds, or in a function only such dead code calls.
 
 The value is read, never guessed: a literal (`True`, `False`, `None`, an integer, a string),
 `not`, `and`/`or` of such, a comparison of two fixed values (`dist_mode == "dp"`, `mode in
@@ -51,6 +53,7 @@ class DeadBranches:
         self.ctx = ctx
         self._truths: dict[cst.BaseExpression, bool | None] = {}  # test -> its fixed value
         self._unused: dict[cst.FunctionDef, bool] = {}  # private method -> nothing names it
+        self._unbuilt: dict[cst.FunctionDef | cst.ClassDef, bool] = {}  # definition -> never runs
 
     def holds(self, node: cst.CSTNode) -> bool:
         """Whether `node` sits in the body of an `if` (or a conditional expression) whose test
@@ -86,6 +89,25 @@ class DeadBranches:
                 and project.private_method_unused(self.ctx.absolute_path, owner.name.value, name)
             )
         return self._unused[function]
+
+    def unbuilt(self, node: cst.CSTNode) -> bool:
+        """Whether `node` sits in an undecorated module-level class the project never builds,
+        or in a module-level function only such dead code calls (`ProjectIndex.never_built`):
+        a vendored trainer, a loss or block the models no longer use. Asked by the rules about
+        how modules are built and what their forward computes; a training loop in a class
+        nothing builds is more often an entry point that a framework or a user drives."""
+        outer = None
+        for ancestor in self._ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef):
+                outer = ancestor
+        project = self.ctx.project
+        if outer is None or outer.decorators or project is None:
+            return False
+        if outer not in self._unbuilt:
+            self._unbuilt[outer] = outer in self.ctx.module.body and project.never_built(
+                self.ctx.absolute_path, outer.name.value
+            )
+        return self._unbuilt[outer]
 
     def truth(self, test: cst.BaseExpression) -> bool | None:
         """The value `test` always has, or None where it may vary."""

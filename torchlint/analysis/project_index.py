@@ -113,6 +113,8 @@ _NOT_DISCOVERED = frozenset(
     }
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
+# A name looked up from text: `eval(name)` (not `model.eval()`), `globals()[name]`.
+_EVALUATES = re.compile(rb"(?<![\w.])eval\s*+\(|\b(?:globals|locals)\(\)\s*+\[")
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
@@ -2731,20 +2733,44 @@ class ProjectIndex:
 
     def unreached(self, file: Path, name: str) -> bool:
         """Whether the module-level function or class `name` of `file` never runs: the project
-        calls it only from module-level functions that never run themselves (itself included: a
-        recursive helper, or `define_G` building a vendored `ResnetGenerator`), and every file
+        calls it only from module-level functions that never run themselves, or from methods of
+        classes never built (itself included: a recursive helper, or `define_G` building a
+        vendored `ResnetGenerator`), and every file
         that writes the name does so as a call, its own undecorated `def`/`class` line,
         `super(name, ...)`, an import or an `__all__` string (`_plain_mentions`), so it is never
         handed over (`mp.spawn(main_worker)`, `Fire(train)`), registered by a decorator, derived
         from or called through a module (`nets.build(...)`). False when unknown, when a notebook
-        names it or when the project is too large to scan. A class named `Test...` is built
-        by pytest, which collects such classes, whoever else calls it."""
+        or a configuration file names it or one of the functions that build it (a demo notebook
+        calling `blip_feature_extractor()`, a YAML's `type: Name`), when some module of the
+        project evaluates names (`eval(...)`, `globals()[...]`: ReChorus builds its model class
+        from a command-line name) or when the project is too large to scan. A class named
+        `Test...` is built by pytest, which collects such classes, whoever else calls it."""
         file = file.absolute()
-        if name.startswith("Test"):
+        if name.startswith("Test") or file not in self._project_files():
             return False
-        if file not in self._project_files() or self._notebooks_mention(name):
+        return not self._evaluates_names and self._unreached(file, name, 0, frozenset())
+
+    @cached_property
+    def _evaluates_names(self) -> bool:
+        """Whether a module of the project looks a name up from text (`eval(...)`,
+        `globals()[...]`), so that any class may be built without being written."""
+        return any(_holds(path, _EVALUATES) for path in self._project_files())
+
+    def never_built(self, file: Path, name: str) -> bool:
+        """Whether the module-level class `name` of `file` is never built, or the module-level
+        function `name` never runs though the project calls it (`unreached`). A function that
+        nothing but itself calls is not judged: it is an entry point run by hand, or API whose
+        callers are its users. False when unknown."""
+        file = file.absolute()
+        summary = self._summary(file)
+        if summary is None:
             return False
-        return self._unreached(file, name, 0, frozenset())
+        if name not in summary.classes and all(
+            (where, owner) == (file, name)
+            for where, _, owner, _ in self._function_sites(file, name)
+        ):
+            return False
+        return self.unreached(file, name)
 
     def _unreached(
         self, file: Path, name: str, depth: int, busy: frozenset[tuple[Path, str]]
@@ -2753,6 +2779,8 @@ class ProjectIndex:
             return True  # a cycle adds no caller from outside it
         if depth > _MAX_DEPTH or not name or "." in name:
             return False
+        if self._notebooks_mention(name) or self._configs_mention(name):
+            return False  # a notebook or a configuration may call or build it
         calling = self._calling_files(name)  # the text first: most names fail it at once
         if calling is None:
             return False
@@ -2760,8 +2788,8 @@ class ProjectIndex:
         if not calling <= {file} | {where for where, _, _, _ in sites}:
             return False  # a call the imports do not resolve (`a.b.name(...)`) may reach it
         busy = busy | {(file, name)}
-        return all(
-            owner is not None and self._unreached(where, owner, depth + 1, busy)
+        return all(  # a method's call runs only if its class is built
+            owner is not None and self._unreached(where, owner.partition(".")[0], depth + 1, busy)
             for where, _, owner, _ in sites
         )
 
@@ -5135,6 +5163,14 @@ def _mentions(path: Path, name: str) -> bool:
     call it, and reading its bytes costs a hundredth of summarising it."""
     try:
         return name.encode() in path.read_bytes()
+    except OSError:
+        return False
+
+
+def _holds(path: Path, pattern: re.Pattern[bytes]) -> bool:
+    """Whether the file's bytes match `pattern` (an unreadable file holds nothing)."""
+    try:
+        return pattern.search(path.read_bytes()) is not None
     except OSError:
         return False
 
