@@ -105,7 +105,10 @@ BatchNorm then subtracts fixed running statistics and learns no shift, so the bi
 layer's only trainable shift. A walk over `self.modules()` covers its own class and the classes
 of the file it builds; a walk over another model (`self.base_model.modules()`, a model handed
 in), or one in a module that imports the file, covers all the file's classes. Eval mode alone,
-with the BatchNorm's affine still trained, does not count.
+with the BatchNorm's affine still trained, does not count. Nor is a layer of a module-level class
+that the project never builds flagged, or of a function only such dead code calls (a block the
+models no longer use): no file, notebook or configuration of the project builds it, and no
+module looks class names up from text (`eval(name)`).
 
 ## Why is this bad?
 BatchNorm subtracts the per-channel mean of its input, so a constant per-channel bias added just

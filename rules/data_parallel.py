@@ -60,8 +60,10 @@ wrapper may also be stored (`nets.fan = fan`) once it is given its inner module'
 (`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
 Nor a wrap in a module-level class that the project never builds: called only from
 functions that are never called themselves (a vendored generator or trainer left unused), and
-never handed over, decorated, derived from or reached through a module attribute. A function
-that nothing calls is still flagged: it is an entry point or API, whose callers are its users.
+never handed over, decorated, derived from or reached through a module attribute, with no
+notebook or configuration naming it or its builder and no module looking class names up from
+text (`eval(name)`). A function that nothing calls is still flagged: it is an entry point or
+API, whose callers are its users.
 Nor a wrap bound to a name whose every forward gets one example made into a batch of one
 (`model(img)` after `img = transform(img).unsqueeze(0)`), the name otherwise only placed,
 put in eval mode or unwrapped: DataParallel splits a batch along its first dimension, so a

@@ -257,10 +257,14 @@ Not flagged:
   for every other read: such reads only move a wait the iteration has anyway. Reads beside a
   `torch.cuda.synchronize()` are still flagged, timed or not (a read mid-step adds a wait
   before the update is queued), and so are reads repeated per element in an inner loop;
-- a second read of a tensor in the statement right after such a read of it, with no call
-  between that may queue device work (`a = action.item()` for `env.step(a)`, then
-  `history.append(action.tolist())`): the first read drained the queue. After a read that is
-  itself flagged (a logged value), the second is flagged too. So are the per-element reads
+- a read that follows such a read in the same block, with nothing between that may queue
+  device work (logging, builtins, numpy), of the same tensor or another one computed before it
+  (`a = action.item()` for `env.step(a)`, then `history.append(action.tolist())`; `labels.cpu()`
+  right after `logits.cpu()` for a host metric; `history.append(norm.item())` right after `if
+  torch.isnan(norm): raise ...`): the first read drained the queue. A read that computes on the
+  device itself (`loss.mean().item()`) still waits. After a read that is itself flagged (a
+  logged value), the next is flagged too: each is a line to move under the same periodic guard,
+  and once the first is fixed the next is the step's wait. So are the per-element reads
   of the same tensor in an inner loop that follows such a read (`crop = int(lengths.min().item())`,
   then `for b in range(len(lengths)): n = int(lengths[b].item())` for a random crop offset),
   where the loop queues no device computation (views, list appends, numpy, copies of host
@@ -1070,7 +1074,7 @@ depends on what the value is for.
         still cost a wait each and stay findings. Not pacing, measured against the recall
         labels, which keep the reads beside them as findings: a read the host needs (llama
         recipes' eval loss read before its predictions are decoded; token ids decoded from the
-        input wait only for the input's copy; `_repeats` covers reads right after it),
+        input wait only for the input's copy; `_drained` covers reads right after it),
         boolean-mask indexing, which waits to size its result (UniMatch's cutmix masks, a
         recurrent PPO's padding mask), and `torch.cuda.synchronize()`, even a timer's (blind
         labels keep a gradient norm read before the optimizer step beside one). Each loop maps

@@ -109,6 +109,9 @@ Not flagged:
 - a creation under a guard that makes it rare, at any call level between it and the step
   (`if step % n == 0:`, `if not self.every_n_train_iters(runner, n): return` in a hook), or in a
   library module's `__main__` demo;
+- a creation in a module-level class the project never builds (a loss beside the one the trainer
+  uses), or in a function only such dead code calls: no file, notebook or configuration of the
+  project builds it, and no module looks class names up from text (`eval(name)`);
 - `torch.tensor(data)` and `torch.as_tensor(data)`: the data starts on the host, so building
   with `device=` copies it from the host as well;
 - a size with a literal 0 dimension (`torch.ones((n, 0, 2)).cuda()`): the tensor has no

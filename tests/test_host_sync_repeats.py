@@ -124,7 +124,7 @@ def train(model, loader, optimizer, writer, dice):
         step = step + 1
         writer.add_scalar("total", loss, step)  # TL002: loss
         writer.add_scalar("ce", loss_ce, step)  # TL002: loss_ce
-        print(f"dice {loss_dice}")  # TL002: loss_dice
+        print(f"total {loss}")  # TL002: loss}
         total = loss_ce.detach().item() / len(y)  # TL002: loss_ce.detach().item()
 """,
         },

@@ -8,7 +8,7 @@ asking `ProjectIndex.never_built`): the module-level, undecorated class is built
 the project but functions that never run themselves, is never handed over, registered, derived
 from or called through a module; no notebook or configuration file of the project names it or
 a function that builds it (a YAML `type: Name`, a demo notebook calling the builder), and no
-module looks names up from text (`eval(name)`). So is a module-level function whose every
+module looks names up from text (`eval(name)`, `getattr(models, name)`). So is a module-level function whose every
 caller is such dead code; a function that nothing calls at all is an entry point or API and
 keeps its findings. Checked once by the installed `torchlint`.
 """
@@ -144,6 +144,18 @@ CASES = [
             "train.py": (
                 "import sys\nfrom blocks import *\n\n"
                 "model = eval(sys.argv[1])(8).cuda()\nfor x in loader:\n"
+                "    model(x.cuda()).sum().backward()\n"
+            ),
+        },
+    ),
+    Case(
+        "class-fetched-from-a-module-by-a-computed-name-stays",
+        rules=("TL005",),
+        files={
+            "blocks.py": LIVE,
+            "train.py": (
+                "import sys\nimport blocks\n\n"
+                "model = getattr(blocks, sys.argv[1])(8).cuda()\nfor x in loader:\n"
                 "    model(x.cuda()).sum().backward()\n"
             ),
         },

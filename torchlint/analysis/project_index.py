@@ -113,8 +113,12 @@ _NOT_DISCOVERED = frozenset(
     }
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
-# A name looked up from text: `eval(name)` (not `model.eval()`), `globals()[name]`.
-_EVALUATES = re.compile(rb"(?<![\w.])eval\s*+\(|\b(?:globals|locals)\(\)\s*+\[")
+# A name looked up from text: `eval(name)` (not `model.eval()`), `globals()[name]`, or
+# `getattr(models, cfg["type"])`, an attribute named by a value (not of `self`, not a literal).
+_EVALUATES = re.compile(
+    rb"(?<![\w.])eval\s*+\(|\b(?:globals|locals)\(\)\s*+\["
+    rb"|\bgetattr\(\s*+(?!(?:self|cls)\b)[\w.]++\s*+,\s*+[^\s'\"]"
+)
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
@@ -2742,8 +2746,9 @@ class ProjectIndex:
         from or called through a module (`nets.build(...)`). False when unknown, when a notebook
         or a configuration file names it or one of the functions that build it (a demo notebook
         calling `blip_feature_extractor()`, a YAML's `type: Name`), when some module of the
-        project evaluates names (`eval(...)`, `globals()[...]`: ReChorus builds its model class
-        from a command-line name) or when the project is too large to scan. A class named
+        project looks names up from text (`eval(...)`, `globals()[...]`, `getattr(models,
+        name)`: ReChorus builds its model class from a command-line name, pytorch-segmentation
+        from a JSON configuration's) or when the project is too large to scan. A class named
         `Test...` is built by pytest, which collects such classes, whoever else calls it."""
         file = file.absolute()
         if name.startswith("Test") or file not in self._project_files():
@@ -2753,7 +2758,8 @@ class ProjectIndex:
     @cached_property
     def _evaluates_names(self) -> bool:
         """Whether a module of the project looks a name up from text (`eval(...)`,
-        `globals()[...]`), so that any class may be built without being written."""
+        `globals()[...]`, `getattr(module, name)`), so that any class may be built without
+        being written."""
         return any(_holds(path, _EVALUATES) for path in self._project_files())
 
     def never_built(self, file: Path, name: str) -> bool:
