@@ -31,6 +31,7 @@ from torchlint.analysis.names import (
     BATCH_NAME,
     BATCH_SIZE_NAME,
     COUNTER_NAME,
+    RUN_ONCE_NAMES,
     SETTINGS_NAMES,
     STEP_COUNT_PARAMETER,
     is_module_name,
@@ -86,7 +87,6 @@ _STEPPERS = frozenset({"trainer", "updater"})
 _GUARDING = frozenset(
     {cst.If, cst.IfExp, cst.ExceptHandler, cst.IndentedBlock, cst.BooleanOperation}
 )
-_RUN_ONCE_NAMES = frozenset({"main", "cli", "run_main"})  # entry points a script runs once
 # A dataset's name: `val_dataset`, `test_ds`, `self.dataset`.
 _DATASET_NAME = re.compile(r"dataset|(^|_)ds($|_)")
 # Flags that callbacks or schedules set on some steps only: `if self.control.should_log:`.
@@ -277,7 +277,7 @@ class LoopFacts:
             owner
             for owner in self._updating_functions
             if owner not in self.scopes.callers
-            and owner.name.value not in _RUN_ONCE_NAMES
+            and owner.name.value not in RUN_ONCE_NAMES
             and not self.ctx.fact(LibraryDemo).runs_only_in_demo(owner)
         }
 
@@ -875,7 +875,7 @@ class LoopFacts:
         if sites is None:
             return False
         if not sites:
-            return function.name.value in _RUN_ONCE_NAMES
+            return function.name.value in RUN_ONCE_NAMES
         return all(self._once(site, busy) for site in sites)
 
     def _owner_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:

@@ -4087,7 +4087,29 @@ class ProjectIndex:
         if not leaf or "." in rest:
             return None
         source = self._module_file(file, level, module, added_paths)
-        return (source.absolute(), leaf) if source is not None else None
+        return self._passed_on(source.absolute(), leaf, 0) if source is not None else None
+
+    def _passed_on(self, file: Path, name: str, depth: int) -> tuple[Path, str]:
+        """Where `name`, imported from the project module `file`, is defined: a module (a
+        package's `__init__.py`: `from .model_complexity import compute_model_complexity`) that
+        binds the name only by importing it from another project module hands that one's on,
+        so the callers of `torchreid.utils.compute_model_complexity` are its function's."""
+        summary = self._summary(file)
+        if (
+            depth > _MAX_DEPTH
+            or summary is None
+            or name not in summary.imports
+            or name in summary.functions
+            or name in summary.classes
+            or name in summary.assigned
+        ):
+            return file, name
+        level, target = summary.imports[name]
+        module, _, leaf = target.rpartition(".")
+        source = self._module_file(file, level, module) if leaf else None
+        if source is None:
+            return file, name
+        return self._passed_on(source.absolute(), leaf, depth + 1)
 
     def _project_files(self) -> list[Path]:
         if self._files is None:
