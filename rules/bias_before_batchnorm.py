@@ -105,7 +105,9 @@ BatchNorm then subtracts fixed running statistics and learns no shift, so the bi
 layer's only trainable shift. A walk over `self.modules()` covers its own class and the classes
 of the file it builds; a walk over another model (`self.base_model.modules()`, a model handed
 in), or one in a module that imports the file, covers all the file's classes. Eval mode alone,
-with the BatchNorm's affine still trained, does not count. Nor is a layer of a module-level class
+with the BatchNorm's affine still trained, does not count. Nor is a layer whose bias the code
+takes off training by hand (`self.projector[6].bias.requires_grad = False`). Nor is a layer of a
+module-level class
 that the project never builds flagged, or of a function only such dead code calls (a block the
 models no longer use): no file, notebook or configuration of the project builds it, and no
 module looks class names up from text (`eval(name)`).
@@ -270,6 +272,17 @@ when built.
             class BatchNorm2d:
                 pass
             m = Sequential(Conv2d(3, 8, 3), BatchNorm2d(8))
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.projector = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32))
+                    self.projector[0].bias.requires_grad = False
             """
         ),
     ]
@@ -934,11 +947,30 @@ when built.
         line = self.ctx.start(norm.call).row
         message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias"
         reader = reader or self._bias_reader(layer.kind)
+        if reader is not None and self._freezes(reader):
+            return  # `seq[6].bias.requires_grad = False`: the author already keeps it untrained
         if reader is not None:
             fix = None
             read = self.ctx.start(reader).row
             message = f"`{layer.kind}` feeds into `{norm.kind}` (line {line}), which cancels its bias (no fix: line {read} reads it)"
         self.report(layer.call, message, fix)
+
+    def _freezes(self, read: cst.Attribute) -> bool:
+        """`<layer>.bias.requires_grad = False` or `<layer>.bias.requires_grad_(False)`: the
+        bias is taken off training by hand, so it costs no gradient and no optimizer update."""
+        parent = self.b.parents.get(read)
+        if not isinstance(parent, cst.Attribute) or parent.value is not read:
+            return False
+        holder = self.b.parents.get(parent)
+        if parent.attr.value == "requires_grad":
+            target = self.b.parents.get(holder) if isinstance(holder, cst.AssignTarget) else None
+            return isinstance(target, cst.Assign) and is_name(target.value, "False")
+        return (
+            parent.attr.value == "requires_grad_"
+            and isinstance(holder, cst.Call)
+            and len(holder.args) == 1
+            and is_name(holder.args[0].value, "False")
+        )
 
     # -- reads of `.bias` through modules found by walking a model ---------------------
     def _bias_reader(self, kind: str) -> cst.Attribute | None:

@@ -1001,8 +1001,10 @@ depends on what the value is for.
                 sliced.add(holder)
             if not element_wise and self._paced(candidate.node, waiting.get(owner, ()), owner):
                 continue  # each iteration waits for the device by design: one read more is free
-            if not element_wise and self._drained(candidate, drains):
-                continue  # a read just before it drained the queue: this one waits on nothing
+            if not element_wise and (
+                self._drained(candidate, drains) or self._drained_ahead(candidate, drains)
+            ):
+                continue  # a read the host needs, just before or after, waits all the same
             if any(self._drained_for_elements(candidate, earlier) for earlier in needed):
                 continue  # the read the host needs drained the queue: this one waits on nothing
             message, fix = self._advice(candidate, element_wise)
@@ -1140,11 +1142,13 @@ depends on what the value is for.
             and loops.updates(branch.orelse)
         )
 
-    def _drains(self, syncs: Sequence[_Candidate]) -> set[cst.CSTNode]:
+    def _drains(self, syncs: Sequence[_Candidate]) -> dict[cst.CSTNode, bool]:
         """The statements that wait for the device by design whenever they run, and queue
         nothing after their wait: `a = action.tolist()` handed to `env.step`, `if
         torch.isnan(norm): raise ...`. Once one has run, every kernel queued before it has
-        finished."""
+        finished. Each maps to whether it queues nothing before its wait either
+        (`logits.append(logit.cpu().numpy())`, not `preds.append(model(x).cpu())`): then a read
+        just before it adds no wait of its own."""
         scopes = self.ctx.fact(SemanticModel)
         reads: dict[cst.CSTNode, list[cst.CSTNode]] = defaultdict(list)
         for sync in syncs:
@@ -1152,7 +1156,7 @@ depends on what the value is for.
                 statement = scopes.statement_of(sync.node)
                 if statement is not None:
                     reads[statement].append(sync.node)
-        found: set[cst.CSTNode] = set()
+        found: dict[cst.CSTNode, bool] = {}
         for statement, nodes in reads.items():
             if isinstance(statement, cst.If):
                 nodes = [n for n in nodes if scopes.is_ancestor(statement.test, n)]
@@ -1173,10 +1177,18 @@ depends on what the value is for.
                     c for b in branches if b is not None and not _leaves(b) for c in _calls(b)
                 ]
             if all(self._quiet(c) for c in after):
-                found.add(statement)
+                at = scopes.order.get(first, -1)
+                before = [
+                    c
+                    for c in _calls(head)
+                    if c is not first
+                    and not scopes.is_ancestor(c, first)
+                    and (scopes.order.get(c, -1) < at or scopes.is_ancestor(first, c))
+                ]
+                found[statement] = all(self._quiet(c) for c in before)
         return found
 
-    def _drained(self, later: _Candidate, drains: set[cst.CSTNode]) -> bool:
+    def _drained(self, later: _Candidate, drains: dict[cst.CSTNode, bool]) -> bool:
         """`labels.cpu()` right after `logits.cpu()` that a host metric needs, or
         `history.append(norm.item())` right after `if torch.isnan(norm): raise ...`: the read
         the host needs waited for every queued kernel, and with only host work between
@@ -1205,6 +1217,40 @@ depends on what the value is for.
             if previous in drains:
                 return True
             if not all(self._quiet(c) for c in _calls(previous)):
+                return False
+        return False
+
+    def _drained_ahead(self, earlier: _Candidate, drains: dict[cst.CSTNode, bool]) -> bool:
+        """`eval_loss += loss.item()` right before `logits.append(logit.cpu().numpy())` that a
+        host metric needs: the later read waits for every kernel the earlier one waits for, and
+        with only host work between (logging, builtins, numpy) the earlier adds no wait of its
+        own: kept on the device, the step waits as long. Only within one block, over simple
+        statements that neither queue device work nor leave it (`continue`, `return`), to a
+        read the host needs that runs whenever the block does and queues nothing before it."""
+        if earlier.kind in ("callee", "bound"):
+            return False
+        scopes = self.ctx.fact(SemanticModel)
+        statement = scopes.statement_of(earlier.node)
+        block = scopes.parents.get(statement) if statement is not None else None
+        if not isinstance(statement, cst.SimpleStatementLine) or not isinstance(
+            block, cst.IndentedBlock
+        ):
+            return False
+        after = self._calls_around(statement, earlier.node, [earlier.node], after=True)
+        if not all(self._quiet(c) for c in after):
+            return False
+        body = list(block.body)
+        for following in body[body.index(statement) + 1 :]:
+            if drains.get(following):
+                return True
+            if not (
+                isinstance(following, cst.SimpleStatementLine)
+                and not any(
+                    isinstance(small, cst.Return | cst.Continue | cst.Break | cst.Raise)
+                    for small in following.body
+                )
+                and all(self._quiet(c) for c in _calls(following))
+            ):
                 return False
         return False
 

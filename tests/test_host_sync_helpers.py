@@ -19,7 +19,9 @@ evaluation's copies handed to another module's collector (`logger.update_stats(p
 are what its host-side metrics need. A method of another module's class that returns a host read
 of the instance's own buffer or parameter (`get_step`: `return self.step.data.item()`) syncs
 wherever it is called every step. A model fed a host tensor (`torch.arange(n)`) beside inputs of
-unknown place is not known to run on the host.
+unknown place is not known to run on the host. A helper that returns early for CUDA tensors
+(`if parameters[0].is_cuda: return torch.nn.utils.clip_grad_norm_(...)`) reads on the host only
+what runs after that return, off CUDA: nothing for a model on the GPU.
 """
 
 from __future__ import annotations
@@ -29,7 +31,55 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
+_CLIP = """\
+import numpy as np
+import torch
+
+
+def clip_norm_(parameters, max_norm):
+    parameters = list(parameters)
+GUARD    norms = [np.linalg.norm(p.grad.detach().cpu().numpy()) for p in parameters]MARK
+    total = float(np.linalg.norm(norms))
+    for p in parameters:
+        p.grad.detach().mul_(min(1.0, max_norm / (total + 1e-6)))
+    return total
+"""
+_CUDA_GUARD = """\
+    if parameters[0].is_cuda:
+        return torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+"""
+_CLIPPED_STEP = """\
+import torch
+from utils import clip_norm_
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x in loader:
+        model(x.cuda()).sum().backward()
+        clip_norm_(model.parameters(), 1.0){mark}
+        optimizer.step()
+"""
+
 CASES = [
+    # A helper that hands CUDA tensors to torch's own clipping and reads norms on the host only
+    # for CPU ones (pfrl's `clip_l2_grad_norm_`) reads nothing on the host for a model on the GPU.
+    Case(
+        "helper-reads-only-off-cuda",
+        {
+            "utils.py": _CLIP.replace("GUARD", _CUDA_GUARD).replace("MARK", ""),
+            "train.py": _CLIPPED_STEP.format(mark=""),
+        },
+    ),
+    Case(
+        "helper-reads-on-every-device",
+        {
+            "utils.py": _CLIP.replace("GUARD", "").replace(
+                "MARK", "  # TL002: p.grad.detach().cpu()"
+            ),
+            "train.py": _CLIPPED_STEP.format(mark="  # TL002: clip_norm_(model.parameters(), 1.0)"),
+        },
+    ),
     # --- 1. one split of a collection of loaders is a loader ---
     Case(
         "trainer-over-a-split-of-loaders",

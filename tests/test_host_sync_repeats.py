@@ -10,7 +10,10 @@ in the same block with nothing between that may put work on the device (logging,
 numpy), waits on nothing: the first read drained the queue, whichever tensor the second reads. A
 read that computes on the device, or follows device work or a read under a branch, is still a
 wait of its own. A first read that is itself a finding (a logged value) keeps the second a
-finding: each is a line to move under the same periodic guard.
+finding: each is a line to move under the same periodic guard. The same holds ahead: a read
+right before a copy the host needs (an evaluation's loss read before its predictions are copied
+for a host metric), with only host work between and nothing queued before that copy, adds no wait
+of its own; device work between, or a copy under a branch, keeps it a finding.
 
 `if preds is None: preds = logits.cpu().numpy()` where `preds = None` once before the loop and
 the loop only ever assigns arrays to it: the arm runs on the first batch only, so its read is no
@@ -185,6 +188,73 @@ def train(model, loader, optimizer):
         optimizer.step()
         print(loss.item())  # TL002: loss.item()
         print(model(x.cuda()).mean().item())  # TL002: model(x.cuda()).mean().item()
+""",
+        },
+    ),
+    Case(
+        "loss-read-before-copies-a-host-metric-needs",
+        {
+            "evaluate.py": """\
+import numpy as np
+import torch
+
+
+def evaluate(model, loader):
+    model.cuda()
+    model.eval()
+    eval_loss, logits, labels = 0.0, [], []
+    for x, y in loader:
+        with torch.no_grad():
+            loss, logit = model(x.cuda(), y.cuda())
+            eval_loss += loss.mean().item()
+            logits.append(logit.cpu().numpy())
+            labels.append(y.numpy())
+    preds = np.concatenate(logits, 0)[:, 1] > 0.5
+    return eval_loss, np.mean(np.concatenate(labels, 0) == preds)
+""",
+        },
+    ),
+    Case(
+        "loss-read-before-device-work-and-copies",
+        {
+            "evaluate.py": """\
+import numpy as np
+import torch
+
+
+def evaluate(model, loader):
+    model.cuda()
+    model.eval()
+    eval_loss, logits = 0.0, []
+    for x, y in loader:
+        with torch.no_grad():
+            loss, logit = model(x.cuda(), y.cuda())
+            eval_loss += loss.mean().item()  # TL002: loss.mean().item()
+            logit = model.head(logit)
+            logits.append(logit.cpu().numpy())
+    return eval_loss, np.concatenate(logits, 0).argmax(1)
+""",
+        },
+    ),
+    Case(
+        "loss-read-before-copies-under-a-branch",
+        {
+            "evaluate.py": """\
+import numpy as np
+import torch
+
+
+def evaluate(model, loader, keep):
+    model.cuda()
+    model.eval()
+    eval_loss, logits = 0.0, []
+    for x, y in loader:
+        with torch.no_grad():
+            loss, logit = model(x.cuda(), y.cuda())
+            eval_loss += loss.mean().item()  # TL002: loss.mean().item()
+            if keep:
+                logits.append(logit.cpu().numpy())
+    return eval_loss, np.concatenate(logits, 0).argmax(1)
 """,
         },
     ),

@@ -6,7 +6,8 @@ CUDA, so advice about what GPUs do there (DataParallel's replication, for one) d
 A test of where a tensor lives picks such a path too: the `else` of `if x.is_cuda:` or of
 `if x.device.type in ["cuda", "npu"]:`, and the body of `if x.device.type == "cpu":` or of
 `if x.device.type != "cuda":`, run only when `x` is not on CUDA (a library's loop-heavy CPU
-branch beside its vectorised GPU one), so a read there waits for no CUDA stream.
+branch beside its vectorised GPU one), so a read there waits for no CUDA stream; so does the
+code after an `if x.is_cuda:` whose body leaves (`return torch.nn.utils.clip_grad_norm_(...)`).
 The test is read through `not`, `and`/`or` and names bound only to such a test
 (`use_cuda = torch.cuda.is_available()`); anything else is unknown, and unknown is not CPU-only.
 """
@@ -38,8 +39,28 @@ def runs_without_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
             outcome = _branch_outcome(parent, child)
             if outcome is not None and _rules_out_cuda(ctx, scopes, parent.test, outcome, 0):
                 return True
+        elif isinstance(parent, cst.IndentedBlock) and child in parent.body:
+            if any(
+                _leaves_on_cuda(ctx, scopes, earlier)
+                for earlier in parent.body[: parent.body.index(child)]
+            ):
+                return True
         child = parent
     return False
+
+
+def _leaves_on_cuda(ctx: FileContext, scopes: SemanticModel, statement: cst.CSTNode) -> bool:
+    """`if parameters[0].is_cuda: return torch.nn.utils.clip_grad_norm_(...)`: an `if` without
+    `else` whose body leaves (`return`, `raise`, `continue`, `break`) when CUDA may be in use,
+    so the statements after it run only off CUDA."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None:
+        return False
+    body = statement.body
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
+    return isinstance(small, cst.Return | cst.Raise | cst.Continue | cst.Break) and (
+        _rules_out_cuda(ctx, scopes, statement.test, False, 0)
+    )
 
 
 def _branch_outcome(parent: cst.If | cst.IfExp, child: cst.CSTNode) -> bool | None:

@@ -1404,6 +1404,37 @@ def _called_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
+def _on_cuda(function: ast.FunctionDef) -> list[ast.stmt]:
+    """The statements of `function` that run on CUDA tensors: all, or those up to an early
+    `if x.is_cuda: ... return` (or `x.device.type == "cuda"`), after which the rest runs only
+    off CUDA (pfrl's `clip_l2_grad_norm_` hands CUDA gradients to torch's own clipping and
+    reads norms on the host only for CPU ones)."""
+    for at, statement in enumerate(function.body):
+        if (
+            isinstance(statement, ast.If)
+            and _tests_cuda(statement.test)
+            and statement.body
+            and isinstance(statement.body[-1], ast.Return)
+        ):
+            return function.body[: at + 1]
+    return function.body
+
+
+def _tests_cuda(test: ast.expr) -> bool:
+    """`x.is_cuda`, or `x.device.type == "cuda"`."""
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda"
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "type"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "cuda"
+    )
+
+
 def _reads_arguments(function: ast.FunctionDef, handed: set[str] | None = None) -> bool:
     """Whether `function` reads on the host a value computed from its parameters: a tensor
     method's host copy or a TensorBoard scalar of one, or a Python conversion (`_converted`) of
@@ -1415,7 +1446,8 @@ def _reads_arguments(function: ast.FunctionDef, handed: set[str] | None = None) 
     reads: list[ast.expr] = []
     converted: list[ast.expr] = []
     calls: list[ast.Call] = []  # `f(x)`: what is handed to another function
-    for node in _walk(function):  # one walk: the loops, the assignments and the host reads
+    walked = [node for statement in _on_cuda(function) for node in _walk(statement)]
+    for node in walked:  # one walk: the loops, the assignments and the host reads
         kind = type(node)  # exact types: this runs on every node of the summarised files
         if kind is ast.For or kind is ast.comprehension:  # `{k: v.item() for k, v in d.items()}`
             loops.append(cast(ast.For | ast.comprehension, node))
@@ -2078,6 +2110,7 @@ class ProjectIndex:
         self._files: list[Path] | None = None  # the project's .py files, walked once per process
         self._notebooks: list[Path] = []  # its notebooks, listed by the same walk
         self._configs: list[Path] = []  # its configuration files, listed by the same walk
+        self._passed: dict[tuple[Path, str], tuple[Path, str]] = {}  # re-export -> definition
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
         self._resolved: dict[tuple[Path, int, str, bool], Path | None] = {}
         self._mover_texts: dict[tuple[Path, str], bool] = {}
@@ -4087,13 +4120,25 @@ class ProjectIndex:
         if not leaf or "." in rest:
             return None
         source = self._module_file(file, level, module, added_paths)
-        return self._passed_on(source.absolute(), leaf, 0) if source is not None else None
+        if source is None:
+            return None
+        key = (source.absolute(), leaf)
+        if key not in self._passed:
+            self._passed[key] = self._passed_on(*key, 0)
+        return self._passed[key]
 
     def _passed_on(self, file: Path, name: str, depth: int) -> tuple[Path, str]:
         """Where `name`, imported from the project module `file`, is defined: a module (a
         package's `__init__.py`: `from .model_complexity import compute_model_complexity`) that
         binds the name only by importing it from another project module hands that one's on,
-        so the callers of `torchreid.utils.compute_model_complexity` are its function's."""
+        so the callers of `torchreid.utils.compute_model_complexity` are its function's. A
+        module whose text imports no such name (`_imports_name`) is not parsed for it."""
+        try:
+            data = file.read_bytes()
+        except OSError:
+            return file, name
+        if not _imports_name(data, name):
+            return file, name
         summary = self._summary(file)
         if (
             depth > _MAX_DEPTH
