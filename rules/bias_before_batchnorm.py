@@ -947,7 +947,7 @@ when built.
         line = self.ctx.start(norm.call).row
         message = f"`{layer.kind}` feeds straight into `{norm.kind}` (line {line}), which cancels its bias"
         reader = reader or self._bias_reader(layer.kind)
-        if reader is not None and self._freezes(reader):
+        if reader is not None and self._freezes(reader, layer):
             return  # `seq[6].bias.requires_grad = False`: the author already keeps it untrained
         if reader is not None:
             fix = None
@@ -955,9 +955,21 @@ when built.
             message = f"`{layer.kind}` feeds into `{norm.kind}` (line {line}), which cancels its bias (no fix: line {read} reads it)"
         self.report(layer.call, message, fix)
 
-    def _freezes(self, read: cst.Attribute) -> bool:
+    def _freezes(self, read: cst.Attribute, layer: _Layer) -> bool:
         """`<layer>.bias.requires_grad = False` or `<layer>.bias.requires_grad_(False)`: the
-        bias is taken off training by hand, so it costs no gradient and no optimizer update."""
+        bias is taken off training by hand, so it costs no gradient and no optimizer update.
+        Only a Sequential's layer named by its literal position (`seq[6]`, not `seq[-2]` or
+        `seq[i]`), in the class that builds it, outside any branch."""
+        indexed = read.value
+        if not (
+            isinstance(indexed, cst.Subscript)
+            and len(indexed.slice) == 1
+            and isinstance(indexed.slice[0].slice, cst.Index)
+            and isinstance(indexed.slice[0].slice.value, cst.Integer)
+            and self._owner(read) is self._owner(layer.call)
+            and not any(isinstance(a, cst.If | cst.IfExp) for a in self._up_to_function(read))
+        ):
+            return False
         parent = self.b.parents.get(read)
         if not isinstance(parent, cst.Attribute) or parent.value is not read:
             return False
@@ -971,6 +983,18 @@ when built.
             and len(holder.args) == 1
             and is_name(holder.args[0].value, "False")
         )
+
+    def _owner(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        return next((a for a in self.b.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+
+    def _up_to_function(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The ancestors of `node` inside its function."""
+        found = []
+        for ancestor in self.b.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                break
+            found.append(ancestor)
+        return found
 
     # -- reads of `.bias` through modules found by walking a model ---------------------
     def _bias_reader(self, kind: str) -> cst.Attribute | None:

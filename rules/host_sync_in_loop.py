@@ -1176,7 +1176,7 @@ depends on what the value is for.
                 after += [
                     c for b in branches if b is not None and not _leaves(b) for c in _calls(b)
                 ]
-            if all(self._quiet(c) for c in after):
+            if all(self._quiet(c) for c in after) and not self._computes(statement, nodes):
                 at = scopes.order.get(first, -1)
                 before = [
                     c
@@ -1210,13 +1210,13 @@ depends on what the value is for.
         elif not isinstance(statement, cst.SimpleStatementLine):
             return False
         before = self._calls_around(statement, later.node, [later.node], after=False)
-        if not all(self._quiet(c) for c in before):
+        if not all(self._quiet(c) for c in before) or self._computes(statement, [later.node]):
             return False
         body = list(block.body)
         for previous in reversed(body[: body.index(statement)]):
             if previous in drains:
                 return True
-            if not all(self._quiet(c) for c in _calls(previous)):
+            if not all(self._quiet(c) for c in _calls(previous)) or self._computes(previous):
                 return False
         return False
 
@@ -1237,7 +1237,7 @@ depends on what the value is for.
         ):
             return False
         after = self._calls_around(statement, earlier.node, [earlier.node], after=True)
-        if not all(self._quiet(c) for c in after):
+        if not all(self._quiet(c) for c in after) or self._computes(statement, [earlier.node]):
             return False
         body = list(block.body)
         for following in body[body.index(statement) + 1 :]:
@@ -1250,6 +1250,7 @@ depends on what the value is for.
                     for small in following.body
                 )
                 and all(self._quiet(c) for c in _calls(following))
+                and not self._computes(following)
             ):
                 return False
         return False
@@ -1271,10 +1272,45 @@ depends on what the value is for.
         ]
 
     def _quiet(self, call: cst.Call) -> bool:
-        """A call that queues no device work: `_host_side`'s, or a logger's."""
+        """A call that queues no device work around a read the host needs: a builtin, numpy,
+        Python's `random` or `math`, a copy of host data (`torch.tensor(...)`), a container's
+        method, a host read itself or a logger's call; never a function or method of torch
+        (`torch.log(x)`, `out.max()`), whatever its name."""
         func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else None
-        return self._host_side(call) or name in _LOGGING_CALLS
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname.startswith(("numpy.", "random.", "math.")) or qualname in _HOST_TENSORS:
+            return True
+        if qualname.startswith("torch."):
+            return False
+        if isinstance(func, cst.Name):
+            return func.value in _BUILTINS
+        return isinstance(func, cst.Attribute) and (
+            func.attr.value in _CONTAINER_CALLS or func.attr.value in _LOGGING_CALLS
+        )
+
+    def _computes(self, node: cst.CSTNode, reads: Sequence[cst.CSTNode] = ()) -> bool:
+        """Whether `node`, outside `reads`, computes on the device without a call: arithmetic
+        with a tensor (`out @ w`, `total += loss`), an index by a tensor or a mask (`out[out >
+        0]`)."""
+        tensors = self.ctx.fact(TensorFacts)
+        scopes = self.ctx.fact(SemanticModel)
+        for found in find_all(node, (cst.BinaryOperation, cst.AugAssign, cst.Subscript)):
+            if any(scopes.is_ancestor(r, found) for r in reads):
+                continue
+            operands: list[cst.BaseExpression] = []
+            if isinstance(found, cst.BinaryOperation):
+                if isinstance(found.operator, cst.MatrixMultiply):
+                    return True
+                operands = [found.left, found.right]
+            elif isinstance(found, cst.AugAssign):
+                operands = [found.target, found.value]
+            elif isinstance(found, cst.Subscript):
+                index = [e.slice.value for e in found.slice if isinstance(e.slice, cst.Index)]
+                if any(not isinstance(i, cst.Integer | cst.SimpleString) for i in index):
+                    operands = [*index, found.value]
+            if any(tensors.kind(o) is Kind.TENSOR for o in operands):
+                return True
+        return False
 
     def _same_tensor_reads(
         self, later: _Candidate, earlier: _Candidate
@@ -2510,6 +2546,15 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
 # Calls that put no work on a device: builtins, list and set methods, and the reads themselves.
 # Tensors made from host data: copying one to the device waits for no kernel.
 _HOST_TENSORS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor"})
+# Calls that queue no device work around a read the host needs (`_quiet`).
+_BUILTINS = frozenset(
+    {"int", "float", "bool", "len", "str", "list", "tuple", "dict", "print", "range", "enumerate"}
+    | {"zip", "isinstance", "sorted", "round", "abs", "min", "max", "sum", "repr", "format"}
+)
+_CONTAINER_CALLS = frozenset(
+    {"append", "extend", "insert", "get", "items", "keys", "values", "setdefault", "detach"}
+    | set(_METHODS)
+)
 _QUIET_CALLS = frozenset(
     {"int", "float", "bool", "len", "str", "list", "tuple", "print", "range", "enumerate", "zip"}
     | {"isinstance", "min", "max", "sum", "abs", "round", "sorted", "append", "extend", "add"}
@@ -2538,17 +2583,24 @@ def _leaves(branch: cst.CSTNode) -> bool:
 
 def _settled(value: cst.BaseExpression) -> bool:
     """Whether reading `value` needs no new kernel but elementwise arithmetic: `loss_ce`,
-    `inputs["labels"].detach().cpu()`, `(loss - kl_loss).data` (`loss.mean()` queues one)."""
+    `inputs["labels"].detach().cpu()`, `(loss - kl_loss).data` (`loss.mean()`, `out @ w` and
+    `out[mask]` queue work)."""
     if isinstance(value, cst.Name | cst.Integer | cst.Float | cst.SimpleString):
         return True
     if isinstance(value, cst.Attribute):
         return _settled(value.value)
     if isinstance(value, cst.Subscript):
         return _settled(value.value) and all(
-            isinstance(e.slice, cst.Index) and _settled(e.slice.value) for e in value.slice
+            isinstance(e.slice, cst.Index)
+            and isinstance(e.slice.value, cst.Integer | cst.SimpleString)
+            for e in value.slice
         )
     if isinstance(value, cst.BinaryOperation):
-        return _settled(value.left) and _settled(value.right)
+        return (
+            isinstance(value.operator, cst.Add | cst.Subtract | cst.Multiply | cst.Divide)
+            and _settled(value.left)
+            and _settled(value.right)
+        )
     return (
         isinstance(value, cst.Call)
         and not value.args

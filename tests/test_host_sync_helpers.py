@@ -72,6 +72,15 @@ CASES = [
         },
     ),
     Case(
+        "helper-moves-after-its-cuda-guard",
+        {
+            "utils.py": _CLIP.replace(
+                "GUARD", _CUDA_GUARD + "    parameters = [p.cuda() for p in parameters]\n"
+            ).replace("MARK", "  # TL002: p.grad.detach().cpu()"),
+            "train.py": _CLIPPED_STEP.format(mark="  # TL002: clip_norm_(model.parameters(), 1.0)"),
+        },
+    ),
+    Case(
         "helper-reads-on-every-device",
         {
             "utils.py": _CLIP.replace("GUARD", "").replace(

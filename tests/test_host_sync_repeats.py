@@ -29,6 +29,24 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
+# An evaluation's loss read, then (after `between`) its predictions copied for a host metric.
+_EVALUATE = """\
+import numpy as np
+import torch
+
+
+def evaluate(model, loader, keep):
+    model.cuda()
+    model.eval()
+    eval_loss, logits = 0.0, []
+    for x, y in loader:
+        with torch.no_grad():
+            loss, logit = model(x.cuda(), y.cuda())
+            eval_loss += loss.mean().item(){mark}
+{between}            logits.append(logit.cpu().numpy())
+    return eval_loss, np.mean(np.concatenate(logits, 0)[:, 1] > 0.5)
+"""
+
 CASES = [
     Case(
         "second-read-after-needed-read",
@@ -154,6 +172,27 @@ def train(model, loader, optimizer, history):
         },
     ),
     Case(
+        "read-after-a-needed-test-and-device-work",
+        {
+            "scale.py": """\
+import torch
+
+
+def train(model, loader, optimizer, history):
+    model.cuda()
+    for x in loader:
+        out = model(x.cuda())
+        out.sum().backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if torch.isnan(norm):
+            raise FloatingPointError("non-finite gradients")
+        peak = out.max()
+        history.append(peak.item())  # TL002: peak.item()
+        optimizer.step()
+""",
+        },
+    ),
+    Case(
         "read-after-a-read-that-may-not-run",
         {
             "train.py": """\
@@ -193,69 +232,24 @@ def train(model, loader, optimizer):
     ),
     Case(
         "loss-read-before-copies-a-host-metric-needs",
-        {
-            "evaluate.py": """\
-import numpy as np
-import torch
-
-
-def evaluate(model, loader):
-    model.cuda()
-    model.eval()
-    eval_loss, logits, labels = 0.0, [], []
-    for x, y in loader:
-        with torch.no_grad():
-            loss, logit = model(x.cuda(), y.cuda())
-            eval_loss += loss.mean().item()
-            logits.append(logit.cpu().numpy())
-            labels.append(y.numpy())
-    preds = np.concatenate(logits, 0)[:, 1] > 0.5
-    return eval_loss, np.mean(np.concatenate(labels, 0) == preds)
-""",
-        },
+        {"evaluate.py": _EVALUATE.format(mark="", between="")},
     ),
     Case(
         "loss-read-before-device-work-and-copies",
         {
-            "evaluate.py": """\
-import numpy as np
-import torch
-
-
-def evaluate(model, loader):
-    model.cuda()
-    model.eval()
-    eval_loss, logits = 0.0, []
-    for x, y in loader:
-        with torch.no_grad():
-            loss, logit = model(x.cuda(), y.cuda())
-            eval_loss += loss.mean().item()  # TL002: loss.mean().item()
-            logit = model.head(logit)
-            logits.append(logit.cpu().numpy())
-    return eval_loss, np.concatenate(logits, 0).argmax(1)
-""",
+            "evaluate.py": _EVALUATE.format(
+                mark="  # TL002: loss.mean().item()",
+                between="            logit = model.head(logit)\n",
+            )
         },
     ),
     Case(
         "loss-read-before-copies-under-a-branch",
         {
-            "evaluate.py": """\
-import numpy as np
-import torch
-
-
-def evaluate(model, loader, keep):
-    model.cuda()
-    model.eval()
-    eval_loss, logits = 0.0, []
-    for x, y in loader:
-        with torch.no_grad():
-            loss, logit = model(x.cuda(), y.cuda())
-            eval_loss += loss.mean().item()  # TL002: loss.mean().item()
-            if keep:
-                logits.append(logit.cpu().numpy())
-    return eval_loss, np.concatenate(logits, 0).argmax(1)
-""",
+            "evaluate.py": _EVALUATE.format(
+                mark="  # TL002: loss.mean().item()",
+                between="            if keep:\n    ",
+            )
         },
     ),
     Case(

@@ -161,6 +161,28 @@ CASES = [
         },
     ),
     Case(
+        "class-looked-up-in-a-module-dict-stays",
+        rules=("TL005",),
+        files={
+            "blocks.py": LIVE,
+            "train.py": (
+                "import sys\nimport blocks\n\n"
+                "model = blocks.__dict__[sys.argv[1]](8).cuda()\nfor x in loader:\n"
+                "    model(x.cuda()).sum().backward()\n"
+            ),
+        },
+    ),
+    # A library's users build its public classes.
+    Case(
+        "public-class-of-a-library-stays",
+        rules=("TL005",),
+        files={
+            "setup.py": "from setuptools import setup\n\nsetup(name='nets', py_modules=['blocks'])\n",
+            "blocks.py": LIVE,
+            "train.py": _TRAIN,
+        },
+    ),
+    Case(
         "uncalled-function-stays",
         rules=("TL005",),
         files={

@@ -7,7 +7,8 @@ A test of where a tensor lives picks such a path too: the `else` of `if x.is_cud
 `if x.device.type in ["cuda", "npu"]:`, and the body of `if x.device.type == "cpu":` or of
 `if x.device.type != "cuda":`, run only when `x` is not on CUDA (a library's loop-heavy CPU
 branch beside its vectorised GPU one), so a read there waits for no CUDA stream; so does the
-code after an `if x.is_cuda:` whose body leaves (`return torch.nn.utils.clip_grad_norm_(...)`).
+code after an `if x.is_cuda:` whose body leaves (`return torch.nn.utils.clip_grad_norm_(...)`),
+up to a move to a device.
 The test is read through `not`, `and`/`or` and names bound only to such a test
 (`use_cuda = torch.cuda.is_available()`); anything else is unknown, and unknown is not CPU-only.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from torchlint.analysis.model import SemanticModel
+from torchlint.analysis.nodes import find_all
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -40,13 +42,24 @@ def runs_without_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
             if outcome is not None and _rules_out_cuda(ctx, scopes, parent.test, outcome, 0):
                 return True
         elif isinstance(parent, cst.IndentedBlock) and child in parent.body:
+            earlier = list(parent.body[: parent.body.index(child)])
             if any(
-                _leaves_on_cuda(ctx, scopes, earlier)
-                for earlier in parent.body[: parent.body.index(child)]
+                _leaves_on_cuda(ctx, scopes, guard) and not _moves(earlier[at + 1 :])
+                for at, guard in enumerate(earlier)
             ):
                 return True
         child = parent
     return False
+
+
+def _moves(statements: list[cst.BaseStatement]) -> bool:
+    """Whether the statements move something to a device (`x = x.cuda()`, `.to(device)`): what
+    the guard tested may be on CUDA again after them."""
+    return any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to")
+        for statement in statements
+        for call in cast("list[cst.Call]", find_all(statement, cst.Call))
+    )
 
 
 def _leaves_on_cuda(ctx: FileContext, scopes: SemanticModel, statement: cst.CSTNode) -> bool:

@@ -113,11 +113,13 @@ _NOT_DISCOVERED = frozenset(
     }
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
-# A name looked up from text: `eval(name)` (not `model.eval()`), `globals()[name]`, or
-# `getattr(models, cfg["type"])`, an attribute named by a value (not of `self`, not a literal).
+# A name looked up from text: `eval(name)` (not `model.eval()`), `exec`, `globals()[name]`,
+# `vars(module)`, `module.__dict__[name]`, `sys.modules`, `importlib`, `inspect.getmembers`,
+# `__subclasses__()`, or `getattr(models, cfg["type"])`, an attribute named by a value.
 _EVALUATES = re.compile(
-    rb"(?<![\w.])eval\s*+\(|\b(?:globals|locals)\(\)\s*+\["
-    rb"|\bgetattr\(\s*+(?!(?:self|cls)\b)[\w.]++\s*+,\s*+[^\s'\"]"
+    rb"(?<![\w.])(?:eval|exec)\s*+\(|\b(?:globals|locals|vars)\(\)?\s*+[\[)]"
+    rb"|\b__dict__\s*+\[|\bsys\.modules\b|\bimportlib\b|\bgetmembers\(|__subclasses__\("
+    rb"|\bgetattr\(\s*+[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
 )
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
@@ -1407,7 +1409,7 @@ def _called_name(func: ast.expr) -> str:
 def _on_cuda(function: ast.FunctionDef) -> list[ast.stmt]:
     """The statements of `function` that run on CUDA tensors: all, or those up to an early
     `if x.is_cuda: ... return` (or `x.device.type == "cuda"`), after which the rest runs only
-    off CUDA (pfrl's `clip_l2_grad_norm_` hands CUDA gradients to torch's own clipping and
+    off CUDA unless it moves something to a device (pfrl's `clip_l2_grad_norm_` hands CUDA gradients to torch's own clipping and
     reads norms on the host only for CPU ones)."""
     for at, statement in enumerate(function.body):
         if (
@@ -1415,9 +1417,20 @@ def _on_cuda(function: ast.FunctionDef) -> list[ast.stmt]:
             and _tests_cuda(statement.test)
             and statement.body
             and isinstance(statement.body[-1], ast.Return)
+            and not any(_moves_to_device(rest) for rest in function.body[at + 1 :])
         ):
             return function.body[: at + 1]
     return function.body
+
+
+def _moves_to_device(statement: ast.stmt) -> bool:
+    """Whether the statement moves something to a device (`x = x.cuda()`, `.to(device)`)."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("cuda", "to")
+        for node in _walk(statement)
+    )
 
 
 def _tests_cuda(test: ast.expr) -> bool:
@@ -2788,6 +2801,11 @@ class ProjectIndex:
             return False
         return not self._evaluates_names and self._unreached(file, name, 0, frozenset())
 
+    def _hub_names(self, name: str) -> bool:
+        """Whether a `hubconf.py` of the project writes `name`: `torch.hub.load` calls its
+        entry points from outside."""
+        return any(p.name == "hubconf.py" and _mentions(p, name) for p in self._project_files())
+
     @cached_property
     def _evaluates_names(self) -> bool:
         """Whether a module of the project looks a name up from text (`eval(...)`,
@@ -2799,10 +2817,11 @@ class ProjectIndex:
         """Whether the module-level class `name` of `file` is never built, or the module-level
         function `name` never runs though the project calls it (`unreached`). A function that
         nothing but itself calls is not judged: it is an entry point run by hand, or API whose
-        callers are its users. False when unknown."""
+        callers are its users; nor is a public name of a module that a declared distribution
+        ships (`_distributed`): a library's users build its classes. False when unknown."""
         file = file.absolute()
         summary = self._summary(file)
-        if summary is None:
+        if summary is None or (not name.startswith("_") and self._distributed(file)):
             return False
         if name not in summary.classes and all(
             (where, owner) == (file, name)
@@ -2818,8 +2837,8 @@ class ProjectIndex:
             return True  # a cycle adds no caller from outside it
         if depth > _MAX_DEPTH or not name or "." in name:
             return False
-        if self._notebooks_mention(name) or self._configs_mention(name):
-            return False  # a notebook or a configuration may call or build it
+        if self._notebooks_mention(name) or self._configs_mention(name) or self._hub_names(name):
+            return False  # a notebook, a configuration or torch.hub may call or build it
         calling = self._calling_files(name)  # the text first: most names fail it at once
         if calling is None:
             return False
