@@ -114,12 +114,14 @@ _NOT_DISCOVERED = frozenset(
 )  # fmt: skip
 _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
 # A name looked up from text: `eval(name)` (not `model.eval()`), `exec`, `globals()[name]`,
-# `vars(module)`, `module.__dict__[name]`, `sys.modules`, `importlib`, `inspect.getmembers`,
-# `__subclasses__()`, or `getattr(models, cfg["type"])`, an attribute named by a value.
+# `vars(module)`, `module.__dict__[name]` (not `self.__dict__`), `sys.modules`, `importlib`,
+# `inspect.getmembers`, `__subclasses__()`, or `getattr(models, cfg["type"])`, an attribute
+# named by a value (not of `self` or `cls`: an instance's attributes build no class).
 _EVALUATES = re.compile(
-    rb"(?<![\w.])(?:eval|exec)\s*+\(|\b(?:globals|locals|vars)\(\)?\s*+[\[)]"
-    rb"|\b__dict__\s*+\[|\bsys\.modules\b|\bimportlib\b|\bgetmembers\(|__subclasses__\("
-    rb"|\bgetattr\(\s*+[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
+    rb"(?<![\w.])(?:eval|exec)\s*+\(|\b(?:globals|locals)\(\)\s*+\[|\bvars\(\s*+\w++\s*+\)\s*+\["
+    rb"|\b(?!(?:self|cls)\.)\w++\.__dict__\s*+\[|\bsys\.modules\b|\bimportlib\b"
+    rb"|\bgetmembers\(|__subclasses__\("
+    rb"|\bgetattr\(\s*+(?!(?:self|cls)\b)[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
 )
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
