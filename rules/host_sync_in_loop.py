@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -1212,11 +1213,15 @@ depends on what the value is for.
         before = self._calls_around(statement, later.node, [later.node], after=False)
         if not all(self._quiet(c) for c in before) or self._computes(statement, [later.node]):
             return False
+        root = _root(later.value)  # a tensor, whatever else the file knows of it
+        read = frozenset([root] if root else [])
         body = list(block.body)
         for previous in reversed(body[: body.index(statement)]):
             if previous in drains:
                 return True
-            if not all(self._quiet(c) for c in _calls(previous)) or self._computes(previous):
+            if not all(self._quiet(c) for c in _calls(previous)) or self._computes(
+                previous, tensors=read
+            ):
                 return False
         return False
 
@@ -1288,11 +1293,16 @@ depends on what the value is for.
             func.attr.value in _CONTAINER_CALLS or func.attr.value in _LOGGING_CALLS
         )
 
-    def _computes(self, node: cst.CSTNode, reads: Sequence[cst.CSTNode] = ()) -> bool:
+    def _computes(
+        self,
+        node: cst.CSTNode,
+        reads: Sequence[cst.CSTNode] = (),
+        tensors: AbstractSet[str] = frozenset(),
+    ) -> bool:
         """Whether `node`, outside `reads`, computes on the device without a call: arithmetic
-        with a tensor (`out @ w`, `total += loss`), an index by a tensor or a mask (`out[out >
-        0]`)."""
-        tensors = self.ctx.fact(TensorFacts)
+        with a tensor (`out @ w`, `total += loss`, or `loss = loss / n` where a later read
+        shows `loss` among the `tensors`), an index by a tensor or a mask (`out[out > 0]`)."""
+        facts = self.ctx.fact(TensorFacts)
         scopes = self.ctx.fact(SemanticModel)
         for found in find_all(node, (cst.BinaryOperation, cst.AugAssign, cst.Subscript)):
             if any(scopes.is_ancestor(r, found) for r in reads):
@@ -1308,7 +1318,10 @@ depends on what the value is for.
                 index = [e.slice.value for e in found.slice if isinstance(e.slice, cst.Index)]
                 if any(not isinstance(i, cst.Integer | cst.SimpleString) for i in index):
                     operands = [*index, found.value]
-            if any(tensors.kind(o) is Kind.TENSOR for o in operands):
+            if any(
+                facts.kind(o) is Kind.TENSOR or (isinstance(o, cst.Name) and o.value in tensors)
+                for o in operands
+            ):
                 return True
         return False
 

@@ -193,6 +193,30 @@ def train(model, loader, optimizer, history):
         },
     ),
     Case(
+        # Nothing says `outputs["loss"]` is a tensor but the read of it: rescaling it between
+        # the two reads queues a kernel the second read waits for.
+        "read-after-a-needed-test-and-rescaling-the-read-value",
+        {
+            "scale.py": """\
+import torch
+
+
+def train(model, loader, optimizer, group):
+    model.cuda()
+    total = 0.0
+    for x in loader:
+        outputs = model(x.cuda())
+        loss = outputs["loss"]
+        if torch.isnan(loss):
+            raise ValueError("nan loss")
+        loss = loss / len(group)
+        total += loss.item()  # TL002: loss.item()
+        loss.backward()
+        optimizer.step()
+""",
+        },
+    ),
+    Case(
         "read-after-a-read-that-may-not-run",
         {
             "train.py": """\

@@ -2820,7 +2820,10 @@ class ProjectIndex:
         function `name` never runs though the project calls it (`unreached`). A function that
         nothing but itself calls is not judged: it is an entry point run by hand, or API whose
         callers are its users; nor is a public name of a module that a declared distribution
-        ships (`_distributed`): a library's users build its classes. False when unknown."""
+        ships (`_distributed`): a library's users build its classes. Nor is one that a module no
+        other module imports builds or calls (`_used_in_part`): such a module is a script run
+        by hand or offered to its users, as is a name a package's `__init__.py` imports.
+        False when unknown."""
         file = file.absolute()
         summary = self._summary(file)
         if summary is None or (not name.startswith("_") and self._distributed(file)):
@@ -2841,6 +2844,8 @@ class ProjectIndex:
             return False
         if self._notebooks_mention(name) or self._configs_mention(name) or self._hub_names(name):
             return False  # a notebook, a configuration or torch.hub may call or build it
+        if not self._used_in_part(file, name):
+            return False  # a script run by hand, or offered to the users of the module
         calling = self._calling_files(name)  # the text first: most names fail it at once
         if calling is None:
             return False
@@ -2851,6 +2856,15 @@ class ProjectIndex:
         return all(  # a method's call runs only if its class is built
             owner is not None and self._unreached(where, owner.partition(".")[0], depth + 1, busy)
             for where, _, owner, _ in sites
+        )
+
+    def _used_in_part(self, file: Path, name: str) -> bool:
+        """Whether other modules of the project import `file` (at the top or in a function) and
+        no package `__init__.py` among them imports `name`: only then does the project show
+        which of the module's names it leaves unused."""
+        importers = list(self._importers(file, in_functions=True))
+        return bool(importers) and not any(
+            other.name == "__init__.py" and _mentions(other, name) for other in importers
         )
 
     def _calling_files(self, name: str) -> set[Path] | None:
