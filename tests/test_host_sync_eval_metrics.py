@@ -12,8 +12,13 @@ other TL002 finding in the case is a failure.
 - a ground-truth array copied per scene and handed to numpy's matching (`np.unique`,
   `np.in1d`): the host needs the array whatever else reads it.
 
-Still findings: the same copies in a loop that trains, a plain sum of per-batch values, and
-copies in a loop over training data that steps nothing.
+- predictions made a numpy array and handed to a function or an object of another module
+  (`running_metrics.update(gt, pred)`, `compute_iou(occ_np, occ_hat_np)`): the copy was made an
+  array for it, so the metric runs on the host whatever the callee is called; a look at the
+  array's shape on the way (`pred.shape[0]` for a timing) changes nothing.
+
+Still findings: the same copies in a loop that trains, a plain sum of per-batch values, copies
+in a loop over training data that steps nothing, and a numpy copy only printed.
 """
 
 from __future__ import annotations
@@ -121,6 +126,97 @@ for x, y in val_loader:
     out = model(x.cuda())
     losses.append(criterion(out, y.cuda()).cpu().tolist())  # TL002: criterion(out, y.cuda()).cpu()
 print(sum(losses) / len(losses))
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "eval-numpy-copies-to-a-metric-of-another-module",
+        {
+            "metrics.py": """\
+import numpy as np
+
+
+class RunningScore:
+    def __init__(self, n):
+        self.hist = np.zeros((n, n))
+
+    def update(self, trues, preds):
+        for t, p in zip(trues, preds):
+            self.hist += np.bincount(t * len(self.hist) + p, minlength=self.hist.size).reshape(
+                self.hist.shape
+            )
+
+
+def compute_iou(a, b):
+    return (a & b).sum(-1) / (a | b).sum(-1)
+""",
+            "validate.py": """\
+import time
+
+import torch
+
+from metrics import RunningScore, compute_iou
+
+
+def validate(model, val_loader, n):
+    model.eval()
+    score = RunningScore(n)
+    ious = []
+    for images, labels in val_loader:
+        start = time.time()
+        outputs = model(images.cuda())
+        pred = outputs.max(1)[1].cpu().numpy()
+        gt = labels.numpy()
+        print(pred.shape[0] / (time.time() - start))
+        score.update(gt, pred)
+        ious.append(compute_iou((outputs > 0).cpu().numpy(), gt > 0).mean())
+    return score, ious
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "train-numpy-copies-to-a-metric-of-another-module",
+        {
+            "metrics.py": """\
+import numpy as np
+
+
+class RunningScore:
+    def update(self, trues, preds):
+        self.hits = np.sum(trues == preds)
+""",
+            "train.py": """\
+import torch
+
+from metrics import RunningScore
+
+
+def train(model, train_loader, optimizer):
+    score = RunningScore()
+    for images, labels in train_loader:
+        outputs = model(images.cuda())
+        outputs.sum().backward()
+        optimizer.step()
+        pred = outputs.max(1)[1].cpu().numpy()  # TL002: outputs.max(1)[1].cpu()
+        score.update(labels.numpy(), pred)
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "eval-numpy-copy-only-printed",
+        {
+            "validate.py": """\
+import torch
+
+
+def validate(model, val_loader):
+    model.eval()
+    for images, labels in val_loader:
+        outputs = model(images.cuda())
+        print(outputs.max(1)[1].cpu().numpy())  # TL002: outputs.max(1)[1].cpu()
 """,
         },
         rules=("TL002",),

@@ -54,7 +54,11 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   alone or in a tuple, when what is collected is numpy copies (`per_batch["preds"].append(
   p.cpu().numpy())`, then `return metrics, per_batch`); or an evaluator's
   method that takes the collected predictions, joined or in a dict (`evaluator.eval({"y_pred":
-  torch.cat(preds)})`, a method named for evaluation of an object the file does not define).
+  torch.cat(preds)})`, a method named for evaluation of an object the file does not define);
+  or a numpy copy (`pred = out.max(1)[1].cpu().numpy()`) handed to a function or a method the
+  file does not define, torch does not provide and no list of the file's own offers
+  (`running_metrics.update(gt, pred)`, `compute_iou(occ_np, occ_hat_np)`): the copy was made
+  a numpy array for it, so it computes on the host.
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -77,6 +81,7 @@ reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`).
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -537,7 +542,30 @@ class HostWrites:
         if self._host_metric(call):
             self._shaped = True  # the host computes on the array: it needs the copy anyway
             return self._end()
-        return (collected or self._evaluator(call)) and self._end()
+        return (
+            collected or self._evaluator(call) or self._handed_as_array(call, arg)
+        ) and self._end()
+
+    def _handed_as_array(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """A numpy copy, or a name every binding of which is one, handed to a function or a
+        method the file does not define, not a builtin (`print`, `float`), torch's or a
+        list's."""
+        value = arg.value
+        if isinstance(value, cst.Name):
+            bindings = self.scopes.reaching(value)
+            if not bindings or not all(
+                b.kind is BindingKind.ASSIGN and b.value is not None and _numpy_copy(b.value)
+                for b in bindings
+            ):
+                return False
+        elif not _numpy_copy(value):
+            return False
+        return (
+            call not in self.scopes.callees
+            and not (isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value))
+            and _name(call.func) not in _COLLECTING
+            and not (self.symbols.qualname(call.func) or "").startswith("torch")
+        )
 
     def _evaluator(self, call: cst.Call) -> bool:
         """`evaluator.eval({"y_pred_pos": pred})`: a method named for evaluation, of an object
