@@ -12,7 +12,7 @@ from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
-from torchlint.analysis.nodes import is_name
+from torchlint.analysis.nodes import find_all, is_name
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -67,7 +67,11 @@ API, whose callers are its users.
 Nor a wrap bound to a name whose every forward gets one example made into a batch of one
 (`model(img)` after `img = transform(img).unsqueeze(0)`), the name otherwise only placed,
 put in eval mode or unwrapped: DataParallel splits a batch along its first dimension, so a
-batch of one runs on one GPU and the wrapper only calls its module.
+batch of one runs on one GPU and the wrapper only calls its module. The same holds for a wrap
+stored on the instance (`self.model = nn.DataParallel(self.model)` in a predictor's
+`__init__`) when every `self.model` of its class is such a forward, a placement or `.module`,
+and no code outside the class (another receiver's `.model`, a module importing this one that
+writes the name) may feed it something else.
 
 ## Why is this bad?
 `DataParallel` runs one Python process that drives every GPU from threads: the GIL
@@ -350,7 +354,7 @@ which a codemod cannot write for you.
             return  # the wrapper's forward, the only place it splits batches, never runs
         if self.ctx.fact(DeadBranches).unbuilt(node):
             return  # vendored code the project never builds: the wrap never runs
-        if self._fed_one_example(node):
+        if self._fed_one_example(node) or self._attribute_fed_one_example(node):
             return  # batches of one: DataParallel splits nothing, the wrapper only calls the module
         if name in _FUNCTIONAL:
             fix = self.make_fix(
@@ -468,6 +472,80 @@ which a codemod cannot write for you.
             return False
         return forwards
 
+    def _attribute_fed_one_example(self, node: cst.Call) -> bool:
+        """`_fed_one_example` for a wrap stored on the instance (`self.model =
+        nn.DataParallel(self.model)` in a predictor's `__init__`): every `self.model` of the
+        class is a forward on a batch of one, the module wrapped (or bound before the wrap, in
+        the function that wraps it), `.module` or a weights or placement method called as a
+        statement, and nothing outside
+        the class reads the attribute (no
+        other receiver's `.model` in the file, no importing module that writes the name)."""
+        model = self.ctx.fact(SemanticModel)
+        found = _self_attribute(model, node)
+        if found is None:
+            return False
+        owner, name = found
+        project = self.ctx.project
+        if any(
+            a.attr.value == name and not is_name(a.value, "self")
+            for a in find_all(self.ctx.module, cst.Attribute)
+            if isinstance(a, cst.Attribute) and model.enter(a) is not None  # not an import's
+        ) or (project is not None and project.named_by_importers(self.ctx.absolute_path, name)):
+            return False
+        forwards = False
+        for use in find_all(owner, cst.Attribute):
+            if not (isinstance(use, cst.Attribute) and use.attr.value == name):
+                continue
+            parent = model.parents.get(use)
+            if self._before(model, use, node):
+                continue  # the module to be wrapped, built or given its weights
+            if isinstance(parent, cst.AssignTarget):
+                assign = model.parents.get(parent)
+                if not (isinstance(assign, cst.Assign) and self._rewraps(assign.value, name)):
+                    return False
+            elif isinstance(parent, cst.Call) and parent.func is use:
+                first = parent.args[0] if parent.args else None
+                if first is None or first.keyword is not None or first.star:
+                    return False
+                if not self.ctx.fact(Evaluation).one_example(first.value):
+                    return False
+                forwards = True
+            elif isinstance(parent, cst.Arg):
+                if not self._wraps(model.parents.get(parent)):
+                    return False  # handed on: whoever takes it may feed it anything
+            elif not (
+                isinstance(parent, cst.Attribute)
+                and (parent.attr.value == "module" or self._placed(model, parent))
+            ):
+                return False
+        return forwards
+
+    def _rewraps(self, value: cst.BaseExpression, name: str) -> bool:
+        """A wrap, or `self.<name>.eval()`-like method of the wrapper that returns it."""
+        return self._wraps(value) or (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and dotted(value.func.value) == f"self.{name}"
+            and value.func.attr.value in _WEIGHT_METHODS
+        )
+
+    @staticmethod
+    def _before(model: SemanticModel, use: cst.CSTNode, wrap: cst.Call) -> bool:
+        """`self.model = Net(model=self.model)` earlier in the function that wraps it."""
+        return model.function_of(use) is model.function_of(wrap) and (
+            model.order.get(use, -1) < model.order.get(wrap, -1)
+        )
+
+    @staticmethod
+    def _placed(model: SemanticModel, attribute: cst.Attribute) -> bool:
+        """`self.model.eval()`, `self.model.to(device)` called as a statement."""
+        call = model.parents.get(attribute)
+        return (
+            attribute.attr.value in _WEIGHT_METHODS
+            and isinstance(call, cst.Call)
+            and isinstance(model.parents.get(call), cst.Expr | cst.Assign)
+        )
+
     def _wraps(self, value: cst.CSTNode | None) -> bool:
         return isinstance(value, cst.Call) and self._qualname(value.func) in _NAMES
 
@@ -572,6 +650,22 @@ def _bound_name(model: SemanticModel, node: cst.Call) -> cst.Name | None:
         return None
     target = assign.targets[0].target
     return target if isinstance(target, cst.Name) else None
+
+
+def _self_attribute(model: SemanticModel, node: cst.Call) -> tuple[cst.ClassDef, str] | None:
+    """The class and attribute name a wrap is the whole value of, stored on the instance in a
+    method of that class (`self.model = nn.DataParallel(self.model)`)."""
+    statement = model.statement_of(node)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if not (isinstance(target, cst.Attribute) and is_name(target.value, "self")):
+        return None
+    function = model.function_of(node)
+    owner = model.parents.get(function) if function is not None else None
+    owner = model.parents.get(owner) if isinstance(owner, cst.IndentedBlock) else None
+    return (owner, target.attr.value) if isinstance(owner, cst.ClassDef) else None
 
 
 def _delegates(model: SemanticModel, use: cst.Name) -> bool:

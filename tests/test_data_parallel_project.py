@@ -272,6 +272,88 @@ def main(net, image, device, run):
         },
     ),
     Case(
+        # The same wrap stored on a predictor instance: every `self.model` of the class is the
+        # wrap, a placement, or a forward on one image made a batch of one.
+        "instance-wrapper-fed-one-image",
+        rules=("TL004",),
+        files={
+            "inference.py": """\
+import torch
+from torch import nn
+
+from heads.model import Wrapper
+
+
+class Predictor:
+    def __init__(self, net, ckpt, gpus):
+        self.model = "unset"
+        self.model = Wrapper(model=net)
+        self.model.load_state_dict(torch.load(ckpt))
+        self.model = torch.nn.DataParallel(self.model, device_ids=gpus)
+        self.model.eval()
+
+    def run(self, loader):
+        with torch.no_grad():
+            for image, _ in loader.dataset:
+                image = image.unsqueeze(dim=0).cuda()
+                output = self.model(image)
+                print(output.argmax(1).item())
+
+
+if __name__ == "__main__":
+    Predictor(nn.Conv2d(3, 3, 1), "ckpt.pt", [0, 1]).run(None)
+""",
+        },
+    ),
+    Case(
+        # Another method of the class feeds the instance's wrapper whole batches.
+        "instance-wrapper-fed-batches-elsewhere-stays",
+        rules=("TL004",),
+        files={
+            "inference.py": """\
+import torch
+from torch import nn
+
+
+class Predictor:
+    def __init__(self, net, gpus):
+        self.model = torch.nn.DataParallel(net, device_ids=gpus)  # TL004: torch.nn.DataParallel(net, device_ids=gpus)
+
+    def one(self, image):
+        with torch.no_grad():
+            return self.model(image.unsqueeze(0).cuda())
+
+    def many(self, loader):
+        with torch.no_grad():
+            return [self.model(batch.cuda()) for batch in loader]
+""",
+        },
+    ),
+    Case(
+        # Code outside the class reaches the instance's wrapper: what it feeds is not known.
+        "instance-wrapper-read-outside-the-class-stays",
+        rules=("TL004",),
+        files={
+            "inference.py": """\
+import torch
+from torch import nn
+
+
+class Predictor:
+    def __init__(self, net, gpus):
+        self.model = torch.nn.DataParallel(net, device_ids=gpus)  # TL004: torch.nn.DataParallel(net, device_ids=gpus)
+
+    def one(self, image):
+        with torch.no_grad():
+            return self.model(image.unsqueeze(0).cuda())
+
+
+def run(predictor, loader):
+    return [predictor.model(batch.cuda()) for batch in loader]
+""",
+        },
+    ),
+    Case(
         # One image repeated once per GPU, or joined with others: a batch of several, split.
         "one-image-repeated-per-gpu-stays",
         rules=("TL004",),

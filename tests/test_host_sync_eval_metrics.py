@@ -12,13 +12,15 @@ other TL002 finding in the case is a failure.
 - a ground-truth array copied per scene and handed to numpy's matching (`np.unique`,
   `np.in1d`): the host needs the array whatever else reads it.
 
-- predictions made a numpy array and handed to a function or an object of another module
-  (`running_metrics.update(gt, pred)`, `compute_iou(occ_np, occ_hat_np)`): the copy was made an
-  array for it, so the metric runs on the host whatever the callee is called; a look at the
-  array's shape on the way (`pred.shape[0]` for a timing) changes nothing.
+- predictions made a numpy array and handed to a function or an object of another module that
+  computes with numpy on what it is passed (`running_metrics.update(gt, pred)` counting with
+  `np.bincount`, `compute_iou(occ_np, occ_hat_np)` starting from `np.asarray`): the metric runs
+  on the host; a look at the array's shape on the way (`pred.shape[0]` for a timing) changes
+  nothing.
 
 Still findings: the same copies in a loop that trains, a plain sum of per-batch values, copies
-in a loop over training data that steps nothing, and a numpy copy only printed.
+in a loop over training data that steps nothing, a numpy copy only printed, and numpy copies
+handed to another module's average meter, whose sums could stay on the device.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ class RunningScore:
 
 
 def compute_iou(a, b):
+    a, b = np.asarray(a), np.asarray(b)
     return (a & b).sum(-1) / (a | b).sum(-1)
 """,
             "validate.py": """\
@@ -201,6 +204,37 @@ def train(model, train_loader, optimizer):
         optimizer.step()
         pred = outputs.max(1)[1].cpu().numpy()  # TL002: outputs.max(1)[1].cpu()
         score.update(labels.numpy(), pred)
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "eval-numpy-copies-to-an-average-meter-of-another-module",
+        {
+            "meters.py": """\
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+
+    def update(self, value, n=1):
+        self.sum += value * n
+        self.count += n
+""",
+            "validate.py": """\
+import torch
+
+from meters import AverageMeter
+
+
+def validate(model, val_loader):
+    model.eval()
+    inter = AverageMeter()
+    with torch.no_grad():
+        for images, labels in val_loader:
+            pred = model(images.cuda()).argmax(1)
+            hits = (pred == labels.cuda()).sum(0)
+            inter.update(hits.cpu().numpy())  # TL002: hits.cpu()
+    return inter.sum
 """,
         },
         rules=("TL002",),

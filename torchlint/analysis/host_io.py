@@ -55,10 +55,11 @@ goes, so that no rewrite keeps it on the device? Besides writers, its paths may 
   p.cpu().numpy())`, then `return metrics, per_batch`); or an evaluator's
   method that takes the collected predictions, joined or in a dict (`evaluator.eval({"y_pred":
   torch.cat(preds)})`, a method named for evaluation of an object the file does not define);
-  or a numpy copy (`pred = out.max(1)[1].cpu().numpy()`) handed to a function or a method the
-  file does not define, torch does not provide and no list of the file's own offers
-  (`running_metrics.update(gt, pred)`, `compute_iou(occ_np, occ_hat_np)`): the copy was made
-  a numpy array for it, so it computes on the host.
+  or a numpy copy (`pred = out.max(1)[1].cpu().numpy()`) handed to a function or a method of
+  another module of the project that computes with numpy on what it is passed
+  (`running_metrics.update(gt, pred)` counting a confusion matrix with `np.bincount`,
+  `compute_iou(occ_np, occ_hat_np)` starting from `np.asarray`; not an average meter's
+  `update`, whose sums could stay on the device).
 
 It also follows comparisons and boolean operators, unpacking (`a, b = x[0], y[0]`), a
 comprehension's element, in-place updates (`boxes /= scale`) and stores into the value's own
@@ -81,7 +82,6 @@ reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`).
 
 from __future__ import annotations
 
-import builtins
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -150,6 +150,7 @@ class HostWrites:
     """`only_written(node)` for expressions of one file, via `ctx.fact(HostWrites)`."""
 
     def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
         self.scopes = ctx.fact(SemanticModel)
         self.symbols = ctx.symbols
         self._steps = 0
@@ -548,8 +549,9 @@ class HostWrites:
 
     def _handed_as_array(self, call: cst.Call, arg: cst.Arg) -> bool:
         """A numpy copy, or a name every binding of which is one, handed to a function or a
-        method the file does not define, not a builtin (`print`, `float`), torch's or a
-        list's."""
+        method of another module of the project that computes with numpy on what it is passed
+        (`ProjectIndex.computes_on_host_arrays`: `running_metrics.update(gt, pred)` where
+        `running_metrics = runningScore(n)` counts a confusion matrix with `np.bincount`)."""
         value = arg.value
         if isinstance(value, cst.Name):
             bindings = self.scopes.reaching(value)
@@ -560,11 +562,13 @@ class HostWrites:
                 return False
         elif not _numpy_copy(value):
             return False
+        project = self.ctx.project
+        outside = self.scopes.outside_callee(call)
         return (
-            call not in self.scopes.callees
-            and not (isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value))
-            and _name(call.func) not in _COLLECTING
-            and not (self.symbols.qualname(call.func) or "").startswith("torch")
+            project is not None
+            and outside is not None
+            and not outside[0].startswith("self.")
+            and project.computes_on_host_arrays(self.ctx.absolute_path, *outside)
         )
 
     def _evaluator(self, call: cst.Call) -> bool:

@@ -183,6 +183,9 @@ class _Summary:
     # `Class.method` that returns a host read of the instance's own buffer or parameter
     # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
     state_reads: frozenset[str] = frozenset()
+    # `f` and `Class.method` that compute with numpy on what they are passed
+    # (`_host_array_functions`: `np.bincount` over a confusion matrix's inputs)
+    host_arrays: frozenset[str] = frozenset()
     # `f` and `Class.method` that wait for the device on every call (`_waiting_functions`:
     # `torch.cuda.synchronize()`, a distributed barrier)
     waits: frozenset[str] = frozenset()
@@ -350,6 +353,9 @@ def _fill(summary: _Summary, part: str, text: str, tree: ast.Module) -> None:
         if summary.host_reads:
             summary.syncs, summary.writers = _syncing_functions(tree)
             summary.state_reads = _state_reading_methods(tree)
+    elif part == "host_arrays":
+        if "numpy" in text:
+            summary.host_arrays = _host_array_functions(tree, summary.imports)
     elif part == "waits":
         if summary.synchronizes:
             summary.waits = _waiting_functions(tree, summary.imports)
@@ -386,6 +392,7 @@ _PARTS = (
     "grad_off",
     "syncs",
     "waits",
+    "host_arrays",
     "passthrough",
     "eval_loaders",
     "datasets",
@@ -1157,6 +1164,75 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
             found.add(member.name + "()")
     _hand_on(handing, found, writers)
     return frozenset(found), frozenset(writers)
+
+
+# numpy's plain reductions: a mean or sum of what a function is passed could stay on the device.
+_NUMPY_REDUCTIONS = frozenset({"mean", "sum", "average", "nanmean", "nansum", "prod"})
+
+
+def _host_array_functions(tree: ast.Module, imports: dict[str, tuple[int, str]]) -> frozenset[str]:
+    """Module-level functions and methods that compute with numpy on what they are passed: a
+    numpy call other than a plain reduction (`np.bincount`, `np.asarray`, `np.argmax`) or an
+    `.astype(...)` (numpy's, not torch's) over a parameter, a loop variable over one or a local
+    computed from them, or such values handed to a method of the same class that does
+    (`runningScore.update` zipping its arguments into `self._fast_hist`, which calls
+    `np.bincount`). A numpy copy handed to one is made for the host's computation."""
+    found: set[str] = set()
+    handing: dict[str, set[str]] = {}  # `Class.method` -> the class's methods it hands values to
+    for member, prefix in _members(tree):
+        if not isinstance(member, ast.FunctionDef):
+            continue
+        derived = _derived_from_parameters(member)
+        calls = [n for n in ast.walk(member) if isinstance(n, ast.Call)]
+        if any(_numpy_on(call, derived, imports) for call in calls):
+            found.add(prefix + member.name)
+        elif prefix:
+            handing[prefix + member.name] = {
+                prefix + call.func.attr
+                for call in calls
+                if isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == "self"
+                and any(_mentions_any(a, derived) for a in call.args)
+            }
+    changed = True
+    while changed:
+        changed = False
+        for name, callees in handing.items():
+            if name not in found and callees & found:
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _derived_from_parameters(function: ast.FunctionDef) -> set[str]:
+    """The parameters of `function` (not `self`/`cls`) and the names computed from them, in the
+    order the body binds them: loop targets over them, assignments of expressions that use them."""
+    params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    derived = {a.arg for a in params} - {"self", "cls"}
+    for node in ast.walk(function):
+        if isinstance(node, ast.For | ast.comprehension) and _mentions_any(node.iter, derived):
+            derived |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and _mentions_any(node.value, derived):
+            for target in node.targets:
+                derived |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return derived
+
+
+def _mentions_any(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _numpy_on(call: ast.Call, derived: set[str], imports: dict[str, tuple[int, str]]) -> bool:
+    """`np.bincount(x)` (not `np.mean(x)`) or `x.astype(int)` over one of the `derived` names."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "astype":
+        return _mentions_any(func.value, derived)
+    written = ast_dotted(func)
+    full = (_imported(written, imports) or "") if written else ""
+    if not full.startswith("numpy.") or full.rsplit(".", 1)[-1] in _NUMPY_REDUCTIONS:
+        return False
+    return any(_mentions_any(a, derived) for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 _SYNCHRONIZE_CALL = re.compile(r"\b(?:synchronize|barrier)\s*\(")
@@ -2329,6 +2405,14 @@ class ProjectIndex:
             return False
         source = self._summary(target[0], part="waits")
         return source is not None and target[1] in source.waits
+
+    def computes_on_host_arrays(self, file: Path, name: str, method: str | None = None) -> bool:
+        """Whether the function `name` (or the method `method` of the class `name`), as written
+        in `file` and defined in another file of the project, computes with numpy on what it
+        is passed (`_host_array_functions`: a running confusion matrix's `update`)."""
+        target = self._defined_member(file, name, method)
+        source = self._summary(target[0], part="host_arrays") if target is not None else None
+        return source is not None and target is not None and target[1] in source.host_arrays
 
     def returns_argument(self, file: Path, name: str) -> tuple[int, str] | None:
         """The (position, name) of the parameter that the function `name`, as written in `file`
