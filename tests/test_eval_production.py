@@ -67,6 +67,70 @@ def gather_val(loader):
         },
     ),
     Case(
+        # A feature transform holding only registered buffers (a window, a filter bank): no
+        # parameter, so its forward records nothing, in a loop or not.
+        "buffer-only-module",
+        {
+            "features.py": """\
+import torch
+from torch import nn
+
+
+class Spectrogram(nn.Module):
+    def __init__(self, n_fft=1024):
+        super().__init__()
+        self.register_buffer("window", torch.hann_window(n_fft).float())
+        self.n_fft = n_fft
+
+    def forward(self, audio):
+        return torch.stft(audio, self.n_fft, window=self.window, return_complex=True).abs()
+""",
+            "train.py": """\
+import torch
+
+from features import Spectrogram
+
+
+def dump(test_loader):
+    spec = Spectrogram().cuda()
+    spec.eval()
+    return [spec(x.cuda()).detach() for x in test_loader]
+""",
+        },
+    ),
+    Case(
+        # A buffer beside a parameter: the forward records the parameter's graph.
+        "buffer-and-parameter-module-still-found",
+        {
+            "features.py": """\
+import torch
+from torch import nn
+
+
+class LearnedSpectrogram(nn.Module):
+    def __init__(self, n_fft=1024):
+        super().__init__()
+        self.register_buffer("window", torch.hann_window(n_fft).float())
+        self.scale = nn.Parameter(torch.ones(1))
+        self.n_fft = n_fft
+
+    def forward(self, audio):
+        return self.scale * torch.stft(audio, self.n_fft, window=self.window).abs()
+""",
+            "train.py": """\
+import torch
+
+from features import LearnedSpectrogram
+
+
+def dump(test_loader):
+    spec = LearnedSpectrogram().cuda()
+    spec.eval()
+    return [spec(x.cuda()).detach() for x in test_loader]  # TL001: spec(x.cuda())
+""",
+        },
+    ),
+    Case(
         "module-with-submodules-and-eval-still-found",
         {
             "nets.py": """\

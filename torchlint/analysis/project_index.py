@@ -4537,7 +4537,7 @@ class ProjectIndex:
     def holds_no_parameters(self, file: Path, name: str, depth: int = 0) -> bool:
         """Whether the project class `name` (as written in `file`) holds no parameters and no
         submodules, nor do its bases up to `nn.Module`: a reader of cached features that only
-        derives from nn.Module. Its forward records no graph of its own, so its `.eval()` says
+        derives from nn.Module, a spectrogram holding only registered buffers (its window). Its forward records no graph of its own, so its `.eval()` says
         nothing of evaluation. False when unknown: a base outside the project other than
         `nn.Module`, any `torch.nn` construction or parameter API, or an attribute that may
         hold a module (not a literal) and is called, iterated, computed with or handed to a
@@ -4824,6 +4824,9 @@ _PLAIN_ROOTS = frozenset(
     }
 )
 # Calls that make a class hold parameters or submodules, or hide what it holds.
+# nn.Module's own methods that hold no parameter of their own (`self.register_buffer(...)`):
+# a call of one is no submodule's forward.
+_MODULE_API = frozenset({"register_buffer", "train", "eval", "to", "cuda", "cpu", "float", "half"})
 _PARAMETER_APIS = frozenset(
     {
         "Parameter",
@@ -4890,7 +4893,7 @@ def _plain_class(node: ast.ClassDef) -> bool:
         parts = callee.split(".")
         if parts[-1] in _PARAMETER_APIS or (parts[0] in ("nn", "torch") and "nn" in parts[:2]):
             return False
-        if parts[0] == "self" and len(parts) == 2 and parts[1] not in methods:
+        if parts[0] == "self" and len(parts) == 2 and parts[1] not in methods | _MODULE_API:
             return False  # `self.encoder(x)`: a submodule's forward
         if parts[0] in _PLAIN_ROOTS:
             allowed.update(id(a) for a in [*child.args, *(k.value for k in child.keywords)])
