@@ -235,7 +235,10 @@ Not flagged:
   list later handed to one, also as a column of a table, joined with `torch.cat` or written to a file,
   or returned whole with numpy copies in it, `return metrics, per_batch`,
   or handed to an evaluator's method the file does not define, `evaluator.eval({"y_pred":
-  torch.cat(preds)})`; not when a training loop runs the copy, even through a no_grad
+  torch.cat(preds)})`, or made a numpy array for a function or object of another module
+  that computes with numpy on what it is passed, `running_metrics.update(gt, pred)` counting
+  a confusion matrix with `np.bincount`, not an average meter's `update` whose sums could stay
+  on the device; not when a training loop runs the copy, even through a no_grad
   helper), figures matplotlib
   draws, and ids a project helper named for decoding (`decode_sequence(vocab, seq)`) turns
   into text in evaluation. One use is enough on its own when it is a size: a buffer's shape
