@@ -448,10 +448,7 @@ which a codemod cannot write for you.
             if isinstance(parent, cst.Attribute) and parent.attr is use:
                 continue  # `x.model`: an attribute that shares the name
             if isinstance(parent, cst.Call) and parent.func is use:
-                first = parent.args[0] if parent.args else None
-                if first is None or first.keyword is not None or first.star:
-                    return False
-                if not self.ctx.fact(Evaluation).one_example(first.value):
+                if not self._given_one_example(parent):
                     return False
                 forwards = True
                 continue
@@ -504,10 +501,7 @@ which a codemod cannot write for you.
                 if not (isinstance(assign, cst.Assign) and self._rewraps(assign.value, name)):
                     return False
             elif isinstance(parent, cst.Call) and parent.func is use:
-                first = parent.args[0] if parent.args else None
-                if first is None or first.keyword is not None or first.star:
-                    return False
-                if not self.ctx.fact(Evaluation).one_example(first.value):
+                if not self._given_one_example(parent):
                     return False
                 forwards = True
             elif isinstance(parent, cst.Arg):
@@ -519,6 +513,16 @@ which a codemod cannot write for you.
             ):
                 return False
         return forwards
+
+    def _given_one_example(self, forward: cst.Call) -> bool:
+        """A forward whose first argument, positional, is exactly a batch of one."""
+        first = forward.args[0] if forward.args else None
+        return (
+            first is not None
+            and first.keyword is None
+            and not first.star
+            and self.ctx.fact(Evaluation).one_example(first.value)
+        )
 
     def _rewraps(self, value: cst.BaseExpression, name: str) -> bool:
         """A wrap, or `self.<name>.eval()`-like method of the wrapper that returns it."""

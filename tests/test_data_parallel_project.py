@@ -35,6 +35,21 @@ class Gen(torch.nn.Module):
         self.model = torch.nn.DataParallel(model)  # TL004: torch.nn.DataParallel(model)
 """
 
+# A predictor that keeps its wrap on the instance and feeds it one image in `one`.
+_PREDICTOR = """\
+import torch
+from torch import nn
+
+
+class Predictor:
+    def __init__(self, net, gpus):
+        self.model = torch.nn.DataParallel(net, device_ids=gpus)  # TL004: torch.nn.DataParallel(net, device_ids=gpus)
+
+    def one(self, image):
+        with torch.no_grad():
+            return self.model(image.unsqueeze(0).cuda())
+"""
+
 CASES = [
     Case(
         "vendored-builder-never-called",
@@ -310,19 +325,8 @@ if __name__ == "__main__":
         "instance-wrapper-fed-batches-elsewhere-stays",
         rules=("TL004",),
         files={
-            "inference.py": """\
-import torch
-from torch import nn
-
-
-class Predictor:
-    def __init__(self, net, gpus):
-        self.model = torch.nn.DataParallel(net, device_ids=gpus)  # TL004: torch.nn.DataParallel(net, device_ids=gpus)
-
-    def one(self, image):
-        with torch.no_grad():
-            return self.model(image.unsqueeze(0).cuda())
-
+            "inference.py": _PREDICTOR
+            + """
     def many(self, loader):
         with torch.no_grad():
             return [self.model(batch.cuda()) for batch in loader]
@@ -334,19 +338,8 @@ class Predictor:
         "instance-wrapper-read-outside-the-class-stays",
         rules=("TL004",),
         files={
-            "inference.py": """\
-import torch
-from torch import nn
-
-
-class Predictor:
-    def __init__(self, net, gpus):
-        self.model = torch.nn.DataParallel(net, device_ids=gpus)  # TL004: torch.nn.DataParallel(net, device_ids=gpus)
-
-    def one(self, image):
-        with torch.no_grad():
-            return self.model(image.unsqueeze(0).cuda())
-
+            "inference.py": _PREDICTOR
+            + """
 
 def run(predictor, loader):
     return [predictor.model(batch.cuda()) for batch in loader]

@@ -55,25 +55,22 @@ _EVERY_EPOCH = """\
             optimizer.step()
         print(count_flops(model, (1, 8)))"""
 
+
+def _project(mark: str, call: str) -> dict[str, str]:
+    """The package re-exporting the helper, its module (marked or not) and the script."""
+    return {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": _INIT,
+        "pkg/utils/complexity.py": _COMPLEXITY.format(mark=mark),
+        "main.py": _main(call),
+    }
+
+
 CASES = [
-    Case(
-        "reexported-helper-called-once",
-        files={
-            "pkg/__init__.py": "",
-            "pkg/utils/__init__.py": _INIT,
-            "pkg/utils/complexity.py": _COMPLEXITY.format(mark=""),
-            "main.py": _main(_ONCE),
-        },
-        rules=("TL001",),
-    ),
+    Case("reexported-helper-called-once", files=_project("", _ONCE), rules=("TL001",)),
     Case(
         "reexported-helper-called-every-epoch",
-        files={
-            "pkg/__init__.py": "",
-            "pkg/utils/__init__.py": _INIT,
-            "pkg/utils/complexity.py": _COMPLEXITY.format(mark="  # TL001: model(x)"),
-            "main.py": _main(_EVERY_EPOCH),
-        },
+        files=_project("  # TL001: model(x)", _EVERY_EPOCH),
         rules=("TL001",),
     ),
 ]
