@@ -2928,8 +2928,6 @@ class ProjectIndex:
             return False
         if self._notebooks_mention(name) or self._configs_mention(name) or self._hub_names(name):
             return False  # a notebook, a configuration or torch.hub may call or build it
-        if not self._used_in_part(file, name):
-            return False  # a script run by hand, or offered to the users of the module
         calling = self._calling_files(name)  # the text first: most names fail it at once
         if calling is None:
             return False
@@ -2940,13 +2938,13 @@ class ProjectIndex:
         return all(  # a method's call runs only if its class is built
             owner is not None and self._unreached(where, owner.partition(".")[0], depth + 1, busy)
             for where, _, owner, _ in sites
-        )
+        ) and self._used_in_part(file, name)  # last: a script's, or offered to its users
 
     def _used_in_part(self, file: Path, name: str) -> bool:
         """Whether other modules of the project import `file` (at the top or in a function) and
         no package `__init__.py` among them imports `name`: only then does the project show
         which of the module's names it leaves unused."""
-        importers = list(self._importers(file, in_functions=True))
+        importers = list(self._importers(file)) or list(self._importers(file, in_functions=True))
         return bool(importers) and not any(
             other.name == "__init__.py" and _mentions(other, name) for other in importers
         )
