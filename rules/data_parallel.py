@@ -474,23 +474,25 @@ which a codemod cannot write for you.
         nn.DataParallel(self.model)` in a predictor's `__init__`): every `self.model` of the
         class is a forward on a batch of one, the module wrapped (or bound before the wrap, in
         the function that wraps it), `.module` or a weights or placement method called as a
-        statement, and nothing outside
-        the class reads the attribute (no
-        other receiver's `.model` in the file, no importing module that writes the name)."""
+        statement, and nothing outside the class reads the attribute (no `.model` of another
+        class of the file, a subclass's `self.model` included, no importing module that writes
+        the name)."""
         model = self.ctx.fact(SemanticModel)
         found = _self_attribute(model, node)
         if found is None:
             return False
         owner, name = found
         project = self.ctx.project
+        uses = find_all(owner, cst.Attribute)
+        own = {id(use) for use in uses}
         if any(
-            a.attr.value == name and not is_name(a.value, "self")
+            a.attr.value == name and id(a) not in own  # another class's, a subclass's too
             for a in find_all(self.ctx.module, cst.Attribute)
             if isinstance(a, cst.Attribute) and model.enter(a) is not None  # not an import's
         ) or (project is not None and project.named_by_importers(self.ctx.absolute_path, name)):
             return False
         forwards = False
-        for use in find_all(owner, cst.Attribute):
+        for use in uses:
             if not (isinstance(use, cst.Attribute) and use.attr.value == name):
                 continue
             parent = model.parents.get(use)

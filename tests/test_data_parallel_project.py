@@ -334,6 +334,21 @@ if __name__ == "__main__":
         },
     ),
     Case(
+        # A subclass in the same file feeds the inherited wrapper whole batches.
+        "instance-wrapper-fed-batches-by-a-subclass-stays",
+        rules=("TL004",),
+        files={
+            "inference.py": _PREDICTOR
+            + """
+
+class BatchPredictor(Predictor):
+    def many(self, loader):
+        with torch.no_grad():
+            return [self.model(batch.cuda()) for batch in loader]
+""",
+        },
+    ),
+    Case(
         # Code outside the class reaches the instance's wrapper: what it feeds is not known.
         "instance-wrapper-read-outside-the-class-stays",
         rules=("TL004",),
