@@ -666,12 +666,10 @@ def _self_attribute(model: SemanticModel, node: cst.Call) -> tuple[cst.ClassDef,
     if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
         return None
     target = assign.targets[0].target
-    if not (isinstance(target, cst.Attribute) and is_name(target.value, "self")):
+    if not isinstance(target, cst.Attribute):
         return None
-    function = model.function_of(node)
-    owner = model.parents.get(function) if function is not None else None
-    owner = model.parents.get(owner) if isinstance(owner, cst.IndentedBlock) else None
-    return (owner, target.attr.value) if isinstance(owner, cst.ClassDef) else None
+    owner = model.self_class(target)  # `self` being the method's first parameter
+    return (owner, target.attr.value) if owner is not None else None
 
 
 def _delegates(model: SemanticModel, use: cst.Name) -> bool:

@@ -1183,7 +1183,7 @@ def _host_array_functions(tree: ast.Module, imports: dict[str, tuple[int, str]])
         if not isinstance(member, ast.FunctionDef):
             continue
         derived = _derived_from_parameters(member)
-        calls = [n for n in ast.walk(member) if isinstance(n, ast.Call)]
+        calls = [n for n in _walk(member) if isinstance(n, ast.Call)]
         if any(_numpy_on(call, derived, imports) for call in calls):
             found.add(prefix + member.name)
         elif prefix:
@@ -1210,17 +1210,17 @@ def _derived_from_parameters(function: ast.FunctionDef) -> set[str]:
     order the body binds them: loop targets over them, assignments of expressions that use them."""
     params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
     derived = {a.arg for a in params} - {"self", "cls"}
-    for node in ast.walk(function):
+    for node in _walk(function):
         if isinstance(node, ast.For | ast.comprehension) and _mentions_any(node.iter, derived):
-            derived |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            derived |= {n.id for n in _walk(node.target) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Assign) and _mentions_any(node.value, derived):
             for target in node.targets:
-                derived |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                derived |= {n.id for n in _walk(target) if isinstance(n, ast.Name)}
     return derived
 
 
 def _mentions_any(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names for n in _walk(node))
 
 
 def _numpy_on(call: ast.Call, derived: set[str], imports: dict[str, tuple[int, str]]) -> bool:
