@@ -1280,10 +1280,12 @@ depends on what the value is for.
         ]
 
     def _quiet(self, call: cst.Call) -> bool:
-        """A call that queues no device work around a read the host needs: a builtin, numpy,
-        Python's `random` or `math`, a copy of host data (`torch.tensor(...)`), a container's
-        method, a host read itself or a logger's call; never a function or method of torch
-        (`torch.log(x)`, `out.max()`), whatever its name."""
+        """A call that queues no device computation around a read: a builtin, numpy, Python's
+        `random` or `math`, a tensor made from host data (`torch.tensor(...)`) and its copy to
+        the device (`torch.from_numpy(y).to(device)`), a container's method, a host read
+        itself or a logger's call; never another function or method of torch (`torch.log(x)`,
+        `out.max()`), whatever its name. The one vocabulary of every check that two reads have
+        no device work between them."""
         func = call.func
         qualname = self.ctx.symbols.qualname(func) or ""
         if qualname.startswith(("numpy.", "random.", "math.")) or qualname in _HOST_TENSORS:
@@ -1292,8 +1294,23 @@ depends on what the value is for.
             return False
         if isinstance(func, cst.Name):
             return func.value in _BUILTINS
-        return isinstance(func, cst.Attribute) and (
-            func.attr.value in _CONTAINER_CALLS or func.attr.value in _LOGGING_CALLS
+        if not isinstance(func, cst.Attribute):
+            return False
+        if func.attr.value in ("to", "cuda"):
+            source = func.value
+            return (
+                isinstance(source, cst.Call)
+                and (self.ctx.symbols.qualname(source.func) or "") in _HOST_TENSORS
+            )
+        return func.attr.value in _CONTAINER_CALLS or func.attr.value in _LOGGING_CALLS
+
+    def _quiet_after(self, statement: cst.CSTNode, read: cst.CSTNode) -> bool:
+        """Whether every call of `statement` outside `read` (the first of two reads) is quiet."""
+        scopes = self.ctx.fact(SemanticModel)
+        return all(
+            self._quiet(c)
+            for c in _calls(statement)
+            if c is not read and not scopes.is_ancestor(read, c)
         )
 
     def _computes(
@@ -1365,7 +1382,7 @@ depends on what the value is for.
             and body.body[0] is second
             and isinstance(block, cst.IndentedBlock)
             and not _conditional(earlier.node, first, scopes)
-            and _quiet_calls(first, earlier.node, scopes, after=True)
+            and self._quiet_after(first, earlier.node)
         ):
             return False
         statements = list(block.body)
@@ -1377,33 +1394,15 @@ depends on what the value is for.
             and all(
                 isinstance(s, cst.SimpleStatementLine)
                 and not _rebinds(s, name)
-                and (s is first or all(self._host_side(c) for c in _calls(s)))
+                and (s is first or all(self._quiet(c) for c in _calls(s)))
                 for s in between
             )
             and not any(
                 _rebinds(cast("cst.SimpleStatementLine", s), name)
                 for s in find_all(inner.body, cst.SimpleStatementLine)
             )
-            and all(self._host_side(call) for call in _calls(inner))
+            and all(self._quiet(call) for call in _calls(inner))
         )
-
-    def _host_side(self, call: cst.Call) -> bool:
-        """A call that queues no device computation: builtins and list methods, the reads
-        themselves, numpy and Python's `random`, and a copy of host data to the device
-        (`torch.from_numpy(y).to(device)`)."""
-        func = call.func
-        qualname = self.ctx.symbols.qualname(func) or ""
-        if qualname.startswith(("numpy.", "random.")) or qualname in _HOST_TENSORS:
-            return True
-        if not isinstance(func, cst.Attribute):
-            return isinstance(func, cst.Name) and func.value in _QUIET_CALLS
-        if func.attr.value in ("to", "cuda"):
-            source = func.value
-            return (
-                isinstance(source, cst.Call)
-                and (self.ctx.symbols.qualname(source.func) or "") in _HOST_TENSORS
-            )
-        return func.attr.value in _QUIET_CALLS
 
     def _read_elsewhere(self, loops: LoopFacts, tensors: TensorFacts) -> list[_Candidate]:
         """`meter.update(loss=loss)` every batch, where `Meter.update` (another module of the
@@ -2559,7 +2558,6 @@ def _floating(node: cst.BaseExpression, scopes: SemanticModel, depth: int = 0) -
     return False
 
 
-# Calls that put no work on a device: builtins, list and set methods, and the reads themselves.
 # Tensors made from host data: copying one to the device waits for no kernel.
 _HOST_TENSORS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor"})
 # Calls that queue no device work around a read the host needs (`_quiet`).
@@ -2568,12 +2566,7 @@ _BUILTINS = frozenset(
     | {"zip", "isinstance", "sorted", "round", "abs", "min", "max", "sum", "repr", "format"}
 )
 _CONTAINER_CALLS = frozenset(
-    {"append", "extend", "insert", "get", "items", "keys", "values", "setdefault", "detach"}
-    | set(_METHODS)
-)
-_QUIET_CALLS = frozenset(
-    {"int", "float", "bool", "len", "str", "list", "tuple", "print", "range", "enumerate", "zip"}
-    | {"isinstance", "min", "max", "sum", "abs", "round", "sorted", "append", "extend", "add"}
+    {"append", "extend", "insert", "add", "get", "items", "keys", "values", "setdefault"}
     | {"detach", *_METHODS}
 )
 
@@ -2699,27 +2692,6 @@ def _target_names(small: cst.Assign | cst.AugAssign | cst.AnnAssign) -> list[cst
         elif isinstance(target, cst.Tuple | cst.List):
             targets.extend(e.value for e in target.elements)
     return found
-
-
-def _quiet_calls(
-    statement: cst.CSTNode, read: cst.CSTNode, scopes: SemanticModel, after: bool
-) -> bool:
-    """Whether every call of `statement` that may run between the two reads puts no work on a
-    device: in the first statement (`after`), every call outside the read; in the second, every
-    call outside the read that does not enclose it (those run after it)."""
-    enclosing = set(scopes.ancestors(read))
-    for call in _calls(statement):
-        if call is read or scopes.is_ancestor(read, call):
-            continue
-        if not after and call in enclosing:
-            continue
-        func = call.func
-        name = func.value if isinstance(func, cst.Name) else None
-        if isinstance(func, cst.Attribute):
-            name = func.attr.value
-        if name not in _QUIET_CALLS:
-            return False
-    return True
 
 
 def _calls(node: cst.CSTNode) -> list[cst.Call]:

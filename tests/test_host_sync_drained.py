@@ -9,8 +9,9 @@ other TL002 finding in the case is a failure.
 statements, `for b in range(len(lengths)): start = np.random.randint(0, int(lengths[b].item()) - n)`:
 the first read waited for every queued kernel, and an inner loop that queues no device
 computation (views, list appends, numpy, host-to-device copies) leaves nothing for its
-per-element reads of the same tensor to wait on. An inner loop that runs a forward, or element
-reads with no such read before them, stay findings.
+per-element reads of the same tensor to wait on. An inner loop that runs a forward, device work
+between the reads (a tensor's `.float().max()`, however much its names look like builtins), or
+element reads with no such read before them, stay findings.
 
 `preds += [predictor(x[e]).cpu()]` in every batch of a no_grad `test()`, joined with `torch.cat`
 and handed to `evaluator.eval({"y_pred": pred})`: an evaluator the file does not define computes
@@ -72,6 +73,33 @@ def train(model, opt, loader, max_len):
             length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
             start = np.random.randint(0, length - crop)
             clips.append(model(mels[b, :, start:start + crop]))
+        loss = torch.stack(clips).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        },
+    ),
+    Case(
+        "element-reads-after-device-work-named-like-builtins",
+        {
+            "train.py": """\
+import numpy as np
+import torch
+
+
+def train(model, opt, loader, max_len):
+    model.cuda()
+    for mels, lengths in loader:
+        mels, lengths = mels.cuda(), lengths.cuda()
+        h = model(mels)
+        crop = min(int(lengths.min().item() / 2), max_len)
+        longest = lengths.float().max()
+        clips = []
+        for b in range(len(lengths)):
+            length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
+            start = np.random.randint(0, length - crop)
+            clips.append(h[b, :, start:start + crop] / longest)
         loss = torch.stack(clips).mean()
         opt.zero_grad()
         loss.backward()
