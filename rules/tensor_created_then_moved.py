@@ -10,6 +10,7 @@ import libcst as cst
 from torchlint.analysis.dataloaders import DataLoaders
 from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.demos import LibraryDemo
+from torchlint.analysis.host_io import WaitsByDesign
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import BindingKind, SemanticModel
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -73,6 +74,8 @@ _SHAPING = frozenset(
         "contiguous",
     }
 )
+# Factories whose result is one vector whatever their arguments.
+_VECTORS = frozenset({"arange", "linspace", "logspace", "randperm"})
 # Factories whose positional arguments are the size (`zeros(n, 3)` or `zeros((n, 3))`).
 _SIZED = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 # Arguments that make the creation more than "a tensor on the CPU": leave those alone.
@@ -112,6 +115,14 @@ Not flagged:
 - a creation in a module-level class the project never builds (a loss beside the one the trainer
   uses), or in a function only such dead code calls: no file, notebook or configuration of the
   project builds it, and no module looks class names up from text (`eval(name)`);
+- a vector (`torch.arange(k)`, `torch.zeros(1)`, `torch.ones(len(x))`) created beside a wait
+  its function makes on purpose, at the same level of its branches and loops: an op whose
+  output size depends on the data (`counts = index.bincount()`, `torch.nonzero(mask)`, `x[x >
+  0]`, `list(target.unique())`) or a device value the host needs (`n =
+  int(lengths.max().item())` to size `torch.arange(n)`). The host waits for the device there
+  anyway, so the small blocking copy lands on a drained stream or only moves that wait by a
+  few ops. A matrix sized by the data (`torch.zeros(n_points, n_classes)`) stays a finding:
+  its host fill and copy cost megabytes whatever the stream holds;
 - `torch.tensor(data)` and `torch.as_tensor(data)`: the data starts on the host, so building
   with `device=` copies it from the host as well;
 - a size with a literal 0 dimension (`torch.ones((n, 0, 2)).cuda()`): the tensor has no
@@ -508,6 +519,8 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
                 continue
             if self.ctx.fact(DeadBranches).unbuilt(move):
                 continue  # a loss or block the project never builds: its forward never runs
+            if self._vector(creation, factory) and self.ctx.fact(WaitsByDesign).waits_beside(move):
+                continue  # a small copy beside a wait the function makes on purpose
             if factory in _LEGACY:
                 advice = f"`torch.empty(..., dtype=torch.{_LEGACY[factory]}, device=...)`"
                 self.report(
@@ -534,6 +547,37 @@ Safe for `zeros`, `ones`, `empty`, `full`, `eye` and `arange` without a
                 f"`{factory}(...)` is built on the CPU and then copied to the device; pass `device=` to build it there",
                 fix,
             )
+
+    def _vector(self, creation: cst.Call, factory: str) -> bool:
+        """A one-dimensional creation (`torch.arange(k)`, `torch.zeros(1)`, `torch.ones(len(x))`):
+        positions, counts or a fill of one row, whose copy costs little once the stream is
+        drained. A matrix sized by the data (`torch.zeros(n_points, n_classes)`, megabytes)
+        costs its host fill and transfer whatever the stream holds (judged TP beside a sync),
+        as does a size the code does not show (`torch.zeros(shape)`)."""
+        if factory in _VECTORS:
+            return True
+        dimensions = _dimensions(creation, factory)
+        return len(dimensions) == 1 and self._count(dimensions[0], 0)
+
+    def _count(self, size: cst.BaseExpression, depth: int) -> bool:
+        """A single number: a literal, `len(x)`, an element of a shape (`x.shape[0]`,
+        `x.size(0)`), arithmetic of those, or a name bound to one where it is read."""
+        if isinstance(size, cst.Integer | cst.Subscript):
+            return True
+        if isinstance(size, cst.BinaryOperation):
+            return self._count(size.left, depth) and self._count(size.right, depth)
+        if isinstance(size, cst.Call):
+            func = size.func
+            if isinstance(func, cst.Name):
+                return func.value in ("len", "int", "max", "min")
+            return isinstance(func, cst.Attribute) and (
+                func.attr.value == "item" or (func.attr.value == "size" and bool(size.args))
+            )
+        if not isinstance(size, cst.Name) or depth > 2:
+            return False
+        bound = self.ctx.fact(SemanticModel).reaching(size)
+        value = bound[0].exact if len(bound) == 1 else None
+        return value is not None and self._count(value, depth + 1)
 
     @staticmethod
     def _sized(creation: cst.Call) -> bool:

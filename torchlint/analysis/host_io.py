@@ -77,7 +77,12 @@ for a host computation (`metric(pred.cpu().numpy())`), reads a device scalar on 
 (`meter.update(loss.item())`, `writer.add_scalar(tag, loss)`), meets a distributed barrier, or
 calls a function or method of another module that waits on every call
 (`ProjectIndex.waits_for_device`: a metric's `update` running `torch.cuda.synchronize()`) or
-reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`).
+reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`). Within one
+function, `waits_beside` finds the waits a block makes on purpose next to a node: an op whose
+output size depends on the data (`index.bincount()`, `torch.nonzero`, boolean-mask indexing
+`x[x > 0]`) or a device value the host needs (`int(lengths.max().item())` sizing a buffer),
+at the same level of the function's branches and loops as the node (TL103 leaves a small
+blocking copy there).
 """
 
 from __future__ import annotations
@@ -799,6 +804,17 @@ _SPREADING = frozenset({"zip", "list", "tuple", "enumerate", "len", "print", "it
 _COPIES = frozenset({"to", "cuda"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values"})
 _CONTAINER_BUILTINS = _SPREADING | frozenset({"dict", "set", "isinstance", "range", "next"})
+# Ops whose result's size depends on the data: the host must read it to size the output.
+_SIZED_BY_DATA = frozenset(
+    {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"}
+)
+# torch functions that return a boolean mask, and methods that keep a mask one.
+_MASKING = frozenset(
+    {"lt", "le", "gt", "ge", "eq", "ne", "isnan", "isinf", "isfinite", "logical_not"}
+    | {"logical_and", "logical_or"}
+)
+_MASK_VIEWS = frozenset({"unsqueeze", "expand", "view", "reshape", "any", "all", "bool", "t"})
+_MASK_DEPTH = 6
 # Nodes between a wait and its loop that make the wait conditional or repeated per element:
 # branches, handlers, inner loops and comprehensions (which may run zero times), deferred code.
 _CONDITIONAL = (
@@ -836,6 +852,7 @@ class WaitsByDesign:
         self._drained: dict[cst.CSTNode, bool] = {}
         self._idle: dict[cst.CSTNode, bool] = {}
         self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
+        self._waits_in: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
 
     # -- a call of the file's own function that hands back host copies --------------------
     def returns_host_copy(self, call: cst.Call) -> bool:
@@ -1029,6 +1046,84 @@ class WaitsByDesign:
                 return func.attr.value not in _COLLECTING
             return isinstance(func, cst.Name) and func.value not in _SPREADING
         return False
+
+    # -- a wait by design beside a node of the same function --------------------------------
+    def waits_beside(self, node: cst.CSTNode) -> bool:
+        """Whether the function holding `node` waits for the device on purpose whenever `node`
+        runs, and `node` runs whenever it does (the two at one level of its branches and
+        loops): an op whose result's size depends on the data (`index.bincount()`,
+        `torch.nonzero(mask)`, `x[x > 0]`), which the host must read to size the output, or a
+        device value the host needs (`n = int(lengths.max().item())` for `torch.arange(n)`).
+        A blocking copy beside such a wait lands on a drained stream, or moves the wait by a
+        few ops (judged debatable on Pointcept's and speechbrain's per-step blocks)."""
+        function = self.scopes.function_of(node)
+        if function is None:
+            return False
+        waits = self._waits_in.get(function)
+        if waits is None:
+            waits = self._waits_in[function] = [
+                n for n in self.scopes.own_nodes(function) if self._waits_on_data(n)
+            ]
+        return any(
+            self.runs_whenever(wait, node, function) and self.runs_whenever(node, wait, function)
+            for wait in waits
+        )
+
+    def _waits_on_data(self, node: cst.CSTNode) -> bool:
+        """A data-sized op on a device tensor, or a scalar read of one the host needs."""
+        if isinstance(node, cst.Subscript):
+            return self._reads_device(node.value) and any(
+                isinstance(e.slice, cst.Index) and self._mask(e.slice.value) for e in node.slice
+            )
+        if not isinstance(node, cst.Call):
+            return False
+        func = node.func
+        if isinstance(func, cst.Name):
+            return (
+                func.value in _SCALAR_CONVERSIONS
+                and self._converts_tensor(node)
+                and self.ctx.fact(HostWrites).host_needs(node, metrics=False)
+            )
+        if not isinstance(func, cst.Attribute):
+            return False
+        name = func.attr.value
+        qualname = self.ctx.symbols.qualname(func) or ""
+        if qualname.startswith("torch."):
+            positional = [a.value for a in node.args if a.keyword is None]
+            sized = name in _SIZED_BY_DATA or (name == "where" and len(node.args) == 1)
+            return sized and bool(positional) and self._reads_device(positional[0])
+        if name in _SIZED_BY_DATA:
+            return self._reads_device(func.value)
+        return (
+            name in _SCALAR_READS
+            and self._reads_device(func.value)
+            and self.ctx.fact(HostWrites).host_needs(node, metrics=False)
+        )
+
+    def _mask(self, index: cst.BaseExpression, depth: int = 0) -> bool:
+        """A boolean mask of tensors: a comparison (`x > 0`, `torch.lt(a, b)`), masks joined by
+        `&`/`|` or negated, reshaped or reduced (`mask.unsqueeze(-1) & mask.unsqueeze(-2)`,
+        `(a != b).any(-1)`), or a name bound to one where it is read."""
+        if depth > _MASK_DEPTH:
+            return False
+        if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert):
+            return self._mask(index.expression, depth + 1)
+        if isinstance(index, cst.BinaryOperation) and isinstance(
+            index.operator, cst.BitAnd | cst.BitOr
+        ):
+            return self._mask(index.left, depth + 1) or self._mask(index.right, depth + 1)
+        if isinstance(index, cst.Comparison):
+            return self._reads_device(index.left)
+        if isinstance(index, cst.Name):
+            bound = self.scopes.reaching(index)
+            value = bound[0].exact if len(bound) == 1 else None
+            return value is not None and self._mask(value, depth + 1)
+        if not (isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute)):
+            return False
+        qualname = self.ctx.symbols.qualname(index.func) or ""
+        if qualname.startswith("torch."):
+            return index.func.attr.value in _MASKING and bool(index.args)
+        return index.func.attr.value in _MASK_VIEWS and self._mask(index.func.value, depth + 1)
 
     def runs_whenever(
         self, wait: cst.CSTNode, node: cst.CSTNode, loop: cst.For | cst.While | cst.FunctionDef
