@@ -142,7 +142,11 @@ def _looped(mark: bool) -> dict[str, str]:
 CASES = [
     Case("one-off-check-uncalled", files=_project(False), rules=("TL001",)),
     Case("one-off-check-looped", files=_looped(True), rules=("TL001",)),
-    Case("one-off-check-called", files=_project(True, **{"audit.py": _CHECK_CALLER}), rules=("TL001",)),
+    Case(
+        "one-off-check-called",
+        files=_project(True, **{"audit.py": _CHECK_CALLER}),
+        rules=("TL001",),
+    ),
     Case(
         "unconnected-script",
         files=_project(False, **{"other_script.py": _OTHER_SCRIPT}),

@@ -135,6 +135,8 @@ _UNPICKLES = re.compile(
     rb"torch\.load\((?<![\w.]torch\.load\()(?<!load_state_dict\(torch\.load\()"
     rb"|pickle\.loads?\(|dill\.loads?\(|joblib\.load\("
 )
+# A script's guard, `if __name__ == "__main__":`.
+_MAIN_GUARD = re.compile(rb"__name__\s*+==\s*+[\"']__main__[\"']")
 # An import by a computed name, whose module no import line names (not `importlib.util.find_spec`,
 # which only asks whether a package is installed).
 _IMPORTS_BY_NAME = re.compile(
@@ -3422,9 +3424,9 @@ class ProjectIndex:
         module of the project imports calls `model.generate(...)` on that library's objects,
         whatever the receiver is named.
 
-        True when unknown: `file` or a module on the way up from it unpickles whole objects
-        (`torch.load(...)` other than straight into `load_state_dict`, `pickle.load`), a
-        configuration file names `file`'s module (a framework may import it), or the walk up
+        True when unknown: `file` or a module on the way up from it opens to code outside the
+        project (`_opens_to_users`: it unpickles whole objects, a configuration or a notebook
+        names it, or it is a library module nothing in the project imports), or the walk up
         meets more importers than `_MAX_DEPTH` hops allow. A module that imports others by a
         computed name (`importlib.import_module(path)`) counts as importing `file`, and holds
         an instance only if its own imports reach `source`."""
@@ -3436,9 +3438,6 @@ class ProjectIndex:
         )
 
     def _may_hold_now(self, file: Path, source: Path) -> bool:
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
-        if self._configs_mention(stem):
-            return True
         seen = {file}
         frontier = [file]
         while frontier:
@@ -3446,7 +3445,7 @@ class ProjectIndex:
                 return True
             following = []
             for current in frontier:
-                if _holds(current, _UNPICKLES) or source in self._import_closure(current):
+                if self._opens_to_users(current) or source in self._import_closure(current):
                     return True
                 for importer in [*self._importers(current, in_functions=True), *self._dynamic]:
                     if importer not in seen:
@@ -3454,6 +3453,21 @@ class ProjectIndex:
                         following.append(importer)
             frontier = following
         return False
+
+    def _opens_to_users(self, file: Path) -> bool:
+        """Whether code outside the project's imports may hand `file`'s functions any object:
+        it unpickles whole objects, a configuration file names its module or a notebook
+        imports it (`from pkg.stem import ...`, `import stem`), or no
+        module of the project imports it and it is no script (no `__main__` guard): a library
+        module its users import (`testval(dataset, loader, model)`)."""
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        if _holds(file, _UNPICKLES) or self._configs_mention(stem):
+            return True
+        imports = re.compile(rb"(?:import|from)\s++[\w.]*?\b" + re.escape(stem.encode()) + rb"\b")
+        self._project_files()  # the same walk lists the notebooks
+        if any(_holds(notebook, imports) for notebook in self._notebooks):
+            return True
+        return not _holds(file, _MAIN_GUARD) and next(self._importers(file, True), None) is None
 
     def _import_closure(self, file: Path) -> set[Path]:
         """The project files `file` imports, directly or through the files it imports (at the
