@@ -2826,12 +2826,18 @@ class ProjectIndex:
         return self._off_everywhere(file.absolute(), function, 0, frozenset()) is True
 
     def _off_everywhere(
-        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
+        self,
+        file: Path,
+        key: str,
+        depth: int,
+        busy: frozenset[tuple[Path, str]],
+        repeated: bool = False,
     ) -> bool | None:
         """True when every call of `key` outside test code runs with grad off, one at least
         where grad is turned off (not only through the functions in `busy`); None when every
-        call is made only by functions in `busy` (a cycle, which another call must enter);
-        False otherwise."""
+        call is made only by functions in `busy` (a cycle, which another call must enter) or
+        by one-off entries (`_caller_off`); False otherwise. `repeated`: a call on the way down
+        to the function first asked about sits in a loop."""
         if (file, key) in busy:
             return None
         if not key or depth > _MAX_DEPTH:
@@ -2845,7 +2851,7 @@ class ProjectIndex:
         busy = busy | {(file, key)}
         grounded = False
         for where, off, owner, looped in sites:
-            found = True if off else self._caller_off(where, owner, looped, depth, busy)
+            found = True if off else self._caller_off(where, owner, looped, depth, busy, repeated)
             if found is False:
                 return False
             grounded = grounded or found is True
@@ -2858,17 +2864,21 @@ class ProjectIndex:
         looped: int,
         depth: int,
         busy: frozenset[tuple[Path, str]],
+        repeated: bool,
     ) -> bool | None:
         """`_off_everywhere` of the function `owner` of `file`, which makes a call with grad on
         at its own level: False at module level; None (nothing decided) when `owner` makes the
-        call once, outside its loops, and nothing in the project calls `owner` itself
-        (`_uncalled_entry`): a check or an export its users run by hand, once, which repeats
-        no evaluation, so the other calls decide, as they do past a cycle."""
+        call once, outside its loops, no call on the way down from it sits in a loop either
+        (`repeated`), and nothing in the project calls `owner` itself (`_uncalled_entry`): a
+        check its users run by hand, once, which repeats no evaluation, so the other calls
+        decide, as they do past a cycle. A never-called `swap(runner)` running `runner.run()`,
+        which loops over prompts, still counts."""
         if owner is None:
             return False
-        if not looped and self._uncalled_entry(file, owner):
+        repeated = repeated or bool(looped)
+        if not repeated and self._uncalled_entry(file, owner):
             return None
-        return self._off_everywhere(file, owner, depth + 1, busy)
+        return self._off_everywhere(file, owner, depth + 1, busy, repeated)
 
     def _uncalled_entry(self, file: Path, key: str) -> bool:
         """Whether nothing in the project runs the function `key` of `file` (`f`, or
@@ -4677,16 +4687,12 @@ class ProjectIndex:
                 if not _handed_over_off(*read, name, self._tree_of):
                     return False
                 found = True
-            for callee, off, owner, _ in summary.calls:
+            for callee, off, owner, looped in summary.calls:
                 if "." not in callee or callee.rpartition(".")[2] != name:
                     continue
                 if not self._may_reach(other, callee, owner, (file, key.rpartition(".")[0])):
                     continue
-                up = (
-                    True
-                    if off
-                    else bool(owner) and self._off_everywhere(other, owner or "", depth + 1, busy)
-                )
+                up = True if off else self._caller_off(other, owner, looped, depth, busy, False)
                 if up is False:
                     return False
                 found = True if up is True else found or None
