@@ -2826,18 +2826,12 @@ class ProjectIndex:
         return self._off_everywhere(file.absolute(), function, 0, frozenset()) is True
 
     def _off_everywhere(
-        self,
-        file: Path,
-        key: str,
-        depth: int,
-        busy: frozenset[tuple[Path, str]],
-        repeated: bool = False,
+        self, file: Path, key: str, depth: int, busy: frozenset[tuple[Path, str]]
     ) -> bool | None:
         """True when every call of `key` outside test code runs with grad off, one at least
         where grad is turned off (not only through the functions in `busy`); None when every
-        call is made only by functions in `busy` (a cycle, which another call must enter) or
-        by one-off entries (`_caller_off`); False otherwise. `repeated`: a call on the way down
-        to the function first asked about sits in a loop."""
+        call is made only by functions in `busy` (a cycle, which another call must enter);
+        False otherwise."""
         if (file, key) in busy:
             return None
         if not key or depth > _MAX_DEPTH:
@@ -2850,72 +2844,16 @@ class ProjectIndex:
             return False
         busy = busy | {(file, key)}
         grounded = False
-        for where, off, owner, looped in sites:
-            found = True if off else self._caller_off(where, owner, looped, depth, busy, repeated)
+        for where, off, owner, _ in sites:
+            found = (
+                True
+                if off
+                else owner is not None and self._off_everywhere(where, owner, depth + 1, busy)
+            )
             if found is False:
                 return False
             grounded = grounded or found is True
         return True if grounded else None
-
-    def _caller_off(
-        self,
-        file: Path,
-        owner: str | None,
-        looped: int,
-        depth: int,
-        busy: frozenset[tuple[Path, str]],
-        repeated: bool,
-    ) -> bool | None:
-        """`_off_everywhere` of the function `owner` of `file`, which makes a call with grad on
-        at its own level: False at module level; None (nothing decided) when `owner` makes the
-        call once, outside its loops, no call on the way down from it sits in a loop either
-        (`repeated`), and nothing in the project calls `owner` itself (`_uncalled_entry`): a
-        check its users run by hand, once, which repeats no evaluation, so the other calls
-        decide, as they do past a cycle. A never-called `swap(runner)` running `runner.run()`,
-        which loops over prompts, still counts."""
-        if owner is None:
-            return False
-        repeated = repeated or bool(looped)
-        if not repeated and self._uncalled_entry(file, owner):
-            return None
-        return self._off_everywhere(file, owner, depth + 1, busy, repeated)
-
-    def _uncalled_entry(self, file: Path, key: str) -> bool:
-        """Whether nothing in the project runs the function `key` of `file` (`f`, or
-        `Class.method` of a module-level class): no call of it anywhere, test code included
-        (a test's call shows it is used), no read of its name other than a call, no notebook
-        writing the name; an undecorated public function, not a dunder nor a hook of
-        `torch.nn.Module`; a method's class lineage and subclasses derive only from project
-        classes, `object` and `torch.nn.Module`, so no framework calls it as a hook
-        (`validation_step`), and no file of theirs looks attributes up by a computed name."""
-        klass, _, name = key.rpartition(".")
-        if not name or name.startswith("_") or name in _MODULE_HOOKS or name == "forward":
-            return False
-        if self._notebooks_mention(name) or self._decorated(file, key):
-            return False
-        if klass and not self._plain_module_lineage(file, klass):
-            return False
-        sites = self._method_sites(file, key) if klass else self._function_sites(file, key)
-        return sites == []
-
-    def _decorated(self, file: Path, key: str) -> bool:
-        """Whether the function `key` of `file` carries a decorator (a registration, a
-        command-line entry, a property), or is not found."""
-        klass, _, name = key.rpartition(".")
-        if klass:
-            node = self._class_node(file, klass)
-            scope = node.body if node is not None else []
-        else:
-            read = _read(file)
-            tree = self._tree_of(read[0]) if read is not None else None
-            scope = tree.body if tree is not None else []
-            if read is not None:
-                self.consulted[file] = read[1]
-        for statement in scope:
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                if statement.name == name:
-                    return bool(statement.decorator_list)
-        return True
 
     def _plain_module_lineage(self, file: Path, klass: str) -> bool:
         """Whether `klass` of `file`, its bases and its subclasses derive only from project
@@ -4687,12 +4625,16 @@ class ProjectIndex:
                 if not _handed_over_off(*read, name, self._tree_of):
                     return False
                 found = True
-            for callee, off, owner, looped in summary.calls:
+            for callee, off, owner, _ in summary.calls:
                 if "." not in callee or callee.rpartition(".")[2] != name:
                     continue
                 if not self._may_reach(other, callee, owner, (file, key.rpartition(".")[0])):
                     continue
-                up = True if off else self._caller_off(other, owner, looped, depth, busy, False)
+                up = (
+                    True
+                    if off
+                    else bool(owner) and self._off_everywhere(other, owner or "", depth + 1, busy)
+                )
                 if up is False:
                     return False
                 found = True if up is True else found or None
