@@ -1607,17 +1607,15 @@ on over several cells gets one `with torch.no_grad():` per cell.
         return members[0]
 
     def _called_only_without_grad_elsewhere(self, function: cst.FunctionDef) -> bool:
-        """A module-level function or method this file never calls, which the project calls
-        only under `no_grad`/`inference_mode` (at the call or further up): its callers chose
-        the grad mode already."""
+        """A module-level function or method which the project calls only under
+        `no_grad`/`inference_mode` (at the call or further up, through this file's own calls
+        of it too, which the project index reads alike): its callers chose the grad mode
+        already. A `Step.infer` that the file's `Net.infer` runs in a loop, and another
+        module runs `net.infer(...)` under `no_grad`."""
         grad = self.ctx.fact(Grad)
         owner = grad.enclosing_class(function)
         key = f"{owner.name.value}.{function.name.value}" if owner else function.name.value
-        if (
-            self.ctx.project is None
-            or not isinstance(grad.parent(owner or function), cst.Module)
-            or grad.call_sites(function) != []
-        ):
+        if self.ctx.project is None or not isinstance(grad.parent(owner or function), cst.Module):
             return False
         path = self.ctx.absolute_path
         return self.ctx.project.always_called_without_grad(path, key) or (

@@ -129,6 +129,19 @@ _EVALUATES = re.compile(
     rb"|members\((?<=\bgetmembers\()|ubclasses__\((?<=__subclasses__\()"
     rb"|g(?<!\wg)etattr\(\s*+(?!(?:self|cls)\b)[\w.\[\]\"']++\s*+,\s*+[^\s'\"]"
 )
+# A whole object read back from a file (`torch.load(path)` other than straight into
+# `load_state_dict(...)`, `pickle.load`, `joblib.load`): an instance of any importable class.
+_UNPICKLES = re.compile(
+    rb"torch\.load\((?<![\w.]torch\.load\()(?<!load_state_dict\(torch\.load\()"
+    rb"|pickle\.loads?\(|dill\.loads?\(|joblib\.load\("
+)
+# A script's guard, `if __name__ == "__main__":`.
+_MAIN_GUARD = re.compile(rb"__name__\s*+==\s*+[\"']__main__[\"']")
+# An import by a computed name, whose module no import line names (not `importlib.util.find_spec`,
+# which only asks whether a package is installed).
+_IMPORTS_BY_NAME = re.compile(
+    rb"import_module\(|__import__\(|runpy\.run_|spec_from_file_location\(|SourceFileLoader\("
+)
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
@@ -2237,6 +2250,8 @@ class ProjectIndex:
         self._test_files: dict[Path, tuple[tuple[int, int], str, bool]] = {}
         # attribute -> `_written_elsewhere`, and the files it read, kept alike
         self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
+        # (calling file, class's file) -> `_may_hold_instances`, kept alike
+        self._holds_memo: dict[tuple[Path, Path], tuple[bool, dict[Path, str]]] = {}
         # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
         self._attribute_memo: dict[
             tuple[Path, str, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
@@ -2840,6 +2855,26 @@ class ProjectIndex:
             grounded = grounded or found is True
         return True if grounded else None
 
+    def _plain_module_lineage(self, file: Path, klass: str) -> bool:
+        """Whether `klass` of `file`, its bases and its subclasses derive only from project
+        classes, `object` and `torch.nn.Module`, and no file of theirs calls `getattr(`: only
+        the project's own code calls their methods, which `torch.nn.Module` never does but for
+        its hooks."""
+        lineage = self._lineage(file, klass)
+        if len(lineage) > _MAX_DEPTH:
+            return False
+        for member_file, member in [*lineage, *self._subclasses(file, klass, 0)]:
+            bases = self._written_bases(member_file, member)
+            if bases is None or _mentions(member_file, "getattr("):
+                return False
+            for base in bases:
+                if base == "object" or self._class_location(member_file, base) is not None:
+                    continue
+                summary = self._summary(member_file)
+                if summary is None or _imported(base, summary.imports) != "torch.nn.Module":
+                    return False
+        return True
+
     def _test_code(self, file: Path) -> bool:
         """Whether `file` is test code by the engine's measure (`test_code.is_test_code`),
         judged once per state of the file (its modification time and size, as `_summary`
@@ -3171,19 +3206,8 @@ class ProjectIndex:
             or self._notebooks_mention(method)
         ):
             return False
-        lineage = self._lineage(file, klass)
-        if len(lineage) > _MAX_DEPTH:
+        if not self._plain_module_lineage(file, klass):
             return False
-        for member_file, member in [*lineage, *self._subclasses(file, klass, 0)]:
-            bases = self._written_bases(member_file, member)
-            if bases is None or _mentions(member_file, "getattr("):
-                return False
-            for base in bases:
-                if base == "object" or self._class_location(member_file, base) is not None:
-                    continue
-                summary = self._summary(member_file)
-                if summary is None or _imported(base, summary.imports) != "torch.nn.Module":
-                    return False
         for other in self._project_files():
             if not _mentions(other, method):
                 continue
@@ -3308,9 +3332,12 @@ class ProjectIndex:
         self, file: Path, callee: str, owner: str | None, target: tuple[Path, str]
     ) -> bool:
         """Whether `callee` (`self.m`, `x.m`), called in `file` by the function `owner`, may
-        run the method `m` of the project class `target`: not when its receiver is `self` of a
-        class unrelated to `target` (`_related`), or a local name bound only to instances built
-        by `builds_unrelated` calls. Unknown receivers may."""
+        run the method `m` of the project class `target`: not when no instance of `target` can
+        reach `file` (`_may_hold_instances`), nor when its receiver is `self` of a class
+        unrelated to `target` (`_related`), or a local name bound only to instances built by
+        `builds_unrelated` calls. Unknown receivers may."""
+        if not self._may_hold_instances(file, target[0]):
+            return False
         receiver = callee.rpartition(".")[0]
         if receiver == _SUPER:  # a base's method: never the calling class's own
             klass = (owner or "").partition(".")[0]
@@ -3335,6 +3362,81 @@ class ProjectIndex:
         return callees is None or not all(
             self._builds_unrelated(file, built, target) for built in callees
         )
+
+    def _may_hold_instances(self, file: Path, source: Path) -> bool:
+        """Whether code in `file` may hold an instance of a class defined in `source`: only a
+        module whose imports reach `source` (directly or through other modules, at the top or
+        in a function) can build one or name a subclass, and only such a module that imports
+        `file` (or imports a module that does) can hand one to `file`'s functions. An example
+        script that imports only another library (`AutoModel.from_pretrained(...)`) and that no
+        module of the project imports calls `model.generate(...)` on that library's objects,
+        whatever the receiver is named.
+
+        True when unknown: `file` or a module on the way up from it opens to code outside the
+        project (`_opens_to_users`: it unpickles whole objects, a configuration or a notebook
+        names it, or it is a library module nothing in the project imports), or the walk up
+        meets more importers than `_MAX_DEPTH` hops allow. A module that imports others by a
+        computed name (`importlib.import_module(path)`) counts as importing `file`, and holds
+        an instance only if its own imports reach `source`."""
+        file, source = file.absolute(), source.absolute()
+        if file == source:
+            return True
+        return self._remembered(
+            self._holds_memo, (file, source), lambda: self._may_hold_now(file, source)
+        )
+
+    def _may_hold_now(self, file: Path, source: Path) -> bool:
+        seen = {file}
+        frontier = [file]
+        while frontier:
+            if len(seen) > 4 * _MAX_DEPTH:
+                return True
+            following = []
+            for current in frontier:
+                if self._opens_to_users(current) or source in self._import_closure(current):
+                    return True
+                for importer in [*self._importers(current, in_functions=True), *self._dynamic]:
+                    if importer not in seen:
+                        seen.add(importer)
+                        following.append(importer)
+            frontier = following
+        return False
+
+    def _opens_to_users(self, file: Path) -> bool:
+        """Whether code outside the project's imports may hand `file`'s functions any object:
+        it unpickles whole objects, a configuration file names its module or a notebook
+        imports it (`from pkg.stem import ...`, `import stem`), or no
+        module of the project imports it and it is no script (no `__main__` guard): a library
+        module its users import (`testval(dataset, loader, model)`)."""
+        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        if _holds(file, _UNPICKLES) or self._configs_mention(stem):
+            return True
+        imports = re.compile(rb"(?:import|from)\s++[\w.]*?\b" + re.escape(stem.encode()) + rb"\b")
+        self._project_files()  # the same walk lists the notebooks
+        if any(_holds(notebook, imports) for notebook in self._notebooks):
+            return True
+        return not _holds(file, _MAIN_GUARD) and next(self._importers(file, True), None) is None
+
+    def _import_closure(self, file: Path) -> set[Path]:
+        """The project files `file` imports, directly or through the files it imports (at the
+        top or in a function)."""
+        found: set[Path] = set()
+        frontier = [file]
+        while frontier:
+            following = []
+            for current in frontier:
+                for module in self._all_imported_files(current):
+                    if module not in found:
+                        found.add(module)
+                        following.append(module)
+            frontier = following
+        return found
+
+    @cached_property
+    def _dynamic(self) -> list[Path]:
+        """The project's files that import modules by a computed name (`import_module(name)`,
+        `__import__(name)`, `runpy.run_path`): any module may be one they import."""
+        return [path for path in self._project_files() if _holds(path, _IMPORTS_BY_NAME)]
 
     def _attribute_unrelated(
         self, file: Path, klass: str, attribute: str, target: tuple[Path, str]
