@@ -5,8 +5,9 @@ boolean-mask indexing) or reads a size the host needs (`n = int(lengths.max().it
 waits for the device there anyway: a vector built on the host next to it (`torch.arange(k)`,
 `torch.zeros(1)`) lands on a drained stream or moves that wait by a few ops (judged debatable
 on real point-cloud and alignment code). A matrix sized by the data still costs its host fill
-and copy, a wait under a branch of its own paces nothing, and a block without such a wait
-keeps its finding. Each case is an invented project checked by the installed `torchlint`.
+and copy, a wait under a branch of its own paces nothing, a masked store of a number
+(`flip[flip < 0.5] = -1.0`) runs as `masked_fill_` on the device and waits for nothing, and a
+block without such a wait keeps its finding. Each case is an invented project checked by the installed `torchlint`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,14 @@ if self.training:
     counts = index.bincount()
     offsets = offsets + counts.sum()
 return feats + offsets""",
+    ),
+    _block(
+        "masked-store-of-a-number-stays",
+        """\
+flip = torch.rand(feats.shape[1]).to(feats.device)  # TL103: torch.rand(feats.shape[1]).to(feats.device)
+flip[flip >= 0.5] = 1.0
+flip[flip < 0.5] = -1.0
+return feats * flip""",
     ),
     _block(
         "no-wait-stays",

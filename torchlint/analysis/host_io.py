@@ -80,7 +80,7 @@ calls a function or method of another module that waits on every call
 reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`). Within one
 function, `waits_beside` finds the waits a block makes on purpose next to a node: an op whose
 output size depends on the data (`index.bincount()`, `torch.nonzero`, boolean-mask indexing
-`x[x > 0]`) or a device value the host needs (`int(lengths.max().item())` sizing a buffer),
+`x[x > 0]`, not a masked store of a number, `masked_fill_` on the device) or a device value the host needs (`int(lengths.max().item())` sizing a buffer),
 at the same level of the function's branches and loops as the node (TL103 leaves a small
 blocking copy there).
 """
@@ -1072,8 +1072,12 @@ class WaitsByDesign:
     def _waits_on_data(self, node: cst.CSTNode) -> bool:
         """A data-sized op on a device tensor, or a scalar read of one the host needs."""
         if isinstance(node, cst.Subscript):
-            return self._reads_device(node.value) and any(
-                isinstance(e.slice, cst.Index) and self._mask(e.slice.value) for e in node.slice
+            return (
+                self._reads_device(node.value)
+                and any(
+                    isinstance(e.slice, cst.Index) and self._mask(e.slice.value) for e in node.slice
+                )
+                and not self._fills_number(node)
             )
         if not isinstance(node, cst.Call):
             return False
@@ -1099,6 +1103,19 @@ class WaitsByDesign:
             and self._reads_device(func.value)
             and self.ctx.fact(HostWrites).host_needs(node, metrics=False)
         )
+
+    def _fills_number(self, target: cst.Subscript) -> bool:
+        """`x[x < 0.5] = -1.0`: a masked store of a number, which torch runs as `masked_fill_`
+        on the device, sizing nothing."""
+        parent = self.scopes.parents.get(target)
+        if isinstance(parent, cst.AssignTarget):
+            parent = self.scopes.parents.get(parent)
+        if not isinstance(parent, cst.Assign | cst.AugAssign):
+            return False
+        value = parent.value
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        return isinstance(value, cst.Integer | cst.Float)
 
     def _mask(self, index: cst.BaseExpression, depth: int = 0) -> bool:
         """A boolean mask of tensors: a comparison (`x > 0`, `torch.lt(a, b)`), masks joined by
