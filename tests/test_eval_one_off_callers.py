@@ -6,6 +6,8 @@ under `torch.no_grad()` (`Flow.infer` hands it on in the one-off cases). A `mode
 script that neither imports the module defining the class (directly or through other modules)
 nor is imported by a module that does must not count: no instance of the class can reach it,
 whatever its receiver is named (an example script that builds another library's model).
+Importing `pkg.models.zoo` runs `pkg/models/__init__.py` first, which imports the class's
+module: a script building its model from that registry reaches the class.
 
 The twins keep the finding: the script imports the class's module, or a module importing both
 the script and the class hands the script an instance. So do the one-off checks: a method
@@ -123,6 +125,30 @@ from other_script import run
 run(Decoder(), ["a"])
 """
 
+_ZOO = """\
+REGISTRY = {}
+
+
+def build(name):
+    return REGISTRY[name]()
+"""
+
+_ZOO_SCRIPT = """\
+import torch
+
+from pkg.models.zoo import build
+
+
+def main(inputs):
+    model = build("decoder")
+    for x in inputs:
+        print(model.infer(x, 40))
+
+
+if __name__ == "__main__":
+    main([torch.zeros(1, 8)])
+"""
+
 _MARK = "  # TL001: self.cell("
 
 
@@ -158,6 +184,21 @@ CASES = [
     Case(
         "connected-script",
         files=_project(True, **{"other_script.py": _CONNECTED_SCRIPT}),
+        rules=("TL001",),
+    ),
+    Case(
+        "script-through-a-package-init",
+        files={
+            "pkg/__init__.py": "",
+            "pkg/models/__init__.py": "from pkg.models import flow\n",
+            "pkg/models/zoo.py": _ZOO,
+            "pkg/models/flow.py": _FLOW.partition("\n\nclass Flow")[0].replace("MARK", _MARK)
+            + "\n\n\nfrom pkg.models.zoo import REGISTRY\n\nREGISTRY['decoder'] = Decoder\n",
+            "sample.py": _SAMPLE.replace("Flow", "Decoder").replace(
+                "from flow import", "from pkg.models.flow import"
+            ),
+            "run_zoo.py": _ZOO_SCRIPT,
+        },
         rules=("TL001",),
     ),
     Case(

@@ -3419,17 +3419,34 @@ class ProjectIndex:
 
     def _import_closure(self, file: Path) -> set[Path]:
         """The project files `file` imports, directly or through the files it imports (at the
-        top or in a function)."""
+        top or in a function), with the `__init__.py` of every package above each of them:
+        importing `pkg.models.zoo` runs `pkg/models/__init__.py` first, which may import every
+        model of the package (a registry filled as its modules load)."""
         found: set[Path] = set()
         frontier = [file]
         while frontier:
             following = []
             for current in frontier:
                 for module in self._all_imported_files(current):
-                    if module not in found:
-                        found.add(module)
-                        following.append(module)
+                    for loaded in (module, *self._packages_above(module)):
+                        if loaded not in found:
+                            found.add(loaded)
+                            following.append(loaded)
             frontier = following
+        return found
+
+    def _packages_above(self, module: Path) -> list[Path]:
+        """The `__init__.py` files of the project's packages holding `module`, innermost first."""
+        root = self.root.absolute()
+        found = []
+        folder = module.parent
+        while folder != root and root in folder.parents:
+            init = folder / "__init__.py"
+            if not init.is_file():
+                break
+            if init != module:
+                found.append(init)
+            folder = folder.parent
         return found
 
     @cached_property
