@@ -27,6 +27,35 @@ from pathlib import Path
 import pytest
 from project_cases import Case, case_findings, check_projects, shown
 
+# A step whose inner loop reads each element's length on the host after `before` and keeps
+# `clip`: the cases where those reads stay findings.
+_ELEMENT_STEP = """\
+import numpy as np
+import torch
+
+
+def train(model, opt, loader, max_len):
+    model.cuda()
+    for mels, lengths in loader:
+        mels, lengths = mels.cuda(), lengths.cuda()
+{before}
+        clips = []
+        for b in range(len(lengths)):
+            length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
+            start = np.random.randint(0, length - crop)
+            clips.append({clip})
+        loss = torch.stack(clips).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def _element_reads(case_id: str, before: str, clip: str) -> Case:
+    lines = "\n".join("        " + line for line in before.splitlines())
+    return Case(case_id, {"train.py": _ELEMENT_STEP.format(before=lines, clip=clip)})
+
+
 CASES = [
     Case(
         "element-reads-after-needed-read",
@@ -55,82 +84,21 @@ def train(model, opt, loader, max_len):
 """,
         },
     ),
-    Case(
+    _element_reads(
         "element-reads-after-needed-read-inner-forward",
-        {
-            "train.py": """\
-import numpy as np
-import torch
-
-
-def train(model, opt, loader, max_len):
-    model.cuda()
-    for mels, lengths in loader:
-        mels, lengths = mels.cuda(), lengths.cuda()
-        crop = min(int(lengths.min().item() / 2), max_len)
-        clips = []
-        for b in range(len(lengths)):
-            length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
-            start = np.random.randint(0, length - crop)
-            clips.append(model(mels[b, :, start:start + crop]))
-        loss = torch.stack(clips).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-""",
-        },
+        "crop = min(int(lengths.min().item() / 2), max_len)",
+        "model(mels[b, :, start:start + crop])",
     ),
-    Case(
+    _element_reads(
         "element-reads-after-device-work-named-like-builtins",
-        {
-            "train.py": """\
-import numpy as np
-import torch
-
-
-def train(model, opt, loader, max_len):
-    model.cuda()
-    for mels, lengths in loader:
-        mels, lengths = mels.cuda(), lengths.cuda()
-        h = model(mels)
-        crop = min(int(lengths.min().item() / 2), max_len)
-        longest = lengths.float().max()
-        clips = []
-        for b in range(len(lengths)):
-            length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
-            start = np.random.randint(0, length - crop)
-            clips.append(h[b, :, start:start + crop] / longest)
-        loss = torch.stack(clips).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-""",
-        },
+        "h = model(mels)\ncrop = min(int(lengths.min().item() / 2), max_len)\n"
+        "longest = lengths.float().max()",
+        "h[b, :, start:start + crop] / longest",
     ),
-    Case(
+    _element_reads(
         "element-reads-without-read-before",
-        {
-            "train.py": """\
-import numpy as np
-import torch
-
-
-def train(model, opt, loader):
-    model.cuda()
-    for mels, lengths in loader:
-        mels, lengths = mels.cuda(), lengths.cuda()
-        h = model(mels)
-        clips = []
-        for b in range(len(lengths)):
-            length = int(lengths[b].item() / 2)  # TL002: lengths[b].item()
-            start = np.random.randint(0, length - 8)
-            clips.append(h[b, :, start:start + 8])
-        loss = torch.stack(clips).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-""",
-        },
+        "h = model(mels)\ncrop = 8",
+        "h[b, :, start:start + crop]",
     ),
     Case(
         "eval-split-copies-for-evaluator",
