@@ -80,9 +80,9 @@ calls a function or method of another module that waits on every call
 reads a tensor it is passed on the host (`ProjectIndex.syncs_arguments`). Within one
 function, `waits_beside` finds the waits a block makes on purpose next to a node: an op whose
 output size depends on the data (`index.bincount()`, `torch.nonzero`, boolean-mask indexing
-`x[x > 0]`, not a masked store of a number, `masked_fill_` on the device) or a device value the host needs (`int(lengths.max().item())` sizing a buffer),
-at the same level of the function's branches and loops as the node (TL103 leaves a small
-blocking copy there).
+`x[x > 0]`; not a masked store of a number, which runs as `masked_fill_` on the device) or a
+device value the host needs (`int(lengths.max().item())` sizing a buffer), at the same level of
+the function's branches and loops as the node (TL103 leaves a small blocking copy there).
 """
 
 from __future__ import annotations
