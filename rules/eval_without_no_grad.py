@@ -179,8 +179,10 @@ module-level function without parameters or decorators that no code of the proje
 (`torch.onnx.export`, `torch.jit.trace`: a warm-up), a forward outside any loop whose every
 input holds no data (`model(torch.ones(1, 3, h, w).cuda())`, also through casts such as
 `.type_as(w)`, a tuple of such tensors and `None`, or a name bound once to
-`torch.zeros(...)`/`torch.FloatTensor(1, *shape)` and never written into: a warm-up, a shape
-check, a FLOPs count), and code of a function that trains in a loop of its own placed before
+`torch.zeros(...)`/`torch.FloatTensor(1, *shape)` and never written into, perhaps moved after
+(`x = x.cuda()`): a warm-up, a shape check, a FLOPs count; random noise of any size counts when
+the forward's result is dropped, `model(input)` as a statement firing counting hooks, not the
+noise a generator's kept output is sampled from), and code of a function that trains in a loop of its own placed before
 that loop, where nothing runs the function again (a debug check of one batch's output). A
 helper whose only forward runs on such a made-up input (`compare(sig, model)` running
 `model(torch.randn(1, 2, n))`, once per converted checkpoint) evaluates no data wherever it is

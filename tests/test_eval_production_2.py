@@ -198,6 +198,37 @@ def train(netG, loader, epochs):
         },
         rules=("TL001",),
     ),
+    # --- 4b. noise of any size through a forward whose result is dropped: hooks count FLOPs ---
+    Case(
+        "dropped-forward-on-noise",
+        {
+            "complexity.py": """\
+import torch
+
+
+def complexity(model, input_size):
+    counts = []
+    hooks = [m.register_forward_hook(lambda m, x, y: counts.append(y.numel())) for m in model.modules()]
+    model.eval()
+    input = torch.rand(input_size)
+    if next(model.parameters()).is_cuda:
+        input = input.cuda()
+    model(input)
+    for h in hooks:
+        h.remove()
+    return sum(counts)
+
+
+def score(model, n):
+    model.eval()
+    noise = torch.rand(n, 3)
+    if torch.cuda.is_available():
+        noise = noise.cuda()
+    return model(noise).mean()  # TL001: model(noise)
+""",
+        },
+        rules=("TL001",),
+    ),
     # --- 5. test harness classes in library code ---
     Case(
         "testcase-harness-in-library",

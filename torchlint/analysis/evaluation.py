@@ -115,6 +115,7 @@ _SYNTHETIC_FACTORIES = frozenset(
 )
 # Factories of tensors filled with one value: an input made of them holds no data to evaluate.
 _CONSTANT_FILLS = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full"))
+_FILL_DEPTH = 3  # bindings of a made-up input followed back through its own moves and casts
 # Random factories: given a leading size of 1 (one made-up sample), a probe like the fills above.
 _RANDOM_FILLS = frozenset(f"torch.{name}" for name in ("rand", "randn"))
 # nn.Module's own methods: calling them runs no forward.
@@ -1193,17 +1194,25 @@ class Evaluation(Shared):
         data (`model(torch.ones(1, 3, h, w).cuda())`, or a name bound once to one and never
         written into: `batch = torch.FloatTensor(1, *shape)`): a warm-up, a shape check or a
         FLOPs count, which evaluates no data, whatever the code around it.
-        `features = torch.zeros(n, k)` filled afterwards (`features[:, i] = x[i:]`) holds data."""
+        `features = torch.zeros(n, k)` filled afterwards (`features[:, i] = x[i:]`) holds data.
+        A forward whose result is dropped (`model(input)` as a statement, its hooks counting
+        FLOPs) on random noise of any size evaluates nothing either: the noise a generator is
+        sampled with is kept, as its output is."""
         inputs = [a.value for a in call.args if a.keyword is None and not a.star]
+        dropped = isinstance(self.model.parents.get(call), cst.Expr)
         return (
             bool(inputs)
-            and all(self._is_constant_fill(v) for v in inputs)
+            and all(self._is_constant_fill(v, noise=dropped) for v in inputs)
             and not self._in_own_loop(call)
         )
 
-    def _is_constant_fill(self, expr: cst.BaseExpression) -> bool:
+    def _is_constant_fill(
+        self, expr: cst.BaseExpression, noise: bool = False, depth: int = _FILL_DEPTH
+    ) -> bool:
         """`torch.zeros(...)`, `torch.ones(...).cuda()`, `torch.FloatTensor(1, 3, h, w)`: a
-        made-up tensor with no data in it, also through a name never written into."""
+        made-up tensor with no data in it, also through a name never written into, whose
+        binding may itself move or cast the name's earlier fill (`x = torch.rand(1, 8)`, then
+        `if on_gpu: x = x.cuda()`). With `noise`, random fills of any size count."""
         if isinstance(expr, cst.Name):
             reaching = self.model.reaching(expr)
             value = reaching[0].value if len(reaching) == 1 else None
@@ -1216,12 +1225,14 @@ class Evaluation(Shared):
             name = self.ctx.symbols.qualname(expr.func) or ""
             if name in _CONSTANT_FILLS or _is_sized_constructor(name, expr):
                 return True
-            if name in _RANDOM_FILLS and _leading_size_one(expr):
+            if name in _RANDOM_FILLS and (noise or _leading_size_one(expr)):
                 return True  # `torch.rand(1, 3, h, w)`: one random sample, as for a FLOPs count
             if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TENSOR_CASTS):
                 return False
             expr = expr.func.value
-        return False
+        return isinstance(expr, cst.Name) and depth > 0 and self._is_constant_fill(
+            expr, noise, depth - 1
+        )
 
     def _fills_only(self, expr: cst.Tuple | cst.List) -> bool:
         """`(x, None)` with `x` a made-up tensor: a batch of fills, and None for the targets a
