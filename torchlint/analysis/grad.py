@@ -76,9 +76,9 @@ _GRAD_FUNCTIONAL = frozenset(
         "vhp",
     }
 )
-_NEEDS_GRAD_METHODS = frozenset(
-    {"backward", "manual_backward", "requires_grad_", "retain_grad", "zero_grad"}
-)
+# Not `zero_grad`: it clears gradients under `no_grad` as well, and a test loop copied from the
+# training loop keeps it (`model.zero_grad()` before a forward whose loss is only read).
+_NEEDS_GRAD_METHODS = frozenset({"backward", "manual_backward", "requires_grad_", "retain_grad"})
 _MODE_SWITCHES = frozenset({"eval", "train"})
 # How many hand-offs `Grad._hands_off_mode` follows: `forward` -> `run` -> a grad-off method.
 _HAND_OFF_DEPTH = 3
