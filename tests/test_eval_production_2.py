@@ -229,6 +229,35 @@ def score(model, n):
         },
         rules=("TL001",),
     ),
+    # --- 4c. a test loop copied from the training loop keeps its zero_grad ---
+    Case(
+        "zero-grad-in-test-loop",
+        {
+            "linear_eval.py": """\
+import torch
+
+
+def train(loader, model, criterion, optimizer):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+
+def test(loader, model, criterion, optimizer):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        model.zero_grad()
+        output = model(x.cuda())  # TL001: model(x.cuda())
+        total += criterion(output, y.cuda()).item()
+    return total
+""",
+        },
+        rules=("TL001",),
+    ),
     # --- 5. test harness classes in library code ---
     Case(
         "testcase-harness-in-library",
