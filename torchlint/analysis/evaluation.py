@@ -1230,8 +1230,10 @@ class Evaluation(Shared):
             if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TENSOR_CASTS):
                 return False
             expr = expr.func.value
-        return isinstance(expr, cst.Name) and depth > 0 and self._is_constant_fill(
-            expr, noise, depth - 1
+        return (
+            isinstance(expr, cst.Name)
+            and depth > 0
+            and self._is_constant_fill(expr, noise, depth - 1)
         )
 
     def _fills_only(self, expr: cst.Tuple | cst.List) -> bool:

@@ -76,8 +76,9 @@ _GRAD_FUNCTIONAL = frozenset(
         "vhp",
     }
 )
-# Not `zero_grad`: it clears gradients under `no_grad` as well, and a test loop copied from the
-# training loop keeps it (`model.zero_grad()` before a forward whose loss is only read).
+# A module's `zero_grad` is not here: it clears gradients under `no_grad` as well, and a test
+# loop copied from the training loop keeps it (`model.zero_grad()` before a forward whose loss is
+# only read). An optimizer's `zero_grad` starts an update (`_call_needs_grad`).
 _NEEDS_GRAD_METHODS = frozenset({"backward", "manual_backward", "requires_grad_", "retain_grad"})
 _MODE_SWITCHES = frozenset({"eval", "train"})
 # How many hand-offs `Grad._hands_off_mode` follows: `forward` -> `run` -> a grad-off method.
@@ -785,7 +786,7 @@ class Grad(Shared):
             attr = func.attr.value
             if attr in _NEEDS_GRAD_METHODS:
                 return True
-            if attr == "step" and is_optimizer_name(dotted(func.value) or ""):
+            if attr in ("step", "zero_grad") and is_optimizer_name(dotted(func.value) or ""):
                 return True
         qualname = self.ctx.symbols.qualname(func) or ""
         return (
