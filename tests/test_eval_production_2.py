@@ -229,7 +229,8 @@ def score(model, n):
         },
         rules=("TL001",),
     ),
-    # --- 4c. a test loop copied from the training loop keeps its zero_grad ---
+    # --- 4c. a test loop copied from the training loop keeps its module's zero_grad; an
+    # optimizer's zero_grad before a forward starts an update ---
     Case(
         "zero-grad-in-test-loop",
         {
@@ -254,6 +255,20 @@ def test(loader, model, criterion, optimizer):
         output = model(x.cuda())  # TL001: model(x.cuda())
         total += criterion(output, y.cuda()).item()
     return total
+""",
+            "agent.py": """\
+import torch.nn.functional as F
+
+
+class Agent:
+    def learn(self, state, target):
+        self.critic.eval()
+        self.actor.optimizer.zero_grad()
+        mu = self.actor.forward(state)
+        self.actor.train()
+        actor_loss = -self.critic.forward(state, mu).mean() + F.mse_loss(mu, target)
+        actor_loss.backward()
+        self.actor.optimizer.step()
 """,
         },
         rules=("TL001",),
