@@ -5,8 +5,9 @@ A library keeps `count_flops` in `pkg/utils/complexity.py` and re-exports it fro
 `pkg/utils/__init__.py` (`from .complexity import count_flops`); the training scripts write
 `from pkg.utils import count_flops`. The project index follows such an import to the module that
 defines the name (`ProjectIndex._passed_on`), so the function's callers are known: called once
-from a `main`, its single forward on a dummy input (a FLOPs count) runs once and is no finding;
-called every epoch, it evaluates every epoch with autograd on and is one. Invented projects,
+from a `main`, its single forward on random input, whose output it measures, runs once and is no
+finding; called every epoch, it evaluates every epoch with autograd on and is one. (A forward
+whose result is dropped, hooks counting FLOPs, evaluates nothing wherever it runs.) Invented projects,
 checked once by the installed `torchlint`.
 """
 
@@ -24,8 +25,8 @@ import torch
 def count_flops(model, shape):
     model.eval()
     x = torch.rand(shape)
-    model(x){mark}
-    return 0
+    out = model(x){mark}
+    return out.numel()
 """
 
 _INIT = "from .complexity import count_flops\n"
