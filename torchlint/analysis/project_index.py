@@ -144,6 +144,9 @@ _IMPORTS_BY_NAME = re.compile(
 )
 # A run of word characters (ASCII or any byte of a UTF-8 sequence) holding one that is no digit.
 _CONFIG_WORD = re.compile(rb"[0-9]*+[A-Za-z_\x80-\xff][\w\x80-\xff]*+")
+# The dotted name after `import` or `from`, at every place one starts (matches may overlap).
+_IMPORTED_NAME = re.compile(rb"(?=(?:import|from)\s++([\w.]+))")
+_ASCII_WORD = re.compile(rb"\w+")
 _LOOP_LINE = re.compile(r"^([ \t]*+)(?:async\s++)?(?:for|while)\b", re.MULTILINE)
 
 
@@ -2252,6 +2255,10 @@ class ProjectIndex:
         self._written_memo: dict[str, tuple[bool, dict[Path, str]]] = {}
         # (calling file, class's file) -> `_may_hold_instances`, kept alike
         self._holds_memo: dict[tuple[Path, Path], tuple[bool, dict[Path, str]]] = {}
+        # file -> `_opens_to_users`, and file -> `_import_closure`: like the word index, not
+        # refreshed while the process runs (each walk up `_may_hold_now` asks them again)
+        self._opens_memo: dict[Path, bool] = {}
+        self._closures: dict[Path, frozenset[Path]] = {}
         # (file, class, attribute, target class) -> `_attribute_unrelated`, kept alike
         self._attribute_memo: dict[
             tuple[Path, str, str, tuple[Path, str]], tuple[bool, dict[Path, str]]
@@ -3408,20 +3415,54 @@ class ProjectIndex:
         imports it (`from pkg.stem import ...`, `import stem`), or no
         module of the project imports it and it is no script (no `__main__` guard): a library
         module its users import (`testval(dataset, loader, model)`)."""
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
-        if _holds(file, _UNPICKLES) or self._configs_mention(stem):
-            return True
-        imports = re.compile(rb"(?:import|from)\s++[\w.]*?\b" + re.escape(stem.encode()) + rb"\b")
-        self._project_files()  # the same walk lists the notebooks
-        if any(_holds(notebook, imports) for notebook in self._notebooks):
-            return True
-        return not _holds(file, _MAIN_GUARD) and next(self._importers(file, True), None) is None
+        if file not in self._opens_memo:
+            stem = file.parent.name if file.name == "__init__.py" else file.stem
+            self._opens_memo[file] = (
+                _holds(file, _UNPICKLES)
+                or self._configs_mention(stem)
+                or self._notebooks_import(stem)
+                or (
+                    not _holds(file, _MAIN_GUARD)
+                    and next(self._importers(file, True), None) is None
+                )
+            )
+        return self._opens_memo[file]
 
-    def _import_closure(self, file: Path) -> set[Path]:
+    def _notebooks_import(self, stem: str) -> bool:
+        """Whether a notebook's import names the module `stem` as one part of a dotted name
+        (`from pkg.stem import ...`, `import stem`): a stem made of word characters is looked
+        up in the parts the notebooks import, read once per process (`_notebook_imports`)."""
+        name = stem.encode()
+        if _ASCII_WORD.fullmatch(name):
+            return name in self._notebook_imports
+        imports = re.compile(rb"(?:import|from)\s++[\w.]*?\b" + re.escape(name) + rb"\b")
+        self._project_files()  # the same walk lists the notebooks
+        return any(_holds(notebook, imports) for notebook in self._notebooks)
+
+    @cached_property
+    def _notebook_imports(self) -> frozenset[bytes]:
+        """The parts of every dotted name the project's notebooks import (`from a.b import c`
+        gives `a`, `b`; `import c` gives `c`)."""
+        self._project_files()  # the same walk lists the notebooks
+        found: set[bytes] = set()
+        for notebook in self._notebooks:
+            try:
+                text = notebook.read_bytes()
+            except OSError:
+                continue
+            found.update(part for name in _IMPORTED_NAME.findall(text) for part in name.split(b"."))
+        return frozenset(found)
+
+    def _import_closure(self, file: Path) -> frozenset[Path]:
         """The project files `file` imports, directly or through the files it imports (at the
         top or in a function), with the `__init__.py` of every package above each of them:
         importing `pkg.models.zoo` runs `pkg/models/__init__.py` first, which may import every
         model of the package (a registry filled as its modules load)."""
+        if file not in self._closures:
+            self._closures[file] = self._import_closure_now(file)
+        return self._closures[file]
+
+    def _import_closure_now(self, file: Path) -> frozenset[Path]:
         found: set[Path] = set()
         frontier = [file]
         while frontier:
@@ -3433,7 +3474,7 @@ class ProjectIndex:
                             found.add(loaded)
                             following.append(loaded)
             frontier = following
-        return found
+        return frozenset(found)
 
     def _packages_above(self, module: Path) -> list[Path]:
         """The `__init__.py` files of the project's packages holding `module`, innermost first."""
