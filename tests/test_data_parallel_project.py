@@ -3,8 +3,8 @@
 Production repositories vendor whole libraries (a pix2pix generator and its builder, a minGPT
 trainer) of which the project uses a part; a wrap inside a class that no code of the project
 builds, except functions that are never called themselves, never runs. The project index says
-so from the calls it already summarises. A function that nothing calls is an entry point or
-API, and a name handed over (`mp.spawn(main_worker)`), registered by a decorator or called
+so from the calls it already summarises. A function that nothing calls but its package's
+`__init__.py` exports is API, and a name handed over (`mp.spawn(main_worker)`), registered by a decorator or called
 through a module attribute is not followed, so their wraps stay findings. Checked once by the
 installed `torchlint`.
 """
@@ -80,7 +80,7 @@ def define_G(gpu_ids):
             "train.py": _TRAIN,
         },
     ),
-    # A function nothing calls is an entry point or API: its users call it.
+    # A function nothing calls that its package exports is API: its users call it.
     Case(
         "uncalled-function-is-api",
         rules=("TL004",),

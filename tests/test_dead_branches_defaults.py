@@ -9,7 +9,9 @@ parameter, by keyword or by position, nor spreads `*args`/`**kwargs`, and nothin
 the function (handed over, decorated, imported under another name). Code other projects may
 call is not judged by this project's calls: a project that declares a distribution (setup.py,
 setup.cfg, pyproject.toml) keeps its public functions' branches live; only `_private` ones are
-read so there.
+read so there. An attribute the constructor sets from such a parameter (`self.individual =
+individual`) keeps that value in the class's other methods while no other file may write it
+(`ProjectIndex.attribute_set_only_in`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,29 @@ class Net(nn.Module):
 """
 _NET_FOUND = "  # TL005: nn.Linear(c, 2 * c)"
 
+_HEAD = """\
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, c, individual=False):
+        super().__init__()
+        self.individual = individual
+        self.proj = nn.Linear(c, 4)
+
+    def forward(self, x):
+        if self.individual:
+            out = torch.zeros(x.size(0), 4).to(x.device)MARK
+            return out + self.proj(x)
+        return self.proj(x)
+"""
+_HEAD_FOUND = "  # TL103: torch.zeros(x.size(0), 4).to(x.device)"
+_HEAD_MAIN = "from head import Head\n\nmodel = Head(64).cuda()\n"
+_OTHER_BLOCK = (
+    "class Block:\n    def __init__(self, individual):\n        self.individual = individual\n"
+)
+
 CASES = [
     Case(
         "default-no-caller-overrides",
@@ -121,11 +146,12 @@ CASES = [
         rules=RULES,
     ),
     Case(
-        # A call written only in a comment is no call: the project may never call it.
+        # A call written only in a comment is no call: nothing calls the imported module's
+        # helper, so it never runs (`ProjectIndex.never_built`).
         "called-only-in-a-comment",
         files={
             "misc/__init__.py": "",
-            "misc/dist_utils.py": _wrap(True),
+            "misc/dist_utils.py": _wrap(False),
             "solver.py": _SOLVER.replace(
                 "self.model = dist_utils", "pass  # self.model = dist_utils"
             ),
@@ -292,6 +318,35 @@ class Wrapper:
             "main.py": "from gnn import Net\n\nmodel = Net(64, depth=3)\n",
         },
         rules=("TL005",),
+    ),
+    Case(
+        # Set by the constructor from a default no call overrides, read in `forward`; another
+        # class's own `self.individual` is not this one's.
+        "a-constructor-default-read-in-another-method",
+        files={
+            "head.py": _HEAD.replace("MARK", ""),
+            "block.py": _OTHER_BLOCK,
+            "main.py": _HEAD_MAIN,
+        },
+        rules=("TL103",),
+    ),
+    Case(
+        # Code elsewhere may set it on the object after the constructor ran.
+        "the-attribute-set-from-outside-keeps-it-live",
+        files={
+            "head.py": _HEAD.replace("MARK", _HEAD_FOUND),
+            "main.py": _HEAD_MAIN + "model.individual = True\n",
+        },
+        rules=("TL103",),
+    ),
+    Case(
+        "a-subclass-elsewhere-may-set-it",
+        files={
+            "head.py": _HEAD.replace("MARK", _HEAD_FOUND),
+            "wide.py": "from head import Head\n\n\nclass Wide(Head):\n    def grow(self):\n        self.individual = True\n",
+            "main.py": _HEAD_MAIN,
+        },
+        rules=("TL103",),
     ),
     Case(
         "a-second-write-of-the-attribute",

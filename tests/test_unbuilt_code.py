@@ -9,8 +9,9 @@ the project but functions that never run themselves, is never handed over, regis
 from or called through a module; no notebook or configuration file of the project names it or
 a function that builds it (a YAML `type: Name`, a demo notebook calling the builder), and no
 module looks names up from text (`eval(name)`, `getattr(models, name)`). So is a module-level function whose every
-caller is such dead code; a function that nothing calls at all is an entry point or API and
-keeps its findings. Checked once by the installed `torchlint`.
+caller is such dead code, or that nothing calls, in a module other modules import; one of a
+module nothing imports, or that its package's `__init__.py` exports, is an entry point or API
+and keeps its findings. Checked once by the installed `torchlint`.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ CASES = [
         rules=("TL103",),
         files={"losses.py": _LOSSES, "train.py": _FIT},
     ),
-    # A configuration file or a notebook may build it; a function nothing calls is API.
+    # A configuration file or a notebook may build it.
     Case(
         "block-named-by-a-config-stays",
         rules=("TL005",),
@@ -182,8 +183,24 @@ CASES = [
             "train.py": _TRAIN,
         },
     ),
+    # A helper of an imported module that nothing calls never runs; a module no other module
+    # imports is a script or API, and a name its package's `__init__.py` imports is API.
     Case(
-        "uncalled-function-stays",
+        "uncalled-helper-of-an-imported-module",
+        rules=("TL005",),
+        files={
+            "blocks.py": """\
+from torch import nn
+
+
+def conv_bn(c):
+    return nn.Sequential(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))
+""",
+            "train.py": "import blocks\n",
+        },
+    ),
+    Case(
+        "uncalled-function-of-a-module-nobody-imports-stays",
         rules=("TL005",),
         files={
             "blocks.py": """\
@@ -193,7 +210,22 @@ from torch import nn
 def conv_bn(c):
     return nn.Sequential(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))  # TL005: nn.Conv2d(c, c, 3)
 """,
-            "train.py": "import blocks\n",
+            "train.py": "import torch\n",
+        },
+    ),
+    Case(
+        "uncalled-function-a-package-exports-stays",
+        rules=("TL005",),
+        files={
+            "nets/__init__.py": "from .blocks import conv_bn\n",
+            "nets/blocks.py": """\
+from torch import nn
+
+
+def conv_bn(c):
+    return nn.Sequential(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))  # TL005: nn.Conv2d(c, c, 3)
+""",
+            "train.py": "import nets\n",
         },
     ),
 ]

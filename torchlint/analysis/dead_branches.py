@@ -125,7 +125,7 @@ class DeadBranches:
     def _value(self, test: cst.BaseExpression, depth: int) -> bool | None:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(test, cst.Name | cst.Integer | cst.SimpleString):
+        if isinstance(test, cst.Name | cst.Attribute | cst.Integer | cst.SimpleString):
             known, value = self._constant(test)
             return bool(value) if known else None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -187,9 +187,12 @@ class DeadBranches:
     def _fixed_attribute(self, node: cst.Attribute) -> cst.BaseExpression | None:
         """The value of `self.<attr>` read in a method after the one statement of that method's
         body that sets it (`self.pooling = pooling`, then `if self.pooling == "attention":`),
-        when no other code of the file writes an attribute of that name (an assignment,
-        `del`, a loop or `with` target, `setattr`, a property's `def`): the value set, which
-        `_constant` reads in turn (a parameter fixed to its default, a literal)."""
+        or read in another method of the class whose `__init__` sets it so (`self.individual
+        = individual`, then `if self.individual:` in `forward`) when no other file of the
+        project may write it (`ProjectIndex.attribute_set_only_in`); and when no other code of
+        the file writes an attribute of that name (an assignment, `del`, a loop or `with`
+        target, `setattr`, a property's `def`): the value set, which `_constant` reads in turn
+        (a parameter fixed to its default, a literal)."""
         attr = node.attr.value
         model = self.ctx.fact(SemanticModel)
         function = model.function_of(node)
@@ -212,18 +215,46 @@ class DeadBranches:
         if not isinstance(line, cst.Assign) or len(line.targets) != 1:
             return None
         statement = model.parents.get(line)
-        body = function.body
         if (
             not (isinstance(target.value, cst.Name) and target.value.value == "self")
             or not isinstance(statement, cst.SimpleStatementLine)
-            or not isinstance(body, cst.IndentedBlock)
-            or statement not in body.body
+            or not isinstance(function.body, cst.IndentedBlock)
         ):
             return None
+        if statement not in function.body.body:
+            return self._set_by_constructor(model, function, statement, line, attr)
+        body = function.body
         read_at = next((p for p in model.ancestors(node) if model.parents.get(p) is body), None)
         if not isinstance(read_at, cst.BaseStatement):
             return None
         return line.value if body.body.index(read_at) > body.body.index(statement) else None
+
+    def _set_by_constructor(
+        self,
+        model: SemanticModel,
+        method: cst.FunctionDef,
+        statement: cst.SimpleStatementLine,
+        line: cst.Assign,
+        attr: str,
+    ) -> cst.BaseExpression | None:
+        """The value `line` gives `self.<attr>`, when it is a statement of the body of the
+        `__init__` of `method`'s own class, another method, and no other file writes `attr`."""
+        init = model.function_of(statement)
+        owner = model.method_class(method)
+        project = self.ctx.project
+        if (
+            init is None
+            or init is method
+            or init.name.value != "__init__"
+            or not isinstance(init.body, cst.IndentedBlock)
+            or statement not in init.body.body
+            or model.method_class(init) is not owner
+            or project is None
+            or owner is None
+            or not project.attribute_set_only_in(self.ctx.absolute_path, owner.name.value, attr)
+        ):
+            return None
+        return line.value
 
     def _fixed(self, name: cst.Name) -> cst.BaseExpression | None:
         """The literal a function's local `name` is only ever bound to, or the default of a

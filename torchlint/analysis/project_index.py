@@ -2234,6 +2234,7 @@ class ProjectIndex:
         self._step_targets: dict[Path, tuple[_Summary, dict[bool, set[tuple[Path, str]]]]] = {}
         self._attribute_steppers: dict[Path, tuple[_Summary, bool]] = {}  # `_text_steps`
         self._stepper_targets: dict[Path, tuple[_Summary, set[tuple[Path, str]]]] = {}
+        self._imports_of: dict[Path, tuple[_Summary, list[Path]]] = {}  # `_imported_files`
         # `_text_steps` from the text, per state of the file (its modification time and size)
         self._step_texts: dict[Path, tuple[tuple[int, int], bool]] = {}
         # While a file is linted: its text and the syntax tree CPython's check of it built.
@@ -2731,10 +2732,14 @@ class ProjectIndex:
 
     def _imported_files(self, file: Path) -> list[Path]:
         """The project files `file` imports: `import config`, `from config import setup` (the
-        module `config`, or the submodule `config.setup`), `from . import x`, star imports."""
+        module `config`, or the submodule `config.setup`), `from . import x`, star imports.
+        Resolved once per summary: each question about a module asks it of all its importers."""
         summary = self._summary(file)
         if summary is None:
             return []
+        known = self._imports_of.get(file)
+        if known is not None and known[0] is summary:
+            return known[1]
         wanted = [*summary.imports.values(), *summary.stars]
         found = []
         for level, target in wanted:
@@ -2742,6 +2747,7 @@ class ProjectIndex:
                 source = self._module_file(file, level, module) if module or level else None
                 if source is not None:
                     found.append(source.absolute())
+        self._imports_of[file] = (summary, found)
         return found
 
     def imported_by_others(self, file: Path) -> bool:
@@ -2949,21 +2955,16 @@ class ProjectIndex:
 
     def never_built(self, file: Path, name: str) -> bool:
         """Whether the module-level class `name` of `file` is never built, or the module-level
-        function `name` never runs though the project calls it (`unreached`). A function that
-        nothing but itself calls is not judged: it is an entry point run by hand, or API whose
-        callers are its users; nor is a public name of a module that a declared distribution
-        ships (`_distributed`): a library's users build its classes. Nor is one that a module no
-        other module imports builds or calls (`_used_in_part`): such a module is a script run
-        by hand or offered to its users, as is a name a package's `__init__.py` imports.
-        False when unknown."""
+        function `name` never runs (`unreached`): a helper nothing calls, or that only dead
+        code calls. Not a public name of a module that a declared distribution ships
+        (`_distributed`): a library's users build its classes and call its functions. Nor one
+        of a module no other module imports, nor one a package's `__init__.py` imports
+        (`_used_in_part`): such a module is a script run by hand, or API offered to its users;
+        an imported module shows which of its names the project leaves unused. False when
+        unknown."""
         file = file.absolute()
         summary = self._summary(file)
         if summary is None or (not name.startswith("_") and self._distributed(file)):
-            return False
-        if name not in summary.classes and all(
-            (where, owner) == (file, name)
-            for where, _, owner, _ in self._function_sites(file, name)
-        ):
             return False
         return self.unreached(file, name)
 
@@ -3040,6 +3041,37 @@ class ProjectIndex:
         return (
             self._calls_method_name(method) and self._method_sites(file, f"{klass}.{method}") == []
         )
+
+    def attribute_set_only_in(self, file: Path, klass: str, attribute: str) -> bool:
+        """Whether no other file of the project (nor a notebook) may write the attribute
+        `attribute` of an instance of the class `klass` of `file`, so that what its constructor
+        sets holds for the object's life: none writes `x.attribute =` (or an augmented
+        assignment) on another receiver than `self`, nor on `self` where it may derive from
+        the class (it writes the class's name), nor names the attribute in a `setattr` or
+        updates an object's `__dict__`/`vars()`. False when unknown, or when the project is
+        too large to scan."""
+        file = file.absolute()
+        files = self._project_files()
+        if file not in files:
+            return False
+        word = re.escape(attribute.encode())
+        written = re.compile(
+            rb"(\bself)?\.\s*" + word + rb"\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+        )
+        computed = re.compile(rb"setattr\(|__dict__|\bvars\(")
+        for other in [*files, *self._notebooks]:
+            if other == file or not _mentions(other, attribute):
+                continue
+            try:
+                data = other.read_bytes()
+            except OSError:
+                return False
+            writes = [m.group(1) is not None for m in written.finditer(data)]
+            if writes and (not all(writes) or klass.encode() in data):
+                return False
+            if computed.search(data):
+                return False
+        return True
 
     def default_never_overridden(
         self, file: Path, function: str, parameter: str, position: int | None
@@ -3747,8 +3779,9 @@ class ProjectIndex:
             if (
                 other != file
                 and any(word.encode() in data for word in words)
-                and self._text_steps(other)
+                and (steps := self._steps_in_text(other)) is not False
                 and file in self._imported_files(other)
+                and (steps or self._steps_through_attributes(other))
             ):
                 found.append(other)
         return found
@@ -3874,6 +3907,12 @@ class ProjectIndex:
         """Whether `file` may run a training step (`.backward(`, `.step(` in its text), or
         run one through a project class a `self.` attribute holds (`self._model_opt(loss)`),
         which is asked of its summary only where other files call its names in some loop."""
+        steps = self._steps_in_text(file)
+        return steps is True or (steps is None and self._steps_through_attributes(file))
+
+    def _steps_in_text(self, file: Path) -> bool | None:
+        """Whether `file`'s text runs a training step (`.backward(`, `.step(`): True; None when
+        only its summary can tell (`_steps_through_attributes`); False when it cannot be read."""
         try:
             info = file.stat()
             stamp = (info.st_mtime_ns, info.st_size)
@@ -3883,7 +3922,7 @@ class ProjectIndex:
                 known = self._step_texts[file] = (stamp, _STEP_TEXT.search(text) is not None)
         except OSError:
             return False
-        return known[1] or self._steps_through_attributes(file)
+        return True if known[1] else None
 
     def _steps_through_attributes(self, file: Path) -> bool:
         """Whether a method of `file` calls what a `self.` attribute holds, of a project class
@@ -4642,7 +4681,7 @@ class ProjectIndex:
         summary = self._summary(file, consult=False, part="calls")
         if summary is None:
             return []
-        found = self._imported_files(file)
+        found = list(self._imported_files(file))
         for level, target in summary.local_imports.values():
             for module in (target, target.rpartition(".")[0]):
                 source = self._module_file(file, level, module) if module or level else None
