@@ -13,8 +13,9 @@ other TL002 finding in the case is a failure.
   what it collected (`np.average(losses)`: the mean could be kept on the device).
 - An inference loop (it trains nothing) handing each batch to a helper of another module that
   reads it on the host and writes files (`synth_samples(batch, output, ...)` saving a plot per
-  utterance): the host needs what the helper writes. The same helper called from a training
-  loop is still a finding at the call.
+  utterance), or renders it as an image (`tensor2im` returning `Image.fromarray(...)`): the
+  host needs what the helper outputs. The same helper called from a training loop is still a
+  finding at the call.
 
 And one recall class: a trainer subclass in a module that never imports torch (its base
 class's module does) still runs on the GPU when it moves the batch there itself (`imgs.cuda()`),
@@ -80,6 +81,37 @@ class Encoder(torch.nn.Module):
         if convert_to_numpy:
             all_embeddings = np.asarray([emb.numpy() for emb in all_embeddings])
         return all_embeddings
+""",
+        },
+    ),
+    Case(
+        # A helper that renders its argument as an image (`Image.fromarray`) for the caller to
+        # collect: the same output helper, though it writes no file itself.
+        "inference-hands-each-image-to-a-renderer",
+        {
+            "common.py": """\
+from PIL import Image
+
+
+def tensor2im(var):
+    var = var.cpu().detach().permute(1, 2, 0).numpy()
+    return Image.fromarray(((var + 1) * 127.5).clip(0, 255).astype("uint8"))
+""",
+            "inference.py": """\
+import torch
+
+from common import tensor2im
+
+
+def render(net, loader):
+    net.cuda().eval()
+    images = []
+    for x in loader:
+        with torch.no_grad():
+            y = net(x.cuda())
+        for i in range(y.shape[0]):
+            images.append(tensor2im(y[i]))
+    return images
 """,
         },
     ),

@@ -6,10 +6,11 @@ only its encoder is taken from). A finding there is about code that never runs, 
 about how modules are built and what a forward computes leave it (`DeadBranches.unbuilt`,
 asking `ProjectIndex.never_built`): the module-level, undecorated class is built by no code of
 the project but functions that never run themselves, is never handed over, registered, derived
-from or called through a module; no notebook or configuration file of the project names it or
-a function that builds it (a YAML `type: Name`, a demo notebook calling the builder), and no
-module looks names up from text (`eval(name)`, `getattr(models, name)`). So is a module-level function whose every
-caller is such dead code, or that nothing calls, in a module other modules import; one of a
+from or called through a module; no notebook that imports its module, nor configuration file
+of the project, names it or a function that builds it (a YAML `type: Name`, a demo notebook
+calling the builder), and no module looks names up from text (`eval(name)`, `getattr(models,
+name)`) in a module of the project or a name it cannot tell. So is a module-level function
+whose every caller is such dead code, or that nothing calls, in a module other modules import; one of a
 module nothing imports, or that its package's `__init__.py` exports, is an entry point or API
 and keeps its findings. Checked once by the installed `torchlint`.
 """
@@ -125,6 +126,22 @@ CASES = [
         },
     ),
     Case(
+        # A tutorial notebook that defines a class of the same name builds its own: it never
+        # imports the module, so it cannot reach the project's.
+        "a-notebook-building-its-own-class-of-the-name",
+        rules=("TL005",),
+        files={
+            "blocks.py": DEAD,
+            "train.py": _TRAIN,
+            "tutorial.ipynb": (
+                '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], '
+                '"execution_count": null, "source": ["import torch\\n", '
+                '"class Unused(torch.nn.Module):\\n", "    pass\\n", '
+                '"net = Unused()\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+            ),
+        },
+    ),
+    Case(
         "builder-called-by-a-notebook-stays",
         rules=("TL005",),
         files={
@@ -170,6 +187,50 @@ CASES = [
                 "import sys\nimport blocks\n\n"
                 "model = blocks.__dict__[sys.argv[1]](8).cuda()\nfor x in loader:\n"
                 "    model(x.cuda()).sum().backward()\n"
+            ),
+        },
+    ),
+    # A lookup in another library's module, or in a name the file never binds, builds none
+    # of the project's classes.
+    Case(
+        "a-lookup-in-another-librarys-module",
+        rules=("TL005",),
+        files={
+            "blocks.py": DEAD,
+            "train.py": _TRAIN,
+            "zoo.py": (
+                "import torchvision.models as models\n\n\n"
+                "def backbone(arch):\n    return models.__dict__[arch]()\n"
+            ),
+            "extract.py": "from zoo import backbone\n\nnet = backbone('resnet18')\n",
+        },
+    ),
+    Case(
+        "a-lookup-in-a-name-never-bound",
+        rules=("TL005",),
+        files={
+            "blocks.py": DEAD,
+            "train.py": _TRAIN,
+            "resume.py": (
+                "import torch\n\n\ndef load(path):\n    checkpoint = torch.load(path)\n"
+                "    return models.__dict__[checkpoint['arch']]()\n"
+            ),
+        },
+    ),
+    # Modules of a package inside a code folder import each other from that folder, where
+    # the scripts that import them run (`from nets.blocks import Used` in `code/nets/`).
+    Case(
+        "a-package-importing-itself-from-the-scripts-folder",
+        rules=("TL005",),
+        files={
+            "code/nets/__init__.py": "",
+            "code/nets/blocks.py": DEAD,
+            "code/nets/factory.py": (
+                "from nets.blocks import Used\n\n\ndef make(c):\n    return Used(c)\n"
+            ),
+            "code/train.py": (
+                "import torch\nfrom nets.factory import make\n\nmodel = make(8).cuda()\n"
+                "for x in loader:\n    model(x.cuda()).sum().backward()\n"
             ),
         },
     ),

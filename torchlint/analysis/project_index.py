@@ -14,6 +14,7 @@ a single file sees the same answer as a run over the whole project. What cannot 
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import os
 import re
@@ -120,6 +121,9 @@ _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
 # Each branch opens on one of its rarer letters and checks the text around it with fixed-width
 # look-behinds, so that the engine tries a branch at few positions (nine times faster than
 # the plain alternation, with the same matches on the corpus).
+_DICT_BASE = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)(?:\s*\.\s*\w+)*\s*\.\s*__\Z")
+_GETATTR_BASE = re.compile(rb"getattr\(\s*([A-Za-z_]\w*)")
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _EVALUATES = re.compile(
     rb"val(?<=eval)(?<![\w.]eval)\s*+\(|xec(?<=exec)(?<![\w.]exec)\s*+\("
     rb"|bals\(\)(?<=\bglobals\(\))\s*+\[|cals\(\)(?<=\blocals\(\))\s*+\["
@@ -200,7 +204,8 @@ class _Summary:
     device_loaders: frozenset[str] = frozenset()
     # `f` and `Class.method` that read their arguments' values on the host (`v.item()`)
     syncs: frozenset[str] = frozenset()
-    # those of `syncs` that also write files (`plt.savefig`, `save_image`): output helpers
+    # those of `syncs` that also write files (`plt.savefig`, `save_image`) or render images
+    # (`Image.fromarray`): output helpers
     writers: frozenset[str] = frozenset()
     # `Class.method` that returns a host read of the instance's own buffer or parameter
     # (`return self.step.data.item()` after `self.register_buffer("step", ...)`)
@@ -1178,7 +1183,7 @@ def _syncing_functions(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
         handed: set[str] | None = set() if not prefix else None
         if _reads_arguments(member, handed):
             found.add(prefix + member.name)
-            if _writes_files(member):
+            if _outputs(member):
                 writers.add(prefix + member.name)
         elif handed:
             handing[member] = handed
@@ -1379,7 +1384,7 @@ def _hand_on(handing: dict[ast.FunctionDef, set[str]], found: set[str], writers:
         for function, callees in list(handing.items()):
             if callees & found:
                 found.add(function.name)
-                if _writes_files(function):
+                if _outputs(function):
                     writers.add(function.name)
                 del handing[function]
                 changed = True
@@ -1492,12 +1497,21 @@ def _reads_own(value: ast.expr, state: set[str]) -> bool:
     )
 
 
-def _writes_files(function: ast.FunctionDef) -> bool:
-    """Whether `function` calls a writer (`WRITER_NAME`: `plt.savefig`, `save_image`)."""
+def _outputs(function: ast.FunctionDef) -> bool:
+    """Whether `function` calls a writer (`WRITER_NAME`: `plt.savefig`, `save_image`) or
+    renders an image (`Image.fromarray`, `to_pil_image`: `tensor2im` for an image log): what
+    it reads is pixels for output, which must reach the host."""
     return any(
-        isinstance(node, ast.Call) and WRITER_NAME.search(_called_name(node.func))
+        isinstance(node, ast.Call)
+        and (
+            WRITER_NAME.search(name := _called_name(node.func)) is not None
+            or name in _IMAGE_RENDERERS
+        )
         for node in _walk(function)
     )
+
+
+_IMAGE_RENDERERS = frozenset({"fromarray", "to_pil_image", "ToPILImage"})
 
 
 def _called_name(func: ast.expr) -> str:
@@ -2396,8 +2410,8 @@ class ProjectIndex:
         return found is not None and found[1] in found[0].syncs
 
     def writes_read_arguments(self, file: Path, name: str, method: str | None = None) -> bool:
-        """Whether that function (`syncs_arguments`) also writes files: an output helper, whose
-        host reads may be what its files need."""
+        """Whether that function (`syncs_arguments`) also writes files or renders images: an
+        output helper, whose host reads may be what its output needs."""
         found = self._syncing(file, name, method)
         return found is not None and found[1] in found[0].writers
 
@@ -2807,7 +2821,7 @@ class ProjectIndex:
         with `in_functions`): only those whose import lines name the module's file name are
         summarised."""
         imported = self._all_imported_files if in_functions else self._imported_files
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        stem = _import_name(file)
         for other in self._import_words.get(stem, ()):
             if other != file and file in imported(other):
                 yield other
@@ -2950,8 +2964,42 @@ class ProjectIndex:
     def _evaluates_names(self) -> bool:
         """Whether a module of the project looks a name up from text (`eval(...)`,
         `globals()[...]`, `getattr(module, name)`), so that any class may be built without
-        being written."""
-        return any(_holds(path, _EVALUATES) for path in self._project_files())
+        being written. A lookup in another library's module (`models.__dict__[args.arch]`
+        after `import torchvision.models as models`), or in a name the file never binds,
+        reaches none of the project's."""
+        return any(self._looks_up_project_names(path) for path in self._project_files())
+
+    def _looks_up_project_names(self, file: Path) -> bool:
+        try:
+            data = file.read_bytes()
+        except OSError:
+            return False
+        hits = list(_EVALUATES.finditer(data))
+        if not hits:
+            return False
+        summary = self._summary(file, consult=False)
+        if summary is None:
+            return True
+        bound: set[str] | None = None
+        for hit in hits:
+            root = _lookup_root(data, hit)
+            if root is None:
+                return True  # `eval`, `globals()[...]`, `importlib`: any name
+            if root in summary.imports:
+                level, target = summary.imports[root]
+                if any(
+                    self._module_file(file, level, module) is not None
+                    for module in (target, target.rpartition(".")[0])
+                    if module or level
+                ):
+                    return True  # a module of the project
+                continue
+            if bound is None:
+                tree = self._tree_of(data.decode("utf-8", "replace"))
+                bound = _bound_names(tree) if tree is not None else None
+            if bound is None or root in bound or root in _BUILTIN_NAMES:
+                return True  # a parameter or variable: it may hold a project module
+        return False
 
     def never_built(self, file: Path, name: str) -> bool:
         """Whether the module-level class `name` of `file` is never built, or the module-level
@@ -2975,7 +3023,11 @@ class ProjectIndex:
             return True  # a cycle adds no caller from outside it
         if depth > _MAX_DEPTH or not name or "." in name:
             return False
-        if self._notebooks_mention(name) or self._configs_mention(name) or self._hub_names(name):
+        if (
+            self._notebooks_mention(name, file)
+            or self._configs_mention(name)
+            or self._hub_names(name)
+        ):
             return False  # a notebook, a configuration or torch.hub may call or build it
         calling = self._calling_files(name)  # the text first: most names fail it at once
         if calling is None:
@@ -3093,7 +3145,7 @@ class ProjectIndex:
         judged by them; a `_private` one is. False when unknown, when a notebook names the
         function or when the project is too large to scan."""
         file = file.absolute()
-        if file not in self._project_files() or self._notebooks_mention(function):
+        if file not in self._project_files() or self._notebooks_mention(function, file):
             return False
         if not function.startswith("_") and self._distributed(file):
             return False
@@ -3269,10 +3321,17 @@ class ProjectIndex:
                 return True
         return False
 
-    def _notebooks_mention(self, name: str) -> bool:
-        """Whether a notebook of the project writes `name` (its calls are not summarised)."""
+    def _notebooks_mention(self, name: str, file: Path | None = None) -> bool:
+        """Whether a notebook of the project writes `name` (its calls are not summarised). With
+        `file`, whose module-level `name` is meant, only a notebook that also writes the name of
+        that module or of a module importing it counts: it can reach the name only through an
+        import (a tutorial defining its own `class Model` builds another)."""
         self._project_files()  # the same walk lists the notebooks
-        return any(_mentions(path, name) for path in self._notebooks)
+        writing = [path for path in self._notebooks if _mentions(path, name)]
+        if not writing or file is None:
+            return bool(writing)
+        stems = {_import_name(file)} | {_import_name(other) for other in self._importers(file)}
+        return any(_mentions(path, stem) for path in writing for stem in stems)
 
     def _once_everywhere(
         self,
@@ -3448,7 +3507,7 @@ class ProjectIndex:
         module of the project imports it and it is no script (no `__main__` guard): a library
         module its users import (`testval(dataset, loader, model)`)."""
         if file not in self._opens_memo:
-            stem = file.parent.name if file.name == "__init__.py" else file.stem
+            stem = _import_name(file)
             self._opens_memo[file] = (
                 _holds(file, _UNPICKLES)
                 or self._configs_mention(stem)
@@ -3769,7 +3828,7 @@ class ProjectIndex:
         training step (`_text_steps`): where a function that steps may call one of them."""
         if not words:
             return []
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        stem = _import_name(file)
         found = []
         for other in self._import_words.get(stem, ()):  # the texts first, the imports last
             try:
@@ -4553,10 +4612,16 @@ class ProjectIndex:
     def _script_sibling(self, file: Path, module: str) -> Path | None:
         """The module an absolute import names from the importing file's own folder, which
         Python puts first on `sys.path` when that file runs as a script (`train/train.py`
-        doing `import trainlib` for `train/trainlib/`); remembered per folder like the rest."""
+        doing `import trainlib` for `train/trainlib/`), or from a folder above it inside the
+        project, where the script that imports it runs (`code/networks/unet.py` doing `from
+        networks.utils import init` for `code/train.py`); remembered per folder like the rest."""
         key = (file.parent, -1, module)
         if key not in self._modules:
-            self._modules[key] = self._find_module_file(file, 1, module)
+            found = self._find_module_file(file, 1, module)
+            above = file.parent.parent
+            if found is None and above != self.root and _inside(above, self.root):
+                found = self._script_sibling(file.parent, module)
+            self._modules[key] = found
         return self._modules[key]
 
     def _find_module_file(self, file: Path, level: int, module: str) -> Path | None:
@@ -4670,7 +4735,7 @@ class ProjectIndex:
         """The project files that a file importing `file` imports beside it, at the top or in a
         function (`from .trainer import Trainer as TrainAlgo` in a runner's `__init__`): where
         an instance of `file`'s class may be handed to."""
-        stem = file.parent.name if file.name == "__init__.py" else file.stem
+        stem = _import_name(file)
         for importer in self._import_words.get(stem, ()):
             imported = self._all_imported_files(importer) if importer != file else []
             if file in imported:
@@ -5554,6 +5619,43 @@ def _decorated(text: str, line_start: int) -> bool:
         if stripped and not stripped.startswith("#"):
             return stripped.startswith("@")
     return False
+
+
+def _lookup_root(data: bytes, hit: re.Match[bytes]) -> str | None:
+    """The first name of what an `_EVALUATES` hit looks a name up in: `models` of
+    `models.__dict__[arch]` or of `getattr(models.zoo, arch)`; None for the other forms."""
+    if hit.group().startswith(b"dict__"):
+        before = _DICT_BASE.search(data, max(0, hit.start() - 200), hit.start())
+        return before.group(1).decode() if before else None
+    if hit.group().startswith(b"getattr"):
+        found = _GETATTR_BASE.match(hit.group())
+        return found.group(1).decode() if found else None
+    return None
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere: assignments and other targets, parameters,
+    definitions, imports, `except ... as` and `match` captures."""
+    names: set[str] = set()
+    for node in _walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+    return names
+
+
+def _import_name(path: Path) -> str:
+    """The name an import writes for the module at `path` (its package's, for `__init__.py`)."""
+    return path.parent.name if path.name == "__init__.py" else path.stem
 
 
 def _mentions(path: Path, name: str) -> bool:
