@@ -116,6 +116,67 @@ def render(net, loader):
         },
     ),
     Case(
+        # An image log the training loop runs only every few hundred steps and the validation
+        # loop on every batch: per batch only where nothing trains, and its helper hands each
+        # image to a renderer, so it outputs what it reads.
+        "an-image-log-periodic-in-training-per-batch-in-validation",
+        {
+            "common.py": """\
+from PIL import Image
+
+
+def tensor2im(var):
+    var = var.cpu().detach().permute(1, 2, 0).numpy()
+    return Image.fromarray(((var + 1) * 127.5).clip(0, 255).astype("uint8"))
+
+
+def log_input_image(x, opts):
+    return tensor2im(x)
+""",
+            "coach.py": """\
+import torch
+
+import common
+
+
+class Coach:
+    def __init__(self, net, opts):
+        self.net = net.cuda()
+        self.opts = opts
+        self.optimizer = torch.optim.Adam(self.net.parameters())
+        self.logged = []
+
+    def train(self, loader):
+        for step, (x, y) in enumerate(loader):
+            x, y = x.cuda(), y.cuda()
+            y_hat = self.net(x)
+            loss = torch.nn.functional.l1_loss(y_hat, y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            if step % self.opts.image_interval == 0:
+                self.log_images(x, y_hat)
+
+    def validate(self, loader):
+        self.net.eval()
+        for x, y in loader:
+            with torch.no_grad():
+                y_hat = self.net(x.cuda())
+            self.log_images(x, y_hat)
+        self.net.train()
+
+    def log_images(self, x, y_hat, display_count=2):
+        for i in range(display_count):
+            self.logged.append(
+                {
+                    "input": common.log_input_image(x[i], self.opts),
+                    "output": common.tensor2im(y_hat[i]),
+                }
+            )
+""",
+        },
+    ),
+    Case(
         "inference-hands-batches-to-a-file-writer",
         {
             "tools.py": """\

@@ -764,8 +764,9 @@ class LoopFacts:
         return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()
 
     def evaluates_only(self, node: cst.CSTNode) -> bool:
-        """Whether every per-batch loop that runs `node` (directly or through the file's
-        functions) trains nothing: no backward() or optimizer step in it or in what it calls.
+        """Whether every per-batch loop that runs `node` on every iteration (directly or through
+        the file's functions) trains nothing: no backward() or optimizer step in it or in what
+        it calls.
         A function a framework or another module runs every step has callers this file cannot
         see, so code it runs is not known to evaluate only."""
         if not self.has_per_batch_loops:
@@ -777,9 +778,13 @@ class LoopFacts:
         )
 
     def _owners(self, node: cst.CSTNode, seen: set[cst.FunctionDef]) -> set[cst.CSTNode]:
-        """The per-batch loops that run `node`, and the functions whose callers are unknown."""
+        """The per-batch loops that run `node` on every iteration (a call under a periodic guard,
+        `if step % image_interval == 0:`, runs it in none), and the functions whose callers
+        are unknown."""
         child = node
         for parent in self.scopes.ancestors(node):
+            if self._guards(parent, child, False):
+                return set()
             if isinstance(parent, cst.For | cst.While):
                 if in_loop_body(parent, child) and parent in self._per_batch:
                     return {parent}

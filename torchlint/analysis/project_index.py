@@ -1377,15 +1377,16 @@ def _hand_on(handing: dict[ast.FunctionDef, set[str]], found: set[str], writers:
     """Module functions that hand values computed from their parameters to a module function
     that reads its arguments on the host (`eval_metrics(output, target)` calling
     `batch_pix_accuracy(predict, target, labeled)`, which copies the counts to numpy): they
-    read their arguments too, through it. Added to `found` until nothing changes."""
+    read their arguments too, through it, and are output helpers where every such function
+    they hand values to is one. Added to `found` until nothing changes."""
     changed = True
     while changed and handing:
         changed = False
         for function, callees in list(handing.items()):
             if callees & found:
                 found.add(function.name)
-                if _outputs(function):
-                    writers.add(function.name)
+                if _outputs(function) or callees & found <= writers:
+                    writers.add(function.name)  # `log_input_image` returning `tensor2im(x)`
                 del handing[function]
                 changed = True
 
