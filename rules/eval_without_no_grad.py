@@ -72,7 +72,9 @@ or loaded whole with `torch.load(path)` without `weights_only`; not a criterion 
 its graph hangs off the model's forward, which gets the finding; but `ModelWithLoss`, a model
 run with its loss, is a module; a local name bound to a `self.` attribute holding one, or to its
 `.module`, holds one too), the object `.eval()` is called on, or named like one (`model`, `net`,
-`encoder`, `backbone`...; not `tf_model` or `keras_net`, another framework's model); a call of a method of a module class of the file that itself runs
+`encoder`, `backbone`...; not `tf_model` or `keras_net`, another framework's model; a
+capitalised name is a class unless the file binds it to a module construction, `G = Generator()`,
+`C = D_VECTOR(...).eval().cuda()`); a call of a method of a module class of the file that itself runs
 a forward (`agent.act(obs)`) counts too, and so does a call in a loop of a function of the
 file that returns what a forward of its own computes with grad on, where no evaluation of its
 own is reported there (`pred, true = self._process_one_batch(x, y)` in `vali`'s loop, a helper
@@ -103,6 +105,13 @@ the project's other modules call that caller only under `no_grad`: the forward i
 with no automatic fix, since the training calls need the graph (run the loop under
 `torch.set_grad_enabled(train)`).
 
+A function that trains nothing itself, whose every forward's outputs are read only through
+`.data`, `.detach()`, `.item()`, `.tolist()` or `float(...)` (after arithmetic and calls on them,
+and through the names bound to them), keeps none of the graphs it records: a reinforcement-learning
+agent's `get_action` returning `probs.data.cpu().numpy()` on every environment step, a target
+network's forward a helper returns `.detach()`ed. It evaluates wherever its callers run it
+repeatedly; the decorator goes on it, for every caller.
+
 Code that trains bare tensors instead of modules (`w` built with `requires_grad=True`, or
 differentiated in a training loop and updated after each backward) gets the same check
 without a model: a function that computes from such a tensor together with other data
@@ -130,7 +139,8 @@ It stays quiet when:
   training loop), unless a periodic guard whose branch
   runs no backward holds it (`if step % 100 == 0: rewards.append(test_env())`);
 - the module's class holds no parameters or submodules, nor do its project bases up to
-  `nn.Module` (a reader of cached features with an `.eval()`): its forward records nothing;
+  `nn.Module` (a reader of cached features with an `.eval()`), or it is a torch layer without
+  weights (`nn.Upsample`, `nn.CosineSimilarity`): its forward records nothing of its own;
 - the code turns the forward's value into numpy without detaching it, through operations that
   keep its graph (`model(x).cpu().numpy()`, `feats[:, 0].cpu().numpy()` on the name bound to
   it in the same block, or a function of the file it is handed to that does so on every call:

@@ -89,7 +89,8 @@ def test(dataset, path):
     ),
     # A separation helper takes the model as a parameter named for its role, not as a model;
     # the evaluation loop passes the loaded model for it on every test track, so the helper's
-    # call there is that loop's forward pass (`len` passed for `counter` is no module).
+    # call runs a forward (`len` passed for `counter` is no module). The helper returns only a
+    # detached numpy copy, so its own forward is where no_grad goes, for every caller.
     Case(
         "helper-parameter-every-caller-passes-a-model",
         files={
@@ -100,7 +101,7 @@ from models import load
 
 def separate(audio, separator, device="cpu"):
     mix = torch.tensor(audio).float().to(device)
-    estimates = separator(mix)
+    estimates = separator(mix)  # TL001: separator(mix)
     return estimates.cpu().detach().numpy()
 
 
@@ -113,7 +114,7 @@ def eval_main(tracks, path):
     model.eval()
     scores = []
     for track in tracks:
-        scores.append(separate(track.audio, model))  # TL001: separate(track.audio, model)
+        scores.append(separate(track.audio, model))
     return count(scores, len)
 """,
         },

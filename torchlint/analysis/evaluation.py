@@ -83,6 +83,36 @@ _NO_GRAD_WRAPPERS = (
 _DATA_LIBRARIES = ("pandas.", "numpy.", "importlib.")
 # Methods whose result has left autograd: nobody backpropagates through it.
 _AUTOGRAD_EXITS = frozenset({"item", "tolist", "numpy", "detach"})
+# torch.nn layers that hold no parameters: activations, pooling, resampling, reshaping,
+# distances.
+_PARAMETERLESS = frozenset(
+    {
+        *("ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "ELU", "SELU", "Mish", "Hardswish"),
+        *("Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus", "Identity", "Flatten"),
+        *("Unflatten", "Dropout", "Dropout2d", "Dropout3d", "Upsample", "UpsamplingBilinear2d"),
+        *("UpsamplingNearest2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "MaxPool2d"),
+        *("MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d"),
+        *("AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"),
+        *("CosineSimilarity", "PairwiseDistance"),
+    }
+)
+# What a value flows through, graph and all, on its way to where it is read: arithmetic,
+# indexing, containers, arguments of the calls and methods computing on it.
+_GRAPH_KEEPING = (
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.Subscript,
+    cst.SubscriptElement,
+    cst.Index,
+    cst.Slice,
+    cst.Element,
+    cst.StarredElement,
+    cst.List,
+    cst.Tuple,
+    cst.Arg,
+    cst.Call,
+    cst.Attribute,
+)
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
 # What runs its body more than once per run of the code around it (`_in_own_loop`), by exact type.
 _REPEATING = frozenset((*COMPREHENSIONS, cst.Lambda))
@@ -258,6 +288,7 @@ class Evaluation(Shared):
         self._module_keys: dict[str, bool] = {}
         self._non_module_keys: dict[str, bool] = {}
         self._param_modules: dict[cst.Param, bool] = {}
+        self._graph_droppers: dict[cst.FunctionDef, bool] = {}  # `_dropped_graph_scope`
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -492,8 +523,10 @@ class Evaluation(Shared):
     def is_module(self, name: str, at: cst.CSTNode) -> bool:
         """Whether the dotted `name`, used at `at`, evidently holds an nn.Module (by construction or by its name)."""
         last = name.rsplit(".", 1)[-1]
-        if not last or last[0].isupper():
-            return False  # a class: this call constructs, it does not run forward
+        if not last:
+            return False
+        if last[0].isupper() and not self._binds_module(self._binding_key(name, at)):
+            return False  # a class: this call constructs; `G = Generator()` holds a module
         if not self._module_evidence(name, last, at):
             return False
         # `model(path)` for `model` in `(RWKV7, Qwen)`: a constructor call. Asked last: it
@@ -598,12 +631,20 @@ class Evaluation(Shared):
     def holds_no_parameters(self, call: cst.Call) -> bool:
         """Whether the module `call` runs is built, wherever the file binds it, from one project
         class that holds no parameters or submodules (`cache = FeatureCache(root).eval()`, a
-        reader of cached features): its forward records no graph, whatever `.eval()` says."""
+        reader of cached features) or from a torch layer without weights (`nn.Upsample`): its
+        forward records no graph of its own, whatever `.eval()` says."""
         name = self.callee(call)
-        if not name or self.ctx.project is None:
+        if not name:
             return False
         built = self._built_classes.get(self._binding_key(name, call))
         if not built:
+            return False
+        head, _, rest = built.partition(".")
+        full = self.ctx.symbols.aliases.get(head, "")
+        qualname = f"{full}.{rest}" if full and rest else full
+        if qualname.startswith("torch.nn.") and qualname[len("torch.nn.") :] in _PARAMETERLESS:
+            return True  # `us = nn.Upsample(size)`: a layer with no weights of its own
+        if self.ctx.project is None:
             return False
         return self.ctx.project.holds_no_parameters(self.ctx.absolute_path, built)
 
@@ -977,6 +1018,7 @@ class Evaluation(Shared):
                 self._global_eval_scope(call, function)
                 or self._attribute_eval_scope(call, function)
                 or self._periodic_scope(call)
+                or self._dropped_graph_scope(call, function)
             )
         return found if found is not None and self.repeats(call) else None
 
@@ -1286,6 +1328,77 @@ class Evaluation(Shared):
                 return False
             node = parent
         return False
+
+    def _dropped_graph_scope(
+        self, call: cst.Call, function: cst.FunctionDef | None
+    ) -> EvalScope | None:
+        """`policy, value = self.model(state)` in an agent's `get_action`, each output read only
+        through `.data`, `.detach()`, `.item()` or `float(...)` (also after arithmetic and calls
+        on it, and through the names it is bound to), in a function that needs no autograd
+        itself, whose every other forward drops its graph too: nothing can reach the graphs
+        they record, so whoever runs the function again and again evaluates (`repeats`
+        decides). A result bound to a name nothing reads is no evaluation (a warm-up), and a
+        method the module's own `forward` calls is part of that forward."""
+        if function is None or self.ctx.fact(Grad).needy_within(function):
+            return None
+        if any(
+            (caller := self.enclosing_function(site)) is not None
+            and _is_forward_name(caller.name.value)
+            for site in self.model.callers.get(function, ())
+        ):
+            return None  # part of a module's forward (`predict` in eval mode): its caller decides
+        if not self._graph_dropped(call, function, set()):
+            return None
+        if function not in self._graph_droppers:
+            forwards = [c for c in self.calls_in(function) if self.is_forward(c)]
+            self._graph_droppers[function] = all(
+                self._graph_dropped(c, function, set()) for c in forwards
+            )
+        if not self._graph_droppers[function]:
+            return None  # another forward's graph leaves the function: a loss, a kept output
+        reason = f"in `{function.name.value}`, which keeps none of its graph"
+        return EvalScope(("function", function), reason, function=function, detached=True)
+
+    def _graph_dropped(
+        self, value: cst.CSTNode, function: cst.FunctionDef, followed: set[str]
+    ) -> bool:
+        """Whether every way `value` leaves its statement drops its graph (see above)."""
+        node = value
+        for parent in self.ctx.ancestors(value):
+            if parent is function or isinstance(parent, cst.BaseCompoundStatement):
+                return False
+            if self._exits_autograd(parent, node) or (
+                isinstance(parent, cst.Attribute)
+                and parent.value is node
+                and parent.attr.value == "data"
+            ):
+                return True
+            if isinstance(parent, cst.Assign):
+                names = _assigned_names(parent)
+                if names is None or not names:
+                    return False
+                return all(
+                    self._reads_drop_graph(name, parent, function, followed) for name in names
+                )
+            if (
+                isinstance(parent, cst.Call)
+                and parent.func is node
+                and not isinstance(node, cst.Attribute)
+            ):
+                return False  # the value itself is called, not a method of it
+            if not isinstance(parent, _GRAPH_KEEPING):
+                return False  # returned, stored, yielded, tested, handed to a statement
+            node = parent
+        return False
+
+    def _reads_drop_graph(
+        self, name: str, at: cst.CSTNode, function: cst.FunctionDef, followed: set[str]
+    ) -> bool:
+        if name in followed:
+            return True  # already being followed: its other reads decide
+        followed.add(name)
+        reads = self.model.reads_of(name, self.model.scope_of(at))
+        return bool(reads) and all(self._graph_dropped(read, function, followed) for read in reads)
 
     @staticmethod
     def _exits_autograd(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -2648,3 +2761,18 @@ def _chain_base(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         value = value.func.value
     return value
+
+
+def _assigned_names(assign: cst.Assign) -> list[str] | None:
+    """The plain names `assign` binds (`a = ...`, `a, b = ...`); None when it writes anything
+    else (an attribute, an item, a starred target)."""
+    names: list[str] = []
+    for target in assign.targets:
+        node = target.target
+        elements = node.elements if isinstance(node, cst.Tuple | cst.List) else [node]
+        for element in elements:
+            inner = element.value if isinstance(element, cst.Element) else element
+            if not isinstance(inner, cst.Name):
+                return None
+            names.append(inner.value)
+    return names
