@@ -3,7 +3,8 @@
 in eval mode wherever the file's functions run it: `_model.forward(x)` in `embed(x)`, called
 for every file by another module, evaluates with autograd on. A method of it other than its
 forward (`_model.generate(x)`, which may set its own grad mode) is left alone, and so is a
-global the file also trains."""
+global the file also trains. (`embed` hands its result back whole: had it kept none of its
+graph, it would evaluate whatever the mode, `test_eval_dropped_graph.py`.)"""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def load_model(path):
 
 def embed(frames):
     frames = torch.from_numpy(frames)
-    return _model.forward(frames).detach().cpu().numpy()
+    return _model.forward(frames)
 
 
 def sample(frames):

@@ -57,6 +57,7 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.numpy_reads import reaches_numpy
 from torchlint.analysis.symbols import dotted
 from torchlint.analysis.tensors import TensorFacts
+from torchlint.analysis.text import may_evaluate
 from torchlint.analysis.writes import written_after
 
 if TYPE_CHECKING:
@@ -1338,9 +1339,14 @@ class Evaluation(Shared):
         itself, whose every other forward drops its graph too: nothing can reach the graphs
         they record, so whoever runs the function again and again evaluates (`repeats`
         decides). A result bound to a name nothing reads is no evaluation (a warm-up), and a
-        method the module's own `forward` calls is part of that forward."""
+        method the module's own `forward` calls is part of that forward. Looked for only where
+        the text shows what the rule's prefilter reads as evaluation (`may_evaluate`: an RL
+        agent's module trains it, `backward`), so that the prefilter hides no such finding, and
+        never in a step a framework runs (`EntryPoints.per_step`), whose values it handles."""
         if function is None or self.ctx.fact(Grad).needy_within(function):
             return None
+        if not may_evaluate(self.ctx.source) or function in self.ctx.fact(EntryPoints).per_step:
+            return None  # the rule's prefilter reads no evaluation here; a framework's step
         if any(
             (caller := self.enclosing_function(site)) is not None
             and _is_forward_name(caller.name.value)
