@@ -289,7 +289,7 @@ class Evaluation(Shared):
         self._module_keys: dict[str, bool] = {}
         self._non_module_keys: dict[str, bool] = {}
         self._param_modules: dict[cst.Param, bool] = {}
-        self._graph_droppers: dict[cst.FunctionDef, bool] = {}  # `_dropped_graph_scope`
+        self._graph_droppers: dict[cst.FunctionDef, bool] = {}  # `_drops_graphs`
 
     # -- forward passes -----------------------------------------------------------------
     def is_forward(self, call: cst.Call) -> bool:
@@ -640,9 +640,7 @@ class Evaluation(Shared):
         built = self._built_classes.get(self._binding_key(name, call))
         if not built:
             return False
-        head, _, rest = built.partition(".")
-        full = self.ctx.symbols.aliases.get(head, "")
-        qualname = f"{full}.{rest}" if full and rest else full
+        qualname = self.ctx.symbols.resolve(built) or ""
         if qualname.startswith("torch.nn.") and qualname[len("torch.nn.") :] in _PARAMETERLESS:
             return True  # `us = nn.Upsample(size)`: a layer with no weights of its own
         if self.ctx.project is None:
@@ -1335,35 +1333,45 @@ class Evaluation(Shared):
     ) -> EvalScope | None:
         """`policy, value = self.model(state)` in an agent's `get_action`, each output read only
         through `.data`, `.detach()`, `.item()` or `float(...)` (also after arithmetic and calls
-        on it, and through the names it is bound to), in a function that needs no autograd
-        itself, whose every other forward drops its graph too: nothing can reach the graphs
-        they record, so whoever runs the function again and again evaluates (`repeats`
-        decides). A result bound to a name nothing reads is no evaluation (a warm-up), and a
-        method the module's own `forward` calls is part of that forward. Looked for only where
-        the text shows what the rule's prefilter reads as evaluation (`may_evaluate`: an RL
-        agent's module trains it, `backward`), so that the prefilter hides no such finding, and
-        never in a step a framework runs (`EntryPoints.per_step`), whose values it handles."""
-        if function is None or self.ctx.fact(Grad).needy_within(function):
+        on it, and through the names it is bound to), in a function whose every other forward
+        drops its graph too (`_drops_graphs`): nothing can reach the graphs they record, so
+        whoever runs the function again and again evaluates (`repeats` decides). A result bound
+        to a name nothing reads is no evaluation (a warm-up)."""
+        if function is None or not self._drops_graphs(function):
             return None
-        if not may_evaluate(self.ctx.source) or function in self.ctx.fact(EntryPoints).per_step:
-            return None  # the rule's prefilter reads no evaluation here; a framework's step
-        if any(
-            (caller := self.enclosing_function(site)) is not None
-            and _is_forward_name(caller.name.value)
-            for site in self.model.callers.get(function, ())
-        ):
-            return None  # part of a module's forward (`predict` in eval mode): its caller decides
         if not self._graph_dropped(call, function, set()):
             return None
-        if function not in self._graph_droppers:
-            forwards = [c for c in self.calls_in(function) if self.is_forward(c)]
-            self._graph_droppers[function] = all(
-                self._graph_dropped(c, function, set()) for c in forwards
-            )
-        if not self._graph_droppers[function]:
-            return None  # another forward's graph leaves the function: a loss, a kept output
         reason = f"in `{function.name.value}`, which keeps none of its graph"
         return EvalScope(("function", function), reason, function=function, detached=True)
+
+    def _drops_graphs(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` needs no autograd itself and drops the graph of each of its
+        forwards, asked once per function. Not a method the module's own `forward` calls (part
+        of that forward), nor a step a framework runs (`EntryPoints`), whose values it handles;
+        and only where the text shows what the rule's prefilter reads as evaluation
+        (`may_evaluate`: an RL agent's module trains it, `backward`), so that the prefilter
+        hides no such finding."""
+        if function not in self._graph_droppers:
+            self._graph_droppers[function] = (
+                self._text_may_evaluate
+                and not self.ctx.fact(Grad).needy_within(function)
+                and self.ctx.fact(EntryPoints).period(function) != "step"
+                and not any(
+                    (caller := self.enclosing_function(site)) is not None
+                    and _is_forward_name(caller.name.value)
+                    for site in self.model.callers.get(function, ())
+                )
+                and all(
+                    self._graph_dropped(c, function, set())
+                    for c in self.calls_in(function)
+                    if self.is_forward(c)
+                )
+            )
+        return self._graph_droppers[function]
+
+    @cached_property
+    def _text_may_evaluate(self) -> bool:
+        return may_evaluate(self.ctx.source)
 
     def _graph_dropped(
         self, value: cst.CSTNode, function: cst.FunctionDef, followed: set[str]

@@ -124,6 +124,8 @@ _CONFIGS = (".yaml", ".yml", ".json", ".toml", ".cfg", ".gin")
 _DICT_BASE = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)(?:\s*\.\s*\w+)*\s*\.\s*__\Z")
 _GETATTR_BASE = re.compile(rb"getattr\(\s*([A-Za-z_]\w*)")
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Writes of an attribute whose name the text does not show (`attribute_set_only_in`).
+_COMPUTED_WRITES = re.compile(rb"setattr\(|__dict__|\bvars\(")
 _EVALUATES = re.compile(
     rb"val(?<=eval)(?<![\w.]eval)\s*+\(|xec(?<=exec)(?<![\w.]exec)\s*+\("
     rb"|bals\(\)(?<=\bglobals\(\))\s*+\[|cals\(\)(?<=\blocals\(\))\s*+\["
@@ -3111,18 +3113,19 @@ class ProjectIndex:
         written = re.compile(
             rb"(\bself)?\.\s*" + word + rb"\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
         )
-        computed = re.compile(rb"setattr\(|__dict__|\bvars\(")
         for other in [*files, *self._notebooks]:
-            if other == file or not _mentions(other, attribute):
+            if other == file:
                 continue
             try:
                 data = other.read_bytes()
             except OSError:
                 return False
+            if attribute.encode() not in data:
+                continue
             writes = [m.group(1) is not None for m in written.finditer(data)]
             if writes and (not all(writes) or klass.encode() in data):
                 return False
-            if computed.search(data):
+            if _COMPUTED_WRITES.search(data):
                 return False
         return True
 

@@ -54,8 +54,10 @@ class ImportTable:
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """The imported name `node` refers to, or None when it is not an imported name."""
         name = dotted(node)
-        if name is None:
-            return None
+        return None if name is None else self.resolve(name)
+
+    def resolve(self, name: str) -> str | None:
+        """`qualname` of a dotted name as written (`nn.Upsample`), kept as text by a fact."""
         head, _, rest = name.partition(".")
         full = self.aliases.get(head)
         if full is None:
