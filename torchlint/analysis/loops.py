@@ -524,7 +524,8 @@ class LoopFacts:
         """A loader whose batches arrive on the device: `accelerator.prepare(loader)`, a
         `DeviceDataLoader`, a loader or iterator handed the device (`DataPrefetcher(loader,
         device=self.device)`, `build_dataset_iter(opt, device_id=opt.gpu)`), also behind a
-        progress bar bound to a name (`tbar = tqdm(self.train_loader)`)."""
+        progress bar bound to a name (`tbar = tqdm(self.train_loader)`) or another plain name
+        (`current = loader` after `loader = accelerator.prepare(loader)`)."""
         for inner in unwrap_iterable(node):
             values = [inner] + [
                 b.value for b in self.scopes.all_bindings(inner) if b.value is not None
@@ -538,8 +539,7 @@ class LoopFacts:
             ):
                 return True
             if depth == 0 and any(
-                isinstance(v, cst.Call)
-                and unwrap_iterable(v) != [v]
+                (type(v) is cst.Name or (isinstance(v, cst.Call) and unwrap_iterable(v) != [v]))
                 and self.yields_device_batches(v, 1)
                 for v in values[1:]
             ):
