@@ -340,7 +340,7 @@ def _summarise(text: str, tree: ast.Module | None) -> _Summary:
     )
     summary.evals = ".eval()" in text
     summary.host_reads = _may_read_on_host(text)
-    summary.synchronizes = _SYNCHRONIZE_CALL.search(text) is not None
+    summary.synchronizes = _may_synchronize(text)
     summary.torch = any(t == "torch" or t.startswith("torch.") for t in modules)
     summary.precision = precision_mentions(text)
     return summary
@@ -1265,6 +1265,17 @@ def _numpy_on(call: ast.Call, derived: set[str], imports: dict[str, tuple[int, s
 
 
 _SYNCHRONIZE_CALL = re.compile(r"\b(?:synchronize|barrier)\s*\(")
+
+
+def _may_synchronize(text: str) -> bool:
+    """Whether the text calls something named `synchronize` or `barrier`. The words are looked
+    for first: the pattern opens with an alternation, so the regex engine tries it at every
+    character of the file, and most files name neither."""
+    return ("synchronize" in text or "barrier" in text) and _SYNCHRONIZE_CALL.search(
+        text
+    ) is not None
+
+
 # What a module-level name must import for `name.synchronize()` or `name.barrier()` to wait
 # for the device: `torch.cuda.synchronize()`, `dist.barrier()`.
 _WAITING_CALLS = frozenset({"torch.cuda.synchronize", "torch.distributed.barrier"})
