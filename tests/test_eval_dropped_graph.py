@@ -10,6 +10,11 @@
   own: calling it is no forward worth `no_grad`.
 - A module held by a capitalised name (`E = SpeakerEncoder(80, 256).eval().cuda()`, a GAN's `G`)
   runs a forward when called: the name is bound to a module construction, not to a class.
+- A submodule of a module built from a class of another file (`self.rnd.target(obs)`, where
+  `self.rnd = RNDModel(...)` and RNDModel's constructor assigns `self.target = nn.Sequential(...)`)
+  runs a forward when called: an intrinsic reward computed from two such forwards and returned
+  as a numpy copy keeps no graph. An attribute the class assigns something else (a running
+  statistic) is no forward, and stays silent.
 
 A line marked `# TL001: text` expects a finding there (`project_cases.Case`); unmarked cases pin
 that TL001 stays silent. One `torchlint` run checks all.
@@ -283,6 +288,81 @@ for path in sorted(open("utterances.txt").read().split()):
     emb = E(mel[None])  # TL001: E(mel[None])
     embeddings.append(emb.detach().squeeze().cpu().numpy())
 np.save("embeddings.npy", np.stack(embeddings))
+""",
+        },
+        rules=("TL001",),
+    ),
+    Case(
+        "submodules-of-a-project-module-read-as-numpy",
+        {
+            "rnd.py": """\
+import torch
+from torch import nn
+
+
+class RunningStats:
+    def __call__(self, x):
+        return x.mean(0)
+
+
+class RNDModel(nn.Module):
+    def __init__(self, n_obs, dim):
+        super().__init__()
+        self.target = nn.Sequential(nn.Linear(n_obs, dim), nn.ReLU(), nn.Linear(dim, dim))
+        self.predictor = nn.Sequential(nn.Linear(n_obs, dim), nn.ReLU(), nn.Linear(dim, dim))
+        self.stats = RunningStats()
+        for p in self.target.parameters():
+            p.requires_grad = False
+
+    def forward(self, obs):
+        return self.predictor(obs), self.target(obs)
+""",
+            "agents.py": """\
+import torch
+import torch.nn.functional as F
+
+from rnd import RNDModel
+
+
+class Agent:
+    def __init__(self, n_obs, device):
+        self.device = device
+        self.rnd = RNDModel(n_obs, 64)
+        self.rnd = self.rnd.to(self.device)
+        self.optimizer = torch.optim.Adam(self.rnd.predictor.parameters())
+
+    def intrinsic_reward(self, next_obs):
+        next_obs = torch.as_tensor(next_obs, device=self.device).float()
+        target = self.rnd.target(next_obs)  # TL001: self.rnd.target(next_obs)
+        predict = self.rnd.predictor(next_obs)
+        return ((target - predict).pow(2).sum(1) / 2).data.cpu().numpy()
+
+    def observation_mean(self, obs):
+        return self.rnd.stats(torch.as_tensor(obs)).numpy()
+
+    def train_model(self, batch):
+        predict, target = self.rnd(batch.to(self.device))
+        loss = F.mse_loss(predict, target.detach())
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+""",
+            "train.py": """\
+import torch
+
+from agents import Agent
+
+
+def main(env, n_obs):
+    agent = Agent(n_obs, "cuda")
+    states = env.reset()
+    for update in range(1000):
+        seen = []
+        for step in range(128):
+            states, reward, done = env.step(env.sample())
+            bonus = agent.intrinsic_reward(states)
+            seen.append((states, reward + bonus, agent.observation_mean(states)))
+        agent.train_model(torch.as_tensor([s for s, _, _ in seen]))
 """,
         },
         rules=("TL001",),

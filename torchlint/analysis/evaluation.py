@@ -378,6 +378,7 @@ class Evaluation(Shared):
             return (
                 self._feeds_eval_module(call, receiver)
                 or self._runs_project_method(call, receiver)
+                or self._runs_project_submodule(call, receiver)
                 or self._runs_named_project_method(call, receiver)
                 or self._runs_framework_method(func)
             )
@@ -412,6 +413,17 @@ class Evaluation(Shared):
             return False
         klass = _class_written(self._built_classes.get(self._binding_key(receiver, call), ""))
         return bool(klass) and self.ctx.project.method_runs_forward(
+            self.ctx.absolute_path, klass, call.func.attr.value
+        )
+
+    def _runs_project_submodule(self, call: cst.Call, receiver: str) -> bool:
+        """`self.rnd.target(obs)` on a model built from a module class of another file of the
+        project (`self.rnd = RNDModel(...)`) whose constructor assigns that attribute a module
+        (`self.target = nn.Sequential(...)`): the call is the submodule's forward."""
+        if self.ctx.project is None or not isinstance(call.func, cst.Attribute):
+            return False
+        klass = _class_written(self._built_classes.get(self._binding_key(receiver, call), ""))
+        return bool(klass) and self.ctx.project.attribute_holds_module(
             self.ctx.absolute_path, klass, call.func.attr.value
         )
 
@@ -666,11 +678,13 @@ class Evaluation(Shared):
     @cached_property
     def _built_classes(self) -> dict[str, str]:
         """The class each name is built from as written (`readers.FeatureCache`), where every
-        binding of the name builds the same one; "" where they differ or one builds nothing."""
+        binding of the name builds the same one; "" where they differ or one builds nothing. A
+        binding that moves the object it already holds (`self.rnd = self.rnd.to(device)`)
+        keeps its class."""
         found: dict[str, str] = {}
         for target, value in self.model.assigns:
             name = dotted(target)
-            if not name:
+            if not name or dotted(_chain_base(value)) == name:
                 continue
             callee = _built_callee(value)
             written = (dotted(callee) or "") if callee is not None else ""

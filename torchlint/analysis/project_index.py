@@ -2658,6 +2658,43 @@ class ProjectIndex:
         source = self._summary(found[0], part="forwarding") if found is not None else None
         return source is not None and found is not None and found[1] in source.forwarding
 
+    def attribute_holds_module(self, file: Path, klass: str, attribute: str) -> bool:
+        """Whether `self.<attribute>` of the module class `klass`, as written in `file` and
+        defined in another file of the project, holds a module wherever the class or its bases
+        assign it: a torch layer or container (`self.target = nn.Sequential(...)`) or a module
+        class of the project. Calling that attribute of an instance (`self.rnd.target(obs)`)
+        runs the submodule's forward."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, klass) if summary is not None else None
+        location = self._class_location(*target) if target is not None else None
+        if location is None or not self.is_module_class(*location):
+            return False
+        built = [
+            (member_file, callee)
+            for member_file, member in self._lineage(*location)
+            if (scopes := self._summary(member_file, part="scopes")) is not None
+            for callee in scopes.attr_classes.get(member, {}).get(attribute, ())
+        ]
+        return bool(built) and all(self._builds_module(*b) for b in built)
+
+    def _builds_module(self, file: Path, callee: str) -> bool:
+        """Whether calling `callee`, as written in `file`, builds a module: a capitalised name
+        of `torch.nn` (not of `torch.nn.functional`), or a module class of the project."""
+        summary = self._summary(file)
+        if summary is None:
+            return False
+        head, _, rest = callee.partition(".")
+        level, target = summary.imports.get(head, (1, ""))
+        full = f"{target}.{rest}" if rest else target
+        if (
+            not level
+            and full.startswith("torch.nn.")
+            and not full.startswith("torch.nn.functional")
+        ):
+            return full.rpartition(".")[2][:1].isupper()
+        return bool(self.is_module_class(file, callee))
+
     def forwards_by_name(self, method: str) -> bool:
         """Whether the project defines a method `method` (`predict`), and every class of it that
         does is a module class whose `method` runs its own module's forward with grad as the
