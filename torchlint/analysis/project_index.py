@@ -2648,11 +2648,8 @@ class ProjectIndex:
         written in `file` and defined in another file of the project, runs the module's forward
         itself with grad as its caller has it (`Reader.inference` calling `self.encoder(x)`):
         a call of it is a forward pass, whose grad mode its caller sets."""
-        file = file.absolute()
-        summary = self._summary(file)
-        target = self._target(file, summary, klass) if summary is not None else None
-        location = self._class_location(*target) if target is not None else None
-        if location is None or not self.is_module_class(*location):
+        location = self._module_class_elsewhere(file, klass)
+        if location is None:
             return False
         found = self._find_method(*location, method)
         source = self._summary(found[0], part="forwarding") if found is not None else None
@@ -2664,11 +2661,8 @@ class ProjectIndex:
         assign it: a torch layer or container (`self.target = nn.Sequential(...)`) or a module
         class of the project. Calling that attribute of an instance (`self.rnd.target(obs)`)
         runs the submodule's forward."""
-        file = file.absolute()
-        summary = self._summary(file)
-        target = self._target(file, summary, klass) if summary is not None else None
-        location = self._class_location(*target) if target is not None else None
-        if location is None or not self.is_module_class(*location):
+        location = self._module_class_elsewhere(file, klass)
+        if location is None:
             return False
         built = [
             (member_file, callee)
@@ -2684,16 +2678,21 @@ class ProjectIndex:
         summary = self._summary(file)
         if summary is None:
             return False
-        head, _, rest = callee.partition(".")
-        level, target = summary.imports.get(head, (1, ""))
-        full = f"{target}.{rest}" if rest else target
-        if (
-            not level
-            and full.startswith("torch.nn.")
-            and not full.startswith("torch.nn.functional")
-        ):
+        full = _imported(callee, summary.imports) or ""
+        if full.startswith("torch.nn.") and not full.startswith("torch.nn.functional"):
             return full.rpartition(".")[2][:1].isupper()
         return bool(self.is_module_class(file, callee))
+
+    def _module_class_elsewhere(self, file: Path, klass: str) -> tuple[Path, str] | None:
+        """Where the module class `klass`, as written in `file` and imported from another file
+        of the project, is defined; None when it is no such class."""
+        file = file.absolute()
+        summary = self._summary(file)
+        target = self._target(file, summary, klass) if summary is not None else None
+        location = self._class_location(*target) if target is not None else None
+        if location is None or not self.is_module_class(*location):
+            return None
+        return location
 
     def forwards_by_name(self, method: str) -> bool:
         """Whether the project defines a method `method` (`predict`), and every class of it that
