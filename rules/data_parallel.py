@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
@@ -11,7 +12,7 @@ from torchlint.analysis.availability import runs_without_cuda
 from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.loops import LoopFacts
-from torchlint.analysis.model import BindingKind, SemanticModel
+from torchlint.analysis.model import Binding, BindingKind, SemanticModel
 from torchlint.analysis.nodes import find_all, is_name
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
@@ -57,7 +58,11 @@ calls the module directly. Nor a wrap bound to a name that is only unwrapped aga
 (`torch.save(model.state_dict(), path)`): the usual way to load a checkpoint saved from a
 wrapped model, or to save one under its `module.` names, whose wrapper never runs a forward; such a
 wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
-(`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module.
+(`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module. The
+wrap may be placed on the way (`nn.DataParallel(net).to(device)`) and returned by a
+checkpoint's loader, when every call of the loader in the file binds the result to a name that
+is only unwrapped too, there or in a function of the file it is handed to
+(`model.module.forward(x)` in `synthesis(model, text)`).
 Nor a wrap in a module-level class that the project never builds: called only from
 functions that are never called themselves (a vendored generator or trainer left unused), and
 never handed over, decorated, derived from or reached through a module attribute, with no
@@ -399,7 +404,14 @@ which a codemod cannot write for you.
                 continue  # the wrap itself, or a later rebinding of the name
             if isinstance(parent, cst.Attribute) and parent.attr is use:
                 continue  # `x.model`: an attribute that shares the name
-            if not any(b.value is node for b in model.reaching(use)):
+            if not any(
+                b.value is not None and _unplaced(b.value) is node for b in model.reaching(use)
+            ):
+                continue
+            if isinstance(parent, cst.Return) and parent.value is use:
+                if not self._callers_unwrap(model, model.function_of(use)):
+                    return False
+                reads += 1
                 continue
             if _delegates(model, use):
                 delegates = True
@@ -410,6 +422,68 @@ which a codemod cannot write for you.
                 return False
             reads += 1
         return reads > 0 and (delegates or not stored)
+
+    def _callers_unwrap(self, model: SemanticModel, function: cst.FunctionDef | None) -> bool:
+        """Whether the file calls `function`, which returns the wrapper, and every call binds
+        the result to a plain name that is only unwrapped (`_only_unwraps`): a checkpoint's
+        loader whose callers run the inner module (`model.module.forward(x)`)."""
+        calls = model.callers.get(function, []) if function is not None else []
+        return bool(calls) and all(self._result_unwrapped(model, call) for call in calls)
+
+    def _result_unwrapped(self, model: SemanticModel, call: cst.Call) -> bool:
+        assign = model.parents.get(call)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return False
+        target = assign.targets[0].target
+        return isinstance(target, cst.Name) and self._only_unwraps(
+            model, target, lambda b: b.value is call, 0
+        )
+
+    def _only_unwraps(
+        self,
+        model: SemanticModel,
+        target: cst.Name,
+        holds: Callable[[Binding], bool],
+        depth: int,
+    ) -> bool:
+        """Whether every read of `target`'s name that a binding `holds` reaches takes the inner
+        module back or handles the weights (`_unwraps`), or hands the name to a function of the
+        file whose parameter is read so in turn (`synthesis(model, text)`), and there is one."""
+        scope = model.scope_of(target)
+        if depth > _MAX_DEPTH or model.read_in_nested_scope(target.value, scope):
+            return False
+        reads = 0
+        for use in model.uses(scope, target.value):
+            parent = model.parents.get(use)
+            if use is target or isinstance(parent, cst.AssignTarget | cst.Param):
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr is use:
+                continue
+            if not any(holds(b) for b in model.reaching(use)):
+                continue
+            if not (self._unwraps(model, use) or self._handed_unwrapped(model, use, depth)):
+                return False
+            reads += 1
+        return reads > 0
+
+    def _handed_unwrapped(self, model: SemanticModel, use: cst.Name, depth: int) -> bool:
+        """`f(use, ...)` where `f`, called by its plain name, is the one function of the file
+        the call runs and the parameter taking `use` by position is only unwrapped there."""
+        arg = model.parents.get(use)
+        if not isinstance(arg, cst.Arg) or arg.keyword is not None or arg.star:
+            return False
+        call = model.parents.get(arg)
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return False
+        targets = model.callees.get(call, [])
+        if len(targets) != 1:
+            return False
+        position = call.args.index(arg)
+        params = targets[0].params.params
+        if position >= len(params):
+            return False
+        param = params[position]
+        return self._only_unwraps(model, param.name, lambda b: b.node is param, depth + 1)
 
     def _fed_one_example(self, node: cst.Call) -> bool:
         """A wrap bound to a plain name whose every forward gets one example made into a batch
@@ -648,14 +722,28 @@ which a codemod cannot write for you.
 
 
 def _bound_name(model: SemanticModel, node: cst.Call) -> cst.Name | None:
-    """The plain name a wrap is the whole value of (`model = nn.DataParallel(model)`), whose
-    later reads say what the wrapper is used for."""
+    """The plain name a wrap is the whole value of (`model = nn.DataParallel(model)`, also
+    placed on the way, `nn.DataParallel(net).to(device)`: those methods return the wrapper),
+    whose later reads say what the wrapper is used for."""
     statement = model.statement_of(node)
     assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-    if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    if _unplaced(assign.value) is not node:
         return None
     target = assign.targets[0].target
     return target if isinstance(target, cst.Name) else None
+
+
+def _unplaced(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` past the wrapper's placement methods that return it (`.to(device)`, `.cuda()`)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _WEIGHT_METHODS
+    ):
+        value = value.func.value
+    return value
 
 
 def _self_attribute(model: SemanticModel, node: cst.Call) -> tuple[cst.ClassDef, str] | None:

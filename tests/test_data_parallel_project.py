@@ -5,7 +5,13 @@ trainer) of which the project uses a part; a wrap inside a class that no code of
 builds, except functions that are never called themselves, never runs. The project index says
 so from the calls it already summarises. A function that nothing calls but its package's
 `__init__.py` exports is API, and a name handed over (`mp.spawn(main_worker)`), registered by a decorator or called
-through a module attribute is not followed, so their wraps stay findings. Checked once by the
+through a module attribute is not followed, so their wraps stay findings.
+
+A loader of a checkpoint saved from a wrapped model wraps, loads, and returns the wrapper
+(`model = nn.DataParallel(Net()).to(device)`, `return model`); when every caller of the loader
+in the file binds the result to a name that it only unwraps (`model.module.forward(x)`), itself
+or through a function of the file it hands the name to, the wrapper's forward never runs. A
+caller that calls the wrapper itself, or returns it on, keeps the finding. Checked once by the
 installed `torchlint`.
 """
 
@@ -381,6 +387,67 @@ def main(net, images, gpus, device):
             out = model(batch)
             both = pair(torch.cat([image.unsqueeze(0), image.flip(-1).unsqueeze(0)]))
             print(out.mean().item(), both.mean().item())
+""",
+        },
+    ),
+    Case(
+        "loader-returns-a-wrapper-its-callers-unwrap",
+        rules=("TL004",),
+        files={
+            "synthesize.py": """\
+import torch
+from torch import nn
+
+from nets import Net
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load(step):
+    model = nn.DataParallel(Net()).to(device)
+    model.load_state_dict(torch.load(f"checkpoint_{step}.pth")["model"])
+    model.eval()
+    return model
+
+
+def synthesis(model, text):
+    with torch.no_grad():
+        return model.module.forward(text.cuda())
+
+
+if __name__ == "__main__":
+    model = load(100)
+    for text in ["a", "b"]:
+        mel = synthesis(model, torch.tensor([ord(text)]))
+""",
+        },
+    ),
+    Case(
+        "loader-returns-a-wrapper-a-caller-runs",
+        rules=("TL004",),
+        files={
+            "evaluate.py": """\
+import torch
+from torch import nn
+
+from nets import Net
+
+
+def load(step):
+    model = nn.DataParallel(Net()).cuda()  # TL004: nn.DataParallel(Net())
+    model.load_state_dict(torch.load(f"checkpoint_{step}.pth"))
+    return model
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return [model(x.cuda()) for x in loader]
+
+
+def main(loader):
+    model = load(100)
+    print(model.module.num_layers)
+    return evaluate(model, loader)
 """,
         },
     ),
