@@ -60,8 +60,9 @@ wrapped model, or to save one under its `module.` names, whose wrapper never run
 wrapper may also be stored (`nets.fan = fan`) once it is given its inner module's method
 (`fan.get_heatmap = fan.module.get_heatmap`), through which its callers reach the module. The
 wrap may be placed on the way (`nn.DataParallel(net).to(device)`) and returned by a
-checkpoint's loader, when every call of the loader in the file binds the result to a name that
-is only unwrapped too, there or in a function of the file it is handed to
+checkpoint's loader, a module-level function of a module no other file imports whose name is
+only ever called, when every call of it binds the result to a name that is only unwrapped too,
+there or in a module-level function of the file it is handed to by position
 (`model.module.forward(x)` in `synthesis(model, text)`).
 Nor a wrap in a module-level class that the project never builds: called only from
 functions that are never called themselves (a vendored generator or trainer left unused), and
@@ -424,11 +425,39 @@ which a codemod cannot write for you.
         return reads > 0 and (delegates or not stored)
 
     def _callers_unwrap(self, model: SemanticModel, function: cst.FunctionDef | None) -> bool:
-        """Whether the file calls `function`, which returns the wrapper, and every call binds
-        the result to a plain name that is only unwrapped (`_only_unwraps`): a checkpoint's
-        loader whose callers run the inner module (`model.module.forward(x)`)."""
-        calls = model.callers.get(function, []) if function is not None else []
+        """Whether `function`, which returns the wrapper, is a module-level function of a module
+        no other file of the project imports, whose name the file reads only to call it, and
+        every call binds the result to a plain name that is only unwrapped (`_only_unwraps`): a
+        checkpoint's loader whose callers run the inner module (`model.module.forward(x)`)."""
+        if function is None or not self._called_only_here(model, function):
+            return False
+        calls = model.callers.get(function, [])
         return bool(calls) and all(self._result_unwrapped(model, call) for call in calls)
+
+    def _called_only_here(self, model: SemanticModel, function: cst.FunctionDef) -> bool:
+        """A module-level function that only this file's plain calls can reach: no other file
+        of the project imports its module, and every read of its name, in any scope, is the
+        callee of a call (not handed over as a value, `partial(load)`, `{"dp": load}`)."""
+        project = self.ctx.project
+        if project is None or not isinstance(model.parents.get(function), cst.Module):
+            return False
+        if project.imported_by_others(self.ctx.absolute_path):
+            return False
+        name = function.name.value
+        for (_, spelled), uses in model.names_in.items():
+            if spelled != name:
+                continue
+            for use in uses:
+                parent = model.parents.get(use)
+                if (
+                    use is function.name
+                    or (isinstance(parent, cst.Call) and parent.func is use)
+                    or (isinstance(parent, cst.Attribute) and parent.attr is use)  # `torch.load`
+                    or (isinstance(parent, cst.Arg) and parent.keyword is use)
+                ):
+                    continue
+                return False
+        return True
 
     def _result_unwrapped(self, model: SemanticModel, call: cst.Call) -> bool:
         assign = model.parents.get(call)
@@ -467,8 +496,9 @@ which a codemod cannot write for you.
         return reads > 0
 
     def _handed_unwrapped(self, model: SemanticModel, use: cst.Name, depth: int) -> bool:
-        """`f(use, ...)` where `f`, called by its plain name, is the one function of the file
-        the call runs and the parameter taking `use` by position is only unwrapped there."""
+        """`f(use, ...)` where `f` is a module-level function of the file called by its plain
+        name, with no spread argument before `use`, and the parameter taking `use` by position
+        is only unwrapped there."""
         arg = model.parents.get(use)
         if not isinstance(arg, cst.Arg) or arg.keyword is not None or arg.star:
             return False
@@ -476,10 +506,14 @@ which a codemod cannot write for you.
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
             return False
         targets = model.callees.get(call, [])
-        if len(targets) != 1:
+        if len(targets) != 1 or targets[0].name.value != call.func.value:
+            return False  # a callback handed to it, or a class whose forward runs
+        if not isinstance(model.parents.get(targets[0]), cst.Module):
             return False
         position = call.args.index(arg)
-        params = targets[0].params.params
+        if any(a.star for a in call.args[:position]):
+            return False
+        params = [*targets[0].params.posonly_params, *targets[0].params.params]
         if position >= len(params):
             return False
         param = params[position]

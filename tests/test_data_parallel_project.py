@@ -11,7 +11,9 @@ A loader of a checkpoint saved from a wrapped model wraps, loads, and returns th
 (`model = nn.DataParallel(Net()).to(device)`, `return model`); when every caller of the loader
 in the file binds the result to a name that it only unwraps (`model.module.forward(x)`), itself
 or through a function of the file it hands the name to, the wrapper's forward never runs. A
-caller that calls the wrapper itself, or returns it on, keeps the finding. Checked once by the
+caller that calls the wrapper itself, or returns it on, keeps the finding, and so does a loader
+that other files import, or whose result reaches a parameter the file cannot map (a callback's
+through `partial`, an instance's `forward`, a positional-only one). Checked once by the
 installed `torchlint`.
 """
 
@@ -448,6 +450,74 @@ def main(loader):
     model = load(100)
     print(model.module.num_layers)
     return evaluate(model, loader)
+""",
+        },
+    ),
+    Case(
+        # Callers the file cannot see, and parameters the wrapper does not land in.
+        "loader-returns-a-wrapper-reached-otherwise",
+        rules=("TL004",),
+        files={
+            "ckpt.py": """\
+import torch
+from torch import nn
+
+from nets import Net
+
+
+def load(step):
+    model = nn.DataParallel(Net()).cuda()  # TL004: nn.DataParallel(Net())
+    model.load_state_dict(torch.load(f"checkpoint_{step}.pth"))
+    return model
+
+
+if __name__ == "__main__":
+    print(load(1).module)
+""",
+            "evaluate.py": """\
+import torch
+from ckpt import load
+
+
+def main(loader):
+    model = load(100)
+    with torch.no_grad():
+        return [model(x.cuda()) for x in loader]
+""",
+            "handed.py": """\
+import torch
+from functools import partial
+from torch import nn
+
+from nets import Net
+
+
+def load(step):
+    model = nn.DataParallel(Net()).cuda()  # TL004: nn.DataParallel(Net())
+    return model
+
+
+def evaluate(net, model, batch):
+    print(model.module.num_layers)
+    return net(batch)
+
+
+class Runner(nn.Module):
+    def forward(self, net, batch):
+        self.eval()
+        return net(batch)
+
+
+def first(net, /, model, batch):
+    print(model.module.num_layers)
+    return net(batch)
+
+
+if __name__ == "__main__":
+    model = load(100)
+    run = partial(evaluate, model)
+    print(run(None, torch.zeros(8, 3).cuda()), Runner()(model, torch.zeros(8, 3).cuda()))
+    print(first(model, model, torch.zeros(8, 3).cuda()))
 """,
         },
     ),

@@ -679,12 +679,12 @@ class Evaluation(Shared):
     def _built_classes(self) -> dict[str, str]:
         """The class each name is built from as written (`readers.FeatureCache`), where every
         binding of the name builds the same one; "" where they differ or one builds nothing. A
-        binding that moves the object it already holds (`self.rnd = self.rnd.to(device)`)
-        keeps its class."""
+        `self.` attribute bound to a move of what it holds (`self.rnd = self.rnd.to(device)`)
+        keeps its class (a plain name's key spans the file's functions, so its moves count)."""
         found: dict[str, str] = {}
         for target, value in self.model.assigns:
             name = dotted(target)
-            if not name or dotted(_chain_base(value)) == name:
+            if not name or (name.startswith("self.") and dotted(_chain_base(value)) == name):
                 continue
             callee = _built_callee(value)
             written = (dotted(callee) or "") if callee is not None else ""

@@ -2658,9 +2658,10 @@ class ProjectIndex:
     def attribute_holds_module(self, file: Path, klass: str, attribute: str) -> bool:
         """Whether `self.<attribute>` of the module class `klass`, as written in `file` and
         defined in another file of the project, holds a module wherever the class or its bases
-        assign it: a torch layer or container (`self.target = nn.Sequential(...)`) or a module
-        class of the project. Calling that attribute of an instance (`self.rnd.target(obs)`)
-        runs the submodule's forward."""
+        assign it a call's result (the assignments the summary keeps): a torch layer or
+        container (`self.target = nn.Sequential(...)`) or a module class of the project.
+        Calling that attribute of an instance (`self.rnd.target(obs)`) runs the submodule's
+        forward."""
         location = self._module_class_elsewhere(file, klass)
         if location is None:
             return False
