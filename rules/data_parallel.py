@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import libcst as cst
@@ -387,28 +387,21 @@ which a codemod cannot write for you.
         """A wrap bound to a plain name whose every read takes the wrapped module back
         (`model = model.module`) or handles the wrapper's weights and placement
         (`model.load_state_dict(...)`, `model.cuda()` as a statement): a checkpoint saved from a
-        wrapped model is loaded so. The wrapper is never called, returned or handed on, so
-        DataParallel never runs. It may be stored (`nets.fan = fan`) once the code has given it
+        wrapped model is loaded so. The wrapper is never called nor handed on, and returned only
+        to callers that unwrap it too (`_callers_unwrap`), so DataParallel never runs. It may be stored (`nets.fan = fan`) once the code has given it
         its inner module's method (`fan.get_heatmap = fan.module.get_heatmap`): callers are
         routed around the wrapper's forward, which keeps only the checkpoint's names."""
         model = self.ctx.fact(SemanticModel)
         target = _bound_name(model, node)
         if target is None:
             return False
-        scope = model.scope_of(target)
-        if model.read_in_nested_scope(target.value, scope):
+        if model.read_in_nested_scope(target.value, model.scope_of(target)):
             return False
         reads, delegates, stored = 0, False, False
-        for use in model.uses(scope, target.value):
+        for use in _reads(
+            model, target, lambda b: b.value is not None and _unplaced(b.value) is node
+        ):
             parent = model.parents.get(use)
-            if use is target or isinstance(parent, cst.AssignTarget):
-                continue  # the wrap itself, or a later rebinding of the name
-            if isinstance(parent, cst.Attribute) and parent.attr is use:
-                continue  # `x.model`: an attribute that shares the name
-            if not any(
-                b.value is not None and _unplaced(b.value) is node for b in model.reaching(use)
-            ):
-                continue
             if isinstance(parent, cst.Return) and parent.value is use:
                 if not self._callers_unwrap(model, model.function_of(use)):
                     return False
@@ -478,46 +471,36 @@ which a codemod cannot write for you.
         """Whether every read of `target`'s name that a binding `holds` reaches takes the inner
         module back or handles the weights (`_unwraps`), or hands the name to a function of the
         file whose parameter is read so in turn (`synthesis(model, text)`), and there is one."""
-        scope = model.scope_of(target)
-        if depth > _MAX_DEPTH or model.read_in_nested_scope(target.value, scope):
+        if depth > _MAX_DEPTH or model.read_in_nested_scope(target.value, model.scope_of(target)):
             return False
         reads = 0
-        for use in model.uses(scope, target.value):
-            parent = model.parents.get(use)
-            if use is target or isinstance(parent, cst.AssignTarget | cst.Param):
-                continue
-            if isinstance(parent, cst.Attribute) and parent.attr is use:
-                continue
-            if not any(holds(b) for b in model.reaching(use)):
-                continue
+        for use in _reads(model, target, holds):
             if not (self._unwraps(model, use) or self._handed_unwrapped(model, use, depth)):
                 return False
             reads += 1
         return reads > 0
 
     def _handed_unwrapped(self, model: SemanticModel, use: cst.Name, depth: int) -> bool:
-        """`f(use, ...)` where `f` is a module-level function of the file called by its plain
-        name, with no spread argument before `use`, and the parameter taking `use` by position
-        is only unwrapped there."""
+        """`f(use, ...)`: the one function the call runs is a module-level function of the file
+        (not a callback handed to it, nor a class's `forward`), and its parameter that takes
+        `use` by position (`SemanticModel.arguments`) is only unwrapped there."""
         arg = model.parents.get(use)
-        if not isinstance(arg, cst.Arg) or arg.keyword is not None or arg.star:
+        call = model.parents.get(arg) if isinstance(arg, cst.Arg) and arg.keyword is None else None
+        targets = model.callees.get(call, []) if isinstance(call, cst.Call) else []
+        if len(targets) != 1 or not isinstance(model.parents.get(targets[0]), cst.Module):
             return False
-        call = model.parents.get(arg)
-        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
-            return False
-        targets = model.callees.get(call, [])
-        if len(targets) != 1 or targets[0].name.value != call.func.value:
-            return False  # a callback handed to it, or a class whose forward runs
-        if not isinstance(model.parents.get(targets[0]), cst.Module):
-            return False
-        position = call.args.index(arg)
-        if any(a.star for a in call.args[:position]):
-            return False
-        params = [*targets[0].params.posonly_params, *targets[0].params.params]
-        if position >= len(params):
-            return False
-        param = params[position]
-        return self._only_unwraps(model, param.name, lambda b: b.node is param, depth + 1)
+        params = targets[0].params
+        param = next(
+            (
+                p
+                for p in [*params.posonly_params, *params.params]
+                if (call, use) in model.arguments(p)
+            ),
+            None,
+        )
+        return param is not None and self._only_unwraps(
+            model, param.name, lambda b: b.node is param, depth + 1
+        )
 
     def _fed_one_example(self, node: cst.Call) -> bool:
         """A wrap bound to a plain name whose every forward gets one example made into a batch
@@ -767,6 +750,21 @@ def _bound_name(model: SemanticModel, node: cst.Call) -> cst.Name | None:
         return None
     target = assign.targets[0].target
     return target if isinstance(target, cst.Name) else None
+
+
+def _reads(
+    model: SemanticModel, target: cst.Name, holds: Callable[[Binding], bool]
+) -> Iterator[cst.Name]:
+    """The reads of `target`'s name in its scope that a binding `holds` reaches: not the name
+    bound there, a later rebinding or a parameter, nor an attribute spelled the same (`x.model`)."""
+    for use in model.uses(model.scope_of(target), target.value):
+        parent = model.parents.get(use)
+        if use is target or isinstance(parent, cst.AssignTarget | cst.Param):
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr is use:
+            continue
+        if any(holds(b) for b in model.reaching(use)):
+            yield use
 
 
 def _unplaced(value: cst.BaseExpression) -> cst.BaseExpression:

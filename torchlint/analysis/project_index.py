@@ -2674,15 +2674,10 @@ class ProjectIndex:
         return bool(built) and all(self._builds_module(*b) for b in built)
 
     def _builds_module(self, file: Path, callee: str) -> bool:
-        """Whether calling `callee`, as written in `file`, builds a module: a capitalised name
-        of `torch.nn` (not of `torch.nn.functional`), or a module class of the project."""
-        summary = self._summary(file)
-        if summary is None:
-            return False
-        full = _imported(callee, summary.imports) or ""
-        if full.startswith("torch.nn.") and not full.startswith("torch.nn.functional"):
-            return full.rpartition(".")[2][:1].isupper()
-        return bool(self.is_module_class(file, callee))
+        """Whether calling `callee`, as written in `file`, builds a module: a class (its name
+        capitalised, so not a function of `torch.nn.functional`) that `is_module_class` says is
+        one, of `torch.nn` or of the project."""
+        return callee.rpartition(".")[2][:1].isupper() and bool(self.is_module_class(file, callee))
 
     def _module_class_elsewhere(self, file: Path, klass: str) -> tuple[Path, str] | None:
         """Where the module class `klass`, as written in `file` and imported from another file
@@ -2806,13 +2801,22 @@ class ProjectIndex:
         if known is not None and known[0] is summary:
             return known[1]
         wanted = [*summary.imports.values(), *summary.stars]
-        found = []
-        for level, target in wanted:
-            for module in (target, target.rpartition(".")[0]):
-                source = self._module_file(file, level, module) if module or level else None
-                if source is not None:
-                    found.append(source.absolute())
+        found = [
+            source
+            for level, target in wanted
+            for source in self._import_sources(file, level, target)
+        ]
         self._imports_of[file] = (summary, found)
+        return found
+
+    def _import_sources(self, file: Path, level: int, target: str) -> list[Path]:
+        """The project files an import in `file` of `target` at `level` names: the module
+        itself, or the module holding the imported name (`from config import setup`)."""
+        found = []
+        for module in (target, target.rpartition(".")[0]):
+            source = self._module_file(file, level, module) if module or level else None
+            if source is not None:
+                found.append(source.absolute())
         return found
 
     def imported_by_others(self, file: Path) -> bool:
@@ -3037,12 +3041,7 @@ class ProjectIndex:
             if root is None:
                 return True  # `eval`, `globals()[...]`, `importlib`: any name
             if root in summary.imports:
-                level, target = summary.imports[root]
-                if any(
-                    self._module_file(file, level, module) is not None
-                    for module in (target, target.rpartition(".")[0])
-                    if module or level
-                ):
+                if self._import_sources(file, *summary.imports[root]):
                     return True  # a module of the project
                 continue
             if bound is None:
@@ -4800,10 +4799,7 @@ class ProjectIndex:
             return []
         found = list(self._imported_files(file))
         for level, target in summary.local_imports.values():
-            for module in (target, target.rpartition(".")[0]):
-                source = self._module_file(file, level, module) if module or level else None
-                if source is not None:
-                    found.append(source.absolute())
+            found += self._import_sources(file, level, target)
         return found
 
     def handed_over_without_grad(self, file: Path, key: str) -> bool:
