@@ -86,8 +86,22 @@ class _Candidate:
     value: cst.BaseExpression  # the tensor the sync reads
 
 
-_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault"})
+# A Python container's collecting methods, with how many positional arguments each takes.
+_CONTAINER_METHODS = {"append": 1, "extend": 1, "insert": 2, "add": 1, "setdefault": 2}
 _CONTAINER_BUILDERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque"})
+
+
+def _container_call(call: cst.Call) -> bool:
+    """`scores.append(out.cpu())`: a call that may be a Python container's own collecting
+    method; not `self.pesq_metric.append(ids=ids, predict=pred.cpu(), target=ref.cpu())`,
+    whose keywords or extra arguments no list or set takes (a metric-stats object's method)."""
+    func = call.func
+    taken = _CONTAINER_METHODS.get(func.attr.value) if isinstance(func, cst.Attribute) else None
+    return (
+        taken is not None
+        and len(call.args) <= taken
+        and all(arg.keyword is None and not arg.star for arg in call.args)
+    )
 
 
 def _builds_container(value: cst.BaseExpression | None) -> bool:
@@ -157,7 +171,9 @@ method of the file's class `meter` was built from) and a closure passed to
 `optimizer.step(closure)`. Code a training framework runs every step is per-batch too
 (`analysis/frameworks.py`: Lightning's `training_step`, a Hugging Face `Trainer`'s
 `compute_loss`, fairseq's `train_step`, mmengine's `after_train_iter`, detectron2's
-`run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and such a
+`run_step`/`after_step`, ignite's `Engine(step)` and `Events.ITERATION_*` handlers), and so is
+an evaluation hook it runs on every evaluation batch (Lightning's `validation_step`, mmengine's
+`after_val_iter`, speechbrain's `evaluate_batch`: an evaluation loop nobody wrote), and such a
 framework puts batches on the accelerator itself unless told `accelerator="cpu"`. So is what the
 project's other modules run every step: a helper a training loop calls (`clip_grad_value_` with
 a per-parameter `.item()`), a subclass's `train_step` that a base class's loop calls, the
@@ -181,8 +197,10 @@ Not flagged:
   `if should_log(step):`; but not a guard whose
   branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
   gradient accumulation, and its branch runs with every update), once-only code
-  (`if i == 0:`), the first few iterations (`if idx < 3:`, `if idx < hp.log.num_audio:`, a
-  configured count of samples to show), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
+  (`if i == 0:`, also on the batch index a framework hands its hook, `if batch_idx == 0:`
+  in `training_step(self, batch, batch_idx)`), the first few iterations (`if idx < 3:`, `if
+  idx < hp.log.num_audio:`, a configured count of samples to show, and what follows `if
+  batch_idx > 0: return`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
   == 0:` and `if preds is None: preds = ...` on a name bound to None once before the loop
   and never set back to None inside it (lazy initialisation: the arm runs on the first batch,
@@ -233,7 +251,13 @@ Not flagged:
   predictions or targets copied for a metric the host computes over the set (a numpy,
   scikit-learn, scikit-image, pycocotools or pandas call other than a plain mean or sum, or a
   list later handed to one, also as a column of a table, joined with `torch.cat` or written to a file,
-  or returned whole with numpy copies in it, `return metrics, per_batch`,
+  or returned whole with numpy copies in it, `return metrics, per_batch`, or kept on the
+  object, `self.preds.append(p.cpu().numpy())`, for a method of the class that hands the list
+  to such a call (an epoch-end hook), or returned by a framework's evaluation hook, which keeps
+  each batch's outputs for the epoch's end or reads them on the host itself (speechbrain
+  averages the loss its `evaluate_batch` returns with `float(loss)`), or handed to a method
+  of an object the file does not define that no list has, `self.pesq_metric.append(ids=ids,
+  predict=pred.cpu(), target=clean.cpu())`,
   or handed to an evaluator's method the file does not define, `evaluator.eval({"y_pred":
   torch.cat(preds)})`, or made a numpy array for a function or object of another module
   that computes with numpy on what it is passed, `running_metrics.update(gt, pred)` counting
@@ -252,7 +276,10 @@ Not flagged:
   evaluation, each batch's copy collected in a dict of lists that the function returns as
   numpy arrays (`return {k: np.stack(v) for k, v in found.items()}`);
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
-  every step: the loop already waits for the device there by design. So does an iteration
+  every step, or that decodes autoregressively, also through a function of the file
+  (`model.generate(**inputs, max_new_tokens=64)`: a `generate` told how to decode, which
+  checks after every token whether the sequences have ended): the loop already waits for the
+  device there by design, hundreds of times a step for decoding. So does an iteration
   that calls a helper of the file that returns host copies (`return t.detach().cpu()`,
   itself not flagged), for the reads before that call in the same function that run
   whenever it does (not a read outside the `if` a plotted example's copy sits in), and an
@@ -985,6 +1012,7 @@ depends on what the value is for.
                 needed.append(candidate)
                 continue
             reported.append((candidate, loop))
+        paced |= self._decoding(loops)
         waiting = self._waiting_loops(loops, reported)
         drains = self._drains(needed)
         sliced: set[cst.CSTNode | None] = set()  # subscripts with a slice bound reported
@@ -1065,6 +1093,20 @@ depends on what the value is for.
             or (b.kind is BindingKind.ASSIGN and b.value is not None and _mentions(b.value, name))
             for b in bindings
         )
+
+    def _decoding(self, loops: LoopFacts) -> set[cst.CSTNode]:
+        """The per-batch loops (or per-step functions) each iteration of which decodes
+        autoregressively (`model.generate(**inputs, max_new_tokens=64)`, also in a function of
+        the file they call): the decoding waits for the device after every token, hundreds of
+        times a step, so the iteration's other reads, even one per element of a short loop,
+        add nothing that matters."""
+        waits = self.ctx.fact(WaitsByDesign)
+        found: set[cst.CSTNode] = set()
+        for call in self.handed:
+            owner = loops.per_batch_loop(call, every_update=True) if waits.generates(call) else None
+            if owner is not None:
+                found.add(owner)
+        return found
 
     def _waiting_loops(
         self,
@@ -1983,7 +2025,7 @@ depends on what the value is for.
             isinstance(call, cst.Call)
             and isinstance(call.func, cst.Attribute)
             and call not in scopes.callees
-            and call.func.attr.value not in _CONTAINER_METHODS
+            and not _container_call(call)
             and not (self.ctx.symbols.qualname(call.func) or "").startswith("torch")
         ):
             return False

@@ -105,7 +105,25 @@ class EntryPoints:
     def runs_without_grad(self, function: cst.FunctionDef) -> bool:
         """An evaluation hook the framework calls with autograd off (`validation_step`)."""
         found = self._method_framework(function)
-        return found is not None and function.name.value in found.without_grad
+        return found is not None and function.name.value in found.grad_off
+
+    def evaluation_step(self, function: cst.FunctionDef) -> bool:
+        """An evaluation hook the framework calls on every evaluation batch (`validation_step`):
+        a per-batch loop that trains nothing."""
+        found = self._method_framework(function)
+        return found is not None and function.name.value in found.per_eval_batch
+
+    def batch_index(self, param: cst.Param) -> bool:
+        """`batch_idx` of `training_step(self, batch, batch_idx)`: the parameter where the
+        framework passes the batch's index within its epoch."""
+        parameters = self.model.parents.get(param)
+        function = self.model.parents.get(parameters) if parameters is not None else None
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        found = self._method_framework(function)
+        at = found.batch_index_position(function.name.value) if found is not None else None
+        params = [*function.params.posonly_params, *function.params.params][1:]
+        return at is not None and at < len(params) and params[at] is param
 
     def stage_hook(self, function: cst.FunctionDef) -> Framework | None:
         """The framework that calls `function` with the stage it ends as first argument, under
@@ -138,7 +156,7 @@ class EntryPoints:
             framework = self._method_framework(function)
             if framework is None:
                 continue
-            if function.name.value in framework.per_step:
+            if function.name.value in framework.per_step | framework.per_eval_batch:
                 found[function] = "step"
             elif function.name.value in framework.per_epoch:
                 found[function] = "epoch"

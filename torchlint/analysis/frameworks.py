@@ -24,7 +24,13 @@ class Framework:
     name starts with one of them).
     per_step: methods the framework calls on every training step (batch or iteration).
     per_epoch: methods it calls once per epoch.
-    without_grad: methods it calls with autograd already off (evaluation hooks).
+    per_eval_batch: evaluation hooks it calls on every evaluation batch with autograd off
+    (`validation_step`): the body of a per-batch loop over validation data nobody wrote.
+    without_grad: the other methods it calls with autograd already off (an `evaluate` that runs
+    the whole evaluation, epoch hooks of evaluation).
+    batch_index: hooks whose parameter at the given position (after `self`) is the index of the
+    batch within its epoch (`training_step(self, batch, batch_idx)`): `if batch_idx == 0:` in one
+    runs once per epoch.
     no_grad_methods: methods of the framework's own objects that turn autograd off
     themselves (a Hugging Face model's `generate`).
     forward_methods: methods of the framework's own module classes that run the module's
@@ -45,7 +51,9 @@ class Framework:
     packages: tuple[str, ...]
     per_step: frozenset[str] = frozenset()
     per_epoch: frozenset[str] = frozenset()
+    per_eval_batch: frozenset[str] = frozenset()
     without_grad: frozenset[str] = frozenset()
+    batch_index: frozenset[tuple[str, int]] = frozenset()
     no_grad_methods: frozenset[str] = frozenset()
     forward_methods: frozenset[str] = frozenset()
     unwrap_methods: frozenset[str] = frozenset()
@@ -54,6 +62,15 @@ class Framework:
     stage_hooks: frozenset[str] = frozenset()
     eval_stages: frozenset[str] = frozenset()
     train_stages: frozenset[str] = frozenset()
+
+    @property
+    def grad_off(self) -> frozenset[str]:
+        """Every method the framework calls with autograd off."""
+        return self.per_eval_batch | self.without_grad
+
+    def batch_index_position(self, method: str) -> int | None:
+        """Where `method`'s batch index sits among its parameters after `self`, if it has one."""
+        return next((at for name, at in self.batch_index if name == method), None)
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -83,12 +100,19 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
         # The evaluation loops run every hook of theirs (module and callback alike) under
         # their no-grad context: start, epoch and batch hooks of validation, test and predict.
-        without_grad=frozenset(
-            {"validation_step", "test_step", "predict_step", "val_step"}
+        per_eval_batch=frozenset(
+            {"validation_step", "test_step", "predict_step"}
             | {
-                f"on_{stage}_{when}_{edge}"
+                f"on_{stage}_batch_{edge}"
                 for stage in ("validation", "test", "predict")
-                for when in ("epoch", "batch")
+                for edge in ("start", "end")
+            }
+        ),
+        without_grad=frozenset(
+            {"val_step"}
+            | {
+                f"on_{stage}_epoch_{edge}"
+                for stage in ("validation", "test", "predict")
                 for edge in ("start", "end")
             }
             | {
@@ -98,13 +122,23 @@ FRAMEWORKS: tuple[Framework, ...] = (
             }
             | {"validation_epoch_end", "test_epoch_end"}
         ),
+        # `training_step(batch, batch_idx)`, `on_train_batch_end(outputs, batch, batch_idx)`.
+        batch_index=frozenset(
+            {(f"{stage}_step", 1) for stage in ("training", "validation", "test", "predict")}
+            | {
+                (f"on_{stage}_batch_start", 1)
+                for stage in ("train", "validation", "test", "predict")
+            }
+            | {(f"on_{stage}_batch_end", 2) for stage in ("train", "validation", "test", "predict")}
+        ),
         on_accelerator=True,
     ),
     Framework(
         "transformers",
         ("transformers",),
         per_step=frozenset({"compute_loss", "training_step"}),
-        without_grad=frozenset({"prediction_step", "evaluate"}),
+        per_eval_batch=frozenset({"prediction_step"}),
+        without_grad=frozenset({"evaluate"}),
         no_grad_methods=frozenset({"generate"}),
         on_accelerator=True,
     ),
@@ -122,7 +156,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "fairseq",
         ("fairseq",),
         per_step=frozenset({"train_step"}),
-        without_grad=frozenset({"valid_step", "inference_step"}),
+        per_eval_batch=frozenset({"valid_step", "inference_step"}),
         on_accelerator=True,
     ),
     Framework(
@@ -130,7 +164,15 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ("mmengine", "mmcv"),
         per_step=frozenset({"train_step", "before_train_iter", "after_train_iter"}),
         per_epoch=frozenset({"before_train_epoch", "after_train_epoch", "after_val_epoch"}),
-        without_grad=frozenset({"val_step", "test_step", "after_val_iter", "after_test_iter"}),
+        per_eval_batch=frozenset({"val_step", "test_step", "after_val_iter", "after_test_iter"}),
+        # `after_train_iter(runner, batch_idx, data_batch, outputs)`, and its evaluation peers.
+        batch_index=frozenset(
+            {
+                (f"{edge}_{stage}_iter", 1)
+                for edge in ("before", "after")
+                for stage in ("train", "val", "test")
+            }
+        ),
         on_accelerator=True,
         periodic_methods=frozenset(
             {
@@ -152,14 +194,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
         "speechbrain",
         ("speechbrain",),
-        without_grad=frozenset({"evaluate_batch"}),
+        per_eval_batch=frozenset({"evaluate_batch"}),
         stage_hooks=frozenset({"on_stage_end"}),
         eval_stages=frozenset({"VALID", "TEST"}),
         train_stages=frozenset({"TRAIN"}),
     ),
     # catalyst's `Runner.predict_loader` runs `predict_batch` on each batch under
     # `torch.no_grad()`; its own training and validation go through `handle_batch`.
-    Framework("catalyst", ("catalyst",), without_grad=frozenset({"predict_batch"})),
+    Framework("catalyst", ("catalyst",), per_eval_batch=frozenset({"predict_batch"})),
     Framework(
         "detectron2",
         ("detectron2",),
@@ -195,7 +237,7 @@ EVENT_PERIODS = {"ITERATION_": "step", "EPOCH_": "epoch", "GET_BATCH_": "step"}
 
 
 # Every method name some framework runs with autograd off: a cheap gate before the class is resolved.
-WITHOUT_GRAD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.without_grad)
+WITHOUT_GRAD_NAMES: frozenset[str] = frozenset(n for f in FRAMEWORKS for n in f.grad_off)
 # Every stage name of some framework's stage hooks: the gate before a branch's hook is resolved.
 STAGE_NAMES: frozenset[str] = frozenset(
     n for f in FRAMEWORKS for n in f.eval_stages | f.train_stages
@@ -217,7 +259,7 @@ def framework_of(qualname: str) -> Framework | None:
 # Names whose presence in a file's text every framework entry point needs (the prefilter's view).
 ENTRY_WORDS: tuple[str, ...] = tuple(
     sorted(
-        {name for f in FRAMEWORKS for name in f.per_step}
+        {name for f in FRAMEWORKS for name in f.per_step | f.per_eval_batch}
         | {"Engine", "ITERATION_", "EPOCH_", "add_event_handler"}
     )
 )

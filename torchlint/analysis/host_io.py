@@ -94,9 +94,15 @@ from typing import TYPE_CHECKING, Any, cast
 import libcst as cst
 
 from torchlint.analysis.dataloaders import DataLoaders
+from torchlint.analysis.entry_points import EntryPoints
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel, passed_argument
-from torchlint.analysis.names import WRITER_NAME, is_action_name, is_eval_name
+from torchlint.analysis.names import (
+    GENERATION_SETTINGS,
+    WRITER_NAME,
+    is_action_name,
+    is_eval_name,
+)
 from torchlint.analysis.nodes import find_all
 from torchlint.analysis.provenance import NumpyProvenance
 from torchlint.analysis.tensors import Kind, TensorFacts
@@ -341,8 +347,19 @@ class HostWrites:
         function = self.scopes.function_of(node)
         if self._need and function is not None and is_action_name(function.name.value):
             return self._end()  # an agent's action, handed back for the environment's step
+        if self._metrics and function is not None and self._evaluation_step(function):
+            return self._end()  # handed to the framework, which collects or reads it itself
         callers = self.scopes.callers.get(function, []) if function is not None else []
         return bool(callers) and self._every(callers, lambda c: self._consumed(c, depth, ()))
+
+    def _evaluation_step(self, function: cst.FunctionDef) -> bool:
+        """A framework's per-batch evaluation hook (`validation_step`, speechbrain's
+        `evaluate_batch`): an array copy it returns goes to the framework, which keeps each
+        batch's outputs for the epoch's end (`validation_epoch_end(outputs)`: on the host, they
+        hold no device memory) or reads them on the host itself (speechbrain averages each
+        returned loss with `float(loss)`). A number read with `.item()` is still a sync the
+        framework did not ask for."""
+        return self.ctx.fact(EntryPoints).evaluation_step(function)
 
     # -- the wider ends of `host_needs` ------------------------------------------------
     def _needed_at(
@@ -535,9 +552,9 @@ class HostWrites:
             return False
         owner = call.func.value if isinstance(call.func, cst.Attribute) else None
         receiver = owner.value if isinstance(owner, cst.Subscript) else owner
-        collected = (
-            name in _COLLECT
-            and isinstance(receiver, cst.Name)
+        collected = name in _COLLECT and (
+            (isinstance(receiver, cst.Attribute) and self._collected_by_class(receiver))
+            or isinstance(receiver, cst.Name)
             and (
                 (receiver is owner and self._collected(receiver))
                 # `found["dense"].append(...)`: one list of a dict of lists
@@ -644,7 +661,31 @@ class HostWrites:
         also once joined, where the joined copies go to such ends only (`image =
         torch.cat(chunks).numpy()`, then `imwrite(path, (image * 255).astype(np.uint8))`)."""
         scope = self.scopes.scope_of(container)
-        for read in self.scopes.reads_of(container.value, scope):
+        reads = self.scopes.reads_of(container.value, scope)
+        return self._handed_to_host_metric(reads) or self._returned_as_array(container)
+
+    def _collected_by_class(self, container: cst.Attribute) -> bool:
+        """`self.preds.append(p.cpu().numpy())` in a framework's `validation_step`, where a
+        method of the class (the epoch-end hook) hands `self.preds` to a host metric or a
+        writer: the list `_collected` follows, kept on the object between batches."""
+        owner = self.scopes.self_class(container)
+        if owner is None:
+            return False
+        attr = container.attr.value
+        reads = [
+            a
+            for a in find_all(owner, cst.Attribute)
+            if isinstance(a, cst.Attribute)
+            and a.attr.value == attr
+            and a is not container
+            and self.scopes.self_class(a) is owner
+        ]
+        return self._handed_to_host_metric(reads)
+
+    def _handed_to_host_metric(self, reads: Sequence[cst.BaseExpression]) -> bool:
+        """Whether a read of a collected list hands it to a host metric, a writer, a pairwise
+        comparison, or a join whose copies go only to such ends."""
+        for read in reads:
             node: cst.CSTNode = read
             parent = self.scopes.parents.get(node)
             while isinstance(parent, cst.Subscript) and parent.value is node:
@@ -663,7 +704,7 @@ class HostWrites:
                 call, _MAX_DEPTH // 2, ()
             ):
                 return True
-        return self._returned_as_array(container)
+        return False
 
     def _compared_pairwise(self, call: cst.Call) -> bool:
         """`sum(int(p == t) for p, t in zip(preds, labels))`: the lists zipped for a
@@ -853,6 +894,21 @@ class WaitsByDesign:
         self._idle: dict[cst.CSTNode, bool] = {}
         self._outside: dict[tuple[str, str | None], tuple[bool, bool]] = {}
         self._waits_in: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
+
+    @staticmethod
+    def generates(call: cst.Call) -> bool:
+        """`model.generate(**inputs, max_new_tokens=64)`: autoregressive decoding, told how to
+        decode (`names.GENERATION_SETTINGS`), which checks on the host after every token whether
+        the sequences have ended, so the step it runs in waits for the device token by token."""
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "generate"
+            and any(
+                arg.keyword is not None and arg.keyword.value in GENERATION_SETTINGS
+                for arg in call.args
+            )
+        )
 
     # -- a call of the file's own function that hands back host copies --------------------
     def returns_host_copy(self, call: cst.Call) -> bool:

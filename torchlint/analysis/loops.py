@@ -767,14 +767,18 @@ class LoopFacts:
         """Whether every per-batch loop that runs `node` on every iteration (directly or through
         the file's functions) trains nothing: no backward() or optimizer step in it or in what
         it calls.
-        A function a framework or another module runs every step has callers this file cannot
-        see, so code it runs is not known to evaluate only."""
+        A function another module runs every step has callers this file cannot see, so code it
+        runs is not known to evaluate only; a framework's evaluation hook that it runs on every
+        evaluation batch (`validation_step`) evaluates only."""
         if not self.has_per_batch_loops:
             return False
         self._per_batch  # noqa: B018 -- indexes the stepping loops
         owners = self._owners(node, set())
+        entries = self.ctx.fact(EntryPoints)
         return bool(owners) and all(
-            isinstance(o, cst.For | cst.While) and o not in self._stepping for o in owners
+            (isinstance(o, cst.For | cst.While) and o not in self._stepping)
+            or (isinstance(o, cst.FunctionDef) and entries.evaluation_step(o))
+            for o in owners
         )
 
     def _owners(self, node: cst.CSTNode, seen: set[cst.FunctionDef]) -> set[cst.CSTNode]:
@@ -1642,6 +1646,13 @@ class LoopFacts:
             # `if shown < 3:`, `if batch_i < 3:`, `if idx < hp.log.num_audio:`: the first few
             # times only (a configured count of samples to show, not a step limit)
             return "body"
+        if (
+            isinstance(target.operator, cst.GreaterThan | cst.GreaterThanEqual)
+            and isinstance(right, cst.Integer)
+            and self.is_counter(left)
+        ):
+            # `if batch_idx > 0: return` before a first batch's plots: the `else` is the rare arm
+            return "orelse"
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
                 return "body"
@@ -1774,7 +1785,7 @@ class LoopFacts:
             if b.kind is not BindingKind.LOOP or self.scopes.is_ancestor(b.node, node)
         ]
         if len(bindings) == 1 and bindings[0].kind is BindingKind.PARAM:
-            return self._step_parameter(bindings[0])
+            return self._step_parameter(bindings[0]) or self._batch_index(bindings[0])
         # A name only ever set to a number (`rank = 0`) is a constant: `if rank == 0:` is true
         # on every step, so it needs a binding that moves it (a loop target, `n += 1`).
         return (
@@ -1800,6 +1811,15 @@ class LoopFacts:
             return all(self.is_counter(value) for value in self._passed_for(node))
         finally:
             self._asking_parameters.discard(node)
+
+    def _batch_index(self, param: Binding) -> bool:
+        """`batch_idx` of a framework's `training_step(self, batch, batch_idx)`: the framework
+        counts the epoch's batches in it, so `if batch_idx == 0:` runs once per epoch."""
+        return (
+            isinstance(param.node, cst.Param)
+            and bool(self._step_entries)
+            and self.ctx.fact(EntryPoints).batch_index(param.node)
+        )
 
     def _counts(self, binding: Binding) -> bool:
         if binding.kind is BindingKind.LOOP:

@@ -304,7 +304,7 @@ def is_optimizer_name(name: str) -> bool:
 # to be in host memory, so reading it there is the job.
 WRITER_NAME = re.compile(
     r"^(save|savez|savez_compressed|savetxt|savefig|imsave|imwrite|save_image|tofile|write_png"
-    r"|write_jpeg|write_image|write_video|dump)$|^save_|_save$"
+    r"|write_jpeg|write_image|write_video|write_audio|write_wav|dump)$|^save_|_save$"
 )
 
 
@@ -317,6 +317,22 @@ COUNTER_NAME = re.compile(
 # A parameter that holds the training loop's count (lower-cased): `steps`, `global_step`,
 # `cur_iter`; not `i` or `idx`, which index anything.
 STEP_COUNT_PARAMETER = re.compile(r"(^|_)(step|steps|iteration|iter|iters)$")
+
+
+# Settings only an autoregressive `generate(...)` takes (Hugging Face, vLLM): its decoding loop
+# checks on the host after every token whether the sequences have ended.
+GENERATION_SETTINGS = frozenset(
+    {
+        "max_new_tokens",
+        "min_new_tokens",
+        "max_length",
+        "generation_config",
+        "num_beams",
+        "do_sample",
+        "num_return_sequences",
+        "sampling_params",
+    }
+)
 
 
 _ACTION_VERBS = frozenset({"select", "get", "choose", "sample", "take", "pick", "compute"})
