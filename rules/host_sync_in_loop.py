@@ -198,9 +198,9 @@ Not flagged:
   branch steps the optimizer, `if (step + 1) % accum_steps == 0: ...; optimizer.step()`: that is
   gradient accumulation, and its branch runs with every update), once-only code
   (`if i == 0:`, also on the batch index a framework hands its hook, `if batch_idx == 0:`
-  in `training_step(self, batch, batch_idx)`), the first few iterations (`if idx < 3:`, `if
-  idx < hp.log.num_audio:`, a configured count of samples to show, and what follows `if
-  batch_idx > 0: return`), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
+  in `training_step(self, batch, batch_idx)`, or in a helper the hook passes it to), the
+  first few iterations (`if idx < 3:`, `if idx < hp.log.num_audio:`, a configured count of
+  samples to show, and what follows `if batch_idx > 0: return` on such a batch index), iterations listed in a collection (`if i in checkpoints:`) and except handlers;
   rare paths: `if sample is None:` on a value the loop binds (an empty shard), `if len(state)
   == 0:` and `if preds is None: preds = ...` on a name bound to None once before the loop
   and never set back to None inside it (lazy initialisation: the arm runs on the first batch,
@@ -276,7 +276,8 @@ Not flagged:
   evaluation, each batch's copy collected in a dict of lists that the function returns as
   numpy arrays (`return {k: np.stack(v) for k, v in found.items()}`);
 - other reads in a loop that hands an action to an environment (`env.step(a.cpu().numpy())`)
-  every step, or that decodes autoregressively, also through a function of the file
+  every step, or in an evaluation loop (one that trains nothing, or a framework's evaluation
+  hook) that decodes autoregressively, also through a function of the file
   (`model.generate(**inputs, max_new_tokens=64)`: a `generate` told how to decode, which
   checks after every token whether the sequences have ended): the loop already waits for the
   device there by design, hundreds of times a step for decoding. So does an iteration
@@ -1095,17 +1096,18 @@ depends on what the value is for.
         )
 
     def _decoding(self, loops: LoopFacts) -> set[cst.CSTNode]:
-        """The per-batch loops (or per-step functions) each iteration of which decodes
+        """The evaluation loops (or evaluation hooks) each iteration of which decodes
         autoregressively (`model.generate(**inputs, max_new_tokens=64)`, also in a function of
         the file they call): the decoding waits for the device after every token, hundreds of
         times a step, so the iteration's other reads, even one per element of a short loop,
-        add nothing that matters."""
+        add nothing that matters. Only where every loop that runs the decoding trains nothing:
+        a helper that decodes for validation only (`if decode:`) may run in a training loop
+        that never decodes."""
         waits = self.ctx.fact(WaitsByDesign)
         found: set[cst.CSTNode] = set()
         for call in self.handed:
-            owner = loops.per_batch_loop(call, every_update=True) if waits.generates(call) else None
-            if owner is not None:
-                found.add(owner)
+            if waits.generates(call):
+                found |= loops.evaluating_owners(call)
         return found
 
     def _waiting_loops(

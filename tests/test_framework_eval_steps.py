@@ -205,6 +205,111 @@ def validate(G, D, val_loader):
         },
         rules=("TL002",),
     ),
+    # From an independent review of the first version: decoding in a helper that a training
+    # loop runs too (without decoding) paces no loop; a counter that resets, or counts epochs,
+    # leaves every batch of a stretch, so `>` on it is no first-batch test; a Lightning
+    # `Callback`'s batch hooks take `(trainer, pl_module, ...)` first; and a batch index handed
+    # to a helper is still one.
+    Case(
+        "decoding-helper-shared-with-training",
+        {
+            "train.py": """\
+import torch
+
+
+def run_batch(model, batch, decode):
+    ids = batch["ids"].cuda()
+    out = model(ids, labels=ids)
+    if decode:
+        model.generate(ids, max_new_tokens=32)
+    return out.loss
+
+
+def train(model, loader, val_loader, opt):
+    for batch in loader:
+        loss = run_batch(model, batch, False)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print("train", loss.item())  # TL002: loss.item()
+
+
+@torch.no_grad()
+def validate(model, val_loader):
+    for batch in val_loader:
+        loss = run_batch(model, batch, True)
+        print("val", loss.item())  # TL002: loss.item()
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "counters-that-reset-or-count-epochs",
+        {
+            "train.py": """\
+import torch
+
+
+def train(model, loader, opt, epochs):
+    count = 0
+    running = []
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+            loss.backward()
+            count += 1
+            if count >= 4:
+                opt.step()
+                opt.zero_grad()
+                count = 0
+            else:
+                running.append(loss.item())  # TL002: loss.item()
+            if epoch > 0:
+                continue
+            print(loss.item())  # TL002: loss.item()
+""",
+        },
+        rules=("TL002",),
+    ),
+    Case(
+        "lightning-callback-and-helper-batch-index",
+        {
+            "cb.py": """\
+import torch
+import lightning as L
+
+
+class ImageLogger(L.Callback):
+    def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        if batch_idx == 0:
+            trainer.logger.log_image("val", [outputs["pred"][0].cpu().numpy()])
+
+
+class Lit(L.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if batch_idx == 0:
+            self.logger.log_image("val", [outputs["pred"][0].cpu().numpy()])
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.net(x)
+        self.show_first(logits, batch_idx)
+        if batch_idx > 0:
+            return logits
+        print("inline", logits[0].argmax().item())
+        return logits
+
+    def show_first(self, logits, k):
+        if k > 0:
+            return
+        print("helper", logits[0].argmax().item())
+
+
+trainer = L.Trainer(accelerator="gpu")
+""",
+        },
+        rules=("TL002",),
+    ),
 ]
 
 

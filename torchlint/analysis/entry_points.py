@@ -123,7 +123,9 @@ class EntryPoints:
         found = self._method_framework(function)
         at = found.batch_index_position(function.name.value) if found is not None else None
         params = [*function.params.posonly_params, *function.params.params][1:]
-        return at is not None and at < len(params) and params[at] is param
+        if at == -1:
+            params = [p for p in params if p.default is None]
+        return at is not None and -len(params) <= at < len(params) and params[at] is param
 
     def stage_hook(self, function: cst.FunctionDef) -> Framework | None:
         """The framework that calls `function` with the stage it ends as first argument, under

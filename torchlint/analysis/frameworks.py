@@ -28,9 +28,9 @@ class Framework:
     (`validation_step`): the body of a per-batch loop over validation data nobody wrote.
     without_grad: the other methods it calls with autograd already off (an `evaluate` that runs
     the whole evaluation, epoch hooks of evaluation).
-    batch_index: hooks whose parameter at the given position (after `self`) is the index of the
-    batch within its epoch (`training_step(self, batch, batch_idx)`): `if batch_idx == 0:` in one
-    runs once per epoch.
+    batch_index: hooks whose parameter at the given position (after `self`; -1: the last one
+    without a default) is the index of the batch within its epoch (`training_step(self, batch,
+    batch_idx)`): `if batch_idx == 0:` in one runs once per epoch.
     no_grad_methods: methods of the framework's own objects that turn autograd off
     themselves (a Hugging Face model's `generate`).
     forward_methods: methods of the framework's own module classes that run the module's
@@ -122,14 +122,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             }
             | {"validation_epoch_end", "test_epoch_end"}
         ),
-        # `training_step(batch, batch_idx)`, `on_train_batch_end(outputs, batch, batch_idx)`.
+        # `training_step(batch, batch_idx)`; the batch hooks end with it, or with it before an
+        # optional `dataloader_idx` (a `Callback`'s take `(trainer, pl_module, ...)` first, a
+        # module's do not: -1 counts from the end of the parameters without a default).
         batch_index=frozenset(
             {(f"{stage}_step", 1) for stage in ("training", "validation", "test", "predict")}
             | {
-                (f"on_{stage}_batch_start", 1)
+                (f"on_{stage}_batch_{edge}", -1)
                 for stage in ("train", "validation", "test", "predict")
+                for edge in ("start", "end")
             }
-            | {(f"on_{stage}_batch_end", 2) for stage in ("train", "validation", "test", "predict")}
         ),
         on_accelerator=True,
     ),

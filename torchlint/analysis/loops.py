@@ -770,16 +770,23 @@ class LoopFacts:
         A function another module runs every step has callers this file cannot see, so code it
         runs is not known to evaluate only; a framework's evaluation hook that it runs on every
         evaluation batch (`validation_step`) evaluates only."""
+        return bool(self.evaluating_owners(node))
+
+    def evaluating_owners(self, node: cst.CSTNode) -> set[cst.CSTNode]:
+        """Every per-batch loop or evaluation hook that runs `node` on every iteration, when all
+        of them train nothing (`evaluates_only`); else none."""
         if not self.has_per_batch_loops:
-            return False
+            return set()
         self._per_batch  # noqa: B018 -- indexes the stepping loops
         owners = self._owners(node, set())
         entries = self.ctx.fact(EntryPoints)
-        return bool(owners) and all(
+        if all(
             (isinstance(o, cst.For | cst.While) and o not in self._stepping)
             or (isinstance(o, cst.FunctionDef) and entries.evaluation_step(o))
             for o in owners
-        )
+        ):
+            return owners
+        return set()
 
     def _owners(self, node: cst.CSTNode, seen: set[cst.FunctionDef]) -> set[cst.CSTNode]:
         """The per-batch loops that run `node` on every iteration (a call under a periodic guard,
@@ -1649,9 +1656,11 @@ class LoopFacts:
         if (
             isinstance(target.operator, cst.GreaterThan | cst.GreaterThanEqual)
             and isinstance(right, cst.Integer)
-            and self.is_counter(left)
+            and self._batch_index_value(left)
         ):
-            # `if batch_idx > 0: return` before a first batch's plots: the `else` is the rare arm
+            # `if batch_idx > 0: return` before a first batch's plots: the `else` is the rare
+            # arm. Only the framework's batch index, which nothing resets within the epoch and
+            # which counts this loop's batches (not an outer epoch count, not `count >= 4`).
             return "orelse"
         if self._modulo_value(left) or self._modulo_value(right):
             if equal:
@@ -1796,21 +1805,41 @@ class LoopFacts:
 
     def _step_parameter(self, param: Binding) -> bool:
         """`def sample_images(args, epoch, steps, model):`, which the training loop of another
-        module calls with its step count: a parameter named for steps or iterations (not `i`
-        or `idx`, which index anything) that every call of the file, if any, passes a counter
-        for. `if steps == 0:` in it runs once."""
+        module calls with its step count: a parameter named for steps or iterations that every
+        call of the file, if any, passes a counter for; or, whatever its name (`i` and `idx`
+        index anything), one that the file calls and always passes a counter
+        (`self.show_first(logits, batch_idx)` from a `validation_step`). `if steps == 0:` in it
+        runs once."""
         node = param.node
-        if (
-            not isinstance(node, cst.Param)
-            or not STEP_COUNT_PARAMETER.search(node.name.value.lower())
-            or node in self._asking_parameters
-        ):
+        if not isinstance(node, cst.Param) or node in self._asking_parameters:
             return False
+        named = bool(STEP_COUNT_PARAMETER.search(node.name.value.lower()))
         self._asking_parameters.add(node)  # a recursive call passes the parameter itself
         try:
-            return all(self.is_counter(value) for value in self._passed_for(node))
+            passed = self._passed_for(node)
+            return (named or bool(passed)) and all(self.is_counter(value) for value in passed)
         finally:
             self._asking_parameters.discard(node)
+
+    def _batch_index_value(self, node: cst.BaseExpression) -> bool:
+        """`batch_idx` bound only as the batch index a framework hands its hook, or as a
+        parameter every call of the file passes such an index for."""
+        if not isinstance(node, cst.Name):
+            return False
+        bindings = self.scopes.all_bindings(node)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAM:
+            return False
+        param = bindings[0].node
+        if self._batch_index(bindings[0]):
+            return True
+        if not isinstance(param, cst.Param) or param in self._asking_parameters:
+            return False
+        self._asking_parameters.add(param)  # a recursive call passes the parameter itself
+        try:
+            passed = self._passed_for(param)
+            return bool(passed) and all(self._batch_index_value(v) for v in passed)
+        finally:
+            self._asking_parameters.discard(param)
 
     def _batch_index(self, param: Binding) -> bool:
         """`batch_idx` of a framework's `training_step(self, batch, batch_idx)`: the framework
