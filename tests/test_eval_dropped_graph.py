@@ -6,6 +6,8 @@
   runs it again and again, so it is evaluation (`Evaluation._dropped_graph_scope`). So is a
   target network's forward in a helper that returns it detached. An action whose log-probability
   is returned with its graph (for the policy-gradient loss) is training, and stays silent.
+  An output unpacked into a name nothing reads (`policy, _ = self.model(state)`) drops its
+  graph as well; a forward none of whose outputs is read is a warm-up.
 - A torch layer without weights (`nn.CosineSimilarity`, `nn.Upsample`) records no graph of its
   own: calling it is no forward worth `no_grad`.
 - A module held by a capitalised name (`E = SpeakerEncoder(80, 256).eval().cuda()`, a GAN's `G`)
@@ -364,6 +366,48 @@ def main(env, n_obs):
             seen.append((states, reward + bonus, agent.observation_mean(states)))
         agent.train_model(torch.as_tensor([s for s, _, _ in seen]))
 """,
+        },
+        rules=("TL001",),
+    ),
+    # An output unpacked into a name nothing reads drops its graph too (`action, _ =
+    # self.model(state)` in an agent's action choice); a forward none of whose outputs is read
+    # is a warm-up, and stays silent.
+    Case(
+        "agent-action-with-unread-outputs",
+        {
+            "nets.py": _NETS,
+            "agents.py": """\
+import torch
+import torch.nn.functional as F
+
+
+class Agent:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+        self.device = device
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+
+    def get_action(self, state):
+        state = torch.as_tensor(state, device=self.device).float()
+        policy, _ = self.model(state)  # TL001: self.model(state)
+        return F.softmax(policy, dim=-1).detach().cpu().numpy().argmax(1), None
+
+    def warm_up(self, state):
+        _, _ = self.model(torch.as_tensor(state, device=self.device).float())
+
+    def train_model(self, buffer):
+        states = torch.stack([torch.as_tensor(b[0]) for b in buffer]).to(self.device)
+        returns = torch.tensor([b[2] for b in buffer], device=self.device)
+        policy, value = self.model(states)
+        loss = F.mse_loss(value.squeeze(), returns)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+""",
+            "train.py": _ROLLOUT.replace(
+                "    states = env.reset()\n",
+                "    states = env.reset()\n    agent.warm_up(states)\n",
+            ),
         },
         rules=("TL001",),
     ),

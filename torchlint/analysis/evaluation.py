@@ -1349,8 +1349,10 @@ class Evaluation(Shared):
         through `.data`, `.detach()`, `.item()` or `float(...)` (also after arithmetic and calls
         on it, and through the names it is bound to), in a function whose every other forward
         drops its graph too (`_drops_graphs`): nothing can reach the graphs they record, so
-        whoever runs the function again and again evaluates (`repeats` decides). A result bound
-        to a name nothing reads is no evaluation (a warm-up)."""
+        whoever runs the function again and again evaluates (`repeats` decides). An output
+        unpacked into a name nothing reads drops its graph too (`action, _, _ =
+        self.policy.sample(state)`), but a result no name of which is read is no evaluation
+        (a warm-up)."""
         if function is None or not self._drops_graphs(function):
             return None
         if not self._graph_dropped(call, function, set()):
@@ -1405,8 +1407,10 @@ class Evaluation(Shared):
                 names = _assigned_names(parent)
                 if names is None or not names:
                     return False
-                return all(
-                    self._reads_drop_graph(name, parent, function, followed) for name in names
+                scope = self.model.scope_of(parent)
+                read = [name for name in names if self.model.reads_of(name, scope)]
+                return bool(read) and all(
+                    self._reads_drop_graph(name, parent, function, followed) for name in read
                 )
             if (
                 isinstance(parent, cst.Call)
