@@ -107,8 +107,9 @@ with no automatic fix, since the training calls need the graph (run the loop und
 
 A function that trains nothing itself, whose every forward's outputs are read only through
 `.data`, `.detach()`, `.item()`, `.tolist()` or `float(...)` (after arithmetic and calls on them,
-and through the names bound to them; an output unpacked into a name nothing reads is dropped
-too, `action, _, _ = self.policy.sample(state)`), keeps none of the graphs it records: a
+and through the names bound to them; an output unpacked into a local nothing reads is dropped
+too, `action, _, _ = self.policy.sample(state)`, unless it leaves by `global`, `nonlocal` or
+`locals()`), keeps none of the graphs it records: a
 reinforcement-learning agent's `get_action` returning `probs.data.cpu().numpy()` on every
 environment step, a target network's forward a helper returns `.detach()`ed. It evaluates
 wherever its callers run it repeatedly; the decorator goes on it, for every caller. A forward

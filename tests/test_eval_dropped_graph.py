@@ -7,7 +7,8 @@
   target network's forward in a helper that returns it detached. An action whose log-probability
   is returned with its graph (for the policy-gradient loss) is training, and stays silent.
   An output unpacked into a name nothing reads (`policy, _ = self.model(state)`) drops its
-  graph as well; a forward none of whose outputs is read is a warm-up.
+  graph as well, unless the name leaves the function another way (`global`, `nonlocal`,
+  `locals()`); a forward none of whose outputs is read is a warm-up.
 - A torch layer without weights (`nn.CosineSimilarity`, `nn.Upsample`) records no graph of its
   own: calling it is no forward worth `no_grad`.
 - A module held by a capitalised name (`E = SpeakerEncoder(80, 256).eval().cuda()`, a GAN's `G`)
@@ -408,6 +409,69 @@ class Agent:
                 "    states = env.reset()\n",
                 "    states = env.reset()\n    agent.warm_up(states)\n",
             ),
+        },
+        rules=("TL001",),
+    ),
+    # An output that leaves its function another way is no dropped graph, read there or not:
+    # a `global` another function backpropagates (from an independent review), a `nonlocal` of
+    # a closure agent, a scope that hands its locals over.
+    Case(
+        "unread-output-that-leaves-the-function",
+        {
+            "nets.py": _NETS,
+            "train.py": """\
+import torch
+from nets import ActorCritic
+
+policy = ActorCritic(4, 2)
+optimizer = torch.optim.Adam(policy.parameters())
+saved_value = None
+
+
+def select_action(state):
+    global saved_value
+    logits, saved_value = policy(torch.as_tensor(state).float())
+    return logits.argmax().item()
+
+
+def make_agent():
+    value = None
+
+    def act(state):
+        nonlocal value
+        logits, value = policy(torch.as_tensor(state).float())
+        return logits.argmax().item()
+
+    def learn(reward):
+        loss = (value - reward).pow(2).mean()
+        loss.backward()
+
+    return act, learn
+
+
+def step(state):
+    logits, value = policy(torch.as_tensor(state).float())
+    return logits.argmax().item(), locals()
+
+
+def finish_step(reward):
+    loss = (saved_value - reward).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def main(env):
+    act, learn = make_agent()
+    state = env.reset()
+    for t in range(10000):
+        action = select_action(state)
+        action, info = step(state)
+        state, reward, done = env.step(act(state))
+        finish_step(reward)
+        learn(reward)
+        (info["value"] - reward).pow(2).mean().backward()
+""",
         },
         rules=("TL001",),
     ),

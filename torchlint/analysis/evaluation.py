@@ -1350,9 +1350,9 @@ class Evaluation(Shared):
         on it, and through the names it is bound to), in a function whose every other forward
         drops its graph too (`_drops_graphs`): nothing can reach the graphs they record, so
         whoever runs the function again and again evaluates (`repeats` decides). An output
-        unpacked into a name nothing reads drops its graph too (`action, _, _ =
-        self.policy.sample(state)`), but a result no name of which is read is no evaluation
-        (a warm-up)."""
+        unpacked into a local nothing reads drops its graph too (`action, _, _ =
+        self.policy.sample(state)`; `_unread_local`), but a result no name of which is read is
+        no evaluation (a warm-up)."""
         if function is None or not self._drops_graphs(function):
             return None
         if not self._graph_dropped(call, function, set()):
@@ -1407,8 +1407,7 @@ class Evaluation(Shared):
                 names = _assigned_names(parent)
                 if names is None or not names:
                     return False
-                scope = self.model.scope_of(parent)
-                read = [name for name in names if self.model.reads_of(name, scope)]
+                read = [name for name in names if not self._unread_local(name, parent)]
                 return bool(read) and all(
                     self._reads_drop_graph(name, parent, function, followed) for name in read
                 )
@@ -1422,6 +1421,20 @@ class Evaluation(Shared):
                 return False  # returned, stored, yielded, tested, handed to a statement
             node = parent
         return False
+
+    def _unread_local(self, name: str, at: cst.CSTNode) -> bool:
+        """A name of the assignment's own scope that nothing reads, whose value can leave no
+        other way: not declared `global` or `nonlocal` (another function may backpropagate
+        it), in a scope that hands none of its locals over (`locals()`, `vars()`)."""
+        scope = self.model.scope_of(at)
+        if not isinstance(scope, cst.FunctionDef) or self.model.declared[scope].get(name):
+            return False
+        if self.model.reads_of(name, scope):
+            return False
+        return not any(
+            isinstance(c.func, cst.Name) and c.func.value in ("locals", "vars")
+            for c in self.calls_in(scope)
+        )
 
     def _reads_drop_graph(
         self, name: str, at: cst.CSTNode, function: cst.FunctionDef, followed: set[str]
