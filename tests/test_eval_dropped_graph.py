@@ -75,12 +75,14 @@ def main(env, n_obs, n_act):
         agent.train_model(buffer)
 """
 
-CASES = [
-    Case(
-        "agent-action-keeps-no-graph",
-        {
-            "nets.py": _NETS,
-            "agents.py": """\
+# An agent whose action choice reads each output of its forward only detached.
+_AGENT_ACTION = """\
+        policy, value = self.model(state)  # TL001: self.model(state)
+        probs = F.softmax(policy, dim=-1).data.cpu().numpy()
+        return probs.argmax(1), value.detach().cpu().numpy().squeeze()
+"""
+_AGENT = (
+    """\
 import torch
 import torch.nn.functional as F
 
@@ -93,10 +95,9 @@ class Agent:
 
     def get_action(self, state):
         state = torch.as_tensor(state, device=self.device).float()
-        policy, value = self.model(state)  # TL001: self.model(state)
-        probs = F.softmax(policy, dim=-1).data.cpu().numpy()
-        return probs.argmax(1), value.detach().cpu().numpy().squeeze()
-
+"""
+    + _AGENT_ACTION
+    + """
     def train_model(self, buffer):
         states = torch.stack([torch.as_tensor(b[0]) for b in buffer]).to(self.device)
         returns = torch.tensor([b[2] for b in buffer], device=self.device)
@@ -105,7 +106,23 @@ class Agent:
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
-""",
+"""
+)
+# The same choice leaving one output unread, and a warm-up reading none.
+_UNREAD_ACTION = """\
+        policy, _ = self.model(state)  # TL001: self.model(state)
+        return F.softmax(policy, dim=-1).detach().cpu().numpy().argmax(1), None
+
+    def warm_up(self, state):
+        _, _ = self.model(torch.as_tensor(state, device=self.device).float())
+"""
+
+CASES = [
+    Case(
+        "agent-action-keeps-no-graph",
+        {
+            "nets.py": _NETS,
+            "agents.py": _AGENT,
             "train.py": _ROLLOUT,
         },
         rules=("TL001",),
@@ -377,34 +394,7 @@ def main(env, n_obs):
         "agent-action-with-unread-outputs",
         {
             "nets.py": _NETS,
-            "agents.py": """\
-import torch
-import torch.nn.functional as F
-
-
-class Agent:
-    def __init__(self, model, device):
-        self.model = model.to(device)
-        self.device = device
-        self.optimizer = torch.optim.Adam(self.model.parameters())
-
-    def get_action(self, state):
-        state = torch.as_tensor(state, device=self.device).float()
-        policy, _ = self.model(state)  # TL001: self.model(state)
-        return F.softmax(policy, dim=-1).detach().cpu().numpy().argmax(1), None
-
-    def warm_up(self, state):
-        _, _ = self.model(torch.as_tensor(state, device=self.device).float())
-
-    def train_model(self, buffer):
-        states = torch.stack([torch.as_tensor(b[0]) for b in buffer]).to(self.device)
-        returns = torch.tensor([b[2] for b in buffer], device=self.device)
-        policy, value = self.model(states)
-        loss = F.mse_loss(value.squeeze(), returns)
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
-""",
+            "agents.py": _AGENT.replace(_AGENT_ACTION, _UNREAD_ACTION),
             "train.py": _ROLLOUT.replace(
                 "    states = env.reset()\n",
                 "    states = env.reset()\n    agent.warm_up(states)\n",
