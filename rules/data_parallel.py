@@ -13,7 +13,7 @@ from torchlint.analysis.dead_branches import DeadBranches
 from torchlint.analysis.evaluation import Evaluation
 from torchlint.analysis.loops import LoopFacts
 from torchlint.analysis.model import Binding, BindingKind, SemanticModel
-from torchlint.analysis.nodes import find_all, is_name
+from torchlint.analysis.nodes import find_all, is_name, past_methods
 from torchlint.analysis.symbols import dotted
 from torchlint.diagnostics import Applicability, FixAvailability
 from torchlint.rule import Invalid, Rule, Valid
@@ -399,7 +399,9 @@ which a codemod cannot write for you.
             return False
         reads, delegates, stored = 0, False, False
         for use in _reads(
-            model, target, lambda b: b.value is not None and _unplaced(b.value) is node
+            model,
+            target,
+            lambda b: b.value is not None and past_methods(b.value, _WEIGHT_METHODS) is node,
         ):
             parent = model.parents.get(use)
             if isinstance(parent, cst.Return) and parent.value is use:
@@ -746,7 +748,7 @@ def _bound_name(model: SemanticModel, node: cst.Call) -> cst.Name | None:
     assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
     if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
         return None
-    if _unplaced(assign.value) is not node:
+    if past_methods(assign.value, _WEIGHT_METHODS) is not node:
         return None
     target = assign.targets[0].target
     return target if isinstance(target, cst.Name) else None
@@ -765,17 +767,6 @@ def _reads(
             continue
         if any(holds(b) for b in model.reaching(use)):
             yield use
-
-
-def _unplaced(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`value` past the wrapper's placement methods that return it (`.to(device)`, `.cuda()`)."""
-    while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in _WEIGHT_METHODS
-    ):
-        value = value.func.value
-    return value
 
 
 def _self_attribute(model: SemanticModel, node: cst.Call) -> tuple[cst.ClassDef, str] | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.model import SemanticModel
-from torchlint.analysis.nodes import walk
+from torchlint.analysis.nodes import past_methods, walk
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -119,12 +119,7 @@ class Distributed:
         every binding of which holds one (parameters through every same-file caller)."""
         if depth > _MAX_DEPTH:
             return False
-        while (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in _MODULE_CHAIN
-        ):
-            node = node.func.value
+        node = past_methods(node, _MODULE_CHAIN)
         if isinstance(node, cst.Call):
             return node in self.wraps
         if not isinstance(node, cst.Name | cst.Attribute):

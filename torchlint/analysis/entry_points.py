@@ -116,9 +116,8 @@ class EntryPoints:
     def batch_index(self, param: cst.Param) -> bool:
         """`batch_idx` of `training_step(self, batch, batch_idx)`: the parameter where the
         framework passes the batch's index within its epoch."""
-        parameters = self.model.parents.get(param)
-        function = self.model.parents.get(parameters) if parameters is not None else None
-        if not isinstance(function, cst.FunctionDef):
+        function = self.model.function_of(param)
+        if function is None:
             return False
         found = self._method_framework(function)
         at = found.batch_index_position(function.name.value) if found is not None else None
@@ -158,7 +157,7 @@ class EntryPoints:
             framework = self._method_framework(function)
             if framework is None:
                 continue
-            if function.name.value in framework.per_step | framework.per_eval_batch:
+            if function.name.value in framework.per_batch:
                 found[function] = "step"
             elif function.name.value in framework.per_epoch:
                 found[function] = "epoch"

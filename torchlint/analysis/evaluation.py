@@ -53,6 +53,7 @@ from torchlint.analysis.nodes import (
     is_attribute,
     is_name,
     own_returns,
+    past_methods,
 )
 from torchlint.analysis.numpy_reads import reaches_numpy
 from torchlint.analysis.symbols import dotted
@@ -723,13 +724,7 @@ class Evaluation(Shared):
     @staticmethod
     def _chain_root(receiver: cst.BaseExpression) -> str:
         """`sampler` for `sampler.eval().to(device)`: the name a chain of module methods starts from."""
-        while (
-            isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Attribute)
-            and receiver.func.attr.value in _MODULE_CHAIN_METHODS
-        ):
-            receiver = receiver.func.value
-        return dotted(receiver) or ""
+        return dotted(past_methods(receiver, _MODULE_CHAIN_METHODS)) or ""
 
     @staticmethod
     def _freezes_each(loop: cst.For) -> bool:

@@ -64,6 +64,11 @@ class Framework:
     train_stages: frozenset[str] = frozenset()
 
     @property
+    def per_batch(self) -> frozenset[str]:
+        """Every method the framework calls on every batch, of training or of evaluation."""
+        return self.per_step | self.per_eval_batch
+
+    @property
     def grad_off(self) -> frozenset[str]:
         """Every method the framework calls with autograd off."""
         return self.per_eval_batch | self.without_grad
@@ -261,7 +266,7 @@ def framework_of(qualname: str) -> Framework | None:
 # Names whose presence in a file's text every framework entry point needs (the prefilter's view).
 ENTRY_WORDS: tuple[str, ...] = tuple(
     sorted(
-        {name for f in FRAMEWORKS for name in f.per_step | f.per_eval_batch}
+        {name for f in FRAMEWORKS for name in f.per_batch}
         | {"Engine", "ITERATION_", "EPOCH_", "add_event_handler"}
     )
 )

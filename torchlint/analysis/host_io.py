@@ -347,19 +347,18 @@ class HostWrites:
         function = self.scopes.function_of(node)
         if self._need and function is not None and is_action_name(function.name.value):
             return self._end()  # an agent's action, handed back for the environment's step
-        if self._metrics and function is not None and self._evaluation_step(function):
-            return self._end()  # handed to the framework, which collects or reads it itself
+        if (
+            self._metrics
+            and function is not None
+            and self.ctx.fact(EntryPoints).evaluation_step(function)
+        ):
+            # an array copy a framework's evaluation hook returns goes to the framework, which
+            # keeps each batch's outputs for the epoch's end (on the host, they hold no device
+            # memory) or reads them there itself (speechbrain averages each returned loss with
+            # `float(loss)`); a number read with `.item()` is still a sync nobody asked for
+            return self._end()
         callers = self.scopes.callers.get(function, []) if function is not None else []
         return bool(callers) and self._every(callers, lambda c: self._consumed(c, depth, ()))
-
-    def _evaluation_step(self, function: cst.FunctionDef) -> bool:
-        """A framework's per-batch evaluation hook (`validation_step`, speechbrain's
-        `evaluate_batch`): an array copy it returns goes to the framework, which keeps each
-        batch's outputs for the epoch's end (`validation_epoch_end(outputs)`: on the host, they
-        hold no device memory) or reads them on the host itself (speechbrain averages each
-        returned loss with `float(loss)`). A number read with `.item()` is still a sync the
-        framework did not ask for."""
-        return self.ctx.fact(EntryPoints).evaluation_step(function)
 
     # -- the wider ends of `host_needs` ------------------------------------------------
     def _needed_at(
@@ -671,14 +670,10 @@ class HostWrites:
         owner = self.scopes.self_class(container)
         if owner is None:
             return False
-        attr = container.attr.value
         reads = [
             a
-            for a in find_all(owner, cst.Attribute)
-            if isinstance(a, cst.Attribute)
-            and a.attr.value == attr
-            and a is not container
-            and self.scopes.self_class(a) is owner
+            for a in self.scopes.attributes.get(container.attr.value, ())
+            if a is not container and self.scopes.self_class(a) is owner
         ]
         return self._handed_to_host_metric(reads)
 

@@ -53,7 +53,7 @@ from torchlint.analysis.symbols import dotted
 from torchlint.analysis.text import may_have_batch_loops, may_train, names_after
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from torchlint.analysis.context import FileContext
@@ -1811,15 +1811,24 @@ class LoopFacts:
         (`self.show_first(logits, batch_idx)` from a `validation_step`). `if steps == 0:` in it
         runs once."""
         node = param.node
-        if not isinstance(node, cst.Param) or node in self._asking_parameters:
+        return isinstance(node, cst.Param) and self._always_passed(
+            node, self.is_counter, named=bool(STEP_COUNT_PARAMETER.search(node.name.value.lower()))
+        )
+
+    def _always_passed(
+        self, param: cst.Param, holds: Callable[[cst.BaseExpression], bool], named: bool
+    ) -> bool:
+        """Whether every same-file call of `param`'s function passes a value that `holds`, and
+        there is one such call unless the parameter is `named` for it (then other modules may
+        be its only callers)."""
+        if param in self._asking_parameters:
             return False
-        named = bool(STEP_COUNT_PARAMETER.search(node.name.value.lower()))
-        self._asking_parameters.add(node)  # a recursive call passes the parameter itself
+        self._asking_parameters.add(param)  # a recursive call passes the parameter itself
         try:
-            passed = self._passed_for(node)
-            return (named or bool(passed)) and all(self.is_counter(value) for value in passed)
+            passed = self._passed_for(param)
+            return (named or bool(passed)) and all(holds(value) for value in passed)
         finally:
-            self._asking_parameters.discard(node)
+            self._asking_parameters.discard(param)
 
     def _batch_index_value(self, node: cst.BaseExpression) -> bool:
         """`batch_idx` bound only as the batch index a framework hands its hook, or as a
@@ -1832,14 +1841,9 @@ class LoopFacts:
         param = bindings[0].node
         if self._batch_index(bindings[0]):
             return True
-        if not isinstance(param, cst.Param) or param in self._asking_parameters:
-            return False
-        self._asking_parameters.add(param)  # a recursive call passes the parameter itself
-        try:
-            passed = self._passed_for(param)
-            return bool(passed) and all(self._batch_index_value(v) for v in passed)
-        finally:
-            self._asking_parameters.discard(param)
+        return isinstance(param, cst.Param) and self._always_passed(
+            param, self._batch_index_value, named=False
+        )
 
     def _batch_index(self, param: Binding) -> bool:
         """`batch_idx` of a framework's `training_step(self, batch, batch_idx)`: the framework

@@ -109,6 +109,19 @@ def find_all(node: cst.CSTNode, kinds: type | tuple[type, ...]) -> list[cst.CSTN
     return found
 
 
+def past_methods(expr: cst.BaseExpression, methods: frozenset[str]) -> cst.BaseExpression:
+    """`x` for `x.to(device).eval()` where both methods are in `methods`: the receiver a chain
+    of calls of such methods starts from (methods that hand back their receiver, or the same
+    module or wrapper)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in methods
+    ):
+        expr = expr.func.value
+    return expr
+
+
 def is_name(node: cst.CSTNode | None, value: str) -> bool:
     """`node` is the bare name `value`."""
     return type(node) is cst.Name and node.value == value
